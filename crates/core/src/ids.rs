@@ -1,0 +1,119 @@
+//! Identifier newtypes. Every row id is a UUIDv7 string: sortable by creation time, portable
+//! across SQLite and PostgreSQL as TEXT, and impossible to mix up across kinds at compile time.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// A fresh, time-ordered id.
+            pub fn generate() -> Self {
+                Self(uuid::Uuid::now_v7().to_string())
+            }
+
+            /// Wraps an id read from storage or from a request path.
+            pub fn from_string(value: impl Into<String>) -> Self {
+                Self(value.into())
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(value: String) -> Self {
+                Self(value)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(value: &str) -> Self {
+                Self(value.to_owned())
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+    };
+}
+
+id_type!(
+    /// A tenant: every row belongs to exactly one workspace.
+    WorkspaceId
+);
+id_type!(
+    /// A person (or automation) acting through API tokens.
+    UserId
+);
+id_type!(
+    /// An API token row (never the secret itself).
+    TokenId
+);
+id_type!(
+    /// A registered upstream MCP server.
+    ServerId
+);
+id_type!(
+    /// An assistant profile ("bud").
+    BudId
+);
+id_type!(
+    /// A chat conversation.
+    ConversationId
+);
+id_type!(
+    /// A persisted chat message.
+    MessageId
+);
+id_type!(
+    /// One tool call made during a chat turn (our id, not the LLM's call id).
+    ToolCallId
+);
+id_type!(
+    /// A pending or decided approval request.
+    ApprovalId
+);
+id_type!(
+    /// A pending or answered elicitation request from an upstream server.
+    ElicitationId
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_ids_sort_by_creation() {
+        let first = ConversationId::generate();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let second = ConversationId::generate();
+        assert!(first < second);
+        assert_ne!(first, second);
+    }
+
+    #[test]
+    fn ids_serialize_as_plain_strings() {
+        let id = ServerId::from_string("abc");
+        assert_eq!(serde_json::to_string(&id).unwrap(), "\"abc\"");
+    }
+}

@@ -1,0 +1,22 @@
+//! Switchboard's shared vocabulary: identifiers, scopes, tool and message shapes, and the
+//! state machines every other crate agrees on.
+//!
+//! Invariant: this crate does no IO and names no protocol SDK type (no rmcp, no sqlx, no axum).
+//! Anything here must be cheap to depend on from every other crate.
+
+pub mod ids;
+pub mod message;
+pub mod policy;
+pub mod redact;
+pub mod scope;
+pub mod tool;
+pub mod tool_call;
+pub mod transport;
+
+pub use ids::*;
+pub use message::{ChatMessage, ChatRole, ToolCallRequest};
+pub use policy::ApprovalPolicy;
+pub use scope::{Scope, ScopeSet, UnknownScope};
+pub use tool::{ToolDefinition, ToolSpec};
+pub use tool_call::{ToolCallState, ToolCallTransitionError};
+pub use transport::{SessionScope, SessionState, TransportKind};
