@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the interop peers the tests drive: npm packages (pinned in package-lock.json) into
+# interop/node_modules and the Python MCP SDK into interop/.venv. Idempotent and quick when
+# nothing changed.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.install-stamp ]; then
+  npm ci --no-audit --no-fund --loglevel=error
+  touch node_modules/.install-stamp
+fi
+
+if [ ! -x .venv/bin/python ] || [ requirements.txt -nt .venv/.install-stamp ]; then
+  python3 -m venv .venv
+  .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+  touch .venv/.install-stamp
+fi
