@@ -7,6 +7,7 @@
 pub mod ids;
 pub mod message;
 pub mod policy;
+pub mod principal;
 pub mod redact;
 pub mod scope;
 pub mod tool;
@@ -16,6 +17,7 @@ pub mod transport;
 pub use ids::*;
 pub use message::{ChatMessage, ChatRole, ToolCallRequest};
 pub use policy::ApprovalPolicy;
+pub use principal::Principal;
 pub use scope::{Scope, ScopeSet, UnknownScope};
 pub use tool::{ToolDefinition, ToolSpec};
 pub use tool_call::{ToolCallState, ToolCallTransitionError};
