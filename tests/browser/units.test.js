@@ -1,0 +1,309 @@
+// The UI's JavaScript units (Markdown renderer, SSE parser and client, JSON viewer, elicitation
+// form generator, tool summaries), run in real headless Chromium against the files in web/ served
+// as the binary serves them. No Switchboard build needed.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launchChromium, watchPageErrors } from './support/chromium.js';
+import { startStaticServer } from './support/static-server.js';
+
+let browser;
+let server;
+let page;
+let pageErrors;
+
+before(async () => {
+  server = await startStaticServer();
+  browser = await launchChromium();
+  page = await browser.newPage();
+  pageErrors = watchPageErrors(page);
+  await page.goto(`${server.origin}/blank`);
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** Runs `fn(modules)` in the page with the named web/assets modules imported. */
+function inPage(moduleNames, fn, argument) {
+  return page.evaluate(async ({ moduleNames, source, argument }) => {
+    const modules = {};
+    for (const name of moduleNames) modules[name] = await import(`/assets/dev/lib/${name}.js`);
+    // eslint-disable-next-line no-new-func
+    return new Function('modules', 'argument', `return (${source})(modules, argument);`)(modules, argument);
+  }, { moduleNames, source: fn.toString(), argument });
+}
+
+test('markdown: XSS payloads render as inert text', async () => {
+  const payloads = [
+    '<script>window.__xss = 1</script>',
+    '<img src=x onerror="window.__xss=1">',
+    '[click](javascript:window.__xss=1)',
+    '[click](JaVaScRiPt:alert(1))',
+    '[a](https://ok.example/"><img src=x onerror=window.__xss=1>)',
+    '**<svg onload=window.__xss=1>**',
+    '`<b>code</b>` and <iframe src="https://evil.example"></iframe>',
+    '| a | b |\n|---|---|\n| <img src=x onerror=window.__xss=1> | ok |',
+    '```html\n<script>window.__xss=1</script>\n```',
+    '<https://example.com/"onmouseover="window.__xss=1>',
+  ];
+  const results = await inPage(['markdown'], async ({ markdown }, payloads) => {
+    const container = document.createElement('div');
+    document.body.append(container);
+    const out = [];
+    for (const payload of payloads) {
+      container.innerHTML = markdown.renderMarkdown(payload);
+      out.push({
+        dangerous: container.querySelectorAll('script, img, iframe, svg, [onerror], [onload], [onmouseover]').length,
+        javascriptLinks: [...container.querySelectorAll('a')].filter((a) => !/^https?:/.test(a.getAttribute('href'))).length,
+        text: container.textContent,
+      });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return { out, flagged: window.__xss ?? null };
+  }, payloads);
+  assert.equal(results.flagged, null);
+  for (const [index, result] of results.out.entries()) {
+    assert.equal(result.dangerous, 0, `payload ${index} produced an element: ${payloads[index]}`);
+    assert.equal(result.javascriptLinks, 0, `payload ${index} produced a non-http link`);
+  }
+  assert.match(results.out[0].text, /<script>window.__xss = 1<\/script>/);
+});
+
+test('markdown: headings, emphasis, lists, tables, code, quotes and links', async () => {
+  const source = [
+    '# Title', '', 'Some **bold**, *italic*, ~~gone~~ and `x < y` text.', 'Second line.', '',
+    '- one', '- two', '  - nested', '- three', '', '3. third', '4. fourth', '',
+    '| Name | Count |', '|:-----|------:|', '| Document | 12 |', '| Project | 3 |', '',
+    '```json', '{"a": "<b>"}', '```', '', '> quoted **text**', '',
+    'See [docs](https://example.com/a?b=1&c=2) or https://example.org/x.', '', '---',
+  ].join('\n');
+  const shape = await inPage(['markdown'], ({ markdown }, source) => {
+    const container = document.createElement('div');
+    container.innerHTML = markdown.renderMarkdown(source);
+    const links = [...container.querySelectorAll('a')];
+    return {
+      h1: container.querySelector('h1')?.textContent,
+      strong: container.querySelector('p strong')?.textContent,
+      em: container.querySelector('p em')?.textContent,
+      del: container.querySelector('del')?.textContent,
+      inlineCode: container.querySelector('p code')?.textContent,
+      breaks: container.querySelectorAll('p br').length,
+      topItems: container.querySelectorAll('ul:not(li ul) > li').length,
+      nested: container.querySelector('ul li ul li')?.textContent,
+      olStart: container.querySelector('ol')?.getAttribute('start'),
+      headers: [...container.querySelectorAll('th')].map((th) => th.textContent),
+      rightAligned: container.querySelector('td.align-right')?.textContent,
+      rows: container.querySelectorAll('tbody tr').length,
+      code: container.querySelector('pre code')?.textContent,
+      codeLanguage: container.querySelector('pre')?.dataset.language,
+      quoteBold: container.querySelector('blockquote strong')?.textContent,
+      hrefs: links.map((a) => a.getAttribute('href')),
+      rels: links.map((a) => a.rel),
+      rule: container.querySelectorAll('hr').length,
+    };
+  }, source);
+  assert.equal(shape.h1, 'Title');
+  assert.equal(shape.strong, 'bold');
+  assert.equal(shape.em, 'italic');
+  assert.equal(shape.del, 'gone');
+  assert.equal(shape.inlineCode, 'x < y');
+  assert.equal(shape.breaks, 1);
+  assert.equal(shape.topItems, 3);
+  assert.equal(shape.nested, 'nested');
+  assert.equal(shape.olStart, '3');
+  assert.deepEqual(shape.headers, ['Name', 'Count']);
+  assert.equal(shape.rightAligned, '12');
+  assert.equal(shape.rows, 2);
+  assert.equal(shape.code, '{"a": "<b>"}');
+  assert.equal(shape.codeLanguage, 'json');
+  assert.equal(shape.quoteBold, 'text');
+  assert.deepEqual(shape.hrefs, ['https://example.com/a?b=1&c=2', 'https://example.org/x']);
+  assert.ok(shape.rels.every((rel) => rel.includes('noopener')));
+  assert.equal(shape.rule, 1);
+});
+
+test('markdown: partial input while streaming never throws and keeps text', async () => {
+  const text = 'Here is a table:\n\n| a | b |\n|---|---|\n| 1 | **bo';
+  const prefixes = await inPage(['markdown'], ({ markdown }, text) => {
+    const container = document.createElement('div');
+    const seen = [];
+    for (let end = 0; end <= text.length; end += 1) {
+      container.innerHTML = markdown.renderMarkdown(text.slice(0, end));
+      seen.push(container.textContent.length);
+    }
+    container.innerHTML = markdown.renderMarkdown('```\nunclosed <code>');
+    return { seen, unclosed: container.querySelector('pre code')?.textContent };
+  }, text);
+  assert.equal(prefixes.seen.length, text.length + 1);
+  assert.equal(prefixes.unclosed, 'unclosed <code>');
+});
+
+test('sse: parser handles split chunks, CRLF, comments, multi-line data and a missing final blank line', async () => {
+  const stream = ': heartbeat\r\ndata: {"type":"token","token":"He"}\r\n\r\nevent: mcp_tool\ndata: {"call_id":"c1",\ndata: "status":"started"}\n\ndata: {"type":"done"}';
+  const events = await inPage(['sse'], ({ sse }, stream) => {
+    const results = [];
+    for (const size of [1, 2, 3, 7, stream.length]) {
+      const parser = new sse.EventStreamParser();
+      const events = [];
+      for (let start = 0; start < stream.length; start += size) events.push(...parser.push(stream.slice(start, start + size)));
+      events.push(...parser.finish());
+      results.push(events.map(sse.toChatEvent));
+    }
+    return results;
+  }, stream);
+  for (const parsed of events) {
+    assert.deepEqual(parsed, [
+      { type: 'token', token: 'He' },
+      { type: 'mcp_tool', call_id: 'c1', status: 'started' },
+      { type: 'done' },
+    ]);
+  }
+});
+
+test('sse: client posts JSON with headers, delivers typed events, stops at done, and explains refusals', async () => {
+  const outcome = await inPage(['sse'], async ({ sse }) => {
+    const realFetch = window.fetch;
+    const requests = [];
+    window.fetch = async (url, init) => {
+      requests.push({ url, method: init.method, auth: init.headers.Authorization, body: init.body, accept: init.headers.Accept });
+      if (url === '/refused') {
+        return new Response(JSON.stringify({ error: { code: 'forbidden', message: 'missing scope chat:use' } }), { status: 403 });
+      }
+      const encoder = new TextEncoder();
+      const chunks = ['data: {"type":"meta","conversationId":"c-1"}\n', '\ndata: {"type":"tok', 'en","token":"Hi"}\n\n', 'data: {"type":"done"}\n\n', 'data: {"type":"token","token":"late"}\n\n'];
+      const body = new ReadableStream({ start(controller) { for (const chunk of chunks) controller.enqueue(encoder.encode(chunk)); controller.close(); } });
+      return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+    };
+    try {
+      const events = [];
+      const result = await sse.streamServerSentEvents({ url: '/chat/stream', body: { message: 'hi' }, headers: { Authorization: 'Bearer t' }, onEvent: (event) => events.push(event) });
+      let refusal = null;
+      try {
+        await sse.streamServerSentEvents({ url: '/refused', body: {}, onEvent: () => {} });
+      } catch (error) {
+        refusal = { message: error.message, status: error.status };
+      }
+      return { events, result, refusal, requests };
+    } finally {
+      window.fetch = realFetch;
+    }
+  });
+  assert.deepEqual(outcome.events.map((event) => event.type), ['meta', 'token', 'done']);
+  assert.equal(outcome.events[0].conversationId, 'c-1');
+  assert.equal(outcome.result.completed, true);
+  assert.deepEqual(outcome.refusal, { message: 'missing scope chat:use', status: 403 });
+  assert.equal(outcome.requests[0].method, 'POST');
+  assert.equal(outcome.requests[0].auth, 'Bearer t');
+  assert.equal(outcome.requests[0].accept, 'text/event-stream');
+  assert.deepEqual(JSON.parse(outcome.requests[0].body), { message: 'hi' });
+});
+
+test('json viewer: collapsible, highlighted, lazy, and strings stay text', async () => {
+  const shape = await inPage(['json-view'], ({ 'json-view': jsonView }) => {
+    const value = { name: '<img src=x onerror="window.__xss=2">', count: 12, ok: true, none: null, nested: { deep: { deeper: [1, 2, 3] } } };
+    const viewer = jsonView.renderJsonViewer(value, { label: 'Result', expandDepth: 1 });
+    document.body.append(viewer);
+    const before = viewer.querySelectorAll('.json-number').length;
+    [...viewer.querySelectorAll('button')].find((button) => button.textContent === 'Expand all').click();
+    const after = viewer.querySelectorAll('.json-number').length;
+    const shape = {
+      images: viewer.querySelectorAll('img').length,
+      key: viewer.querySelector('.json-key')?.textContent,
+      string: viewer.querySelector('.json-string')?.textContent,
+      boolean: viewer.querySelector('.json-boolean')?.textContent,
+      nullText: viewer.querySelector('.json-null')?.textContent,
+      before,
+      after,
+      parsed: jsonView.parseJsonLoosely('{"a":1}'),
+      notJson: jsonView.parseJsonLoosely('hello {'),
+    };
+    viewer.remove();
+    return shape;
+  });
+  assert.equal(shape.images, 0);
+  assert.equal(shape.key, '"name"');
+  assert.equal(shape.string, '"<img src=x onerror=\\"window.__xss=2\\">"');
+  assert.equal(shape.boolean, 'true');
+  assert.equal(shape.nullText, 'null');
+  assert.equal(shape.before, 1, 'only the first level is built before expanding');
+  assert.equal(shape.after, 4);
+  assert.deepEqual(shape.parsed, { a: 1 });
+  assert.equal(shape.notJson, 'hello {');
+});
+
+test('schema form: fields from the requested schema, validation in words, typed content', async () => {
+  const outcome = await inPage(['schema-form'], async ({ 'schema-form': schemaForm }) => {
+    const schema = {
+      type: 'object',
+      properties: {
+        name: { type: 'string', title: 'Your name', minLength: 2 },
+        email: { type: 'string', format: 'email' },
+        age: { type: 'integer', minimum: 18, maximum: 130 },
+        subscribe: { type: 'boolean', default: true },
+        color: { type: 'string', enum: ['red', 'green'], enumNames: ['Red', 'Green'] },
+        size: { type: 'string', oneOf: [{ const: 's', title: 'Small' }, { const: 'l', title: 'Large' }] },
+        tags: { type: 'array', items: { type: 'string', enum: ['a', 'b', 'c'] }, maxItems: 2 },
+      },
+      required: ['name', 'age', 'color'],
+    };
+    const fields = schemaForm.describeFields(schema);
+    const missing = schemaForm.validateElicitationValues(fields, { name: '', age: '17', color: 'blue' });
+    const responses = [];
+    const form = schemaForm.renderElicitationForm(schema, { onRespond: (action, content) => { responses.push({ action, content }); } });
+    document.body.append(form);
+    form.requestSubmit();
+    const errorsShown = [...form.querySelectorAll('.field-error')].map((node) => node.textContent).filter(Boolean);
+    const labels = [...form.querySelectorAll('label')].map((label) => label.textContent);
+    form.querySelector('[name=name]').value = 'Ada';
+    form.querySelector('[name=email]').value = 'ada@example.com';
+    form.querySelector('[name=age]').value = '36';
+    form.querySelector('[name=color]').value = 'green';
+    form.querySelector('[name=size]').value = 'l';
+    form.querySelector('input[name=tags][value=b]').checked = true;
+    form.requestSubmit();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    [...form.querySelectorAll('button')].find((button) => button.textContent === 'Decline').click();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    form.remove();
+    return { kinds: fields.map((field) => field.kind), missing: missing.errors, errorsShown, labels, responses };
+  });
+  assert.deepEqual(outcome.kinds, ['text', 'email', 'integer', 'boolean', 'select', 'select', 'multiselect']);
+  assert.deepEqual(outcome.missing, { name: 'Your name is required.', age: 'Age must be at least 18.', color: 'Choose one of the options for Color.' });
+  assert.ok(outcome.errorsShown.includes('Your name is required.'));
+  assert.ok(outcome.labels.some((label) => label.startsWith('Your name')));
+  assert.deepEqual(outcome.responses[0], { action: 'accept', content: { name: 'Ada', email: 'ada@example.com', age: 36, subscribe: true, color: 'green', size: 'l', tags: ['b'] } });
+  assert.deepEqual(outcome.responses[1], { action: 'decline', content: undefined });
+});
+
+test('tool summaries read well for common result shapes', async () => {
+  const summaries = await inPage(['tool-summary'], ({ 'tool-summary': summary }) => ({
+    running: summary.runningLabel('kg', 'schema_version'),
+    types: summary.summariseResult({ structuredContent: { object_types: new Array(12).fill({}) } }),
+    oneChange: summary.summariseResult({ content: [{ type: 'text', text: '{"changes":[{"kind":"added"}]}' }] }),
+    version: summary.summariseResult({ structuredContent: { version: '57c52257693ae983', object_type_count: 5 } }),
+    total: summary.summariseResult({ structuredContent: { objects: [1, 2], total: 40 } }),
+    text: summary.summariseResult({ content: [{ type: 'text', text: 'Echo: hello\nmore' }] }),
+    error: summary.summariseError('connection refused\nstack…'),
+    errorObject: summary.summariseError({ message: 'Unknown type "Foo"' }),
+    relationships: summary.countPhrase(3, 'relationship types'),
+    categories: summary.countPhrase(2, 'categories'),
+    duration: [summary.formatDuration(12.4), summary.formatDuration(1530)],
+  }));
+  assert.equal(summaries.running, 'Calling kg · schema_version…');
+  assert.equal(summaries.types, 'Found 12 object types');
+  assert.equal(summaries.oneChange, 'Found 1 change');
+  assert.equal(summaries.version, 'Version 57c52257693ae983');
+  assert.equal(summaries.total, 'Found 40 objects');
+  assert.equal(summaries.text, 'Echo: hello');
+  assert.equal(summaries.error, 'Failed: connection refused');
+  assert.equal(summaries.errorObject, 'Failed: Unknown type "Foo"');
+  assert.equal(summaries.relationships, '3 relationship types');
+  assert.equal(summaries.categories, '2 categories');
+  assert.deepEqual(summaries.duration, ['12 ms', '1.5 s']);
+});
+
+test('no page errors while running the units', () => {
+  assert.deepEqual(pageErrors, []);
+});

@@ -1,0 +1,149 @@
+// app: the shell — checks the tab's token, draws the navigation, and routes hash URLs
+// (#/chat, #/servers, #/kg, #/audit) to page modules loaded on demand. Hash routing keeps every
+// UI URL on `/`, so UI paths never collide with API paths like /chat/stream.
+
+import { h, replaceChildren } from './lib/dom.js';
+import { api, ApiError } from './lib/api.js';
+import { getToken, getIdentity, hasScope, onSessionChange, setIdentity, signOut } from './lib/session.js';
+
+const ROUTES = [
+  { name: 'chat', label: 'Chat', load: () => import('./pages/chat/chat-page.js') },
+  { name: 'servers', label: 'Servers', load: () => import('./pages/servers/servers-page.js') },
+  { name: 'kg', label: 'Knowledge graph', load: () => import('./pages/kg-page.js') },
+  { name: 'audit', label: 'Audit', load: () => import('./pages/audit-page.js'), adminOnly: true },
+];
+
+const root = document.getElementById('root');
+let pageCleanup = null;
+let renderGeneration = 0;
+let signInMessage = '';
+
+/** Parses `#/name/a/b?x=1` into `{name, parts, query}`. */
+export function parseHash(hash) {
+  const [path, queryString = ''] = hash.replace(/^#\/?/, '').split('?');
+  const [name = '', ...parts] = path.split('/').filter(Boolean).map(decodeURIComponent);
+  return { name, parts, query: new URLSearchParams(queryString) };
+}
+
+/** Navigates to a hash route. */
+export function navigate(hash, { replace = false } = {}) {
+  if (replace) {
+    history.replaceState(null, '', hash);
+    route();
+  } else if (location.hash === hash) {
+    route();
+  } else {
+    location.hash = hash;
+  }
+}
+
+async function loadIdentity() {
+  try {
+    setIdentity(await api.get('/api/me', { signOutOn401: false }));
+    return true;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return false;
+    if (error instanceof ApiError && error.status === 404) {
+      setIdentity({ scopes: [], unknown: true });
+      return true;
+    }
+    throw error;
+  }
+}
+
+async function route() {
+  const generation = ++renderGeneration;
+  const { name, parts, query } = parseHash(location.hash);
+  if (!getToken()) {
+    await showSignIn();
+    return;
+  }
+  if (!getIdentity()) {
+    try {
+      if (!(await loadIdentity())) {
+        signOut('Your saved token is no longer accepted. Sign in again.');
+        return;
+      }
+    } catch (error) {
+      replaceChildren(root, h('main', { class: 'signin', id: 'main' }, h('div', { class: 'card' },
+        h('h1', { text: 'Switchboard is not reachable' }),
+        h('p', { class: 'alert alert-error', role: 'alert', text: error.message }),
+        h('button', { class: 'button', type: 'button', text: 'Try again', onclick: () => route() }))));
+      return;
+    }
+  }
+  if (generation !== renderGeneration) return;
+  const routeEntry = ROUTES.find((entry) => entry.name === name) ?? null;
+  if (!routeEntry) {
+    navigate('#/chat', { replace: true });
+    return;
+  }
+  const main = renderShell(routeEntry.name);
+  pageCleanup?.();
+  pageCleanup = null;
+  if (routeEntry.adminOnly && !hasScope('admin') && !getIdentity()?.unknown) {
+    replaceChildren(main, h('div', { class: 'card' }, h('h1', { text: routeEntry.label }),
+      h('p', { text: 'Only workspace administrators can see this page. Ask an administrator for a token with the admin scope.' })));
+    return;
+  }
+  main.replaceChildren(h('p', { class: 'muted row' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Loading…'));
+  try {
+    const module = await routeEntry.load();
+    if (generation !== renderGeneration) return;
+    main.replaceChildren();
+    pageCleanup = (await module.renderPage(main, { parts, query, navigate })) ?? null;
+  } catch (error) {
+    if (generation !== renderGeneration) return;
+    replaceChildren(main, h('p', { class: 'alert alert-error', role: 'alert', text: `This page could not load: ${error.message}` }));
+  }
+  document.title = `${routeEntry.label} · Switchboard`;
+}
+
+function renderShell(activeName) {
+  let main = root.querySelector('#main.app-main');
+  const identity = getIdentity();
+  const links = ROUTES.filter((entry) => !entry.adminOnly || hasScope('admin') || identity?.unknown).map((entry) =>
+    h('a', { class: 'nav-link', href: `#/${entry.name}`, 'aria-current': entry.name === activeName ? 'page' : undefined, text: entry.label }));
+  const who = identity?.user?.name ?? identity?.user_name ?? identity?.name ?? identity?.token_name ?? identity?.user_id ?? '';
+  const workspace = identity?.workspace?.name ?? identity?.workspace_name ?? identity?.workspace_id ?? '';
+  const nav = h('nav', { class: 'app-nav', 'aria-label': 'Main' },
+    h('div', { class: 'brand' }, h('img', { src: new URL('./icon.svg', import.meta.url).href, alt: '' }), 'Switchboard'),
+    links,
+    h('div', { class: 'nav-footer' },
+      who || workspace ? h('div', { class: 'identity' }, who ? h('div', { text: who }) : null, workspace ? h('div', { text: `Workspace: ${workspace}` }) : null) : null,
+      h('button', { type: 'button', class: 'button button-small', text: 'Sign out', onclick: () => signOut() })));
+  if (!main) {
+    main = h('main', { class: 'app-main', id: 'main', tabindex: '-1' });
+    replaceChildren(root, h('div', { class: 'app' }, nav, main));
+  } else {
+    root.querySelector('.app-nav').replaceWith(nav);
+  }
+  return main;
+}
+
+async function showSignIn() {
+  pageCleanup?.();
+  pageCleanup = null;
+  const { renderSignIn } = await import('./pages/signin-page.js');
+  const main = h('main', { class: 'signin', id: 'main' });
+  replaceChildren(root, main);
+  renderSignIn(main, {
+    message: signInMessage,
+    verify: async () => loadIdentity(),
+    onSignedIn: () => {
+      signInMessage = '';
+      const { name } = parseHash(location.hash);
+      navigate(name && name !== 'signin' ? location.hash : '#/chat', { replace: true });
+    },
+  });
+  document.title = 'Sign in · Switchboard';
+}
+
+onSessionChange((change) => {
+  if (!change.signedIn) {
+    signInMessage = change.reason ?? '';
+    route();
+  }
+});
+window.addEventListener('hashchange', () => route());
+route();

@@ -1,0 +1,91 @@
+// tool-summary: one-line human descriptions of tool activity for the chat ("Calling kg ·
+// schema_version…", "Found 12 object types", "Failed: server not reachable"). Works from the
+// result's shape (structured content, JSON text content, lists), not from tool names, so it reads
+// sensibly for any server's tools.
+
+import { parseJsonLoosely } from './json-view.js';
+
+/** The label shown while a call runs. */
+export function runningLabel(server, tool) {
+  return server ? `Calling ${server} · ${tool}…` : `Calling ${tool}…`;
+}
+
+/** The most useful JSON value inside a tool result (structured content, else parsed text). */
+export function resultPayload(result) {
+  if (result === undefined || result === null) return null;
+  if (typeof result === 'string') return parseJsonLoosely(result);
+  if (typeof result !== 'object') return result;
+  const structured = result.structuredContent ?? result.structured_content;
+  if (structured !== undefined && structured !== null) return structured;
+  if (Array.isArray(result.content)) {
+    const texts = result.content.filter((part) => part?.type === 'text' && typeof part.text === 'string');
+    if (texts.length === 1) return parseJsonLoosely(texts[0].text);
+    if (texts.length > 1) return texts.map((part) => parseJsonLoosely(part.text));
+    return result.content;
+  }
+  return result;
+}
+
+/** A short summary of a successful result, e.g. "Found 12 object types". */
+export function summariseResult(result) {
+  const payload = resultPayload(result);
+  if (payload === null || payload === undefined) return 'Done';
+  if (Array.isArray(payload)) return `Found ${countPhrase(payload.length, 'item')}`;
+  if (typeof payload === 'string') return firstLine(payload) || 'Done';
+  if (typeof payload !== 'object') return `Result: ${String(payload)}`;
+  const arrays = Object.entries(payload).filter(([, value]) => Array.isArray(value));
+  if (arrays.length > 0) {
+    const preferred = arrays.find(([key]) => !/^(required|enum|tags|keywords)$/i.test(key)) ?? arrays[0];
+    const [key, value] = preferred;
+    const total = Number.isInteger(payload.total) ? payload.total : Number.isInteger(payload.count) ? payload.count : value.length;
+    return `Found ${countPhrase(total, humaniseKey(key))}`;
+  }
+  for (const key of ['version', 'schema_version', 'current_version']) {
+    const value = payload[key];
+    if (typeof value === 'string' || typeof value === 'number') return `Version ${value}`;
+    if (value && typeof value === 'object' && (value.version || value.hash)) return `Version ${value.version ?? value.hash}`;
+  }
+  for (const key of ['count', 'total']) {
+    if (typeof payload[key] === 'number') return `Counted ${payload[key]}`;
+  }
+  const name = payload.name ?? payload.title ?? payload.id;
+  if (typeof name === 'string' || typeof name === 'number') return `Found ${String(name)}`;
+  const keys = Object.keys(payload);
+  return keys.length ? `Returned ${countPhrase(keys.length, 'field')}` : 'Done';
+}
+
+/** A plain description of a failed call's reason. */
+export function summariseError(error) {
+  if (error === undefined || error === null || error === '') return 'Failed';
+  if (typeof error === 'string') return `Failed: ${firstLine(error)}`;
+  const message = error.message ?? error.error ?? error.reason;
+  if (typeof message === 'string') return `Failed: ${firstLine(message)}`;
+  const payload = resultPayload(error);
+  return typeof payload === 'string' ? `Failed: ${firstLine(payload)}` : 'Failed';
+}
+
+/** "12 ms" / "1.4 s" for durations. */
+export function formatDuration(milliseconds) {
+  if (typeof milliseconds !== 'number' || !Number.isFinite(milliseconds)) return '';
+  if (milliseconds < 1000) return `${Math.round(milliseconds)} ms`;
+  return `${(milliseconds / 1000).toFixed(1)} s`;
+}
+
+function firstLine(text) {
+  const line = String(text).trim().split('\n')[0];
+  return line.length > 140 ? `${line.slice(0, 139)}…` : line;
+}
+
+function humaniseKey(key) {
+  return String(key).replace(/[_-]+/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+}
+
+/** "1 change", "3 changes", "12 object types" (simple English plural of the last word). */
+export function countPhrase(count, noun) {
+  const words = noun.trim().split(' ');
+  let last = words.pop();
+  const singular = last.endsWith('ies') ? `${last.slice(0, -3)}y` : last.endsWith('ses') ? last.slice(0, -2) : last.replace(/s$/, '');
+  if (count === 1) last = singular;
+  else if (!/s$/.test(last)) last = /[^aeiou]y$/.test(last) ? `${last.slice(0, -1)}ies` : /(s|x|ch|sh)$/.test(last) ? `${last}es` : `${last}s`;
+  return `${count} ${[...words, last].join(' ')}`;
+}

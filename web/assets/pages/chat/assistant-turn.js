@@ -1,0 +1,176 @@
+// assistant-turn: the DOM of one assistant answer — tool activity on top, then the Markdown
+// answer — fed either by live SSE events or by stored messages. Streaming text is re-rendered at
+// most once per animation frame, and the answer box never shrinks while streaming, so the page does
+// not jump as partial Markdown (an unclosed ** or table) settles.
+
+import { h } from '../../lib/dom.js';
+import { renderMarkdown } from '../../lib/markdown.js';
+import { ToolCallView } from './tool-call-view.js';
+import { ApprovalCard, ElicitationCard } from './action-cards.js';
+
+/** One assistant answer in the transcript. */
+export class AssistantTurn {
+  constructor({ onLayoutChange } = {}) {
+    this.onLayoutChange = onLayoutChange ?? (() => {});
+    this.text = '';
+    this.toolViews = new Map();
+    this.cards = new Map();
+    this.renderScheduled = false;
+    this.largestAnswerHeight = 0;
+    this.meta = h('div', { class: 'message-meta' });
+    this.activity = h('div', { class: 'tool-activity', 'aria-label': 'Tool activity' });
+    this.answer = h('div', { class: 'answer markdown', 'aria-live': 'off' });
+    this.notices = h('div', {});
+    this.element = h('article', { class: 'message message-assistant', 'aria-label': 'Assistant answer' },
+      this.meta, this.activity, this.answer, this.notices);
+  }
+
+  /** Marks the turn as streaming (caret, busy state for assistive tech). */
+  startStreaming() {
+    this.streaming = true;
+    this.element.setAttribute('aria-busy', 'true');
+    this.#scheduleRender();
+  }
+
+  /** Applies one typed chat event from the stream. */
+  applyEvent(event) {
+    switch (event.type) {
+      case 'meta':
+        this.setMeta(event);
+        break;
+      case 'token':
+        this.appendText(event.token ?? event.text ?? event.content ?? '');
+        break;
+      case 'mcp_tool':
+        this.applyToolEvent(event);
+        break;
+      case 'approval_required':
+        this.addApprovalCard(event);
+        break;
+      case 'approval_resolved':
+        this.cards.get(`approval:${event.approval_id}`)?.resolve(event);
+        break;
+      case 'elicitation_required':
+        this.addElicitationCard(event);
+        break;
+      case 'elicitation_resolved':
+        this.cards.get(`elicitation:${event.elicitation_id}`)?.resolve(event);
+        break;
+      case 'error':
+        this.showError(event.error ?? event.message ?? 'The answer stopped because of an error.');
+        break;
+      case 'done':
+        this.finish();
+        break;
+      default:
+        break;
+    }
+  }
+
+  setMeta({ model }) {
+    this.meta.replaceChildren();
+    if (model) this.meta.append(h('span', { class: 'badge', title: 'Model', text: model }));
+  }
+
+  appendText(token) {
+    if (!token) return;
+    this.text += token;
+    this.#scheduleRender();
+  }
+
+  setText(text) {
+    this.text = text ?? '';
+    this.#renderNow();
+  }
+
+  applyToolEvent(event) {
+    const callId = event.call_id ?? event.callId ?? `${event.server}:${event.tool}:${this.toolViews.size}`;
+    let view = this.toolViews.get(callId);
+    if (!view) {
+      view = new ToolCallView({ callId, server: event.server, tool: event.tool, argumentsValue: event.arguments });
+      this.toolViews.set(callId, view);
+      this.activity.append(view.element);
+    }
+    const statusWords = { started: 'started', running: 'started', proposed: 'started', approved: 'started', dispatched: 'started', completed: 'completed', success: 'completed', error: 'error', failed: 'error', timeout: 'error', denied: 'denied', unknown: 'unknown' };
+    view.update({
+      status: statusWords[event.status] ?? event.status ?? 'started',
+      result: event.result,
+      error: event.error,
+      durationMs: event.duration_ms,
+      argumentsValue: event.arguments,
+    });
+    this.onLayoutChange();
+    return view;
+  }
+
+  addApprovalCard(event) {
+    const key = `approval:${event.approval_id}`;
+    if (this.cards.has(key)) return;
+    const card = new ApprovalCard(event);
+    this.cards.set(key, card);
+    this.activity.append(card.element);
+    this.onLayoutChange();
+    card.element.querySelector('button')?.focus({ preventScroll: true });
+  }
+
+  addElicitationCard(event) {
+    const key = `elicitation:${event.elicitation_id}`;
+    if (this.cards.has(key)) return;
+    const card = new ElicitationCard(event);
+    this.cards.set(key, card);
+    this.activity.append(card.element);
+    this.onLayoutChange();
+    card.element.querySelector('input, select, button')?.focus({ preventScroll: true });
+  }
+
+  showError(message) {
+    this.notices.append(h('p', { class: 'message-error', role: 'alert', text: plainErrorText(message) }));
+    this.onLayoutChange();
+  }
+
+  showNotice(message) {
+    this.notices.append(h('p', { class: 'message-notice', text: message }));
+    this.onLayoutChange();
+  }
+
+  /** Ends streaming: final render, caret removed, open cards stop their timers. */
+  finish() {
+    if (!this.streaming) return;
+    this.streaming = false;
+    this.element.removeAttribute('aria-busy');
+    this.#renderNow();
+    this.answer.style.minHeight = '';
+  }
+
+  dispose() {
+    for (const card of this.cards.values()) card.dispose();
+  }
+
+  #scheduleRender() {
+    if (this.renderScheduled) return;
+    this.renderScheduled = true;
+    requestAnimationFrame(() => {
+      this.renderScheduled = false;
+      this.#renderNow();
+    });
+  }
+
+  #renderNow() {
+    this.answer.innerHTML = renderMarkdown(this.text);
+    if (this.streaming) {
+      const caret = h('span', { class: 'typing-caret', 'aria-hidden': 'true' });
+      (this.answer.lastElementChild && !/^(PRE|TABLE|DIV|UL|OL|HR)$/.test(this.answer.lastElementChild.tagName)
+        ? this.answer.lastElementChild : this.answer).append(caret);
+      const height = this.answer.offsetHeight;
+      if (height > this.largestAnswerHeight) this.largestAnswerHeight = height;
+      this.answer.style.minHeight = `${this.largestAnswerHeight}px`;
+    }
+    this.answer.hidden = !this.text && !this.streaming;
+    this.onLayoutChange();
+  }
+}
+
+function plainErrorText(error) {
+  if (typeof error === 'string') return error;
+  return error?.message ?? 'The answer stopped because of an error.';
+}

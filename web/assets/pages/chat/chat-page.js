@@ -1,0 +1,240 @@
+// chat-page: the Chat page — conversation list, bud selector, transcript, composer with "Try
+// asking" and stop. Sends a question with POST /chat/stream and renders the typed SSE events as
+// they arrive; opening a conversation loads its stored history.
+
+import { h, replaceChildren } from '../../lib/dom.js';
+import { api, listItems, segment } from '../../lib/api.js';
+import { streamServerSentEvents } from '../../lib/sse.js';
+import { getToken, signOut } from '../../lib/session.js';
+import { AssistantTurn } from './assistant-turn.js';
+import { ConversationList, conversationTitle } from './conversation-list.js';
+import { renderHistory, renderUserMessage } from './history.js';
+import { renderTryAsking } from './examples.js';
+
+/** Draws the chat page; returns its cleanup. */
+export async function renderPage(container, { parts }) {
+  const page = new ChatPage(container);
+  await page.open(parts[0] ?? null);
+  return () => page.dispose();
+}
+
+class ChatPage {
+  constructor(container) {
+    this.conversationId = null;
+    this.turns = [];
+    this.streamController = null;
+    this.conversations = new ConversationList({
+      onOpen: (conversationId) => this.open(conversationId),
+      onNew: () => this.open(null),
+      onDeleted: (conversationId) => { if (conversationId === this.conversationId) this.open(null); },
+    });
+    this.title = h('h1', { class: 'chat-title', text: 'New conversation' });
+    this.budSelect = h('select', { id: 'bud-select', name: 'bud' }, h('option', { value: '', text: 'Default assistant' }));
+    this.transcript = h('div', { class: 'transcript', role: 'log', 'aria-live': 'off', 'aria-label': 'Conversation' });
+    this.announcer = h('div', { class: 'visually-hidden', role: 'status', 'aria-live': 'polite' });
+    this.input = h('textarea', { id: 'chat-input', name: 'message', rows: '2', placeholder: 'Ask about your knowledge graph, or anything your tools can do…', 'aria-describedby': 'chat-input-hint' });
+    this.sendButton = h('button', { type: 'submit', class: 'button button-primary', text: 'Send' });
+    this.stopButton = h('button', { type: 'button', class: 'button button-danger', text: 'Stop', hidden: true, onclick: () => this.stop() });
+    this.examplesSlot = h('div', {});
+    this.composer = h('form', { class: 'composer', 'aria-label': 'Ask a question' },
+      this.examplesSlot,
+      h('label', { for: 'chat-input', class: 'visually-hidden', text: 'Message' }),
+      h('div', { class: 'composer-row' }, this.input, this.sendButton, this.stopButton),
+      h('p', { id: 'chat-input-hint', class: 'small muted', text: 'Enter sends, Shift+Enter adds a line, Escape stops. Tools run on your behalf; calls that need approval ask you first.' }));
+    this.composer.addEventListener('submit', (event) => {
+      event.preventDefault();
+      this.send(this.input.value);
+    });
+    this.transcript.addEventListener('scroll', () => {
+      const distance = this.transcript.scrollHeight - this.transcript.scrollTop - this.transcript.clientHeight;
+      this.stickToBottom = distance < 120;
+    });
+    this.composer.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape' && this.streaming) this.stop();
+    });
+    this.input.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        this.send(this.input.value);
+      }
+    });
+    this.element = h('div', { class: 'chat-layout' },
+      this.conversations.element,
+      h('section', { class: 'chat-main', 'aria-labelledby': 'chat-title-heading' },
+        h('div', { class: 'chat-toolbar' },
+          Object.assign(this.title, { id: 'chat-title-heading' }),
+          h('label', { for: 'bud-select', class: 'small', text: 'Assistant' }),
+          this.budSelect),
+        this.transcript,
+        this.announcer,
+        this.composer));
+    container.append(this.element);
+    this.conversations.reload();
+    this.#loadBuds();
+  }
+
+  async #loadBuds() {
+    try {
+      const buds = listItems(await api.get('/api/buds'), 'buds');
+      replaceChildren(this.budSelect, h('option', { value: '', text: 'Default assistant' }),
+        buds.map((bud) => h('option', { value: bud.id, text: bud.name })));
+      this.#syncBudSelect();
+    } catch {
+      this.budSelect.title = 'Assistant profiles are not available.';
+    }
+  }
+
+  #syncBudSelect() {
+    const conversation = this.conversations.find(this.conversationId) ?? this.conversationDetail;
+    const budId = conversation?.bud_id ?? conversation?.source_bud_id ?? '';
+    if (this.conversationId) this.budSelect.value = budId ?? '';
+    this.budSelect.disabled = Boolean(this.conversationId) || this.streaming;
+    this.budSelect.title = this.conversationId ? 'A conversation keeps the assistant it started with.' : 'Choose which assistant answers this new conversation.';
+  }
+
+  /** Opens a conversation (or a new, empty one for null). */
+  async open(conversationId) {
+    if (this.streaming) this.stop();
+    this.#disposeTurns();
+    this.conversationId = conversationId;
+    this.conversationDetail = null;
+    this.conversations.setCurrent(conversationId);
+    history.replaceState(null, '', conversationId ? `#/chat/${encodeURIComponent(conversationId)}` : '#/chat');
+    this.transcript.replaceChildren();
+    this.title.textContent = 'New conversation';
+    this.#syncBudSelect();
+    if (!conversationId) {
+      this.#showEmptyState();
+      this.input.focus();
+      return;
+    }
+    this.transcript.append(h('p', { class: 'muted', text: 'Loading conversation…' }));
+    try {
+      const detail = await api.get(`/chat/conversations/${segment(conversationId)}`);
+      if (this.conversationId !== conversationId) return;
+      this.conversationDetail = detail?.conversation ?? detail;
+      this.title.textContent = conversationTitle(this.conversationDetail);
+      const messages = listItems(detail, 'messages').length ? listItems(detail, 'messages') : detail?.conversation?.messages ?? [];
+      const { elements, turns } = renderHistory(messages, { onLayoutChange: () => this.#keepAtBottom() });
+      this.turns = turns;
+      replaceChildren(this.transcript, elements);
+      if (elements.length === 0) this.#showEmptyState();
+      else replaceChildren(this.examplesSlot, h('details', { class: 'small' }, h('summary', { text: 'Try asking' }), renderTryAsking({ onAsk: (question) => this.send(question), compact: true })));
+      this.#syncBudSelect();
+      this.transcript.scrollTop = this.transcript.scrollHeight;
+    } catch (error) {
+      replaceChildren(this.transcript, h('p', { class: 'alert alert-error', role: 'alert', text: error.status === 404 ? 'This conversation no longer exists.' : `The conversation could not be loaded: ${error.message}` }));
+    }
+  }
+
+  #showEmptyState() {
+    this.examplesSlot.replaceChildren();
+    this.transcript.append(h('div', { class: 'empty-state stack' },
+      h('p', { text: 'Ask a question. The assistant uses the tools of your MCP servers and shows each call as it happens.' }),
+      renderTryAsking({ onAsk: (question) => this.send(question) })));
+  }
+
+  get streaming() {
+    return this.streamController !== null;
+  }
+
+  /** Sends a question and streams the answer. */
+  async send(rawText) {
+    const text = String(rawText ?? '').trim();
+    if (!text || this.streaming) return;
+    this.input.value = '';
+    this.transcript.querySelector('.empty-state')?.remove();
+    const controller = new AbortController();
+    this.streamController = controller;
+    this.#setStreamingUi(true);
+    if (!this.conversationId && this.budSelect.value) {
+      try {
+        const created = await api.post('/chat/conversations', { bud_id: this.budSelect.value });
+        this.#adoptConversation(created?.id ?? created?.conversation?.id);
+      } catch (error) {
+        this.transcript.append(h('p', { class: 'alert alert-error', role: 'alert', text: `The conversation could not be started: ${error.message}` }));
+        this.input.value = text;
+        this.streamController = null;
+        this.#setStreamingUi(false);
+        return;
+      }
+    }
+    this.transcript.append(renderUserMessage(text));
+    const turn = new AssistantTurn({ onLayoutChange: () => this.#keepAtBottom() });
+    this.turns.push(turn);
+    this.transcript.append(turn.element);
+    turn.startStreaming();
+    this.transcript.scrollTop = this.transcript.scrollHeight;
+    this.stickToBottom = true;
+    const body = { message: text };
+    if (this.conversationId) body.conversationId = this.conversationId;
+    try {
+      const { completed } = await streamServerSentEvents({
+        url: '/chat/stream',
+        body,
+        headers: { Authorization: `Bearer ${getToken()}` },
+        signal: controller.signal,
+        onEvent: (event) => {
+          if (event.type === 'meta') this.#adoptConversation(event.conversationId ?? event.conversation_id);
+          turn.applyEvent(event);
+        },
+      });
+      if (!completed) turn.showError('The connection closed before the answer finished. What was written so far is saved; reopen the conversation to see it.');
+      this.announcer.textContent = 'Answer complete.';
+    } catch (error) {
+      if (error.name === 'AbortError') {
+        turn.showNotice('Stopped. What was written so far is saved.');
+      } else if (error.status === 401) {
+        signOut('Your token is no longer accepted. Sign in again.');
+        return;
+      } else {
+        turn.showError(error.status ? error.message : `The answer could not be received: ${error.message}. Check your connection and try again.`);
+      }
+    } finally {
+      turn.finish();
+      if (this.streamController === controller) {
+        this.streamController = null;
+        this.#setStreamingUi(false);
+      }
+    }
+    await this.conversations.reload();
+    const summary = this.conversations.find(this.conversationId);
+    if (summary) this.title.textContent = conversationTitle(summary);
+    this.input.focus();
+  }
+
+  #adoptConversation(conversationId) {
+    if (!conversationId || conversationId === this.conversationId) return;
+    this.conversationId = conversationId;
+    history.replaceState(null, '', `#/chat/${encodeURIComponent(conversationId)}`);
+    this.conversations.reload().then(() => this.conversations.setCurrent(conversationId));
+    this.#syncBudSelect();
+  }
+
+  /** Stops the answer in progress; the server keeps what was produced. */
+  stop() {
+    this.streamController?.abort();
+  }
+
+  #setStreamingUi(streaming) {
+    this.sendButton.hidden = streaming;
+    this.stopButton.hidden = !streaming;
+    this.input.setAttribute('aria-disabled', streaming ? 'true' : 'false');
+    this.#syncBudSelect();
+  }
+
+  #keepAtBottom() {
+    const distance = this.transcript.scrollHeight - this.transcript.scrollTop - this.transcript.clientHeight;
+    if (this.stickToBottom !== false || distance < 120) this.transcript.scrollTop = this.transcript.scrollHeight;
+  }
+
+  #disposeTurns() {
+    for (const turn of this.turns) turn.dispose();
+    this.turns = [];
+  }
+
+  dispose() {
+    this.stop();
+    this.#disposeTurns();
+  }
+}

@@ -1,0 +1,93 @@
+// history: rebuilds a stored conversation (GET /chat/conversations/{id}) into the same views the
+// live stream uses — user bubbles, assistant turns with their tool calls (matched to tool result
+// messages by tool_call_id), recorded approvals and partial/interrupted answers.
+
+import { h } from '../../lib/dom.js';
+import { AssistantTurn } from './assistant-turn.js';
+import { splitQualifiedToolName } from './tool-call-view.js';
+
+/** Renders a user message bubble. */
+export function renderUserMessage(text) {
+  return h('div', { class: 'message message-user', text });
+}
+
+/** Text of a stored message's content (string, or OpenAI-style parts). */
+export function messageText(content) {
+  if (content === null || content === undefined) return '';
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((part) => (typeof part === 'string' ? part : part?.text ?? '')).join('');
+  return typeof content.text === 'string' ? content.text : JSON.stringify(content);
+}
+
+/** Builds transcript elements from stored messages; returns `{elements, turns}`. */
+export function renderHistory(messages, { onLayoutChange } = {}) {
+  const elements = [];
+  const turns = [];
+  let turn = null;
+  const viewsByCallId = new Map();
+  const ensureTurn = () => {
+    if (!turn) {
+      turn = new AssistantTurn({ onLayoutChange });
+      turns.push(turn);
+      elements.push(turn.element);
+    }
+    return turn;
+  };
+  for (const message of messages ?? []) {
+    const metadata = message.metadata ?? {};
+    if (message.role === 'user') {
+      turn = null;
+      elements.push(renderUserMessage(messageText(message.content)));
+      continue;
+    }
+    if (message.role === 'assistant') {
+      const current = ensureTurn();
+      for (const call of message.tool_calls ?? []) {
+        const qualified = call.function?.name ?? call.name ?? '';
+        const split = splitQualifiedToolName(qualified);
+        const view = current.applyToolEvent({
+          call_id: call.id,
+          server: call.server ?? metadata.servers?.[call.id] ?? split.server,
+          tool: call.tool ?? split.tool,
+          arguments: call.function?.arguments ?? call.arguments,
+          status: call.state ?? call.status ?? 'started',
+        });
+        viewsByCallId.set(call.id, view);
+      }
+      const text = messageText(message.content);
+      if (text) current.setText(current.text ? `${current.text}\n\n${text}` : text);
+      if (metadata.partial || metadata.interrupted || message.status === 'partial') {
+        current.showNotice('This answer was cut short (stopped or interrupted) and is shown as far as it got.');
+      }
+      if (metadata.error) current.showError(metadata.error);
+      continue;
+    }
+    if (message.role === 'tool') {
+      const current = ensureTurn();
+      const view = viewsByCallId.get(message.tool_call_id);
+      const state = metadata.state ?? metadata.status ?? message.state ?? message.status;
+      const isError = metadata.is_error === true || metadata.isError === true || /^(error|failed|denied|unknown)$/.test(state ?? '');
+      const result = metadata.result ?? message.result ?? parseMaybe(messageText(message.content));
+      const update = {
+        status: state === 'denied' ? 'denied' : state === 'unknown' ? 'unknown' : isError ? 'error' : 'completed',
+        result: isError ? undefined : result,
+        error: isError ? (metadata.error ?? result) : undefined,
+        durationMs: metadata.duration_ms,
+      };
+      if (view) view.update(update);
+      else current.applyToolEvent({ call_id: message.tool_call_id, server: metadata.server ?? '', tool: metadata.tool ?? 'tool', ...update, duration_ms: update.durationMs });
+    }
+  }
+  for (const view of viewsByCallId.values()) {
+    if (view.status === 'started') view.update({ status: 'unknown' });
+  }
+  return { elements, turns };
+}
+
+function parseMaybe(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,82 @@
+// tool-call-view: one tool call in the transcript — a one-line status ("Calling kg ·
+// schema_version…", then a success or error badge with a human summary and the duration) that
+// expands to the arguments and the result as JSON viewers. Used for live events and for history.
+
+import { h, replaceChildren } from '../../lib/dom.js';
+import { renderJsonViewer, parseJsonLoosely } from '../../lib/json-view.js';
+import { formatDuration, runningLabel, summariseError, summariseResult } from '../../lib/tool-summary.js';
+
+/** Splits an LLM-facing tool name `server__tool` into its parts (best effort). */
+export function splitQualifiedToolName(name) {
+  const text = String(name ?? '');
+  const separator = text.indexOf('__');
+  return separator > 0 ? { server: text.slice(0, separator), tool: text.slice(separator + 2) } : { server: '', tool: text };
+}
+
+/** A tool call view; call `update(state)` as its status changes. */
+export class ToolCallView {
+  constructor({ callId, server, tool, argumentsValue }) {
+    this.callId = callId;
+    this.server = server;
+    this.tool = tool;
+    this.argumentsValue = argumentsValue;
+    this.statusSlot = h('span', { class: 'tool-status' });
+    this.body = h('div', { class: 'tool-call-body' });
+    this.element = h('details', { class: 'tool-call', dataset: { callId: callId ?? '' } },
+      h('summary', {}, this.statusSlot),
+      this.body);
+    this.element.addEventListener('toggle', () => { if (this.element.open) this.#renderBody(); });
+    this.bodyDirty = true;
+    this.update({ status: 'started' });
+  }
+
+  /**
+   * Updates the view. `status`: started | completed | error | denied | unknown | waiting_approval.
+   * `result`, `error`, `durationMs` as they become known.
+   */
+  update({ status, result, error, durationMs, argumentsValue }) {
+    this.status = status;
+    if (argumentsValue !== undefined) this.argumentsValue = argumentsValue;
+    if (result !== undefined) this.result = result;
+    if (error !== undefined) this.error = error;
+    if (durationMs !== undefined) this.durationMs = durationMs;
+    this.element.dataset.status = status;
+    const name = h('span', { class: 'tool-name', text: this.server ? `${this.server} · ${this.tool}` : this.tool });
+    const duration = formatDuration(this.durationMs);
+    const durationText = duration ? h('span', { class: 'muted', text: duration }) : null;
+    let content;
+    if (status === 'started') {
+      content = [h('span', { class: 'spinner', 'aria-hidden': 'true' }), h('span', { text: runningLabel(this.server, this.tool) })];
+    } else if (status === 'waiting_approval') {
+      content = [h('span', { class: 'badge badge-warning', text: 'Waiting for approval' }), name];
+    } else if (status === 'completed') {
+      content = [h('span', { class: 'badge badge-success', text: `✓ ${summariseResult(this.result)}` }), name, durationText];
+    } else if (status === 'unknown') {
+      content = [h('span', { class: 'badge badge-warning', text: '? Outcome unknown — the call was interrupted and was not repeated' }), name];
+    } else {
+      const label = status === 'denied' ? `✕ Denied${this.error ? `: ${plainError(this.error)}` : ''}` : `⚠ ${summariseError(this.error ?? this.result)}`;
+      content = [h('span', { class: 'badge badge-danger', text: label }), name, durationText];
+    }
+    replaceChildren(this.statusSlot, content);
+    this.statusSlot.setAttribute('role', status === 'started' ? 'status' : 'group');
+    this.bodyDirty = true;
+    if (this.element.open) this.#renderBody();
+  }
+
+  #renderBody() {
+    if (!this.bodyDirty) return;
+    this.bodyDirty = false;
+    const parts = [renderJsonViewer(parseJsonLoosely(this.argumentsValue ?? {}), { label: 'Arguments', expandDepth: 2 })];
+    if (this.result !== undefined) parts.push(renderJsonViewer(this.result, { label: 'Result', expandDepth: 2 }));
+    if (this.error !== undefined && this.error !== null) parts.push(renderJsonViewer(this.error, { label: 'Error', expandDepth: 2 }));
+    if (this.result === undefined && (this.error === undefined || this.error === null)) {
+      parts.push(h('p', { class: 'muted small', text: this.status === 'started' ? 'Waiting for the result…' : 'No result was recorded.' }));
+    }
+    replaceChildren(this.body, parts);
+  }
+}
+
+function plainError(error) {
+  if (typeof error === 'string') return error;
+  return error?.message ?? 'by policy';
+}
