@@ -1,1 +1,4 @@
-//! placeholder
+//! Fakes and helpers shared by the test suites of several crates. Nothing here is linked
+//! into the product.
+
+pub mod fake_openai;

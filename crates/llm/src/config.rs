@@ -1,0 +1,314 @@
+//! `[llm]` configuration: which provider answers, where it lives, and how patiently we wait.
+//!
+//! Defaults make a fresh machine work with no key (the offline planner). The binary composes
+//! this section into the TOML file and applies env overrides; a bud may override provider,
+//! base URL, key and model through [`LlmOverrides`].
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// Which provider answers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// The embedded deterministic rules planner; no network, no key.
+    #[default]
+    Offline,
+    /// Any OpenAI-compatible Chat Completions endpoint (OpenAI, Ollama, vLLM, llama.cpp
+    /// server, LM Studio, Gemini's OpenAI-compatible endpoint).
+    Openai,
+}
+
+/// A provider API key. `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    /// The secret itself, for the `Authorization` header only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(switchboard_core::redact::REDACTED)
+    }
+}
+
+/// The `[llm]` section.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmConfig {
+    /// `offline` (default) or `openai`.
+    pub provider: ProviderKind,
+    /// Base URL of the OpenAI-compatible API, up to and including the version segment
+    /// (`/chat/completions` is appended). Default `https://api.openai.com/v1`.
+    pub base_url: String,
+    /// Bearer key; optional because local servers (Ollama, llama.cpp) need none.
+    pub api_key: Option<ApiKey>,
+    /// Model name sent upstream; required for `openai`. Ignored by `offline`.
+    pub model: String,
+    /// TCP + TLS connect timeout. Default 10 000 ms.
+    pub connect_timeout_ms: u64,
+    /// Wait for the response status and headers (a loaded local model can be slow to start).
+    /// Default 120 000 ms.
+    pub response_timeout_ms: u64,
+    /// Longest silence allowed between two streamed events. Default 60 000 ms.
+    pub stream_idle_timeout_ms: u64,
+    /// Retries on 429, 5xx and connection failures, only before any token was streamed.
+    /// Default 3.
+    pub max_retries: u32,
+    /// First backoff delay; doubles each retry. Default 500 ms.
+    pub retry_base_delay_ms: u64,
+    /// Ceiling of the computed backoff. Default 8 000 ms.
+    pub retry_max_delay_ms: u64,
+    /// Longest `Retry-After` we honour; a longer one fails at once with `RateLimited` rather
+    /// than holding the chat. Default 30 000 ms.
+    pub max_retry_after_ms: u64,
+    /// Send `stream_options.include_usage` (token counts in a final chunk). Default true;
+    /// turn off for servers that reject the option.
+    pub include_usage: bool,
+    /// Offline planner settings.
+    pub offline: OfflinePlannerConfig,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        Self {
+            provider: ProviderKind::Offline,
+            base_url: "https://api.openai.com/v1".to_owned(),
+            api_key: None,
+            model: String::new(),
+            connect_timeout_ms: 10_000,
+            response_timeout_ms: 120_000,
+            stream_idle_timeout_ms: 60_000,
+            max_retries: 3,
+            retry_base_delay_ms: 500,
+            retry_max_delay_ms: 8_000,
+            max_retry_after_ms: 30_000,
+            include_usage: true,
+            offline: OfflinePlannerConfig::default(),
+        }
+    }
+}
+
+/// The `[llm.offline]` section.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OfflinePlannerConfig {
+    /// Minimum confidence (0..1) for the planner to call a tool; below it, it explains what
+    /// it can do. Default 0.3.
+    pub confidence_threshold: f64,
+    /// Rows shown in a rendered table before "… and N more". Default 25.
+    pub max_table_rows: usize,
+}
+
+impl Default for OfflinePlannerConfig {
+    fn default() -> Self {
+        Self {
+            confidence_threshold: 0.3,
+            max_table_rows: 25,
+        }
+    }
+}
+
+/// A configuration key and what is wrong with its value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct LlmConfigError {
+    /// Dotted key, e.g. `llm.base_url`.
+    pub key: &'static str,
+    pub message: String,
+}
+
+impl LlmConfig {
+    /// Checks every key; the first problem found is returned, naming its key.
+    pub fn validate(&self) -> Result<(), LlmConfigError> {
+        let invalid = |key: &'static str, message: String| Err(LlmConfigError { key, message });
+        if self.provider == ProviderKind::Openai {
+            match url::Url::parse(&self.base_url) {
+                Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => {}
+                Ok(url) => {
+                    return invalid(
+                        "llm.base_url",
+                        format!(
+                            "must be an http or https URL, got scheme '{}'",
+                            url.scheme()
+                        ),
+                    );
+                }
+                Err(error) => {
+                    return invalid(
+                        "llm.base_url",
+                        format!("'{}' is not a URL: {error}", self.base_url),
+                    );
+                }
+            }
+            if self.model.trim().is_empty() {
+                return invalid(
+                    "llm.model",
+                    "required when provider = \"openai\" (e.g. \"gpt-4o-mini\" or \"llama3.1\")"
+                        .to_owned(),
+                );
+            }
+        }
+        for (key, value) in [
+            ("llm.connect_timeout_ms", self.connect_timeout_ms),
+            ("llm.response_timeout_ms", self.response_timeout_ms),
+            ("llm.stream_idle_timeout_ms", self.stream_idle_timeout_ms),
+        ] {
+            if value == 0 {
+                return invalid(key, "must be greater than 0".to_owned());
+            }
+        }
+        if self.retry_max_delay_ms < self.retry_base_delay_ms {
+            return invalid(
+                "llm.retry_max_delay_ms",
+                format!(
+                    "must be at least llm.retry_base_delay_ms ({})",
+                    self.retry_base_delay_ms
+                ),
+            );
+        }
+        if self.max_retries > 10 {
+            return invalid("llm.max_retries", "must be at most 10".to_owned());
+        }
+        if !(0.0..=1.0).contains(&self.offline.confidence_threshold) {
+            return invalid(
+                "llm.offline.confidence_threshold",
+                "must be between 0 and 1".to_owned(),
+            );
+        }
+        if self.offline.max_table_rows == 0 {
+            return invalid(
+                "llm.offline.max_table_rows",
+                "must be greater than 0".to_owned(),
+            );
+        }
+        Ok(())
+    }
+
+    /// This configuration with a bud's (or request's) choices laid over it.
+    pub fn overridden_by(&self, overrides: &LlmOverrides) -> LlmConfig {
+        let mut config = self.clone();
+        if let Some(provider) = overrides.provider {
+            config.provider = provider;
+        }
+        if let Some(base_url) = &overrides.base_url {
+            config.base_url = base_url.clone();
+        }
+        if let Some(api_key) = &overrides.api_key {
+            config.api_key = Some(api_key.clone());
+        }
+        if let Some(model) = &overrides.model {
+            config.model = model.clone();
+        }
+        config
+    }
+
+    pub fn connect_timeout(&self) -> Duration {
+        Duration::from_millis(self.connect_timeout_ms)
+    }
+
+    pub fn response_timeout(&self) -> Duration {
+        Duration::from_millis(self.response_timeout_ms)
+    }
+
+    pub fn stream_idle_timeout(&self) -> Duration {
+        Duration::from_millis(self.stream_idle_timeout_ms)
+    }
+}
+
+/// Per-bud choices; `None` keeps the configured value.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmOverrides {
+    pub provider: Option<ProviderKind>,
+    pub base_url: Option<String>,
+    pub api_key: Option<ApiKey>,
+    pub model: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_offline_and_valid() {
+        let config = LlmConfig::default();
+        assert_eq!(config.provider, ProviderKind::Offline);
+        config.validate().unwrap();
+        let parsed: LlmConfig = toml::from_str("").unwrap();
+        assert_eq!(parsed, config);
+    }
+
+    #[test]
+    fn api_key_is_redacted_in_debug() {
+        let config: LlmConfig =
+            toml::from_str("provider = \"openai\"\nmodel = \"m\"\napi_key = \"sk-very-secret\"")
+                .unwrap();
+        let debug = format!("{config:?}");
+        assert!(!debug.contains("sk-very-secret"), "{debug}");
+        assert!(debug.contains("[REDACTED]"));
+        assert_eq!(config.api_key.unwrap().expose(), "sk-very-secret");
+    }
+
+    #[test]
+    fn validate_names_the_key_at_fault() {
+        let openai = |extra: &str| -> LlmConfig {
+            toml::from_str(&format!("provider = \"openai\"\n{extra}")).unwrap()
+        };
+        assert_eq!(openai("").validate().unwrap_err().key, "llm.model");
+        let error = openai("model = \"m\"\nbase_url = \"not a url\"")
+            .validate()
+            .unwrap_err();
+        assert_eq!(error.key, "llm.base_url");
+        assert!(
+            error
+                .to_string()
+                .starts_with("llm.base_url: 'not a url' is not a URL")
+        );
+        assert_eq!(
+            openai("model = \"m\"\nbase_url = \"ftp://x/v1\"")
+                .validate()
+                .unwrap_err()
+                .key,
+            "llm.base_url"
+        );
+        assert_eq!(
+            openai("model = \"m\"\nstream_idle_timeout_ms = 0")
+                .validate()
+                .unwrap_err()
+                .key,
+            "llm.stream_idle_timeout_ms"
+        );
+        let offline: LlmConfig = toml::from_str("[offline]\nconfidence_threshold = 2.0").unwrap();
+        assert_eq!(
+            offline.validate().unwrap_err().key,
+            "llm.offline.confidence_threshold"
+        );
+        let unknown = toml::from_str::<LlmConfig>("modle = \"m\"").unwrap_err();
+        assert!(unknown.to_string().contains("modle"), "{unknown}");
+    }
+
+    #[test]
+    fn overrides_replace_only_what_they_name() {
+        let base = LlmConfig::default();
+        let overridden = base.overridden_by(&LlmOverrides {
+            provider: Some(ProviderKind::Openai),
+            model: Some("llama3.1".to_owned()),
+            ..LlmOverrides::default()
+        });
+        assert_eq!(overridden.provider, ProviderKind::Openai);
+        assert_eq!(overridden.model, "llama3.1");
+        assert_eq!(overridden.base_url, base.base_url);
+    }
+}

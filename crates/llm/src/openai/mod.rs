@@ -1,0 +1,396 @@
+//! The `openai` provider: OpenAI-compatible Chat Completions over reqwest, streamed as SSE.
+//!
+//! Covers OpenAI, Ollama, vLLM, llama.cpp server, LM Studio and Gemini's OpenAI-compatible
+//! endpoint. Owns: the HTTP exchange, retries (429/5xx/connection failures, exponential
+//! backoff honouring `Retry-After`, only before any token reached the caller), timeouts
+//! (connect, response headers, idle between events), and cancellation (dropping the stream
+//! drops the response body, which closes the connection and so aborts the generation).
+//!
+//! Why a focused client rather than `async-openai` (0.43, which does use reqwest 0.13, so no
+//! second HTTP stack): its typed chunks require `index` on tool-call deltas, which Gemini's
+//! endpoint omits, so those streams fail to deserialize; its retry layer does not know
+//! whether tokens were already streamed; its stream errors lose the status and body we report
+//! in `LlmError`; and with its bring-your-own-types mode it would reduce to the `POST` that
+//! reqwest already does. What we need — one endpoint, lenient chunk parsing, our retry rule —
+//! is a few hundred lines here; SSE framing comes from `sse-stream`.
+
+mod chunk_decoder;
+mod retry;
+mod tool_call_assembly;
+mod wire;
+
+use std::error::Error as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use serde_json::Value;
+use sse_stream::SseByteStream;
+
+use crate::config::{ApiKey, LlmConfig};
+use crate::error::{LlmError, TimeoutPhase, body_excerpt};
+use crate::provider::{LlmEvent, LlmEventStream, LlmProvider, LlmRequest};
+use chunk_decoder::ChunkDecoder;
+use retry::{RetryDecision, RetryPolicy, is_retryable_status};
+
+/// An OpenAI-compatible Chat Completions endpoint. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct OpenAiProvider {
+    inner: Arc<OpenAiInner>,
+}
+
+#[derive(Debug)]
+struct OpenAiInner {
+    client: reqwest::Client,
+    /// `{base_url}/chat/completions`.
+    endpoint: String,
+    api_key: Option<ApiKey>,
+    model: String,
+    include_usage: bool,
+    response_timeout: Duration,
+    stream_idle_timeout: Duration,
+    retry_policy: RetryPolicy,
+}
+
+impl OpenAiProvider {
+    /// Builds the provider from an already validated configuration.
+    pub fn new(config: &LlmConfig) -> Result<Self, LlmError> {
+        let base = url::Url::parse(&config.base_url).map_err(|error| {
+            LlmError::Configuration(format!(
+                "llm.base_url '{}' is not a URL: {error}",
+                config.base_url
+            ))
+        })?;
+        let endpoint = format!("{}/chat/completions", base.as_str().trim_end_matches('/'));
+        let client = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout())
+            .user_agent(concat!("switchboard/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|error| {
+                LlmError::Configuration(format!("cannot build the HTTP client: {error}"))
+            })?;
+        Ok(Self {
+            inner: Arc::new(OpenAiInner {
+                client,
+                endpoint,
+                api_key: config
+                    .api_key
+                    .clone()
+                    .filter(|key| !key.expose().is_empty()),
+                model: config.model.clone(),
+                include_usage: config.include_usage,
+                response_timeout: config.response_timeout(),
+                stream_idle_timeout: config.stream_idle_timeout(),
+                retry_policy: RetryPolicy::from_config(config),
+            }),
+        })
+    }
+
+    /// The URL requests go to.
+    pub fn endpoint(&self) -> &str {
+        &self.inner.endpoint
+    }
+}
+
+#[async_trait]
+impl LlmProvider for OpenAiProvider {
+    fn provider_name(&self) -> &str {
+        "openai"
+    }
+
+    fn default_model(&self) -> &str {
+        &self.inner.model
+    }
+
+    async fn stream_chat(&self, request: LlmRequest) -> Result<LlmEventStream, LlmError> {
+        request.validate()?;
+        let model = if request.model.is_empty() {
+            self.inner.model.clone()
+        } else {
+            request.model.clone()
+        };
+        if model.is_empty() {
+            return Err(LlmError::InvalidRequest(
+                "no model named in the request and no llm.model configured".to_owned(),
+            ));
+        }
+        let body = Arc::new(wire::request_body(
+            &request,
+            &model,
+            self.inner.include_usage,
+        ));
+        let (response, retries_done) = self.inner.send_with_retries(&body, 0).await?;
+        let state = ResponseStream::start(self.inner.clone(), body, response, retries_done);
+        Ok(Box::pin(futures::stream::unfold(
+            state,
+            |mut state| async move {
+                let item = state.next_event().await?;
+                Some((item, state))
+            },
+        )))
+    }
+}
+
+impl OpenAiInner {
+    /// Sends the request, retrying retryable failures. Returns the successful response and
+    /// how many retries were spent.
+    async fn send_with_retries(
+        &self,
+        body: &Value,
+        mut retries_done: u32,
+    ) -> Result<(reqwest::Response, u32), LlmError> {
+        loop {
+            let (error, retry_after) = match self.send_once(body).await {
+                Ok(response) if response.status().is_success() => {
+                    return Ok((response, retries_done));
+                }
+                Ok(response) => {
+                    let status = response.status();
+                    let retry_after = retry::retry_after(response.headers());
+                    let excerpt = read_error_excerpt(response).await;
+                    let error = if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+                        LlmError::RateLimited {
+                            retry_after,
+                            body_excerpt: excerpt,
+                        }
+                    } else {
+                        LlmError::UpstreamStatus {
+                            status: status.as_u16(),
+                            body_excerpt: excerpt,
+                        }
+                    };
+                    if !is_retryable_status(status) {
+                        return Err(error);
+                    }
+                    (error, retry_after)
+                }
+                Err(error @ LlmError::Connection { .. }) => (error, None),
+                Err(error) => return Err(error),
+            };
+            match self.retry_policy.decide(retries_done, retry_after) {
+                RetryDecision::RetryAfter(wait) => {
+                    tracing::warn!(
+                        endpoint = %self.endpoint,
+                        attempt = retries_done + 1,
+                        wait_ms = wait.as_millis() as u64,
+                        %error,
+                        "LLM request failed, retrying"
+                    );
+                    tokio::time::sleep(wait).await;
+                    retries_done += 1;
+                }
+                RetryDecision::GiveUp => return Err(error),
+            }
+        }
+    }
+
+    async fn send_once(&self, body: &Value) -> Result<reqwest::Response, LlmError> {
+        let mut builder = self
+            .client
+            .post(&self.endpoint)
+            .header(ACCEPT, "text/event-stream")
+            .json(body);
+        if let Some(key) = &self.api_key {
+            builder = builder.bearer_auth(key.expose());
+        }
+        match tokio::time::timeout(self.response_timeout, builder.send()).await {
+            Err(_) => Err(LlmError::Timeout {
+                phase: TimeoutPhase::ResponseHeaders,
+                after: self.response_timeout,
+            }),
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(error)) if error.is_timeout() && error.is_connect() => Err(LlmError::Timeout {
+                phase: TimeoutPhase::Connect,
+                after: self.response_timeout,
+            }),
+            Ok(Err(error)) => Err(LlmError::Connection {
+                url: self.endpoint.clone(),
+                detail: error_chain(&error),
+            }),
+        }
+    }
+}
+
+/// Reads at most a few KiB of an error response, quickly.
+async fn read_error_excerpt(response: reqwest::Response) -> String {
+    const MAX_BYTES: usize = 16 * 1024;
+    let mut collected = Vec::new();
+    let mut chunks = response.bytes_stream();
+    let read = async {
+        while let Some(Ok(chunk)) = chunks.next().await {
+            collected.extend_from_slice(&chunk);
+            if collected.len() >= MAX_BYTES {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(5), read).await;
+    body_excerpt(&String::from_utf8_lossy(&collected))
+}
+
+/// "outer: inner: innermost", without repeating reqwest's URL prefix noise twice.
+fn error_chain(error: &reqwest::Error) -> String {
+    let mut parts = vec![error.to_string()];
+    let mut source = error.source();
+    while let Some(inner) = source {
+        let text = inner.to_string();
+        if !parts.iter().any(|part| part.contains(&text)) {
+            parts.push(text);
+        }
+        source = inner.source();
+    }
+    parts.join(": ")
+}
+
+type SseEvents = futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>;
+
+/// One streaming response being decoded; reconnects (with the same body) if the connection
+/// breaks before any event was handed out and retries remain.
+struct ResponseStream {
+    inner: Arc<OpenAiInner>,
+    body: Arc<Value>,
+    source: ResponseSource,
+    decoder: ChunkDecoder,
+    handed_out_any_event: bool,
+    retries_done: u32,
+    ended: bool,
+}
+
+enum ResponseSource {
+    Sse(SseEvents),
+    /// A server that ignored `stream: true` and answered one JSON document.
+    WholeJson(Option<reqwest::Response>),
+}
+
+impl ResponseStream {
+    fn start(
+        inner: Arc<OpenAiInner>,
+        body: Arc<Value>,
+        response: reqwest::Response,
+        retries_done: u32,
+    ) -> Self {
+        Self {
+            inner,
+            body,
+            source: ResponseSource::from_response(response),
+            decoder: ChunkDecoder::default(),
+            handed_out_any_event: false,
+            retries_done,
+            ended: false,
+        }
+    }
+
+    async fn next_event(&mut self) -> Option<Result<LlmEvent, LlmError>> {
+        loop {
+            if let Some(event) = self.decoder.pop() {
+                self.handed_out_any_event = true;
+                return Some(Ok(event));
+            }
+            if self.ended || self.decoder.is_finished() {
+                return None;
+            }
+            if let Err(error) = self.advance().await {
+                if !self.handed_out_any_event && self.is_worth_reconnecting(&error) {
+                    match self.reconnect(error).await {
+                        Ok(()) => continue,
+                        Err(error) => return Some(Err(self.end_with(error))),
+                    }
+                }
+                return Some(Err(self.end_with(error)));
+            }
+        }
+    }
+
+    fn end_with(&mut self, error: LlmError) -> LlmError {
+        self.ended = true;
+        error
+    }
+
+    /// Reads the next piece of the response into the decoder.
+    async fn advance(&mut self) -> Result<(), LlmError> {
+        let idle_timeout = self.inner.stream_idle_timeout;
+        match &mut self.source {
+            ResponseSource::Sse(events) => {
+                match tokio::time::timeout(idle_timeout, events.next()).await {
+                    Err(_) => Err(LlmError::Timeout {
+                        phase: TimeoutPhase::StreamIdle,
+                        after: idle_timeout,
+                    }),
+                    Ok(None) => self.decoder.on_end_of_stream(),
+                    Ok(Some(Ok(event))) => match event.data {
+                        Some(data) => self.decoder.on_data(&data),
+                        None => Ok(()),
+                    },
+                    Ok(Some(Err(sse_stream::Error::Body(error)))) => {
+                        Err(LlmError::StreamInterrupted {
+                            detail: error.to_string(),
+                        })
+                    }
+                    Ok(Some(Err(error))) => Err(LlmError::MalformedStream {
+                        detail: error.to_string(),
+                    }),
+                }
+            }
+            ResponseSource::WholeJson(response) => {
+                let Some(response) = response.take() else {
+                    return self.decoder.on_end_of_stream();
+                };
+                let text = tokio::time::timeout(idle_timeout, response.text())
+                    .await
+                    .map_err(|_| LlmError::Timeout {
+                        phase: TimeoutPhase::StreamIdle,
+                        after: idle_timeout,
+                    })?
+                    .map_err(|error| LlmError::StreamInterrupted {
+                        detail: error_chain(&error),
+                    })?;
+                self.decoder.on_data(&text)?;
+                self.decoder.finish();
+                Ok(())
+            }
+        }
+    }
+
+    fn is_worth_reconnecting(&self, error: &LlmError) -> bool {
+        matches!(
+            error,
+            LlmError::StreamInterrupted { .. } | LlmError::StreamEndedEarly
+        ) && self.retries_done < self.inner.retry_policy.max_retries
+    }
+
+    async fn reconnect(&mut self, error: LlmError) -> Result<(), LlmError> {
+        let wait = self.inner.retry_policy.backoff(self.retries_done);
+        tracing::warn!(
+            endpoint = %self.inner.endpoint,
+            wait_ms = wait.as_millis() as u64,
+            %error,
+            "LLM stream broke before any token, retrying"
+        );
+        tokio::time::sleep(wait).await;
+        let (response, retries_done) = self
+            .inner
+            .send_with_retries(&self.body, self.retries_done + 1)
+            .await?;
+        self.retries_done = retries_done;
+        self.source = ResponseSource::from_response(response);
+        self.decoder = ChunkDecoder::default();
+        Ok(())
+    }
+}
+
+impl ResponseSource {
+    fn from_response(response: reqwest::Response) -> Self {
+        let is_json = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.starts_with("application/json"));
+        if is_json {
+            ResponseSource::WholeJson(Some(response))
+        } else {
+            ResponseSource::Sse(SseByteStream::new(response.bytes_stream()).boxed())
+        }
+    }
+}

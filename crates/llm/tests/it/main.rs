@@ -1,0 +1,6 @@
+//! Integration tests of switchboard-llm through its public API: the `openai` provider against
+//! the scripted fake server over real HTTP, and the offline planner end to end.
+
+mod openai_errors;
+mod openai_streaming;
+mod support;
