@@ -58,7 +58,7 @@ export class ConversationList {
       h('span', { class: 'when', text: formatRelativeTime(conversation.updated_at ?? conversation.created_at) }));
     const actions = h('div', { class: 'conversation-actions' },
       h('button', { type: 'button', class: 'button button-small button-quiet', text: '✎', title: 'Rename', 'aria-label': `Rename “${title}”`, onclick: () => this.#startRename(item, conversation) }),
-      h('button', { type: 'button', class: 'button button-small button-quiet', text: '🗑', title: 'Delete', 'aria-label': `Delete “${title}”`, onclick: () => this.#confirmDelete(item, conversation) }));
+      h('button', { type: 'button', class: 'button button-small button-quiet', text: '✕', title: 'Delete', 'aria-label': `Delete “${title}”`, onclick: () => this.#confirmDelete(item, conversation) }));
     const item = h('li', { class: 'conversation-item', dataset: { conversationId: conversation.id } }, openButton, actions);
     return item;
   }

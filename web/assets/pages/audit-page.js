@@ -1,0 +1,110 @@
+// audit-page: the Audit page (admins) — the workspace's audit log (GET /api/audit) as a table
+// filterable by time range, server, tool, user and status, paged, each row expandable to its
+// redacted arguments and details.
+
+import { h, formatDateTime, replaceChildren } from '../lib/dom.js';
+import { api, listItems } from '../lib/api.js';
+import { renderJsonViewer } from '../lib/json-view.js';
+import { formatDuration } from '../lib/tool-summary.js';
+
+const PAGE_SIZE = 50;
+
+/** Draws the page. */
+export async function renderPage(container, { query }) {
+  const filters = {};
+  const field = (name, label, control) => {
+    control.id = `audit-${name}`;
+    control.name = name;
+    control.value = query.get(name) ?? '';
+    filters[name] = control;
+    return h('div', { class: 'field' }, h('label', { for: control.id, text: label }), control);
+  };
+  const form = h('form', { class: 'filter-bar', 'aria-label': 'Filter the audit log' },
+    field('from', 'From', h('input', { type: 'datetime-local' })),
+    field('to', 'To', h('input', { type: 'datetime-local' })),
+    field('server', 'Server', h('input', { type: 'text', placeholder: 'any' })),
+    field('tool', 'Tool', h('input', { type: 'text', placeholder: 'any' })),
+    field('user', 'User', h('input', { type: 'text', placeholder: 'any' })),
+    field('status', 'Status', h('select', {}, ['', 'completed', 'failed', 'denied', 'unknown', 'timeout', 'connect', 'disconnect', 'error'].map((value) =>
+      h('option', { value, text: value || 'any' })))),
+    h('div', { class: 'button-row' },
+      h('button', { type: 'submit', class: 'button button-primary', text: 'Apply' }),
+      h('button', { type: 'reset', class: 'button', text: 'Clear' })));
+  const status = h('p', { class: 'muted', role: 'status' });
+  const tableSlot = h('div', {});
+  const previous = h('button', { type: 'button', class: 'button button-small', text: '← Newer' });
+  const next = h('button', { type: 'button', class: 'button button-small', text: 'Older →' });
+  const pager = h('div', { class: 'pager' }, previous, next);
+  container.append(h('div', { class: 'page-header' }, h('h1', { text: 'Audit log' })),
+    h('p', { class: 'muted', text: 'Every tool call, server connection event and configuration change in this workspace. Secrets are redacted before they are stored.' }),
+    form, status, tableSlot, pager);
+
+  const cursors = [null];
+  let pageIndex = 0;
+  async function load() {
+    const params = new URLSearchParams();
+    for (const [name, control] of Object.entries(filters)) {
+      const value = control.value.trim();
+      if (!value) continue;
+      params.set(name, name === 'from' || name === 'to' ? new Date(value).toISOString() : value);
+    }
+    params.set('limit', String(PAGE_SIZE));
+    const cursor = cursors[pageIndex];
+    if (cursor?.cursor) params.set('cursor', cursor.cursor);
+    if (cursor?.offset) params.set('offset', String(cursor.offset));
+    status.textContent = 'Loading…';
+    try {
+      const answer = await api.get(`/api/audit?${params}`);
+      const rows = listItems(answer, 'entries', 'events', 'audit');
+      status.textContent = rows.length ? `Showing ${rows.length} entr${rows.length === 1 ? 'y' : 'ies'}${answer?.total !== undefined ? ` of ${answer.total}` : ''}.` : 'Nothing matches these filters.';
+      replaceChildren(tableSlot, rows.length ? renderTable(rows) : null);
+      const nextCursor = answer?.next_cursor ?? answer?.nextCursor ?? null;
+      cursors[pageIndex + 1] = nextCursor ? { cursor: nextCursor } : rows.length === PAGE_SIZE ? { offset: (pageIndex + 1) * PAGE_SIZE } : undefined;
+      previous.disabled = pageIndex === 0;
+      next.disabled = !cursors[pageIndex + 1];
+    } catch (error) {
+      status.textContent = '';
+      replaceChildren(tableSlot, h('p', { class: 'alert alert-error', role: 'alert', text: error.status === 403 ? 'Only administrators can read the audit log.' : `The audit log could not be loaded: ${error.message}` }));
+      previous.disabled = true;
+      next.disabled = true;
+    }
+  }
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    cursors.length = 1;
+    pageIndex = 0;
+    load();
+  });
+  form.addEventListener('reset', () => setTimeout(() => form.requestSubmit(), 0));
+  previous.addEventListener('click', () => { pageIndex = Math.max(0, pageIndex - 1); load(); });
+  next.addEventListener('click', () => { pageIndex += 1; load(); });
+  await load();
+}
+
+function statusTone(value) {
+  const text = String(value ?? '').toLowerCase();
+  if (/^(completed|success|ok|approved|connect|connected)$/.test(text)) return 'badge-success';
+  if (/^(failed|error|denied|timeout|disconnect)$/.test(text)) return 'badge-danger';
+  if (text === 'unknown') return 'badge-warning';
+  return '';
+}
+
+function renderTable(rows) {
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'data-table audit-table' },
+    h('caption', { class: 'visually-hidden', text: 'Audit log entries' }),
+    h('thead', {}, h('tr', {}, ['When', 'Event', 'User', 'Server · tool', 'Status', 'Duration', 'Approval', 'Details'].map((label) => h('th', { scope: 'col', text: label })))),
+    h('tbody', {}, rows.map((row) => {
+      const details = { ...row };
+      const approval = row.approval_decision ?? row.decision ?? row.approval?.decision;
+      const decidedBy = row.decided_by ?? row.approval?.decided_by;
+      return h('tr', {},
+        h('td', { text: formatDateTime(row.created_at ?? row.timestamp ?? row.at) }),
+        h('td', { text: row.event_type ?? row.kind ?? row.action ?? row.event ?? '' }),
+        h('td', { class: 'mono', text: row.user_name ?? row.user_id ?? row.actor ?? '' }),
+        h('td', { text: [row.server_name ?? row.server, row.tool_name ?? row.tool].filter(Boolean).join(' · ') }),
+        h('td', {}, row.status ? h('span', { class: `badge ${statusTone(row.status)}`, text: row.status }) : ''),
+        h('td', { text: formatDuration(row.duration_ms) }),
+        h('td', { text: approval ? `${approval}${decidedBy ? ` by ${decidedBy}` : ''}` : '' }),
+        h('td', {}, h('details', {}, h('summary', { text: 'Show' }), renderJsonViewer(details, { label: 'Entry', expandDepth: 1 }))));
+    }))));
+}

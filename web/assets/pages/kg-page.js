@@ -1,0 +1,129 @@
+// kg-page: the Knowledge graph page — object types with their properties, relationship types,
+// and the schema changelog, read from our own knowledge-graph MCP server (/mcp) with the tab's
+// token through the schema tools (schema_version, type_info, relationship_info, schema_changelog).
+
+import { h, formatDateTime, replaceChildren } from '../lib/dom.js';
+import { McpHttpClient } from '../lib/mcp.js';
+import { renderJsonViewer } from '../lib/json-view.js';
+
+const TABS = [
+  { id: 'types', label: 'Object types' },
+  { id: 'relationships', label: 'Relationships' },
+  { id: 'changelog', label: 'Changelog' },
+];
+
+/** Draws the page; returns its cleanup. */
+export async function renderPage(container, { query }) {
+  const client = new McpHttpClient('/mcp');
+  const versionSlot = h('span', { class: 'badge badge-info', text: 'version …' });
+  const panel = h('div', { role: 'tabpanel', id: 'kg-panel', tabindex: '0' });
+  const tabButtons = TABS.map((tab) => h('button', {
+    type: 'button', role: 'tab', class: 'tab', id: `kg-tab-${tab.id}`, 'aria-controls': 'kg-panel', text: tab.label,
+    onclick: () => select(tab.id),
+  }));
+  const tabList = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Knowledge graph views' }, tabButtons);
+  tabList.addEventListener('keydown', (event) => {
+    const index = tabButtons.indexOf(document.activeElement);
+    if (index < 0 || !['ArrowLeft', 'ArrowRight'].includes(event.key)) return;
+    const next = tabButtons[(index + (event.key === 'ArrowRight' ? 1 : tabButtons.length - 1)) % tabButtons.length];
+    next.focus();
+    next.click();
+  });
+  container.append(
+    h('div', { class: 'page-header' }, h('h1', { text: 'Knowledge graph' }), versionSlot),
+    tabList, panel);
+
+  let current = null;
+  async function select(tabId) {
+    current = tabId;
+    tabButtons.forEach((button) => {
+      const selected = button.id === `kg-tab-${tabId}`;
+      button.setAttribute('aria-selected', String(selected));
+      button.tabIndex = selected ? 0 : -1;
+    });
+    panel.setAttribute('aria-labelledby', `kg-tab-${tabId}`);
+    history.replaceState(null, '', `#/kg?view=${tabId}`);
+    replaceChildren(panel, h('p', { class: 'muted', text: 'Loading…' }));
+    try {
+      const view = tabId === 'types' ? await renderTypes(client) : tabId === 'relationships' ? await renderRelationships(client) : await renderChangelog(client);
+      if (current === tabId) replaceChildren(panel, view);
+    } catch (error) {
+      if (current === tabId) replaceChildren(panel, h('p', { class: 'alert alert-error', role: 'alert', text: explain(error) }));
+    }
+  }
+
+  client.callTool('schema_version', {}).then((answer) => {
+    const version = answer?.version ?? answer?.schema_version ?? answer?.hash ?? answer?.current?.version;
+    versionSlot.textContent = version ? `Schema version ${version}` : 'Schema version unknown';
+    versionSlot.title = answer?.created_at ?? answer?.timestamp ? `Since ${formatDateTime(answer.created_at ?? answer.timestamp)}` : '';
+  }).catch(() => { versionSlot.textContent = 'Schema version unavailable'; });
+  await select(TABS.some((tab) => tab.id === query.get('view')) ? query.get('view') : 'types');
+  return () => { current = null; client.close(); };
+}
+
+function explain(error) {
+  if (error.code === -32001) return `Your token cannot read the schema (${error.data?.required_scope ?? 'schema:read'} is needed).`;
+  if (error.status === 401) return 'The knowledge-graph server did not accept your token.';
+  if (error.status === 404) return 'The knowledge-graph server is not available on this Switchboard.';
+  return `The knowledge graph could not be read: ${error.message}`;
+}
+
+/** The first array in an answer (under one of `keys`, or the answer itself). */
+function arrayIn(answer, ...keys) {
+  if (Array.isArray(answer)) return answer;
+  for (const key of keys) if (Array.isArray(answer?.[key])) return answer[key];
+  const found = Object.values(answer ?? {}).find(Array.isArray);
+  return found ?? [];
+}
+
+async function renderTypes(client) {
+  const answer = await client.callTool('type_info', {});
+  const types = arrayIn(answer, 'types', 'object_types');
+  if (types.length === 0) return h('div', {}, h('p', { class: 'muted', text: 'No object types yet.' }), renderJsonViewer(answer, { label: 'Answer' }));
+  return h('div', { class: 'kg-grid' }, types.map((type) => {
+    const properties = Array.isArray(type.properties) ? type.properties
+      : Object.entries(type.properties ?? {}).map(([name, property]) => ({ name, ...property }));
+    return h('article', { class: 'card kg-type', 'aria-label': `Type ${type.name}` },
+      h('h3', {}, type.name, h('span', { class: 'badge', text: `${properties.length} propert${properties.length === 1 ? 'y' : 'ies'}` })),
+      type.description ? h('p', { class: 'small muted', text: type.description }) : null,
+      h('ul', { class: 'property-list' }, properties.map((property) => h('li', {},
+        h('code', { text: property.name }), ': ', h('span', { class: 'muted', text: property.type ?? property.data_type ?? 'any' }),
+        property.required ? h('span', { class: 'badge badge-warning', text: 'required' }) : null,
+        Array.isArray(property.enum ?? property.enum_values) ? h('span', { class: 'small muted', text: ` (${(property.enum ?? property.enum_values).join(', ')})` }) : null))));
+  }));
+}
+
+async function renderRelationships(client) {
+  const answer = await client.callTool('relationship_info', {});
+  const relationships = arrayIn(answer, 'relationships', 'relationship_types');
+  if (relationships.length === 0) return h('div', {}, h('p', { class: 'muted', text: 'No relationship types yet.' }), renderJsonViewer(answer, { label: 'Answer' }));
+  const list = (value) => (Array.isArray(value) ? value.join(', ') : value ?? 'any');
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'data-table' },
+    h('caption', { class: 'visually-hidden', text: 'Relationship types' }),
+    h('thead', {}, h('tr', {}, ['Relationship', 'From', 'To', 'Description'].map((label) => h('th', { scope: 'col', text: label })))),
+    h('tbody', {}, relationships.map((relationship) => h('tr', {},
+      h('td', {}, h('code', { text: relationship.name ?? relationship.type })),
+      h('td', { text: list(relationship.from_types ?? relationship.from ?? relationship.from_type) }),
+      h('td', { text: list(relationship.to_types ?? relationship.to ?? relationship.to_type) }),
+      h('td', { class: 'small', text: relationship.description ?? '' }))))));
+}
+
+async function renderChangelog(client) {
+  const answer = await client.callTool('schema_changelog', { limit: 50 });
+  const changes = arrayIn(answer, 'changes', 'entries', 'changelog');
+  if (changes.length === 0) return h('div', {}, h('p', { class: 'muted', text: 'No schema changes recorded.' }), renderJsonViewer(answer, { label: 'Answer' }));
+  const tone = { added: 'badge-success', removed: 'badge-danger', modified: 'badge-warning' };
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'data-table' },
+    h('caption', { class: 'visually-hidden', text: 'Schema changelog' }),
+    h('thead', {}, h('tr', {}, ['When', 'Version', 'Change', 'What', 'Details'].map((label) => h('th', { scope: 'col', text: label })))),
+    h('tbody', {}, changes.map((change) => {
+      const kind = change.change_type ?? change.kind ?? change.action ?? change.change ?? '';
+      const target = [change.target_kind ?? change.entity ?? change.element_type, change.target ?? change.name ?? change.type_name].filter(Boolean).join(' ');
+      return h('tr', {},
+        h('td', { text: formatDateTime(change.created_at ?? change.timestamp ?? change.at) }),
+        h('td', {}, h('code', { text: change.version ?? change.schema_version ?? '' })),
+        h('td', {}, h('span', { class: `badge ${tone[String(kind).toLowerCase()] ?? ''}`, text: kind })),
+        h('td', { text: target }),
+        h('td', { class: 'small', text: change.description ?? change.summary ?? change.details ?? '' }));
+    }))));
+}

@@ -1,0 +1,121 @@
+// server-tools: a server's cached tools (GET /api/mcp/servers/{id}/capabilities) as a table with
+// a per-tool enable switch (PATCH …/tools/{name}) and approval policy (PUT …/tools/{name}/policy),
+// plus the resource and prompt counts. Each change is saved at once and confirmed in words.
+
+import { h, formatDateTime, replaceChildren, showToast } from '../../lib/dom.js';
+import { api, listItems, segment } from '../../lib/api.js';
+
+const POLICIES = [
+  { value: '', label: 'Workspace default' },
+  { value: 'ASK_USER', label: 'Ask every time' },
+  { value: 'ALWAYS_ALLOW', label: 'Always allow' },
+  { value: 'ALWAYS_DENY', label: 'Never allow' },
+];
+
+/** Loads and renders the tools of `server` into `container`. */
+export async function renderServerTools(container, server, { canWrite }) {
+  replaceChildren(container, h('p', { class: 'muted small', text: 'Loading tools…' }));
+  let capabilities;
+  try {
+    capabilities = await api.get(`/api/mcp/servers/${segment(server.id)}/capabilities`);
+  } catch (error) {
+    replaceChildren(container, h('p', { class: 'alert alert-error', text: `The tool list could not be loaded: ${error.message}` }));
+    return;
+  }
+  const tools = listItems(capabilities?.tools ?? capabilities, 'tools');
+  const resources = listItems(capabilities?.resources ?? [], 'resources');
+  const prompts = listItems(capabilities?.prompts ?? [], 'prompts');
+  const policies = await loadPolicies(server, tools);
+  const syncedAt = capabilities?.last_synced_at;
+  const syncState = capabilities?.sync_status ?? capabilities?.status;
+  const header = h('p', { class: 'small muted' },
+    `${tools.length} tool${tools.length === 1 ? '' : 's'}, ${resources.length} resource${resources.length === 1 ? '' : 's'}, ${prompts.length} prompt${prompts.length === 1 ? '' : 's'}`,
+    syncedAt ? ` · synced ${formatDateTime(syncedAt)}` : ' · not synced yet',
+    syncState && !/^(ok|synced)$/i.test(syncState) ? ` · ${describeSyncState(syncState)}` : '');
+  if (tools.length === 0) {
+    replaceChildren(container, header, h('p', { class: 'muted', text: describeEmpty(syncState) }));
+    return;
+  }
+  const rows = tools.map((tool) => renderToolRow(server, tool, policies.get(tool.name), canWrite));
+  replaceChildren(container, header, h('div', { class: 'table-wrap' },
+    h('table', { class: 'data-table tool-table' },
+      h('caption', { class: 'visually-hidden', text: `Tools of ${server.name}` }),
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'Tool' }), h('th', { scope: 'col', text: 'Description' }), h('th', { scope: 'col', text: 'Enabled' }), h('th', { scope: 'col', text: 'Approval' }))),
+      h('tbody', {}, rows))));
+}
+
+async function loadPolicies(server, tools) {
+  const policies = new Map();
+  await Promise.all(tools.slice(0, 200).map(async (tool) => {
+    if (tool.policy || tool.approval_policy) {
+      policies.set(tool.name, tool.policy ?? tool.approval_policy);
+      return;
+    }
+    try {
+      const answer = await api.get(`/api/mcp/servers/${segment(server.id)}/tools/${segment(tool.name)}/policy`);
+      const value = answer?.policy ?? answer?.approval_policy ?? null;
+      if (value && answer?.source !== 'default' && answer?.is_default !== true) policies.set(tool.name, value);
+    } catch {
+      // no policy row (404) or the approvals API is not there: the workspace default applies
+    }
+  }));
+  return policies;
+}
+
+function renderToolRow(server, tool, policy, canWrite) {
+  const enabled = tool.is_enabled ?? tool.enabled ?? true;
+  const toggle = h('input', {
+    type: 'checkbox', role: 'switch', class: 'switch', checked: enabled, disabled: !canWrite,
+    'aria-label': `Enable ${tool.name}`,
+  });
+  toggle.addEventListener('change', async () => {
+    const wanted = toggle.checked;
+    toggle.disabled = true;
+    try {
+      await api.patch(`/api/mcp/servers/${segment(server.id)}/tools/${segment(tool.name)}`, { is_enabled: wanted });
+      showToast(`${tool.name} ${wanted ? 'enabled' : 'disabled'}.`);
+    } catch (error) {
+      toggle.checked = !wanted;
+      showToast(`${tool.name} could not be ${wanted ? 'enabled' : 'disabled'}: ${error.message}`, 'error');
+    } finally {
+      toggle.disabled = !canWrite;
+    }
+  });
+  const policySelect = h('select', { 'aria-label': `Approval policy for ${tool.name}`, disabled: !canWrite },
+    POLICIES.map((option) => h('option', { value: option.value, text: option.label })));
+  policySelect.value = policy ?? '';
+  let savedPolicy = policySelect.value;
+  policySelect.addEventListener('change', async () => {
+    const wanted = policySelect.value;
+    policySelect.disabled = true;
+    try {
+      const path = `/api/mcp/servers/${segment(server.id)}/tools/${segment(tool.name)}/policy`;
+      if (wanted) await api.put(path, { policy: wanted });
+      else await api.delete(path);
+      savedPolicy = wanted;
+      showToast(`Approval for ${tool.name}: ${POLICIES.find((option) => option.value === wanted).label.toLowerCase()}.`);
+    } catch (error) {
+      policySelect.value = savedPolicy;
+      showToast(`The approval policy of ${tool.name} was not changed: ${error.message}`, 'error');
+    } finally {
+      policySelect.disabled = !canWrite;
+    }
+  });
+  const description = tool.description ?? '';
+  return h('tr', { dataset: { tool: tool.name } },
+    h('td', { text: tool.name }),
+    h('td', { class: 'small', text: description.length > 240 ? `${description.slice(0, 239)}…` : description, title: description }),
+    h('td', {}, toggle),
+    h('td', {}, policySelect));
+}
+
+function describeSyncState(state) {
+  return { stale: 'list may be out of date', needs_auth: 'the server needs credentials', empty: 'the server lists no tools', error: 'the last sync failed' }[String(state).toLowerCase()] ?? String(state);
+}
+
+function describeEmpty(state) {
+  const lower = String(state ?? '').toLowerCase();
+  if (lower === 'needs_auth') return 'The server refused to list its tools without credentials. Add an API key or headers, then sync.';
+  if (lower === 'empty') return 'The server answered but lists no tools.';
+  return 'No tools known yet. Use "Sync tools" to ask the server.';
+}

@@ -1,0 +1,203 @@
+// servers-page: the Servers settings page — the workspace's MCP servers with a status dot and
+// last error, add / edit / delete, Test connection, Sync tools, and each server's tools. The list
+// refreshes every few seconds while the page is open, so a connecting server turns green by itself.
+
+import { h, formatRelativeTime, replaceChildren, showToast } from '../../lib/dom.js';
+import { api, listItems, segment } from '../../lib/api.js';
+import { hasScope } from '../../lib/session.js';
+import { openServerDialog } from './server-form.js';
+import { renderStatus, transportName } from './server-status.js';
+import { renderServerTools } from './server-tools.js';
+
+const REFRESH_MILLISECONDS = 4000;
+
+/** Draws the page; returns its cleanup. */
+export async function renderPage(container) {
+  const page = new ServersPage(container);
+  await page.reload();
+  return () => page.dispose();
+}
+
+class ServersPage {
+  constructor(container) {
+    this.canWrite = hasScope('servers:write');
+    this.cards = new Map();
+    this.openTools = new Set();
+    this.list = h('div', { class: 'server-list', 'aria-live': 'polite' });
+    this.status = h('p', { class: 'muted', role: 'status' });
+    container.append(
+      h('div', { class: 'page-header' },
+        h('h1', { text: 'MCP servers' }),
+        h('button', { type: 'button', class: 'button button-primary', text: '+ Add server', disabled: !this.canWrite,
+          title: this.canWrite ? null : 'Your token lacks the servers:write scope.', onclick: () => this.add() })),
+      h('p', { class: 'muted', text: 'The assistant uses the tools of these servers. Each server receives what the assistant sends to its tools, so add only servers you trust.' }),
+      this.status,
+      this.list);
+    this.timer = setInterval(() => this.reload({ quiet: true }), REFRESH_MILLISECONDS);
+  }
+
+  async reload({ quiet = false } = {}) {
+    try {
+      this.servers = listItems(await api.get('/api/mcp/servers'), 'servers');
+      this.status.textContent = this.servers.length ? '' : 'No servers yet. Add one, or start from a template.';
+      this.#render();
+    } catch (error) {
+      if (!quiet || !this.servers) this.status.textContent = `The server list could not be loaded: ${error.message}`;
+    }
+  }
+
+  #render() {
+    const seen = new Set();
+    for (const [index, server] of this.servers.entries()) {
+      seen.add(server.id);
+      let card = this.cards.get(server.id);
+      if (!card) {
+        card = new ServerCard(this, server);
+        this.cards.set(server.id, card);
+      }
+      card.update(server);
+      // Move only when out of place: re-inserting a node would drop keyboard focus inside it.
+      if (this.list.children[index] !== card.element) this.list.insertBefore(card.element, this.list.children[index] ?? null);
+    }
+    for (const [id, card] of this.cards) {
+      if (!seen.has(id)) {
+        card.element.remove();
+        this.cards.delete(id);
+      }
+    }
+  }
+
+  add() {
+    openServerDialog({
+      onSave: async (body) => {
+        const created = await api.post('/api/mcp/servers', body);
+        const server = created?.server ?? created;
+        showToast(`${body.name} added. Testing the connection…`);
+        await this.reload();
+        if (server?.id) await this.cards.get(server.id)?.test({ announce: true });
+      },
+    });
+  }
+
+  dispose() {
+    clearInterval(this.timer);
+  }
+}
+
+class ServerCard {
+  constructor(page, server) {
+    this.page = page;
+    this.server = server;
+    this.statusSlot = h('span', {});
+    this.detailSlot = h('div', { class: 'small muted row' });
+    this.errorSlot = h('p', { class: 'server-error', role: 'alert' });
+    this.testSlot = h('p', { class: 'small', role: 'status' });
+    this.toolsSlot = h('div', {});
+    this.title = h('h2', {});
+    const canWrite = page.canWrite;
+    this.toolsDetails = h('details', {}, h('summary', { text: 'Tools' }), this.toolsSlot);
+    this.toolsDetails.addEventListener('toggle', () => {
+      if (this.toolsDetails.open) {
+        page.openTools.add(this.server.id);
+        renderServerTools(this.toolsSlot, this.server, { canWrite });
+      } else {
+        page.openTools.delete(this.server.id);
+      }
+    });
+    this.actions = h('div', { class: 'button-row' },
+      h('button', { type: 'button', class: 'button button-small', text: 'Test connection', onclick: () => this.test({ announce: true }) }),
+      h('button', { type: 'button', class: 'button button-small', text: 'Sync tools', disabled: !canWrite, onclick: () => this.sync() }),
+      h('button', { type: 'button', class: 'button button-small', text: 'Edit', disabled: !canWrite, onclick: () => this.edit() }),
+      h('button', { type: 'button', class: 'button button-small button-danger', text: 'Delete', disabled: !canWrite, onclick: () => this.confirmDelete() }));
+    this.element = h('article', { class: 'card server-card' },
+      h('div', { class: 'server-head' }, this.title, this.statusSlot),
+      this.detailSlot, this.errorSlot, this.testSlot, this.actions, this.toolsDetails);
+  }
+
+  update(server) {
+    this.server = server;
+    this.element.dataset.serverId = server.id;
+    this.element.dataset.serverName = server.name;
+    this.element.setAttribute('aria-label', `Server ${server.name}`);
+    this.title.textContent = server.name;
+    replaceChildren(this.statusSlot, renderStatus(server));
+    const endpoint = server.transport === 'stdio' ? [server.command, ...(server.args ?? [])].filter(Boolean).join(' ') : server.url;
+    const toolCount = server.tool_count ?? server.tools_count ?? server.tools?.length;
+    replaceChildren(this.detailSlot,
+      h('span', { class: 'badge', text: transportName(server.transport) }),
+      endpoint ? h('span', { class: 'mono', text: endpoint }) : null,
+      toolCount !== undefined ? h('span', { text: `${toolCount} tool${toolCount === 1 ? '' : 's'}` }) : null,
+      server.last_synced_at ? h('span', { text: `synced ${formatRelativeTime(server.last_synced_at)}` }) : null,
+      server.has_api_key || server.api_key_set ? h('span', { class: 'badge', text: 'API key set' }) : null);
+    const lastError = server.last_error ?? server.error ?? '';
+    this.errorSlot.textContent = lastError ? `Last error: ${typeof lastError === 'string' ? lastError : lastError.message ?? JSON.stringify(lastError)}` : '';
+    this.errorSlot.hidden = !lastError;
+  }
+
+  async test({ announce }) {
+    this.testSlot.textContent = 'Testing the connection…';
+    try {
+      const answer = await api.post(`/api/mcp/servers/${segment(this.server.id)}/test`, {});
+      const ok = answer?.ok ?? !/error|fail/i.test(answer?.status ?? '');
+      const info = answer?.server_info ?? answer?.serverInfo;
+      const name = info ? `${info.name ?? ''} ${info.version ?? ''}`.trim() : '';
+      const latency = answer?.latency_ms ?? answer?.latencyMs;
+      const count = answer?.tool_count ?? answer?.tools?.length;
+      this.testSlot.textContent = ok
+        ? `Connected${name ? ` to ${name}` : ''}${latency !== undefined ? ` in ${latency} ms` : ''}${count !== undefined ? `, ${count} tool${count === 1 ? '' : 's'}` : ''}.`
+        : `Connection failed: ${answer?.error?.message ?? answer?.error ?? answer?.message ?? answer?.status}`;
+      if (announce) showToast(this.testSlot.textContent, ok ? 'info' : 'error');
+    } catch (error) {
+      this.testSlot.textContent = `Connection failed: ${error.message}`;
+    }
+    await this.page.reload({ quiet: true });
+  }
+
+  async sync() {
+    this.testSlot.textContent = 'Asking the server for its tools…';
+    try {
+      const answer = await api.post(`/api/mcp/servers/${segment(this.server.id)}/sync`, {});
+      const count = answer?.tool_count ?? answer?.tools?.length;
+      this.testSlot.textContent = count !== undefined ? `Synced: ${count} tool${count === 1 ? '' : 's'}.` : 'Synced.';
+    } catch (error) {
+      this.testSlot.textContent = `Sync failed: ${error.message}`;
+    }
+    await this.page.reload({ quiet: true });
+    if (this.toolsDetails.open) renderServerTools(this.toolsSlot, this.server, { canWrite: this.page.canWrite });
+  }
+
+  edit() {
+    openServerDialog({
+      server: this.server,
+      onSave: async (body) => {
+        const patch = { ...body };
+        if (this.server.version !== undefined) patch.version = this.server.version;
+        await api.patch(`/api/mcp/servers/${segment(this.server.id)}`, patch);
+        showToast(`${body.name} saved.`);
+        await this.page.reload();
+      },
+    });
+  }
+
+  confirmDelete() {
+    const keep = h('button', { type: 'button', class: 'button button-small', text: 'Keep it', onclick: () => restore() });
+    const confirm = h('button', {
+      type: 'button', class: 'button button-small button-danger', text: `Delete ${this.server.name}`,
+      onclick: async () => {
+        confirm.disabled = true;
+        try {
+          await api.delete(`/api/mcp/servers/${segment(this.server.id)}`);
+          showToast(`${this.server.name} deleted.`);
+          await this.page.reload();
+        } catch (error) {
+          showToast(`${this.server.name} could not be deleted: ${error.message}`, 'error');
+          restore();
+        }
+      },
+    });
+    const original = [...this.actions.childNodes];
+    const restore = () => replaceChildren(this.actions, original);
+    replaceChildren(this.actions, h('span', { class: 'small', text: 'Delete this server? Its tools disappear from every conversation.' }), confirm, keep);
+    confirm.focus();
+  }
+}
