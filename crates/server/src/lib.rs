@@ -1,1 +1,23 @@
-//! placeholder
+//! Switchboard's HTTP surface (axum): [`app`] builds the router, [`run`] serves it on a
+//! listener until a shutdown future resolves. This crate is the only one that knows our HTTP
+//! and JSON wire shapes: errors ([`ApiError`]), authentication ([`Authenticated`], [`Scoped`]),
+//! request ids, metrics, and one route module per area under `routes/`.
+
+pub mod app;
+pub mod auth;
+pub mod config;
+pub mod error;
+pub mod metrics;
+mod middleware;
+pub mod readiness;
+pub mod routes;
+pub mod serve;
+pub mod state;
+
+pub use app::app;
+pub use auth::{Authenticated, RequiredScope, Scoped, scopes};
+pub use config::ServerConfig;
+pub use error::ApiError;
+pub use readiness::{CheckReport, CheckStatus, ReadinessCheck};
+pub use serve::{run, serve_router};
+pub use state::AppState;

@@ -1,0 +1,178 @@
+//! `ApiError`: the one way a handler fails. Each variant maps to an HTTP status and a stable
+//! machine-readable `code`, rendered as `{"error":{"code":"…","message":"…"}}`. Server-side
+//! failures (5xx) are logged here, once, inside the request's span; their details never reach
+//! the client.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use switchboard_core::Scope;
+
+/// Boxed cause of an internal error, kept for the log line.
+pub type BoxedCause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The request is malformed (bad JSON, bad query parameter).
+    #[error("{0}")]
+    BadRequest(String),
+    /// No bearer token, or one that is unknown, revoked or expired.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// The token is valid but lacks a scope the route needs.
+    #[error("this token lacks the `{missing}` scope")]
+    MissingScope { missing: Scope },
+    /// The thing does not exist, or exists in another workspace (we never say which).
+    #[error("{0}")]
+    NotFound(String),
+    /// The request conflicts with current state (duplicate name, stale version).
+    #[error("{0}")]
+    Conflict(String),
+    /// Well-formed but semantically invalid input (a validation error).
+    #[error("{0}")]
+    Unprocessable(String),
+    /// The body exceeds the configured limit.
+    #[error("request body is larger than the limit of {limit_bytes} bytes")]
+    PayloadTooLarge { limit_bytes: usize },
+    /// An upstream (MCP server, LLM provider) failed.
+    #[error("{0}")]
+    BadGateway(String),
+    /// A dependency is down (the store does not answer).
+    #[error("{0}")]
+    Unavailable(String),
+    /// A bug or an unexpected failure. The cause is logged, never returned.
+    #[error("internal server error")]
+    Internal(#[source] BoxedCause),
+}
+
+impl ApiError {
+    pub fn internal(cause: impl Into<BoxedCause>) -> Self {
+        ApiError::Internal(cause.into())
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::MissingScope { .. } => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::BadGateway(_) => StatusCode::BAD_GATEWAY,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The stable `error.code` clients can branch on.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::BadRequest(_) => "bad_request",
+            ApiError::Unauthorized(_) => "unauthorized",
+            ApiError::MissingScope { .. } => "insufficient_scope",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::Conflict(_) => "conflict",
+            ApiError::Unprocessable(_) => "invalid_request",
+            ApiError::PayloadTooLarge { .. } => "payload_too_large",
+            ApiError::BadGateway(_) => "upstream_error",
+            ApiError::Unavailable(_) => "unavailable",
+            ApiError::Internal(_) => "internal",
+        }
+    }
+}
+
+/// The JSON error document: `{"error":{"code":…,"message":…}}`.
+pub fn error_body(code: &str, message: &str) -> serde_json::Value {
+    json!({ "error": { "code": code, "message": message } })
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if status.is_server_error() {
+            tracing::error!(error = %ErrorChain(&self), code = self.code(), "request failed");
+        }
+        let body = error_body(self.code(), &self.to_string());
+        let mut response = (status, axum::Json(body)).into_response();
+        let challenge = match &self {
+            ApiError::Unauthorized(_) => Some(r#"Bearer realm="switchboard""#.to_owned()),
+            ApiError::MissingScope { missing } => Some(format!(
+                r#"Bearer realm="switchboard", error="insufficient_scope", scope="{missing}""#
+            )),
+            _ => None,
+        };
+        if let Some(value) = challenge.and_then(|value| HeaderValue::from_str(&value).ok()) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
+        }
+        response
+    }
+}
+
+/// Displays an error with its whole `source()` chain, for the single log line of a 5xx.
+struct ErrorChain<'a>(&'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for ErrorChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(cause) = source {
+            write!(f, ": {cause}")?;
+            source = cause.source();
+        }
+        Ok(())
+    }
+}
+
+/// The one place store failures become HTTP answers: missing rows are 404 (also for rows of
+/// another workspace), uniqueness and version clashes 409, refused input 422, the rest 500.
+impl From<switchboard_store::StoreError> for ApiError {
+    fn from(error: switchboard_store::StoreError) -> Self {
+        use switchboard_store::StoreError;
+        match error {
+            StoreError::NotFound { .. } => ApiError::NotFound(error.to_string()),
+            StoreError::UniqueViolation { .. }
+            | StoreError::VersionConflict { .. }
+            | StoreError::Conflict(_) => ApiError::Conflict(error.to_string()),
+            StoreError::InvalidInput { .. } => ApiError::Unprocessable(error.to_string()),
+            other => ApiError::internal(other),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_scope_names_the_scope_in_message_and_challenge() {
+        let response = ApiError::MissingScope {
+            missing: Scope::ServersWrite,
+        }
+        .into_response();
+        assert_eq!(response.status(), StatusCode::FORBIDDEN);
+        let challenge = response.headers()[header::WWW_AUTHENTICATE]
+            .to_str()
+            .unwrap();
+        assert!(
+            challenge.contains(r#"scope="servers:write""#),
+            "{challenge}"
+        );
+        assert_eq!(
+            ApiError::MissingScope {
+                missing: Scope::ServersWrite
+            }
+            .to_string(),
+            "this token lacks the `servers:write` scope"
+        );
+    }
+
+    #[test]
+    fn internal_errors_hide_their_cause() {
+        let error = ApiError::internal(std::io::Error::other("disk on fire"));
+        assert_eq!(error.to_string(), "internal server error");
+        assert_eq!(error.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+}

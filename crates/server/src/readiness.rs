@@ -1,0 +1,46 @@
+//! Readiness checks beyond the store: other areas register a [`ReadinessCheck`] (for example
+//! the MCP client's "UP unless every server is in ERROR" summary) and `GET /readyz` runs them
+//! all. Checks must be quick and must not fail the process: they only report.
+
+use serde::Serialize;
+
+/// Whether one dependency is usable right now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum CheckStatus {
+    Up,
+    Down,
+}
+
+/// One check's answer as shown under `checks.<name>` in the `/readyz` document.
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckReport {
+    pub status: CheckStatus,
+    /// Free-form detail (counts, last error); omitted when null.
+    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    pub detail: serde_json::Value,
+}
+
+impl CheckReport {
+    pub fn up(detail: serde_json::Value) -> Self {
+        Self {
+            status: CheckStatus::Up,
+            detail,
+        }
+    }
+
+    pub fn down(detail: serde_json::Value) -> Self {
+        Self {
+            status: CheckStatus::Down,
+            detail,
+        }
+    }
+}
+
+/// A dependency `/readyz` reports on. Register one with [`crate::AppState::with_readiness_check`].
+#[async_trait::async_trait]
+pub trait ReadinessCheck: Send + Sync + 'static {
+    /// The key under `checks` in the `/readyz` document (`"mcp_servers"`).
+    fn name(&self) -> &'static str;
+    async fn check(&self) -> CheckReport;
+}

@@ -1,0 +1,16 @@
+//! Route modules, one per area. Each exposes `router() -> Router<AppState>` with paths relative
+//! to where [`crate::app`] mounts it (`/api` for the JSON API). To add an area: create
+//! `routes/<area>.rs`, declare it here and merge it in [`api_router`] (or in `app` for routes
+//! outside `/api`).
+
+use crate::state::AppState;
+use axum::Router;
+
+pub mod health;
+pub mod me;
+pub mod tokens;
+
+/// Everything under `/api`.
+pub(crate) fn api_router() -> Router<AppState> {
+    Router::new().merge(me::router()).merge(tokens::router())
+}

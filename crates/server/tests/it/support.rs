@@ -1,0 +1,140 @@
+//! Starting a real server for a test and the small helpers the tests share.
+
+use axum::Router;
+use std::net::SocketAddr;
+use switchboard_core::{ScopeSet, WorkspaceId};
+use switchboard_server::{AppState, ServerConfig, app, serve_router};
+use switchboard_store::{DatabaseConfig, NewToken, SecretCipher, Store, UserRole};
+use tempfile::TempDir;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Limits small enough for tests to hit quickly.
+pub fn test_config() -> ServerConfig {
+    ServerConfig {
+        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+        max_request_body_bytes: 64 * 1024,
+        header_read_timeout_secs: 1,
+        shutdown_grace_secs: 5,
+    }
+}
+
+/// A running server plus what tests need to talk to it.
+pub struct TestServer {
+    pub address: SocketAddr,
+    pub store: Store,
+    pub owner_token: String,
+    pub client: reqwest::Client,
+    pub shutdown_token: CancellationToken,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<std::io::Result<()>>>,
+    _data_dir: TempDir,
+}
+
+impl TestServer {
+    pub async fn start() -> Self {
+        Self::start_with(test_config(), |router| router, |state| state).await
+    }
+
+    /// Starts with `config`, letting the test add routes around [`app`] and adjust the state.
+    pub async fn start_with(
+        config: ServerConfig,
+        extend_router: impl FnOnce(Router) -> Router,
+        extend_state: impl FnOnce(AppState) -> AppState,
+    ) -> Self {
+        let data_dir = tempfile::tempdir().unwrap();
+        let store = Store::open(
+            &DatabaseConfig::default(),
+            data_dir.path(),
+            SecretCipher::generate(),
+        )
+        .await
+        .unwrap();
+        let bootstrapped = store.bootstrap_default(None).await.unwrap().unwrap();
+        let state = extend_state(AppState::new(store.clone(), config.clone()));
+        let shutdown_token = state.shutdown.clone();
+        let listener = TcpListener::bind(config.bind).await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let router = extend_router(app(state));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task_token = shutdown_token.clone();
+        let task = tokio::spawn(async move {
+            serve_router(listener, router, &config, task_token, async {
+                let _ = stopped.await;
+            })
+            .await
+        });
+        Self {
+            address,
+            store,
+            owner_token: bootstrapped.plaintext.expose().to_owned(),
+            client: reqwest::Client::new(),
+            shutdown_token,
+            stop: Some(stop),
+            task: Some(task),
+            _data_dir: data_dir,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.address)
+    }
+
+    pub fn get(&self, path: &str, token: &str) -> reqwest::RequestBuilder {
+        self.client.get(self.url(path)).bearer_auth(token)
+    }
+
+    /// Signals shutdown and returns the accept loop's task to await.
+    pub fn begin_shutdown(&mut self) -> JoinHandle<std::io::Result<()>> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.task.take().expect("shutdown begun twice")
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// A second workspace with an owner and a token holding `scopes`; returns its id and token.
+pub async fn other_workspace(store: &Store, name: &str, scopes: ScopeSet) -> (WorkspaceId, String) {
+    let workspace = store.create_workspace(name).await.unwrap();
+    let owner = store
+        .create_user(&workspace.id, "owner", UserRole::Owner)
+        .await
+        .unwrap();
+    let issued = store
+        .create_token(
+            &workspace.id,
+            NewToken {
+                user_id: owner.id,
+                name: format!("{name} token"),
+                scopes,
+                expires_at: None,
+            },
+        )
+        .await
+        .unwrap();
+    (workspace.id, issued.plaintext.expose().to_owned())
+}
+
+/// Asserts the JSON error shape and returns (code, message).
+pub async fn error_of(response: reqwest::Response) -> (String, String) {
+    let body: serde_json::Value = response.json().await.expect("error body is JSON");
+    let code = body["error"]["code"]
+        .as_str()
+        .expect("error.code")
+        .to_owned();
+    let message = body["error"]["message"]
+        .as_str()
+        .expect("error.message")
+        .to_owned();
+    (code, message)
+}
