@@ -1,1 +1,75 @@
-//! placeholder
+//! Switchboard's persistence: one logical schema on SQLite (the embedded default) or PostgreSQL,
+//! behind one cheap-to-clone [`Store`].
+//!
+//! # Invariants
+//! - Every row belongs to a workspace and every area method takes the `WorkspaceId` it works
+//!   in: a call never returns, changes or deletes another workspace's rows (a row of another
+//!   workspace looks exactly like a missing one: `StoreError::NotFound`). Child tables
+//!   reference parents by `(workspace_id, id)`, so the database refuses cross-workspace links.
+//!   `list_workspaces`/`find_workspace_by_name` and `authenticate` are the only unscoped reads.
+//! - Secrets (server headers, API keys, env) are stored only AES-256-GCM encrypted
+//!   ([`secrets`]); token plaintexts are never stored (SHA-256 only).
+//! - Writes are durable when acknowledged: SQLite runs WAL with `synchronous=FULL`, PostgreSQL
+//!   sessions force `synchronous_commit=on`.
+//!
+//! # Public API (by module)
+//! - [`Store`]: `open(&DatabaseConfig, data_dir, SecretCipher)` (connect + migrate), `connect`,
+//!   `migrate`, `ping`, `close`, `backend_kind`, `known_migration_versions`, `cipher`.
+//! - [`config`]: [`DatabaseConfig`] (`[database]`: `url`, `max_connections`, `busy_timeout_ms`,
+//!   `acquire_timeout_ms`; `validate()`), [`BackendKind`], `redact_url`.
+//! - [`secrets`]: [`SecretCipher`] (`resolve(env_key, data_dir)`, `from_key_text`, `generate`,
+//!   `encrypt`/`decrypt` with associated data), `ENCRYPTION_KEY_ENV`, `KEY_FILE_NAME`.
+//! - [`workspaces`]: `create_workspace`, `get_workspace`, `find_workspace_by_name`,
+//!   `list_workspaces`.
+//! - [`users`]: `create_user`, `get_user`, `list_users`; [`UserRole`].
+//! - [`tokens`]: `create_token` → [`IssuedToken`] (plaintext once), `import_token`, `get_token`,
+//!   `list_tokens`, `revoke_token`, `authenticate(plaintext)` / `authenticate_at(plaintext, now)`
+//!   → `Option<Principal>`; `hash_token`.
+//! - [`bootstrap`]: `bootstrap_default(admin_token)` → `Option<Bootstrapped>`.
+//! - [`servers`]: `create_server`, `get_server`, `find_server_by_name`, `list_servers`,
+//!   `update_server(ws, id, expected_version, ServerPatch)` (→ `VersionConflict` when stale),
+//!   `delete_server`, `server_secrets` (decrypted, for connecting only), `record_server_status`,
+//!   `record_server_sync`.
+//!
+//! # Adding an area (the pattern)
+//! 1. Add `migrations/sqlite/NNNN_area.sql` and `migrations/postgres/NNNN_area.sql` with your
+//!    number (0002 knowledge graph, 0003 mcp client, 0004 chat, 0005 approvals/audit). Ids
+//!    `TEXT`; timestamps `TEXT` (SQLite) / `TIMESTAMPTZ` (PostgreSQL); JSON `TEXT` / `JSONB`;
+//!    booleans `INTEGER` / `BOOLEAN`; bytes `BLOB` / `BYTEA`; SQLite tables `STRICT`. Give every
+//!    table a `workspace_id` and reference parents by `(workspace_id, id)`.
+//! 2. Add `src/<area>.rs` with its records and an `impl Store { … }` block. Write each query
+//!    once with `$1…$N` placeholders inside `on_backend!(self, |pool| …)` (or
+//!    `write_transaction!(self, |tx| …)` with `&mut *tx` as executor); read rows with
+//!    `#[derive(sqlx::FromRow)]` structs of portable types (`String`, `i64`, `bool`,
+//!    `Option<_>`, `DateTime<Utc>`, `Json<T>`, `Vec<u8>`) and convert them to public records.
+//!    Take timestamps from `clock::now()` (microsecond precision, equal on both backends).
+//!    Map constraint errors with `error::insert_error` / `unique_violation`.
+//! 3. Add your tests to `tests/it/<area>.rs` with `store_test!`: each runs on SQLite and on
+//!    PostgreSQL.
+
+mod backend;
+pub mod bootstrap;
+mod clock;
+pub mod config;
+pub mod error;
+pub mod secrets;
+pub mod servers;
+mod store;
+pub mod tokens;
+pub mod users;
+mod validate;
+pub mod workspaces;
+
+pub use backend::SQLITE_FILE_NAME;
+pub use bootstrap::{Bootstrapped, DEFAULT_WORKSPACE_NAME};
+pub use config::{BackendKind, DatabaseConfig, DatabaseConfigError};
+pub use error::{StoreError, StoreResult};
+pub use secrets::{KeySource, SecretCipher};
+pub use servers::{
+    NewServer, ServerConnectionConfig, ServerPatch, ServerRecord, ServerSecrets,
+    ServerSecretsSummary, ServerStatus, ServerSync, SyncStatus,
+};
+pub use store::Store;
+pub use tokens::{IssuedToken, NewToken, TokenPlaintext, TokenRecord};
+pub use users::{UserRecord, UserRole};
+pub use workspaces::WorkspaceRecord;

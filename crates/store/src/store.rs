@@ -1,0 +1,91 @@
+//! `Store`: the handle every other crate holds. Opening, migrating, readiness and shutdown live
+//! here; the methods for each area (workspaces, servers, messages…) live in that area's module
+//! as further `impl Store` blocks.
+
+use crate::backend::{self, Backend, on_backend};
+use crate::config::{BackendKind, DatabaseConfig};
+use crate::error::StoreError;
+use crate::secrets::SecretCipher;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Migrations are embedded at compile time, one directory per backend (see `build.rs`).
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// The persistence handle: a connection pool plus the secret cipher. Clone it freely; clones
+/// share the pool.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pub(crate) backend: Backend,
+    pub(crate) cipher: Arc<SecretCipher>,
+}
+
+impl Store {
+    /// Connects to the database `config` selects and applies pending migrations.
+    pub async fn open(
+        config: &DatabaseConfig,
+        data_dir: &Path,
+        cipher: SecretCipher,
+    ) -> Result<Store, StoreError> {
+        let store = Store::connect(config, data_dir, cipher).await?;
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// Connects without migrating (for `switchboard migrate` and tooling).
+    pub async fn connect(
+        config: &DatabaseConfig,
+        data_dir: &Path,
+        cipher: SecretCipher,
+    ) -> Result<Store, StoreError> {
+        let backend = backend::connect(config, data_dir).await?;
+        tracing::debug!(backend = %backend.kind(), "store connected");
+        Ok(Store {
+            backend,
+            cipher: Arc::new(cipher),
+        })
+    }
+
+    /// Applies every migration not yet applied. Safe to run concurrently from several
+    /// processes (sqlx takes a lock on PostgreSQL; SQLite serialises writers).
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        match &self.backend {
+            Backend::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await?,
+            Backend::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await?,
+        }
+        Ok(())
+    }
+
+    /// Versions of the migrations this build knows, in order (e.g. `[1, 2, 3]`).
+    pub fn known_migration_versions(&self) -> Vec<i64> {
+        let migrator = match self.backend.kind() {
+            BackendKind::Sqlite => &SQLITE_MIGRATIONS,
+            BackendKind::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        migrator.iter().map(|migration| migration.version).collect()
+    }
+
+    /// Readiness probe: one round trip to the database.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        let one: i64 = on_backend!(self, |pool| sqlx::query_scalar("SELECT CAST(1 AS BIGINT)")
+            .fetch_one(pool)
+            .await)?;
+        debug_assert_eq!(one, 1);
+        Ok(())
+    }
+
+    pub fn backend_kind(&self) -> BackendKind {
+        self.backend.kind()
+    }
+
+    /// The cipher protecting secrets at rest (for area modules storing their own secrets).
+    pub fn cipher(&self) -> &SecretCipher {
+        &self.cipher
+    }
+
+    /// Waits for checked-out connections to return and closes the pool.
+    pub async fn close(&self) {
+        on_backend!(self, |pool| pool.close().await)
+    }
+}

@@ -1,0 +1,62 @@
+//! Input checks shared by the area modules. Each failure names the field it refuses.
+
+use crate::error::StoreError;
+
+/// A short identifier-like name: 1–64 of `A–Z a–z 0–9 _ -`.
+pub(crate) fn identifier_name(field: &'static str, value: &str) -> Result<(), StoreError> {
+    if value.is_empty() || value.len() > 64 {
+        return Err(StoreError::invalid(
+            field,
+            "must be 1 to 64 characters long",
+        ));
+    }
+    if !value
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(StoreError::invalid(
+            field,
+            format!("'{value}' may contain only letters, digits, '_' and '-'"),
+        ));
+    }
+    Ok(())
+}
+
+/// Free text that must not be blank, up to `max_chars` characters.
+pub(crate) fn display_text(
+    field: &'static str,
+    value: &str,
+    max_chars: usize,
+) -> Result<(), StoreError> {
+    if value.trim().is_empty() {
+        return Err(StoreError::invalid(field, "must not be empty"));
+    }
+    if value.chars().count() > max_chars {
+        return Err(StoreError::invalid(
+            field,
+            format!("must be at most {max_chars} characters long"),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifier_names_refuse_spaces_and_empty_values() {
+        identifier_name("name", "git-hub_2").unwrap();
+        assert!(identifier_name("name", "").is_err());
+        let error = identifier_name("name", "a b").unwrap_err();
+        assert!(error.to_string().starts_with("invalid name"), "{error}");
+        assert!(identifier_name("name", &"x".repeat(65)).is_err());
+    }
+
+    #[test]
+    fn display_text_refuses_blank_and_long_values() {
+        display_text("title", "Hello", 10).unwrap();
+        assert!(display_text("title", "   ", 10).is_err());
+        assert!(display_text("title", "12345678901", 10).is_err());
+    }
+}

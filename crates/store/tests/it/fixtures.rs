@@ -1,0 +1,66 @@
+//! Small builders shared by the test modules.
+
+use std::collections::BTreeMap;
+use switchboard_core::{ScopeSet, TransportKind};
+use switchboard_store::{
+    NewServer, NewToken, ServerConnectionConfig, ServerSecrets, Store, UserRecord, UserRole,
+    WorkspaceRecord,
+};
+
+/// A workspace named `name` with one owner user.
+pub async fn workspace_with_owner(store: &Store, name: &str) -> (WorkspaceRecord, UserRecord) {
+    let workspace = store
+        .create_workspace(name)
+        .await
+        .expect("create workspace");
+    let owner = store
+        .create_user(&workspace.id, "alice", UserRole::Owner)
+        .await
+        .expect("create user");
+    (workspace, owner)
+}
+
+pub fn new_token(user: &UserRecord, scopes: &str) -> NewToken {
+    NewToken {
+        user_id: user.id.clone(),
+        name: "test token".to_owned(),
+        scopes: ScopeSet::parse_list(scopes).expect("scopes"),
+        expires_at: None,
+    }
+}
+
+pub fn stdio_server(name: &str) -> NewServer {
+    NewServer {
+        name: name.to_owned(),
+        transport: TransportKind::Stdio,
+        url: None,
+        command: Some("npx".to_owned()),
+        args: vec![
+            "-y".to_owned(),
+            "@modelcontextprotocol/server-everything".to_owned(),
+        ],
+        connection: ServerConnectionConfig::default(),
+        secrets: ServerSecrets::default(),
+        is_active: true,
+    }
+}
+
+pub fn http_server_with_secrets(name: &str, api_key: &str, header_value: &str) -> NewServer {
+    NewServer {
+        name: name.to_owned(),
+        transport: TransportKind::StreamableHttp,
+        url: Some("https://mcp.example.com/mcp".to_owned()),
+        command: None,
+        args: Vec::new(),
+        connection: ServerConnectionConfig {
+            timeout_ms: Some(5_000),
+            ..ServerConnectionConfig::default()
+        },
+        secrets: ServerSecrets {
+            headers: BTreeMap::from([("X-Upstream-Auth".to_owned(), header_value.to_owned())]),
+            api_key: Some(api_key.to_owned()),
+            env: BTreeMap::new(),
+        },
+        is_active: true,
+    }
+}
