@@ -4,6 +4,9 @@
 
 import { h, formatDateTime, replaceChildren, showToast } from '../../lib/dom.js';
 import { api, listItems, segment } from '../../lib/api.js';
+import { renderJsonViewer } from '../../lib/json-view.js';
+import { renderMarkdown } from '../../lib/markdown.js';
+import { summariseError, summariseResult } from '../../lib/tool-summary.js';
 
 const POLICIES = [
   { value: '', label: 'Workspace default' },
@@ -40,7 +43,7 @@ export async function renderServerTools(container, server, { canWrite }) {
   replaceChildren(container, header, h('div', { class: 'table-wrap' },
     h('table', { class: 'data-table tool-table' },
       h('caption', { class: 'visually-hidden', text: `Tools of ${server.name}` }),
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'Tool' }), h('th', { scope: 'col', text: 'Description' }), h('th', { scope: 'col', text: 'Enabled' }), h('th', { scope: 'col', text: 'Approval' }))),
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'Tool' }), h('th', { scope: 'col', text: 'Description' }), h('th', { scope: 'col', text: 'Enabled' }), h('th', { scope: 'col', text: 'Approval' }), h('th', { scope: 'col', text: 'Try' }))),
       h('tbody', {}, rows))));
 }
 
@@ -102,11 +105,77 @@ function renderToolRow(server, tool, policy, canWrite) {
     }
   });
   const description = tool.description ?? '';
-  return h('tr', { dataset: { tool: tool.name } },
+  const tryButton = h('button', { type: 'button', class: 'button button-small', text: 'Try…', disabled: !canWrite, 'aria-label': `Try ${tool.name}` });
+  const row = h('tr', { dataset: { tool: tool.name } },
     h('td', { text: tool.name }),
     h('td', { class: 'small', text: description.length > 240 ? `${description.slice(0, 239)}…` : description, title: description }),
     h('td', {}, toggle),
-    h('td', {}, policySelect));
+    h('td', {}, policySelect),
+    h('td', {}, tryButton));
+  tryButton.addEventListener('click', () => {
+    const existing = row.nextElementSibling?.classList.contains('try-row') ? row.nextElementSibling : null;
+    if (existing) {
+      existing.remove();
+      return;
+    }
+    row.after(h('tr', { class: 'try-row' }, h('td', { colspan: '5' }, renderTryPanel(server, tool))));
+    row.nextElementSibling.querySelector('textarea')?.focus();
+  });
+  return row;
+}
+
+/** Example arguments from an input schema: defaults, else empty values of the right type. */
+export function exampleArguments(inputSchema) {
+  const properties = inputSchema?.properties ?? {};
+  const required = new Set(inputSchema?.required ?? []);
+  const example = {};
+  for (const [name, property] of Object.entries(properties)) {
+    if (property?.default !== undefined) example[name] = property.default;
+    else if (!required.has(name)) continue;
+    else if (Array.isArray(property?.enum)) example[name] = property.enum[0];
+    else example[name] = { number: 0, integer: 0, boolean: false, array: [], object: {} }[property?.type] ?? '';
+  }
+  return example;
+}
+
+function renderTryPanel(server, tool) {
+  const id = `try-${server.id}-${tool.name}`.replace(/[^A-Za-z0-9_-]/g, '-');
+  const input = h('textarea', { id, rows: '4', spellcheck: 'false', class: 'mono' });
+  input.value = JSON.stringify(exampleArguments(tool.input_schema ?? tool.inputSchema), null, 2);
+  const output = h('div', { class: 'stack', 'aria-live': 'polite' });
+  const run = h('button', { type: 'submit', class: 'button button-primary button-small', text: `Call ${tool.name}` });
+  const form = h('form', { class: 'stack' },
+    h('div', { class: 'field' }, h('label', { for: id, text: `Arguments for ${tool.name} (JSON)` }), input,
+      h('p', { class: 'field-hint', text: 'Runs the tool now, on your behalf, with these arguments. The call is audited.' })),
+    h('div', { class: 'button-row' }, run), output);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    let args;
+    try {
+      args = input.value.trim() ? JSON.parse(input.value) : {};
+    } catch (error) {
+      replaceChildren(output, h('p', { class: 'alert alert-error', role: 'alert', text: `The arguments are not valid JSON: ${error.message}` }));
+      return;
+    }
+    run.disabled = true;
+    replaceChildren(output, h('p', { class: 'muted small', text: 'Calling…' }));
+    try {
+      const result = await api.post(`/api/mcp/servers/${segment(server.id)}/tools/${segment(tool.name)}/call`, { arguments: args });
+      const failed = result?.isError === true || result?.is_error === true;
+      const texts = (result?.content ?? []).filter((part) => part?.type === 'text').map((part) => part.text).join('\n\n');
+      const rendered = h('div', { class: 'markdown try-result-text' });
+      rendered.innerHTML = renderMarkdown(texts);
+      replaceChildren(output,
+        h('span', { class: `badge ${failed ? 'badge-danger' : 'badge-success'}`, text: failed ? `⚠ ${summariseError(texts || result)}` : `✓ ${summariseResult(result)}` }),
+        texts ? rendered : null,
+        renderJsonViewer(result, { label: 'Result', expandDepth: 2 }));
+    } catch (error) {
+      replaceChildren(output, h('p', { class: 'alert alert-error', role: 'alert', text: `The call failed: ${error.message}` }));
+    } finally {
+      run.disabled = false;
+    }
+  });
+  return form;
 }
 
 function describeSyncState(state) {

@@ -1,0 +1,85 @@
+// switchboard: starts the real `switchboard serve` binary for a browser test — a fresh data
+// directory (SQLite), a known owner token, an ephemeral loopback port read from the ready line —
+// and stops it (SIGTERM, then SIGKILL) afterwards. The binary is the one `cargo build` produced
+// (target/debug/switchboard, or $SWITCHBOARD_BIN); a missing binary fails with a clear message.
+
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { repositoryRoot } from './chromium.js';
+
+const READY_LINE = /ready at (http:\/\/[^\s]+)/;
+
+/** Path of the switchboard binary under test. */
+export function switchboardBinary() {
+  const binary = process.env.SWITCHBOARD_BIN ?? path.join(repositoryRoot, 'target', 'debug', 'switchboard');
+  if (!existsSync(binary)) {
+    throw new Error(`switchboard binary not found at ${binary}: run \`cargo build -p switchboard\` first (the README's test command does).`);
+  }
+  return binary;
+}
+
+/** Starts Switchboard; resolves to `{origin, token, dataDirectory, logs, stop}`. */
+export async function startSwitchboard({ env = {}, timeoutMs = 60000 } = {}) {
+  const dataDirectory = mkdtempSync(path.join(os.tmpdir(), 'switchboard-browser-'));
+  const token = `sb_test_${randomBytes(18).toString('hex')}`;
+  const child = spawn(switchboardBinary(), ['serve', '--bind', '127.0.0.1:0', '--data-dir', dataDirectory], {
+    cwd: dataDirectory,
+    env: { ...process.env, SWITCHBOARD_ADMIN_TOKEN: token, RUST_LOG: process.env.RUST_LOG ?? 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs = [];
+  const remember = (chunk) => {
+    logs.push(chunk.toString());
+    if (logs.length > 2000) logs.splice(0, logs.length - 2000);
+  };
+  child.stderr.on('data', remember);
+  const origin = await new Promise((resolve, reject) => {
+    let stdout = '';
+    const timer = setTimeout(() => reject(new Error(`switchboard did not become ready within ${timeoutMs} ms:\n${logs.join('')}`)), timeoutMs);
+    child.stdout.on('data', (chunk) => {
+      remember(chunk);
+      stdout += chunk.toString();
+      const match = stdout.match(READY_LINE);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1].replace(/\/$/, ''));
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`switchboard exited early (code ${code}, signal ${signal}):\n${logs.join('')}`));
+    });
+  });
+  child.removeAllListeners('exit');
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    const killTimer = setTimeout(() => child.kill('SIGKILL'), 35000);
+    await exited;
+    clearTimeout(killTimer);
+    rmSync(dataDirectory, { recursive: true, force: true });
+  };
+  return { origin, token, dataDirectory, logs, stop };
+}
+
+/** A JSON API call with the owner token, for test set-up and checks. */
+export async function apiCall(instance, method, apiPath, body) {
+  const response = await fetch(`${instance.origin}${apiPath}`, {
+    method,
+    headers: { Authorization: `Bearer ${instance.token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let parsed = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = text;
+  }
+  if (!response.ok) throw new Error(`${method} ${apiPath} → ${response.status}: ${text}`);
+  return parsed;
+}
