@@ -64,12 +64,12 @@ pub use backend::SQLITE_FILE_NAME;
 pub use bootstrap::{Bootstrapped, DEFAULT_WORKSPACE_NAME};
 pub use config::{BackendKind, DatabaseConfig, DatabaseConfigError};
 pub use error::{StoreError, StoreResult};
-pub use secrets::{KeySource, SecretCipher};
+pub use secrets::{ENCRYPTION_KEY_ENV, KEY_FILE_NAME, KeySource, SecretCipher};
 pub use servers::{
     NewServer, ServerConnectionConfig, ServerPatch, ServerRecord, ServerSecrets,
     ServerSecretsSummary, ServerStatus, ServerSync, SyncStatus,
 };
 pub use store::Store;
-pub use tokens::{IssuedToken, NewToken, TokenPlaintext, TokenRecord};
+pub use tokens::{IssuedToken, NewToken, TOKEN_PREFIX, TokenPlaintext, TokenRecord};
 pub use users::{UserRecord, UserRole};
 pub use workspaces::WorkspaceRecord;
