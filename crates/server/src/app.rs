@@ -11,6 +11,7 @@ pub fn app(state: AppState) -> Router {
     let max_request_body_bytes = state.config.max_request_body_bytes;
     let router = Router::new()
         .merge(routes::health::router())
-        .nest("/api", routes::api_router());
+        .nest("/api", routes::api_router())
+        .merge(crate::web::router());
     with_common_layers(router, max_request_body_bytes).with_state(state)
 }

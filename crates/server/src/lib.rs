@@ -13,6 +13,7 @@ pub mod readiness;
 pub mod routes;
 pub mod serve;
 pub mod state;
+pub mod web;
 
 pub use app::app;
 pub use auth::{Authenticated, RequiredScope, Scoped, scopes};

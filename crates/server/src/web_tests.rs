@@ -49,7 +49,10 @@ async fn current_assets_are_immutable_and_typed() {
     assert_eq!(response.headers()[header::CACHE_CONTROL], IMMUTABLE);
     assert!(body_text(response).await.contains("import"));
     let css = get_with(&format!("/assets/{}/base.css", asset_version()), &[]).await;
-    assert_eq!(css.headers()[header::CONTENT_TYPE], "text/css; charset=utf-8");
+    assert_eq!(
+        css.headers()[header::CONTENT_TYPE],
+        "text/css; charset=utf-8"
+    );
 }
 
 #[tokio::test]
