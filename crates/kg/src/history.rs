@@ -124,9 +124,9 @@ impl SchemaHistory {
         &self.changelog
     }
 
-    /// Appends a version for `schema` with its `changes`; returns the new version.
-    pub fn record(
-        &mut self,
+    /// The version that recording `schema` with its `changes` would create (nothing changes).
+    pub fn prepare(
+        &self,
         schema: &Schema,
         changes: Vec<SchemaChange>,
         at: DateTime<Utc>,
@@ -142,7 +142,7 @@ impl SchemaHistory {
             property_count: schema.property_count(),
             change_count: changes.len(),
         };
-        let entries: Vec<ChangelogEntry> = changes
+        let entries = changes
             .into_iter()
             .map(|change| ChangelogEntry {
                 version: version.version.clone(),
@@ -151,11 +151,37 @@ impl SchemaHistory {
                 change,
             })
             .collect();
-        self.changelog.extend(entries.iter().cloned());
-        self.versions.push(VersionedSchema {
-            version: version.clone(),
-            schema: schema.clone(),
-        });
+        (version, entries)
+    }
+
+    /// Appends a prepared version. Panics if it is not the next sequence number (a prepared
+    /// version must be committed before another is prepared).
+    pub fn push(&mut self, versioned: VersionedSchema, entries: Vec<ChangelogEntry>) {
+        assert_eq!(
+            versioned.version.sequence,
+            self.versions.len() as u64 + 1,
+            "schema versions are committed in order"
+        );
+        self.changelog.extend(entries);
+        self.versions.push(versioned);
+    }
+
+    /// Prepares and appends a version for `schema` with its `changes`; returns it.
+    pub fn record(
+        &mut self,
+        schema: &Schema,
+        changes: Vec<SchemaChange>,
+        at: DateTime<Utc>,
+        message: Option<String>,
+    ) -> (SchemaVersion, Vec<ChangelogEntry>) {
+        let (version, entries) = self.prepare(schema, changes, at, message);
+        self.push(
+            VersionedSchema {
+                version: version.clone(),
+                schema: schema.clone(),
+            },
+            entries.clone(),
+        );
         (version, entries)
     }
 

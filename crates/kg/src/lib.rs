@@ -20,6 +20,6 @@ pub use data::{NewObject, NewRelationship, ObjectRecord, RelationshipRecord};
 pub use error::{KgError, KgErrorKind};
 pub use graph::{Direction, GraphData, KnowledgeGraph};
 pub use history::{ChangelogSince, SchemaHistory, SchemaVersion, VersionedSchema};
-pub use mutation::{ImportSummary, SchemaEdit, SchemaUpdate};
+pub use mutation::{ImportPlan, ImportSummary, ObjectDeletion, SchemaEdit, SchemaUpdate};
 pub use sample::sample_graph;
 pub use schema::{ObjectType, PropertyDefinition, PropertyType, RelationshipType, Schema};

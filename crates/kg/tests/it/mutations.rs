@@ -237,10 +237,39 @@ fn removing_an_unused_type_works_and_in_use_type_is_refused() {
 }
 
 #[test]
+fn planning_changes_nothing_until_committed() {
+    let mut graph = sample_graph(fixed_now());
+    let planned = graph
+        .plan_object(
+            new_document(Some("doc-planned"), json!({"title": "Planned"})),
+            fixed_now(),
+        )
+        .unwrap();
+    assert!(graph.object("doc-planned").is_none());
+    graph.insert_object(planned);
+    assert!(graph.object("doc-planned").is_some());
+    let mut schema = graph.schema().clone();
+    schema
+        .object_types
+        .push(ObjectType::new("Meeting", "", vec![]));
+    let versions = graph.history().versions().count();
+    let update = graph
+        .plan_schema(schema, fixed_now(), None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(graph.history().versions().count(), versions);
+    assert!(graph.schema().object_type("Meeting").is_none());
+    graph.commit_schema(update);
+    assert_eq!(graph.history().versions().count(), versions + 1);
+    assert!(graph.schema().object_type("Meeting").is_some());
+}
+
+#[test]
 fn delete_object_removes_its_relationships() {
     let mut graph = sample_graph(fixed_now());
     let before = graph.relationship_count();
-    let (object, relationships) = graph.delete_object("person-dana-kowalski").unwrap();
+    let deletion = graph.delete_object("person-dana-kowalski").unwrap();
+    let (object, relationships) = (deletion.object, deletion.relationships);
     assert_eq!(object.id, "person-dana-kowalski");
     assert_eq!(graph.relationship_count(), before - relationships.len());
     assert!(
@@ -290,10 +319,12 @@ fn import_is_all_or_nothing_and_names_the_bad_record() {
         to_id: "tag-ops".into(),
         properties: Map::new(),
     }];
-    let (summary, _, created) = graph.import(good, links, fixed_now()).unwrap();
+    let plan = graph.import(good, links, fixed_now()).unwrap();
+    let summary = plan.summary();
     assert_eq!(
         (summary.objects_created, summary.relationships_created),
         (1, 1)
     );
-    assert_eq!(created[0].to_id, "tag-ops");
+    assert_eq!(plan.relationships[0].to_id, "tag-ops");
+    assert_eq!(graph.object("tag-ops").unwrap().label(), "ops");
 }
