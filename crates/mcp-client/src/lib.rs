@@ -1,1 +1,57 @@
-//! placeholder
+//! Switchboard's MCP client side: transports to upstream MCP servers (stdio, Streamable HTTP,
+//! legacy HTTP+SSE, WebSocket), the session registry, capability listing, the tool catalog
+//! offered to LLMs, and tool execution with its limits.
+//!
+//! Invariant: this crate (with `mcp-server`) is the only one that names rmcp types; everything
+//! public here is rmcp-free, so rmcp's churn stays inside.
+//!
+//! # Layers
+//! - [`McpClient`] — sessions and requests for an [`UpstreamServer`] description: lazily
+//!   started, single-flight sessions per (server, [`SessionScopeKey`]); `call_tool`,
+//!   `read_resource`, `get_prompt`, `fetch_capabilities`, `test_connection`; `shutdown`.
+//! - [`ToolCatalog`] — turns the enabled tools of a set of servers (plus built-in tools) into
+//!   OpenAI-format [`switchboard_core::ToolSpec`]s named `server__tool`, and routes a name back
+//!   to ([`ToolRoute`]) the server and the upstream's own tool name.
+//!
+//! # For the chat engine
+//! ```text
+//! let catalog = ToolCatalog::build(&servers_with_enabled_tools, &builtin_specs);
+//! // offer catalog.specs to the LLM; when it calls `name` with `arguments`:
+//! let route = catalog.route(&name).ok_or(...)?;          // None: built-in or unknown
+//! let result = client.call_tool(&upstream_server, &route.tool, arguments, &CallContext {
+//!     caller: Caller { user_id, conversation_id: Some(conversation_id) },
+//!     cancellation,                 // cancel to abandon the call (upstream is told)
+//!     events: Some(progress_sender) // CallEvent::Progress / CallEvent::Log while it runs
+//! }).await;                         // Ok(ToolResult { is_error, .. }) or Err(UpstreamError)
+//! ```
+//! `UpstreamError::code()` gives a stable identifier for error events; a call is never retried
+//! by this crate.
+
+mod arguments;
+mod calls;
+pub mod capabilities;
+pub mod catalog;
+mod client;
+pub mod config;
+pub mod error;
+pub mod handler;
+mod metrics;
+pub mod notifications;
+pub mod result;
+pub mod server;
+pub mod session;
+pub mod transport;
+pub mod url_policy;
+
+pub use calls::{CallContext, Caller, ConnectionTestReport};
+pub use capabilities::{CapabilitySnapshot, PromptArgumentDefinition, PromptDefinition, ResourceDefinition, ServerDescription};
+pub use catalog::{CatalogServer, ToolCatalog, ToolRoute, is_valid_tool_name};
+pub use client::{McpClient, McpClientBuilder, ServerListChangedHandler};
+pub use config::{McpClientConfig, StdioConfig, UrlPolicyConfig};
+pub use error::UpstreamError;
+pub use handler::{AcceptSchemaDefaults, ElicitationRequest, ElicitationResponder, ElicitationResponse};
+pub use notifications::{CallEvent, ListChangeKind};
+pub use result::{PromptMessage, PromptResult, ResourceContent, ToolContent, ToolResult};
+pub use server::{RemoteEndpoint, ServerConfigError, StdioCommand, UpstreamEndpoint, UpstreamServer, validate_server_name};
+pub use session::{SessionScopeKey, SessionStatus};
+pub use url_policy::{UrlPolicy, UrlPolicyError};

@@ -1,0 +1,139 @@
+//! Validation of tool arguments against the tool's `inputSchema` before a call leaves: an LLM's
+//! malformed arguments come back at once with precise messages, without a round trip.
+//!
+//! Compiled validators are cached by schema text. A schema that does not compile is logged and
+//! skipped (a sloppy upstream schema must not make its tool unusable). Remote `$ref`s are never
+//! fetched (the validator is built without network resolvers).
+
+use crate::UpstreamError;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
+
+const CACHE_LIMIT: usize = 2048;
+const MAX_REPORTED_ERRORS: usize = 5;
+
+#[derive(Default)]
+pub(crate) struct ArgumentValidator {
+    compiled: Mutex<HashMap<u64, Option<Arc<jsonschema::Validator>>>>,
+}
+
+impl std::fmt::Debug for ArgumentValidator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArgumentValidator").finish_non_exhaustive()
+    }
+}
+
+impl ArgumentValidator {
+    /// Returns the arguments as a JSON object (`null` becomes `{}`) when they satisfy the schema.
+    pub fn check(&self, tool_name: &str, schema: &Value, arguments: Value) -> Result<serde_json::Map<String, Value>, UpstreamError> {
+        let arguments = match arguments {
+            Value::Null => serde_json::Map::new(),
+            Value::Object(map) => map,
+            other => {
+                return Err(UpstreamError::InvalidArguments {
+                    tool: tool_name.to_owned(),
+                    details: vec![format!("arguments must be a JSON object, not {}", json_kind(&other))],
+                });
+            }
+        };
+        let Some(validator) = self.validator_for(tool_name, schema) else {
+            return Ok(arguments);
+        };
+        let instance = Value::Object(arguments);
+        let details: Vec<String> = validator
+            .iter_errors(&instance)
+            .take(MAX_REPORTED_ERRORS)
+            .map(|error| {
+                let path = error.instance_path().to_string();
+                if path.is_empty() { error.to_string() } else { format!("{path}: {error}") }
+            })
+            .collect();
+        if !details.is_empty() {
+            return Err(UpstreamError::InvalidArguments {
+                tool: tool_name.to_owned(),
+                details,
+            });
+        }
+        match instance {
+            Value::Object(map) => Ok(map),
+            _ => unreachable!("constructed as an object above"),
+        }
+    }
+
+    fn validator_for(&self, tool_name: &str, schema: &Value) -> Option<Arc<jsonschema::Validator>> {
+        if !schema.is_object() {
+            return None;
+        }
+        let key = {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            schema.to_string().hash(&mut hasher);
+            hasher.finish()
+        };
+        if let Some(cached) = self.compiled.lock().ok()?.get(&key) {
+            return cached.clone();
+        }
+        let compiled = match jsonschema::validator_for(schema) {
+            Ok(validator) => Some(Arc::new(validator)),
+            Err(error) => {
+                tracing::warn!(tool = tool_name, %error, "the tool's inputSchema does not compile; arguments are not validated");
+                None
+            }
+        };
+        if let Ok(mut cache) = self.compiled.lock() {
+            if cache.len() >= CACHE_LIMIT {
+                cache.clear();
+            }
+            cache.insert(key, compiled.clone());
+        }
+        compiled
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            "required": ["a", "b"],
+            "additionalProperties": false
+        })
+    }
+
+    #[test]
+    fn accepts_valid_arguments_and_explains_invalid_ones() {
+        let validator = ArgumentValidator::default();
+        validator.check("add", &schema(), json!({"a": 1, "b": 2})).unwrap();
+        let error = validator.check("add", &schema(), json!({"a": "one"})).unwrap_err();
+        let UpstreamError::InvalidArguments { tool, details } = &error else { panic!("{error:?}") };
+        assert_eq!(tool, "add");
+        assert!(details.iter().any(|detail| detail.starts_with("/a:")), "{details:?}");
+        assert!(details.iter().any(|detail| detail.contains("\"b\" is a required property")), "{details:?}");
+        let error = validator.check("add", &schema(), json!([1, 2])).unwrap_err();
+        assert!(error.to_string().contains("must be a JSON object, not an array"));
+    }
+
+    #[test]
+    fn null_arguments_are_an_empty_object_and_broken_schemas_are_skipped() {
+        let validator = ArgumentValidator::default();
+        assert!(validator.check("noargs", &json!({"type": "object"}), Value::Null).unwrap().is_empty());
+        let broken = json!({"type": "object", "properties": {"a": {"type": "no-such-type"}}});
+        validator.check("sloppy", &broken, json!({"a": 1})).unwrap();
+    }
+}

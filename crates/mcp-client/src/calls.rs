@@ -1,0 +1,286 @@
+//! Requests through a session, with the limits every call obeys: argument validation, the
+//! per-server and per-conversation concurrency caps, a timeout that progress extends under a
+//! hard maximum (rmcp sends `notifications/cancelled` when it fires), caller cancellation
+//! (forwarded as `notifications/cancelled`), the response size cap, and normalised results.
+//!
+//! A call is never retried here: a tool may have side effects, and only the chat engine knows
+//! whether a retry is safe.
+
+use crate::UpstreamError;
+use crate::capabilities::{CapabilitySnapshot, ServerDescription, list_tools, snapshot};
+use crate::client::McpClient;
+use crate::metrics;
+use crate::notifications::CallEvent;
+use crate::result::{PromptResult, ResourceContent, ToolResult};
+use crate::server::UpstreamServer;
+use crate::session::SessionScopeKey;
+use crate::session::live::{Lifecycle, LiveSession, with_detail};
+use crate::session::slot::SessionSlot;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, GetPromptRequest,
+    GetPromptRequestParams, ReadResourceRequest, ReadResourceRequestParams, ServerResult,
+};
+use rmcp::service::PeerRequestOptions;
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use switchboard_core::{ConversationId, ToolDefinition, UserId};
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio_util::sync::CancellationToken;
+
+/// Who is calling: selects the session for per-user and per-conversation servers, and the
+/// conversation's concurrency budget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    pub user_id: UserId,
+    pub conversation_id: Option<ConversationId>,
+}
+
+/// Everything a call needs besides its arguments.
+#[derive(Clone, Debug)]
+pub struct CallContext {
+    pub caller: Caller,
+    /// Cancel to abandon the call; the upstream is told with `notifications/cancelled`.
+    pub cancellation: CancellationToken,
+    /// Receives progress and log notifications while the call runs (dropped when full).
+    pub events: Option<mpsc::Sender<CallEvent>>,
+}
+
+impl CallContext {
+    pub fn new(caller: Caller) -> Self {
+        Self {
+            caller,
+            cancellation: CancellationToken::new(),
+            events: None,
+        }
+    }
+}
+
+/// What `test_connection` found.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ConnectionTestReport {
+    pub latency_ms: u64,
+    pub server: ServerDescription,
+    pub tool_count: usize,
+}
+
+struct Limits {
+    timeout: Duration,
+    max_total: Duration,
+    max_bytes: usize,
+}
+
+impl McpClient {
+    fn limits(&self, server: &UpstreamServer) -> Limits {
+        let config = &self.inner.config;
+        let timeout = server
+            .timeout_ms
+            .map(Duration::from_millis)
+            .unwrap_or_else(|| config.tool_call_timeout());
+        Limits {
+            timeout,
+            max_total: config.tool_call_max_timeout().max(timeout),
+            max_bytes: config.max_tool_response_bytes,
+        }
+    }
+
+    fn scope_for(server: &UpstreamServer, caller: &Caller) -> SessionScopeKey {
+        SessionScopeKey::for_caller(server.session_scope, &caller.user_id, caller.conversation_id.as_ref())
+    }
+
+    /// Calls `tool` (as cached from `tools/list`) with `arguments`, after validating them
+    /// against its `inputSchema`. A tool-level failure is `Ok` with `is_error: true`.
+    pub async fn call_tool(&self, server: &UpstreamServer, tool: &ToolDefinition, arguments: Value, context: &CallContext) -> Result<ToolResult, UpstreamError> {
+        let started = Instant::now();
+        let outcome = self.call_tool_inner(server, tool, arguments, context).await;
+        let label = match &outcome {
+            Ok(result) if result.is_error => "tool_error",
+            Ok(_) => "success",
+            Err(error) => error.code(),
+        };
+        metrics::tool_call_finished(&server.name, label, started.elapsed());
+        outcome
+    }
+
+    async fn call_tool_inner(&self, server: &UpstreamServer, tool: &ToolDefinition, arguments: Value, context: &CallContext) -> Result<ToolResult, UpstreamError> {
+        let arguments = self.inner.validator.check(&tool.name, &tool.input_schema, arguments)?;
+        let limits = self.limits(server);
+        let _permits = self.acquire_permits(server, &context.caller, limits.timeout).await?;
+        let (slot, live) = self.session(server, Self::scope_for(server, &context.caller)).await?;
+        let mut params = CallToolRequestParams::new(tool.name.clone());
+        params.arguments = Some(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let result = run_request(&slot, &live, request, &limits, &context.cancellation, context.events.clone()).await?;
+        match &result {
+            ServerResult::InputRequiredResult(_) => {
+                return Err(UpstreamError::Protocol(
+                    "the tool asked for more input (multi round-trip requests are not supported yet)".into(),
+                ));
+            }
+            ServerResult::CreateTaskResult(_) => {
+                return Err(UpstreamError::Protocol("the tool answered with a task, which is not supported yet".into()));
+            }
+            _ => {}
+        }
+        decode(&result, limits.max_bytes, "tools/call")
+    }
+
+    /// `resources/read`.
+    pub async fn read_resource(&self, server: &UpstreamServer, uri: &str, context: &CallContext) -> Result<Vec<ResourceContent>, UpstreamError> {
+        #[derive(serde::Deserialize)]
+        struct Contents {
+            contents: Vec<ResourceContent>,
+        }
+        let limits = self.limits(server);
+        let _permits = self.acquire_permits(server, &context.caller, limits.timeout).await?;
+        let (slot, live) = self.session(server, Self::scope_for(server, &context.caller)).await?;
+        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(ReadResourceRequestParams::new(uri)));
+        let result = run_request(&slot, &live, request, &limits, &context.cancellation, context.events.clone()).await?;
+        Ok(decode::<Contents>(&result, limits.max_bytes, "resources/read")?.contents)
+    }
+
+    /// `prompts/get`.
+    pub async fn get_prompt(&self, server: &UpstreamServer, name: &str, arguments: serde_json::Map<String, Value>, context: &CallContext) -> Result<PromptResult, UpstreamError> {
+        let limits = self.limits(server);
+        let _permits = self.acquire_permits(server, &context.caller, limits.timeout).await?;
+        let (slot, live) = self.session(server, Self::scope_for(server, &context.caller)).await?;
+        let mut params = GetPromptRequestParams::new(name);
+        params.arguments = Some(arguments);
+        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
+        let result = run_request(&slot, &live, request, &limits, &context.cancellation, context.events.clone()).await?;
+        decode(&result, limits.max_bytes, "prompts/get")
+    }
+
+    /// Lists tools, resources and prompts (every page) through the caller's session.
+    pub async fn fetch_capabilities(&self, server: &UpstreamServer, caller: &Caller) -> Result<CapabilitySnapshot, UpstreamError> {
+        let limits = self.limits(server);
+        let (slot, live) = self.session(server, Self::scope_for(server, caller)).await?;
+        let _call = live.begin_call();
+        match tokio::time::timeout(limits.max_total, snapshot(&live.peer, limits.max_bytes)).await {
+            Ok(Ok(snapshot)) => Ok(snapshot),
+            Ok(Err(error)) => Err(after_failure(&slot, &live, error)),
+            Err(_) => Err(UpstreamError::Timeout(limits.max_total)),
+        }
+    }
+
+    /// Connects afresh (outside the session registry), initializes, lists the tools and
+    /// disconnects: the `/test` endpoint.
+    pub async fn test_connection(&self, server: &UpstreamServer) -> Result<ConnectionTestReport, UpstreamError> {
+        server.validate()?;
+        let started = Instant::now();
+        let context = self.start_context(server);
+        let lifecycle = match self.remembered_protocol_version(server) {
+            Some(version) => Lifecycle::Remembered(version),
+            None => Lifecycle::Auto,
+        };
+        let params = crate::session::live::ConnectParams {
+            server,
+            config: context.config,
+            http_client: context.http_client,
+            policy: context.policy,
+            lifecycle,
+            router: Arc::new(crate::notifications::NotificationRouter::new(server.name.clone(), None)),
+            elicitation: None,
+        };
+        let init_timeout = self.inner.config.session_init_timeout();
+        let live = match tokio::time::timeout(init_timeout, crate::session::live::connect(params)).await {
+            Ok(live) => live?,
+            Err(_) => return Err(UpstreamError::InitTimeout(init_timeout)),
+        };
+        let limits = self.limits(server);
+        let tools = tokio::time::timeout(limits.max_total, list_tools(&live.peer, limits.max_bytes)).await;
+        let report = match tools {
+            Ok(Ok(tools)) => Ok(ConnectionTestReport {
+                latency_ms: started.elapsed().as_millis() as u64,
+                server: live.description.clone(),
+                tool_count: tools.len(),
+            }),
+            Ok(Err(error)) => Err(error),
+            Err(_) => Err(UpstreamError::Timeout(limits.max_total)),
+        };
+        live.close(self.inner.config.shutdown_timeout()).await;
+        report
+    }
+
+    async fn acquire_permits(&self, server: &UpstreamServer, caller: &Caller, wait: Duration) -> Result<Vec<OwnedSemaphorePermit>, UpstreamError> {
+        let config = &self.inner.config;
+        let mut permits = Vec::with_capacity(2);
+        let started = Instant::now();
+        if let Some(conversation_id) = &caller.conversation_id {
+            let limit = config.max_concurrent_calls_per_conversation;
+            let semaphore = self.inner.sessions.conversation_limit(conversation_id, limit);
+            permits.push(acquire(semaphore, wait, "conversation", limit, started).await?);
+        }
+        let limit = config.max_concurrent_calls_per_server;
+        let semaphore = self.inner.sessions.server_limit(&server.id, limit);
+        permits.push(acquire(semaphore, wait.saturating_sub(started.elapsed()), "server", limit, started).await?);
+        Ok(permits)
+    }
+}
+
+async fn acquire(semaphore: Arc<tokio::sync::Semaphore>, wait: Duration, scope: &'static str, limit: usize, started: Instant) -> Result<OwnedSemaphorePermit, UpstreamError> {
+    match tokio::time::timeout(wait, semaphore.acquire_owned()).await {
+        Ok(Ok(permit)) => Ok(permit),
+        Ok(Err(_)) => Err(UpstreamError::ShuttingDown),
+        Err(_) => Err(UpstreamError::Busy {
+            scope,
+            limit,
+            waited: started.elapsed(),
+        }),
+    }
+}
+
+/// Sends one request and waits for its answer, routing its notifications to `events`.
+async fn run_request(slot: &Arc<SessionSlot>, live: &Arc<LiveSession>, request: ClientRequest, limits: &Limits, cancellation: &CancellationToken, events: Option<mpsc::Sender<CallEvent>>) -> Result<ServerResult, UpstreamError> {
+    let _call = live.begin_call();
+    let options = PeerRequestOptions::with_timeout(limits.timeout)
+        .reset_timeout_on_progress()
+        .with_max_total_timeout(limits.max_total);
+    let handle = live
+        .peer
+        .send_request_with_option(request, options)
+        .await
+        .map_err(|error| after_failure(slot, live, UpstreamError::from_service_error(error, limits.max_bytes)))?;
+    let request_id = handle.id.clone();
+    // Always registered, so log routing knows how many calls are in flight.
+    let sink = events.unwrap_or_else(|| mpsc::channel(1).0);
+    let _registration = live.router.register(&handle.progress_token, sink);
+    tokio::select! {
+        response = handle.await_response() => {
+            response.map_err(|error| after_failure(slot, live, UpstreamError::from_service_error(error, limits.max_bytes)))
+        }
+        () = cancellation.cancelled() => {
+            let notice = CancelledNotificationParam::new(Some(request_id), Some("cancelled by the caller".to_owned()));
+            let _ = live.peer.notify_cancelled(notice).await;
+            Err(UpstreamError::Cancelled)
+        }
+    }
+}
+
+/// Adds what is known about a dead connection and lets the slot restart it on next use.
+fn after_failure(slot: &Arc<SessionSlot>, live: &Arc<LiveSession>, error: UpstreamError) -> UpstreamError {
+    if error.is_connection_failure() || !live.is_alive() {
+        slot.mark_failed(live);
+        let error = match error {
+            UpstreamError::Timeout(_) | UpstreamError::Cancelled => error,
+            UpstreamError::ConnectionLost(_) => error,
+            other => UpstreamError::ConnectionLost(other.to_string()),
+        };
+        return match live.failure_detail() {
+            Some(detail) => with_detail(error, &detail),
+            None => error,
+        };
+    }
+    error
+}
+
+/// Checks the answer's size, then converts it into our shape.
+fn decode<T: serde::de::DeserializeOwned>(result: &ServerResult, max_bytes: usize, method: &str) -> Result<T, UpstreamError> {
+    let bytes = serde_json::to_vec(result).map_err(|error| UpstreamError::Protocol(error.to_string()))?;
+    if bytes.len() > max_bytes {
+        return Err(UpstreamError::ResponseTooLarge { limit: max_bytes });
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|error| UpstreamError::Protocol(format!("the {method} answer is malformed: {error}")))
+}

@@ -1,0 +1,229 @@
+//! `McpClient`: the session-level entry point. It owns the shared HTTP client, the URL policy,
+//! the session registry (with its idle reaper) and the protocol-version memory, and hands out
+//! live sessions to the request functions in [`crate::calls`].
+//!
+//! It knows nothing about the store or HTTP API; [`crate::registry`] builds on it.
+
+use crate::UpstreamError;
+use crate::arguments::ArgumentValidator;
+use crate::config::McpClientConfig;
+use crate::handler::ElicitationResponder;
+use crate::notifications::{ListChangeKind, ListChangedCallback};
+use crate::server::UpstreamServer;
+use crate::session::live::LiveSession;
+use crate::session::registry::SessionRegistry;
+use crate::session::slot::SessionSlot;
+use crate::session::{SessionKey, SessionScopeKey, SessionStatus, StartContext, VersionMemory};
+use crate::transport::build_shared_http_client;
+use crate::url_policy::UrlPolicy;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use switchboard_core::ServerId;
+use tokio_util::sync::CancellationToken;
+
+/// Called with the server and the list an upstream reported as changed.
+pub type ServerListChangedHandler = Arc<dyn Fn(&ServerId, ListChangeKind) + Send + Sync>;
+
+/// Cheap to clone; every clone shares the same sessions.
+#[derive(Clone, Debug)]
+pub struct McpClient {
+    pub(crate) inner: Arc<ClientInner>,
+}
+
+pub(crate) struct ClientInner {
+    pub config: McpClientConfig,
+    pub http_client: reqwest::Client,
+    pub policy: UrlPolicy,
+    pub versions: VersionMemory,
+    pub sessions: SessionRegistry,
+    pub validator: ArgumentValidator,
+    server_names: Mutex<HashMap<ServerId, String>>,
+    list_changed: Mutex<Option<ServerListChangedHandler>>,
+    elicitation: Option<Arc<dyn ElicitationResponder>>,
+    pub shutdown: CancellationToken,
+}
+
+impl std::fmt::Debug for ClientInner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpClient").field("sessions", &self.sessions).finish_non_exhaustive()
+    }
+}
+
+/// Options beyond the configuration (tests and the conformance client use them).
+#[derive(Debug)]
+pub struct McpClientBuilder {
+    config: McpClientConfig,
+    policy: Option<UrlPolicy>,
+    elicitation: Option<Arc<dyn ElicitationResponder>>,
+}
+
+impl McpClientBuilder {
+    /// Replaces the policy built from `config.url_policy` (e.g. one with a fixed host table).
+    pub fn url_policy(mut self, policy: UrlPolicy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// Declares the elicitation capability and answers `elicitation/create` with `responder`.
+    pub fn elicitation(mut self, responder: Arc<dyn ElicitationResponder>) -> Self {
+        self.elicitation = Some(responder);
+        self
+    }
+
+    /// Must be called inside a Tokio runtime (it starts the idle reaper).
+    pub fn build(self) -> Result<McpClient, UpstreamError> {
+        self.config
+            .validate()
+            .map_err(|error| UpstreamError::Config(crate::server::ServerConfigError::new(error.key, error.reason)))?;
+        let policy = self.policy.unwrap_or_else(|| UrlPolicy::new(self.config.url_policy.clone()));
+        let http_client = build_shared_http_client(&policy)
+            .map_err(|error| UpstreamError::Connect(format!("building the HTTP client failed: {error}")))?;
+        let inner = Arc::new(ClientInner {
+            config: self.config,
+            http_client,
+            policy,
+            versions: VersionMemory::default(),
+            sessions: SessionRegistry::default(),
+            validator: ArgumentValidator::default(),
+            server_names: Mutex::new(HashMap::new()),
+            list_changed: Mutex::new(None),
+            elicitation: self.elicitation,
+            shutdown: CancellationToken::new(),
+        });
+        tokio::spawn(reap_idle_sessions(Arc::downgrade(&inner)));
+        Ok(McpClient { inner })
+    }
+}
+
+async fn reap_idle_sessions(inner: std::sync::Weak<ClientInner>) {
+    let period = {
+        let Some(inner) = inner.upgrade() else { return };
+        (inner.config.session_idle_timeout() / 4).clamp(std::time::Duration::from_secs(1), std::time::Duration::from_secs(60))
+    };
+    let mut ticker = tokio::time::interval(period);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        let Some(inner) = inner.upgrade() else { return };
+        if inner.shutdown.is_cancelled() {
+            return;
+        }
+        let names = inner.server_names.lock().map(|names| names.clone()).unwrap_or_default();
+        inner
+            .sessions
+            .reap_idle(&names, inner.config.session_idle_timeout(), inner.config.shutdown_timeout())
+            .await;
+    }
+}
+
+impl McpClient {
+    pub fn new(config: McpClientConfig) -> Result<Self, UpstreamError> {
+        Self::builder(config).build()
+    }
+
+    pub fn builder(config: McpClientConfig) -> McpClientBuilder {
+        McpClientBuilder {
+            config,
+            policy: None,
+            elicitation: None,
+        }
+    }
+
+    pub fn config(&self) -> &McpClientConfig {
+        &self.inner.config
+    }
+
+    pub fn url_policy(&self) -> &UrlPolicy {
+        &self.inner.policy
+    }
+
+    /// Where list-changed notifications go (the capability cache registers itself here).
+    pub fn on_list_changed(&self, handler: ServerListChangedHandler) {
+        if let Ok(mut slot) = self.inner.list_changed.lock() {
+            *slot = Some(handler);
+        }
+    }
+
+    /// The negotiated protocol version this client remembers for a server, if any.
+    pub fn remembered_protocol_version(&self, server: &UpstreamServer) -> Option<String> {
+        self.inner.versions.recall(&server.id, server.connection_fingerprint())
+    }
+
+    /// Seeds the memory (e.g. from the store at start-up) so the first connect skips the probe.
+    pub fn remember_protocol_version(&self, server: &UpstreamServer, version: &str) {
+        self.inner.versions.remember(&server.id, server.connection_fingerprint(), version);
+    }
+
+    pub fn session_statuses(&self, server_id: &ServerId) -> Vec<SessionStatus> {
+        self.inner.sessions.statuses(server_id)
+    }
+
+    /// Lets the next use of a server in ERROR try again at once (after a manual sync or edit).
+    pub fn reset_errors(&self, server_id: &ServerId) {
+        for slot in self.inner.sessions.slots_for_server(server_id) {
+            slot.clear_error();
+        }
+    }
+
+    /// Closes every session of a server (deleted, deactivated, reconfigured); its stdio
+    /// children are gone when this returns.
+    pub async fn close_server(&self, server_id: &ServerId) {
+        let name = self.server_name(server_id);
+        self.inner
+            .sessions
+            .close_server(server_id, &name, self.inner.config.shutdown_timeout())
+            .await;
+    }
+
+    /// Closes every session within `shutdown_timeout_secs`; later calls fail with
+    /// `ShuttingDown`.
+    pub async fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+        let names = self.inner.server_names.lock().map(|names| names.clone()).unwrap_or_default();
+        self.inner.sessions.shutdown(&names, self.inner.config.shutdown_timeout()).await;
+    }
+
+    fn server_name(&self, server_id: &ServerId) -> String {
+        self.inner
+            .server_names
+            .lock()
+            .ok()
+            .and_then(|names| names.get(server_id).cloned())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn slot_for(&self, server: &UpstreamServer, scope: SessionScopeKey) -> Arc<SessionSlot> {
+        if let Ok(mut names) = self.inner.server_names.lock() {
+            names.insert(server.id.clone(), server.name.clone());
+        }
+        self.inner.sessions.slot(&SessionKey {
+            server_id: server.id.clone(),
+            scope,
+        })
+    }
+
+    /// The live session for `server` and `scope`, started on first use.
+    pub(crate) async fn session(&self, server: &UpstreamServer, scope: SessionScopeKey) -> Result<(Arc<SessionSlot>, Arc<LiveSession>), UpstreamError> {
+        server.validate()?;
+        let slot = self.slot_for(server, scope);
+        let live = slot.acquire(&self.start_context(server)).await?;
+        Ok((slot, live))
+    }
+
+    pub(crate) fn start_context<'a>(&'a self, server: &'a UpstreamServer) -> StartContext<'a> {
+        let handler = self.inner.list_changed.lock().ok().and_then(|handler| handler.clone());
+        let server_id = server.id.clone();
+        let list_changed: Option<ListChangedCallback> =
+            handler.map(|handler| Arc::new(move |kind| handler(&server_id, kind)) as ListChangedCallback);
+        StartContext {
+            server,
+            config: &self.inner.config,
+            http_client: &self.inner.http_client,
+            policy: &self.inner.policy,
+            versions: &self.inner.versions,
+            list_changed,
+            elicitation: self.inner.elicitation.clone(),
+            shutdown: self.inner.shutdown.clone(),
+        }
+    }
+}

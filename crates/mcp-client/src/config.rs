@@ -1,0 +1,260 @@
+//! `McpClientConfig`: the `[mcp]` section of the configuration file — session lifecycle,
+//! call limits, stdio safety and the outbound URL policy — with the documented defaults.
+//!
+//! This module only describes and validates settings; it does not read files or the
+//! environment (the binary composes sections and applies env overrides).
+
+use serde::Deserialize;
+use std::time::Duration;
+use switchboard_core::InvalidSetting;
+
+/// Settings for talking to upstream MCP servers.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpClientConfig {
+    /// Upper bound on connecting and completing the handshake of one session attempt.
+    pub session_init_timeout_secs: u64,
+    /// Extra attempts after a failed start (so `3` means up to four attempts).
+    pub session_init_retries: u32,
+    /// First backoff between start attempts; doubles on every retry.
+    pub session_init_backoff_ms: u64,
+    /// After a session ended in ERROR, callers get the last error until this delay has passed;
+    /// the next use after it tries again.
+    pub session_error_retry_secs: u64,
+    /// A session nobody used for this long is closed (the next use starts a new one).
+    pub session_idle_timeout_secs: u64,
+    /// How long shutdown waits for every session to close before killing what is left.
+    pub shutdown_timeout_secs: u64,
+    /// Default per-call timeout; a server's `timeout_ms` overrides it. Progress notifications
+    /// restart it, up to [`Self::tool_call_max_timeout_secs`].
+    pub tool_call_timeout_secs: u64,
+    /// Hard maximum for one call, however much progress the upstream reports.
+    pub tool_call_max_timeout_secs: u64,
+    /// Largest single message (and so largest tool result) accepted from an upstream, in bytes.
+    pub max_tool_response_bytes: usize,
+    /// Calls in flight at once against one server (across all its sessions).
+    pub max_concurrent_calls_per_server: usize,
+    /// Calls in flight at once for one conversation (across all servers).
+    pub max_concurrent_calls_per_conversation: usize,
+    /// Capability cache lifetime; older entries are refreshed before use.
+    pub capability_cache_ttl_secs: u64,
+    /// Period of the background capability refresh.
+    pub capability_refresh_interval_secs: u64,
+    /// stdio children: process safety settings.
+    pub stdio: StdioConfig,
+    /// Which network destinations remote transports may reach.
+    pub url_policy: UrlPolicyConfig,
+}
+
+impl Default for McpClientConfig {
+    fn default() -> Self {
+        Self {
+            session_init_timeout_secs: 10,
+            session_init_retries: 3,
+            session_init_backoff_ms: 100,
+            session_error_retry_secs: 30,
+            session_idle_timeout_secs: 30 * 60,
+            shutdown_timeout_secs: 30,
+            tool_call_timeout_secs: 30,
+            tool_call_max_timeout_secs: 300,
+            max_tool_response_bytes: 10 * 1024 * 1024,
+            max_concurrent_calls_per_server: 10,
+            max_concurrent_calls_per_conversation: 10,
+            capability_cache_ttl_secs: 5 * 60,
+            capability_refresh_interval_secs: 5 * 60,
+            stdio: StdioConfig::default(),
+            url_policy: UrlPolicyConfig::default(),
+        }
+    }
+}
+
+/// How stdio servers are started and stopped.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StdioConfig {
+    /// Variables copied from Switchboard's own environment into every child (values of
+    /// variables not listed here never reach a child). A server's configured `env` is added on
+    /// top, except the variables refused by [`crate::server::is_forbidden_env_name`].
+    pub env_allowlist: Vec<String>,
+    /// After closing a child's stdin, how long to wait before SIGTERM, and again before SIGKILL.
+    pub graceful_exit_secs: u64,
+    /// Longest stderr line forwarded to the logs (longer lines are cut).
+    pub stderr_line_bytes: usize,
+    /// Total stderr bytes logged per child; the rest is counted and dropped.
+    pub stderr_log_budget_bytes: usize,
+    /// How much of the latest stderr output is kept to explain a failure (in `/test`, errors).
+    pub stderr_tail_bytes: usize,
+}
+
+impl Default for StdioConfig {
+    fn default() -> Self {
+        Self {
+            env_allowlist: ["PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"]
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            graceful_exit_secs: 2,
+            stderr_line_bytes: 4 * 1024,
+            stderr_log_budget_bytes: 1024 * 1024,
+            stderr_tail_bytes: 4 * 1024,
+        }
+    }
+}
+
+/// Outbound URL policy (SSRF guard). Every address a remote transport connects to is checked
+/// after DNS resolution; these switches open the guarded ranges.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct UrlPolicyConfig {
+    /// 127.0.0.0/8, ::1, `localhost` and 0.0.0.0. On by default for local development;
+    /// turn it off on a shared deployment.
+    pub allow_loopback: bool,
+    /// RFC 1918, carrier-grade NAT, IPv6 unique-local and site-local ranges.
+    pub allow_private: bool,
+    /// 169.254.0.0/16 and fe80::/10 (metadata addresses excluded, see below).
+    pub allow_link_local: bool,
+    /// Cloud metadata endpoints (169.254.169.254, fd00:ec2::254, 100.100.100.200…).
+    pub allow_metadata: bool,
+}
+
+impl Default for UrlPolicyConfig {
+    fn default() -> Self {
+        Self {
+            allow_loopback: true,
+            allow_private: false,
+            allow_link_local: false,
+            allow_metadata: false,
+        }
+    }
+}
+
+impl McpClientConfig {
+    /// Checks every value; the error names the key relative to the `[mcp]` section.
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
+        InvalidSetting::require_positive("session_init_timeout_secs", self.session_init_timeout_secs)?;
+        InvalidSetting::require_positive("session_init_backoff_ms", self.session_init_backoff_ms)?;
+        InvalidSetting::require_positive("session_error_retry_secs", self.session_error_retry_secs)?;
+        InvalidSetting::require_positive("session_idle_timeout_secs", self.session_idle_timeout_secs)?;
+        InvalidSetting::require_positive("shutdown_timeout_secs", self.shutdown_timeout_secs)?;
+        InvalidSetting::require_positive("tool_call_timeout_secs", self.tool_call_timeout_secs)?;
+        InvalidSetting::require_positive("tool_call_max_timeout_secs", self.tool_call_max_timeout_secs)?;
+        if self.tool_call_max_timeout_secs < self.tool_call_timeout_secs {
+            return Err(InvalidSetting::new(
+                "tool_call_max_timeout_secs",
+                format!(
+                    "must be at least tool_call_timeout_secs ({})",
+                    self.tool_call_timeout_secs
+                ),
+            ));
+        }
+        if self.max_tool_response_bytes < 1024 {
+            return Err(InvalidSetting::new("max_tool_response_bytes", "must be at least 1024"));
+        }
+        InvalidSetting::require_positive(
+            "max_concurrent_calls_per_server",
+            self.max_concurrent_calls_per_server as u64,
+        )?;
+        InvalidSetting::require_positive(
+            "max_concurrent_calls_per_conversation",
+            self.max_concurrent_calls_per_conversation as u64,
+        )?;
+        InvalidSetting::require_positive("capability_cache_ttl_secs", self.capability_cache_ttl_secs)?;
+        InvalidSetting::require_positive(
+            "capability_refresh_interval_secs",
+            self.capability_refresh_interval_secs,
+        )?;
+        InvalidSetting::require_positive("stdio.graceful_exit_secs", self.stdio.graceful_exit_secs)?;
+        InvalidSetting::require_positive("stdio.stderr_line_bytes", self.stdio.stderr_line_bytes as u64)?;
+        for name in &self.stdio.env_allowlist {
+            if name.is_empty() || name.contains('=') {
+                return Err(InvalidSetting::new(
+                    "stdio.env_allowlist",
+                    format!("'{name}' is not a variable name"),
+                ));
+            }
+            if crate::server::is_forbidden_env_name(name) {
+                return Err(InvalidSetting::new(
+                    "stdio.env_allowlist",
+                    format!("'{name}' can inject code into a child process and cannot be passed through"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn session_init_timeout(&self) -> Duration {
+        Duration::from_secs(self.session_init_timeout_secs)
+    }
+
+    pub fn session_init_backoff(&self) -> Duration {
+        Duration::from_millis(self.session_init_backoff_ms)
+    }
+
+    pub fn session_error_retry(&self) -> Duration {
+        Duration::from_secs(self.session_error_retry_secs)
+    }
+
+    pub fn session_idle_timeout(&self) -> Duration {
+        Duration::from_secs(self.session_idle_timeout_secs)
+    }
+
+    pub fn shutdown_timeout(&self) -> Duration {
+        Duration::from_secs(self.shutdown_timeout_secs)
+    }
+
+    pub fn tool_call_timeout(&self) -> Duration {
+        Duration::from_secs(self.tool_call_timeout_secs)
+    }
+
+    pub fn tool_call_max_timeout(&self) -> Duration {
+        Duration::from_secs(self.tool_call_max_timeout_secs)
+    }
+
+    pub fn capability_cache_ttl(&self) -> Duration {
+        Duration::from_secs(self.capability_cache_ttl_secs)
+    }
+
+    pub fn capability_refresh_interval(&self) -> Duration {
+        Duration::from_secs(self.capability_refresh_interval_secs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_documented_values_and_validate() {
+        let config = McpClientConfig::default();
+        assert_eq!(config.session_idle_timeout(), Duration::from_secs(1800));
+        assert_eq!(config.session_init_timeout(), Duration::from_secs(10));
+        assert_eq!(config.capability_cache_ttl(), Duration::from_secs(300));
+        assert_eq!(config.tool_call_timeout(), Duration::from_secs(30));
+        assert_eq!(config.max_tool_response_bytes, 10 * 1024 * 1024);
+        assert_eq!(config.max_concurrent_calls_per_conversation, 10);
+        assert!(config.url_policy.allow_loopback);
+        config.validate().unwrap();
+    }
+
+    #[test]
+    fn parses_partial_toml_and_names_the_bad_key() {
+        let config: McpClientConfig = serde_json::from_value(serde_json::json!({
+            "tool_call_timeout_secs": 0,
+            "url_policy": {"allow_loopback": false}
+        }))
+        .unwrap();
+        assert!(!config.url_policy.allow_loopback);
+        assert_eq!(config.session_init_retries, 3);
+        let error = config.validate().unwrap_err();
+        assert_eq!(error.key, "tool_call_timeout_secs");
+    }
+
+    #[test]
+    fn refuses_unknown_keys_and_injection_variables_in_the_allowlist() {
+        let unknown = serde_json::from_value::<McpClientConfig>(serde_json::json!({"tool_timeout": 3}));
+        assert!(unknown.is_err());
+        let mut config = McpClientConfig::default();
+        config.stdio.env_allowlist.push("LD_PRELOAD".into());
+        assert_eq!(config.validate().unwrap_err().key, "stdio.env_allowlist");
+    }
+}

@@ -1,0 +1,136 @@
+//! The client side of each MCP session as rmcp sees it (`ClientHandler`): who we are
+//! (`clientInfo` and capabilities), and where server-initiated traffic goes — progress and log
+//! notifications to the call that caused them, list-changed notifications to the capability
+//! cache, elicitation requests to an optional responder.
+
+#![allow(deprecated)] // LoggingMessageNotificationParam: see `on_logging_message`.
+
+use crate::notifications::{ListChangeKind, NotificationRouter};
+use futures::future::BoxFuture;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    Implementation, LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use rmcp::{ClientHandler, ErrorData};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// A form the upstream asks the user to fill in (`elicitation/create`), rmcp-free.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ElicitationRequest {
+    pub server_name: String,
+    pub message: String,
+    /// The JSON Schema (flat object of primitive properties) of the expected answer.
+    pub requested_schema: Value,
+}
+
+/// The answer to an [`ElicitationRequest`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum ElicitationResponse {
+    Accept(Value),
+    Decline,
+    Cancel,
+}
+
+/// Answers elicitation requests. Without one, the client does not declare the capability and
+/// upstreams do not ask.
+pub trait ElicitationResponder: Send + Sync + std::fmt::Debug {
+    fn respond(&self, request: ElicitationRequest) -> BoxFuture<'static, ElicitationResponse>;
+}
+
+/// Accepts every form with the defaults its schema declares (used by the conformance client).
+#[derive(Debug, Default)]
+pub struct AcceptSchemaDefaults;
+
+impl ElicitationResponder for AcceptSchemaDefaults {
+    fn respond(&self, request: ElicitationRequest) -> BoxFuture<'static, ElicitationResponse> {
+        let mut content = serde_json::Map::new();
+        if let Some(properties) = request.requested_schema.get("properties").and_then(Value::as_object) {
+            for (name, property) in properties {
+                if let Some(default) = property.get("default") {
+                    content.insert(name.clone(), default.clone());
+                }
+            }
+        }
+        Box::pin(std::future::ready(ElicitationResponse::Accept(Value::Object(content))))
+    }
+}
+
+/// One instance per session.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionHandler {
+    info: ClientConfig,
+    router: Arc<NotificationRouter>,
+    elicitation: Option<Arc<dyn ElicitationResponder>>,
+}
+
+impl SessionHandler {
+    pub fn new(protocol_version: ProtocolVersion, router: Arc<NotificationRouter>, elicitation: Option<Arc<dyn ElicitationResponder>>) -> Self {
+        let capabilities: ClientCapabilities = if elicitation.is_some() {
+            serde_json::from_value(serde_json::json!({"elicitation": {"form": {}}})).unwrap_or_default()
+        } else {
+            ClientCapabilities::default()
+        };
+        let mut client_info = Implementation::new("switchboard", env!("CARGO_PKG_VERSION"));
+        client_info.title = Some("Switchboard".to_owned());
+        let info = ClientConfig::new(capabilities, client_info).with_protocol_version(protocol_version);
+        Self { info, router, elicitation }
+    }
+}
+
+impl ClientHandler for SessionHandler {
+    fn get_info(&self) -> ClientConfig {
+        self.info.clone()
+    }
+
+    async fn create_elicitation(&self, request: ElicitRequestParams, _context: RequestContext<RoleClient>) -> Result<ElicitResult, ErrorData> {
+        let Some(responder) = self.elicitation.clone() else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let wire = serde_json::to_value(&request).unwrap_or(Value::Null);
+        if wire.get("mode").and_then(Value::as_str) == Some("url") {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        }
+        let elicitation = ElicitationRequest {
+            server_name: self.router.server_name().to_owned(),
+            message: wire.get("message").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            requested_schema: wire.get("requestedSchema").cloned().unwrap_or(Value::Null),
+        };
+        Ok(match responder.respond(elicitation).await {
+            ElicitationResponse::Accept(content) => {
+                let mut result = ElicitResult::new(ElicitationAction::Accept);
+                result.content = Some(content);
+                result
+            }
+            ElicitationResponse::Decline => ElicitResult::new(ElicitationAction::Decline),
+            ElicitationResponse::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.router.progress(&params.progress_token, params.progress, params.total, params.message);
+    }
+
+    // `notifications/message` is deprecated by SEP-2577 but servers up to 2025-11-25 send it.
+    #[allow(deprecated)]
+    async fn on_logging_message(&self, params: LoggingMessageNotificationParam, _context: NotificationContext<RoleClient>) {
+        let level = serde_json::to_value(params.level)
+            .ok()
+            .and_then(|value| value.as_str().map(str::to_owned))
+            .unwrap_or_else(|| "info".to_owned());
+        self.router.log(level, params.logger, params.data);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.router.list_changed(ListChangeKind::Tools);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.router.list_changed(ListChangeKind::Resources);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.router.list_changed(ListChangeKind::Prompts);
+    }
+}

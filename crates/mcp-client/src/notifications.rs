@@ -1,0 +1,183 @@
+//! Routing of server notifications within one session.
+//!
+//! Progress notifications carry the progress token rmcp put on the request, so they reach
+//! exactly the call that caused them (a notification racing ahead of the caller's registration
+//! is held briefly and delivered on registration). Log messages carry no request id: they go to
+//! the caller only while exactly one call is in flight on the session — on a shared session
+//! another user's call must never see them — and always to the logs. List-changed
+//! notifications go to the capability cache's callback.
+
+use rmcp::model::ProgressToken;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+/// What a caller hears about its call while it runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum CallEvent {
+    Progress {
+        progress: f64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    Log {
+        level: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        logger: Option<String>,
+        data: Value,
+    },
+}
+
+/// Which capability list an upstream says changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListChangeKind {
+    Tools,
+    Resources,
+    Prompts,
+}
+
+/// Called when an upstream reports a list change.
+pub type ListChangedCallback = Arc<dyn Fn(ListChangeKind) + Send + Sync>;
+
+const UNCLAIMED_PROGRESS_LIMIT: usize = 64;
+
+pub(crate) struct NotificationRouter {
+    server_name: String,
+    state: Mutex<RouterState>,
+    list_changed: Option<ListChangedCallback>,
+}
+
+#[derive(Default)]
+struct RouterState {
+    sinks: HashMap<String, mpsc::Sender<CallEvent>>,
+    unclaimed: VecDeque<(String, CallEvent)>,
+}
+
+impl std::fmt::Debug for NotificationRouter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NotificationRouter").field("server_name", &self.server_name).finish_non_exhaustive()
+    }
+}
+
+/// Keeps a call's registration alive; dropping it unregisters the sink.
+pub(crate) struct ProgressRegistration {
+    router: Arc<NotificationRouter>,
+    key: String,
+}
+
+impl Drop for ProgressRegistration {
+    fn drop(&mut self) {
+        if let Ok(mut state) = self.router.state.lock() {
+            state.sinks.remove(&self.key);
+        }
+    }
+}
+
+fn token_key(token: &ProgressToken) -> String {
+    serde_json::to_string(token).unwrap_or_default()
+}
+
+impl NotificationRouter {
+    pub fn new(server_name: String, list_changed: Option<ListChangedCallback>) -> Self {
+        Self {
+            server_name,
+            state: Mutex::new(RouterState::default()),
+            list_changed,
+        }
+    }
+
+    pub fn server_name(&self) -> &str {
+        &self.server_name
+    }
+
+    /// Routes the notifications for `token` to `sink` until the registration is dropped.
+    pub fn register(self: &Arc<Self>, token: &ProgressToken, sink: mpsc::Sender<CallEvent>) -> ProgressRegistration {
+        let key = token_key(token);
+        if let Ok(mut state) = self.state.lock() {
+            let mut kept = VecDeque::new();
+            for (unclaimed_key, event) in state.unclaimed.drain(..) {
+                if unclaimed_key == key {
+                    let _ = sink.try_send(event);
+                } else {
+                    kept.push_back((unclaimed_key, event));
+                }
+            }
+            state.unclaimed = kept;
+            state.sinks.insert(key.clone(), sink);
+        }
+        ProgressRegistration {
+            router: self.clone(),
+            key,
+        }
+    }
+
+    pub fn progress(&self, token: &ProgressToken, progress: f64, total: Option<f64>, message: Option<String>) {
+        let event = CallEvent::Progress { progress, total, message };
+        let key = token_key(token);
+        let Ok(mut state) = self.state.lock() else { return };
+        match state.sinks.get(&key) {
+            Some(sink) => {
+                let _ = sink.try_send(event);
+            }
+            None => {
+                if state.unclaimed.len() >= UNCLAIMED_PROGRESS_LIMIT {
+                    state.unclaimed.pop_front();
+                }
+                state.unclaimed.push_back((key, event));
+            }
+        }
+    }
+
+    pub fn log(&self, level: String, logger: Option<String>, data: Value) {
+        tracing::info!(target: "switchboard_mcp_client::upstream_log", server = %self.server_name, %level, logger = logger.as_deref().unwrap_or(""), %data, "upstream log message");
+        let Ok(state) = self.state.lock() else { return };
+        if state.sinks.len() == 1
+            && let Some(sink) = state.sinks.values().next()
+        {
+            let _ = sink.try_send(CallEvent::Log { level, logger, data });
+        }
+    }
+
+    pub fn list_changed(&self, kind: ListChangeKind) {
+        tracing::info!(server = %self.server_name, ?kind, "upstream reported a list change");
+        metrics::counter!("mcp_list_changed_total", "server" => self.server_name.clone()).increment(1);
+        if let Some(callback) = &self.list_changed {
+            callback(kind);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::NumberOrString;
+
+    #[test]
+    fn early_progress_is_delivered_on_registration_and_logs_only_reach_a_lone_call() {
+        let router = Arc::new(NotificationRouter::new("srv".into(), None));
+        let token = ProgressToken(NumberOrString::Number(7));
+        router.progress(&token, 1.0, Some(3.0), None);
+        let (sink, mut events) = mpsc::channel(8);
+        let registration = router.register(&token, sink);
+        assert_eq!(events.try_recv().unwrap(), CallEvent::Progress { progress: 1.0, total: Some(3.0), message: None });
+        router.log("info".into(), None, Value::from("hello"));
+        assert!(matches!(events.try_recv().unwrap(), CallEvent::Log { .. }));
+
+        let other = ProgressToken(NumberOrString::Number(8));
+        let (other_sink, mut other_events) = mpsc::channel(8);
+        let _other_registration = router.register(&other, other_sink);
+        router.log("info".into(), None, Value::from("ambiguous"));
+        assert!(events.try_recv().is_err());
+        assert!(other_events.try_recv().is_err());
+
+        drop(registration);
+        router.progress(&token, 2.0, None, None);
+        assert!(events.try_recv().is_err());
+    }
+}

@@ -1,0 +1,232 @@
+//! `LiveSession`: one connected, initialized MCP session, and `connect`, which makes one —
+//! choosing the transport, the lifecycle (a remembered protocol version skips the
+//! `server/discover` probe; otherwise rmcp's `Auto` mode probes and falls back to `initialize`)
+//! and explaining failures precisely (a stdio child's exit status and stderr tail).
+
+use crate::UpstreamError;
+use crate::capabilities::{ServerDescription, describe_server};
+use crate::config::McpClientConfig;
+use crate::handler::{ElicitationResponder, SessionHandler};
+use crate::notifications::NotificationRouter;
+use crate::server::{UpstreamEndpoint, UpstreamServer};
+use crate::transport::legacy_sse::LegacySseTransport;
+use crate::transport::stdio::StdioTransport;
+use crate::transport::stdio_process::ProcessGroup;
+use crate::transport::streamable_http;
+use crate::transport::websocket::WebSocketTransport;
+use crate::url_policy::UrlPolicy;
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use switchboard_core::TransportKind;
+
+/// How the handshake is done on this connect.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Lifecycle {
+    /// Probe with `server/discover`, fall back to `initialize` (first contact).
+    Auto,
+    /// The version this upstream negotiated last time.
+    Remembered(String),
+    /// Plain `initialize` (after a probe timed out: some servers ignore unknown methods).
+    LegacyInitialize,
+}
+
+pub(crate) struct ConnectParams<'a> {
+    pub server: &'a UpstreamServer,
+    pub config: &'a McpClientConfig,
+    pub http_client: &'a reqwest::Client,
+    pub policy: &'a UrlPolicy,
+    pub lifecycle: Lifecycle,
+    pub router: Arc<NotificationRouter>,
+    pub elicitation: Option<Arc<dyn ElicitationResponder>>,
+}
+
+pub(crate) struct LiveSession {
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, SessionHandler>>>,
+    pub peer: Peer<RoleClient>,
+    pub router: Arc<NotificationRouter>,
+    pub description: ServerDescription,
+    pub process: Option<Arc<ProcessGroup>>,
+    pub fingerprint: u64,
+    last_used: Mutex<Instant>,
+    in_flight: AtomicUsize,
+}
+
+impl std::fmt::Debug for LiveSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveSession")
+            .field("protocol_version", &self.description.protocol_version)
+            .field("in_flight", &self.in_flight.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Counts a call as in flight while alive (idle reaping skips busy sessions).
+pub(crate) struct InFlightGuard {
+    session: Arc<LiveSession>,
+}
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        self.session.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.session.touch();
+    }
+}
+
+impl LiveSession {
+    pub fn is_alive(&self) -> bool {
+        !self.peer.is_transport_closed()
+    }
+
+    pub fn touch(&self) {
+        if let Ok(mut last_used) = self.last_used.lock() {
+            *last_used = Instant::now();
+        }
+    }
+
+    pub fn idle_for(&self) -> Duration {
+        self.last_used.lock().map(|last_used| last_used.elapsed()).unwrap_or_default()
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+
+    pub fn begin_call(self: &Arc<Self>) -> InFlightGuard {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        self.touch();
+        InFlightGuard { session: self.clone() }
+    }
+
+    /// Why the connection is gone, as precisely as known.
+    pub fn failure_detail(&self) -> Option<String> {
+        self.process.as_ref().and_then(|process| process.describe())
+    }
+
+    /// Ends the session: cancels rmcp's service loop, which closes the transport (for stdio:
+    /// stdin, SIGTERM, SIGKILL of the process group).
+    pub async fn close(&self, limit: Duration) {
+        let service = self.service.lock().await.take();
+        if let Some(mut service) = service {
+            match service.close_with_timeout(limit).await {
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => {
+                    if let Some(process) = &self.process {
+                        process.kill_now();
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn lifecycle_mode(lifecycle: &Lifecycle) -> (ClientLifecycleMode, ProtocolVersion) {
+    match lifecycle {
+        Lifecycle::Auto => (
+            ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+            },
+            ProtocolVersion::LATEST_WITH_INITIALIZE,
+        ),
+        Lifecycle::LegacyInitialize => (ClientLifecycleMode::Initialize, ProtocolVersion::LATEST_WITH_INITIALIZE),
+        Lifecycle::Remembered(version) => {
+            let version = known_version(version);
+            if version.has_initialize() {
+                (ClientLifecycleMode::Initialize, version)
+            } else {
+                (
+                    ClientLifecycleMode::Discover {
+                        preferred_versions: vec![version.clone()],
+                    },
+                    version,
+                )
+            }
+        }
+    }
+}
+
+fn known_version(text: &str) -> ProtocolVersion {
+    ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .find(|known| known.as_str() == text)
+        .cloned()
+        .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
+
+/// Connects and completes the handshake (the caller bounds the time).
+pub(crate) async fn connect(params: ConnectParams<'_>) -> Result<LiveSession, UpstreamError> {
+    let limit = params.config.max_tool_response_bytes;
+    let (mode, handler_version) = lifecycle_mode(&params.lifecycle);
+    let handler = SessionHandler::new(handler_version, params.router.clone(), params.elicitation.clone());
+    let mut process = None;
+    let served = match &params.server.endpoint {
+        UpstreamEndpoint::Stdio(command) => {
+            let (transport, group) = StdioTransport::spawn(&params.server.name, command, &params.config.stdio, limit)
+                .map_err(|error| spawn_error(&command.command, &error))?;
+            process = Some(group);
+            handler.serve_with_lifecycle(transport, mode).await
+        }
+        UpstreamEndpoint::Remote(remote) => match remote.transport {
+            TransportKind::StreamableHttp => {
+                let transport = streamable_http::connect(remote, params.http_client, params.policy, limit, params.config.max_concurrent_calls_per_server + 4)?;
+                handler.serve_with_lifecycle(transport, mode).await
+            }
+            TransportKind::Sse => {
+                let transport = LegacySseTransport::connect(remote, params.http_client, params.policy, limit).await?;
+                handler.serve_with_lifecycle(transport, mode).await
+            }
+            TransportKind::Websocket => {
+                let transport = WebSocketTransport::connect(remote, params.policy, limit).await?;
+                handler.serve_with_lifecycle(transport, mode).await
+            }
+            TransportKind::Stdio => {
+                return Err(UpstreamError::Config(crate::server::ServerConfigError::new("transport", "stdio needs a command")));
+            }
+        },
+    };
+    let service = served.map_err(|error| {
+        let error = UpstreamError::from_initialize_error(error, limit);
+        match process.as_ref().and_then(|process| process.describe()) {
+            Some(detail) => with_detail(error, &detail),
+            None => error,
+        }
+    })?;
+    let peer = service.peer().clone();
+    peer.set_response_cache_config(ClientCacheConfig::disabled()).await;
+    let description = describe_server(&peer);
+    Ok(LiveSession {
+        service: tokio::sync::Mutex::new(Some(service)),
+        peer,
+        router: params.router,
+        description,
+        process,
+        fingerprint: params.server.connection_fingerprint(),
+        last_used: Mutex::new(Instant::now()),
+        in_flight: AtomicUsize::new(0),
+    })
+}
+
+fn spawn_error(command: &str, error: &std::io::Error) -> UpstreamError {
+    let message = match error.kind() {
+        std::io::ErrorKind::NotFound => "no such program (is it installed and on the allowed PATH?)".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        _ => error.to_string(),
+    };
+    UpstreamError::Spawn {
+        command: command.to_owned(),
+        message,
+    }
+}
+
+/// Appends what the child process said to an error's message.
+pub(crate) fn with_detail(error: UpstreamError, detail: &str) -> UpstreamError {
+    match error {
+        UpstreamError::Initialize(message) => UpstreamError::Initialize(format!("{message}; {detail}")),
+        UpstreamError::Connect(message) => UpstreamError::Connect(format!("{message}; {detail}")),
+        UpstreamError::ConnectionLost(message) => UpstreamError::ConnectionLost(format!("{message}; {detail}")),
+        other => other,
+    }
+}

@@ -1,0 +1,294 @@
+//! `SessionSlot`: the state machine of one session (IDLE → INITIALIZING → ACTIVE → ERROR /
+//! CLOSED). It starts the session lazily on first use with single flight (concurrent first
+//! users wait on the same start), retries a failed start with exponential backoff, answers
+//! from ERROR with the last error until a delay has passed, and notices a dead or outdated
+//! session and replaces it on the next use.
+
+use super::live::{ConnectParams, Lifecycle, LiveSession, connect};
+use super::{SessionKey, SessionStatus, StartContext};
+use crate::UpstreamError;
+use crate::metrics;
+use crate::notifications::NotificationRouter;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use switchboard_core::SessionState;
+
+pub(crate) struct SessionSlot {
+    pub key: SessionKey,
+    state: Mutex<SlotState>,
+    start_lock: tokio::sync::Mutex<()>,
+}
+
+struct SlotState {
+    state: SessionState,
+    live: Option<Arc<LiveSession>>,
+    last_error: Option<UpstreamError>,
+    error_at: Option<Instant>,
+    changed_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl SlotState {
+    fn set(&mut self, state: SessionState) {
+        self.state = state;
+        self.changed_at = chrono::Utc::now();
+    }
+}
+
+/// What to do with a live session found in the slot.
+enum Found {
+    Usable(Arc<LiveSession>),
+    Replace(Arc<LiveSession>, &'static str),
+    Nothing,
+}
+
+impl SessionSlot {
+    pub fn new(key: SessionKey) -> Self {
+        Self {
+            key,
+            state: Mutex::new(SlotState {
+                state: SessionState::Idle,
+                live: None,
+                last_error: None,
+                error_at: None,
+                changed_at: chrono::Utc::now(),
+            }),
+            start_lock: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    fn inspect(&self, fingerprint: u64) -> Found {
+        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let Some(live) = state.live.clone() else { return Found::Nothing };
+        if !live.is_alive() {
+            state.live = None;
+            state.set(SessionState::Idle);
+            return Found::Replace(live, "dead");
+        }
+        if live.fingerprint != fingerprint {
+            state.live = None;
+            state.set(SessionState::Idle);
+            return Found::Replace(live, "reconfigured");
+        }
+        Found::Usable(live)
+    }
+
+    fn usable_or_retire(&self, context: &StartContext<'_>) -> Option<Arc<LiveSession>> {
+        match self.inspect(context.server.connection_fingerprint()) {
+            Found::Usable(live) => Some(live),
+            Found::Replace(old, reason) => {
+                tracing::info!(server = %context.server.name, reason, detail = old.failure_detail().unwrap_or_default(), "replacing session");
+                metrics::session_closed(&context.server.name, reason);
+                let close_within = context.config.shutdown_timeout();
+                tokio::spawn(async move { old.close(close_within).await });
+                None
+            }
+            Found::Nothing => None,
+        }
+    }
+
+    /// The live session, starting it if needed.
+    pub async fn acquire(&self, context: &StartContext<'_>) -> Result<Arc<LiveSession>, UpstreamError> {
+        if context.shutdown.is_cancelled() {
+            return Err(UpstreamError::ShuttingDown);
+        }
+        if let Some(live) = self.usable_or_retire(context) {
+            return Ok(live);
+        }
+        let _start = self.start_lock.lock().await;
+        if let Some(live) = self.usable_or_retire(context) {
+            return Ok(live);
+        }
+        {
+            let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if state.state == SessionState::Error
+                && let (Some(error), Some(error_at)) = (&state.last_error, state.error_at)
+            {
+                let retry_delay = context.config.session_error_retry();
+                if error_at.elapsed() < retry_delay {
+                    return Err(UpstreamError::SessionUnavailable {
+                        message: error.to_string(),
+                        retry_in_secs: (retry_delay - error_at.elapsed()).as_secs().max(1),
+                    });
+                }
+            }
+            state.set(SessionState::Initializing);
+        }
+        let outcome = tokio::select! {
+            outcome = start_with_retries(context) => outcome,
+            () = context.shutdown.cancelled() => Err(UpstreamError::ShuttingDown),
+        };
+        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if state.state == SessionState::Closed {
+            // Closed while starting (shutdown, server deleted): do not keep what was started.
+            if let Ok(live) = outcome {
+                let close_within = context.config.shutdown_timeout();
+                tokio::spawn(async move { live.close(close_within).await });
+            }
+            return Err(UpstreamError::ShuttingDown);
+        }
+        match outcome {
+            Ok(live) => {
+                let live = Arc::new(live);
+                state.live = Some(live.clone());
+                state.last_error = None;
+                state.error_at = None;
+                state.set(SessionState::Active);
+                Ok(live)
+            }
+            Err(error) => {
+                state.last_error = Some(error.clone());
+                state.error_at = Some(Instant::now());
+                state.set(SessionState::Error);
+                Err(error)
+            }
+        }
+    }
+
+    /// Forgets an ERROR so the next use tries at once (manual sync, configuration change).
+    pub fn clear_error(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if state.state == SessionState::Error {
+            state.last_error = None;
+            state.error_at = None;
+            state.set(SessionState::Idle);
+        }
+    }
+
+    /// Marks the session dead after a call saw its connection drop, so the next use restarts.
+    pub fn mark_failed(&self, live: &Arc<LiveSession>) {
+        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if state.live.as_ref().is_some_and(|current| Arc::ptr_eq(current, live)) && !live.is_alive() {
+            state.live = None;
+            state.set(SessionState::Idle);
+        }
+    }
+
+    /// Closes the session if it has been idle (and without calls) for `idle_timeout`.
+    pub async fn close_if_idle(&self, server_name: &str, idle_timeout: Duration, close_within: Duration) -> bool {
+        let retired = {
+            let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            match &state.live {
+                Some(live) if live.in_flight() == 0 && live.idle_for() >= idle_timeout => {
+                    let live = state.live.take();
+                    state.set(SessionState::Closed);
+                    live
+                }
+                _ => None,
+            }
+        };
+        match retired {
+            Some(live) => {
+                tracing::info!(server = server_name, "closing idle session");
+                metrics::session_closed(server_name, "idle");
+                live.close(close_within).await;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Closes the session for good (shutdown, server deleted or deactivated).
+    pub async fn close(&self, server_name: &str, close_within: Duration) {
+        let live = {
+            let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            state.set(SessionState::Closed);
+            state.live.take()
+        };
+        if let Some(live) = live {
+            metrics::session_closed(server_name, "closed");
+            live.close(close_within).await;
+        }
+    }
+
+    pub fn status(&self) -> SessionStatus {
+        let state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let live = state.live.as_ref();
+        let effective_state = match live {
+            Some(live) if !live.is_alive() => SessionState::Error,
+            _ => state.state,
+        };
+        SessionStatus {
+            server_id: self.key.server_id.clone(),
+            scope: self.key.scope.clone(),
+            state: effective_state,
+            since: state.changed_at,
+            protocol_version: live.map(|live| live.description.protocol_version.clone()),
+            in_flight: live.map(|live| live.in_flight()).unwrap_or(0),
+            last_error: state.last_error.as_ref().map(ToString::to_string).or_else(|| {
+                live.filter(|live| !live.is_alive())
+                    .map(|live| live.failure_detail().unwrap_or_else(|| "the connection closed".to_owned()))
+            }),
+        }
+    }
+}
+
+async fn start_with_retries(context: &StartContext<'_>) -> Result<LiveSession, UpstreamError> {
+    let server = context.server;
+    let fingerprint = server.connection_fingerprint();
+    let mut lifecycle = match context.versions.recall(&server.id, fingerprint) {
+        Some(version) => Lifecycle::Remembered(version),
+        None => Lifecycle::Auto,
+    };
+    let mut backoff = context.config.session_init_backoff();
+    let attempts = context.config.session_init_retries + 1;
+    let mut last_error = UpstreamError::Initialize("no attempt was made".to_owned());
+    for attempt in 1..=attempts {
+        let router = Arc::new(NotificationRouter::new(server.name.clone(), context.list_changed.clone()));
+        let params = ConnectParams {
+            server,
+            config: context.config,
+            http_client: context.http_client,
+            policy: context.policy,
+            lifecycle: lifecycle.clone(),
+            router,
+            elicitation: context.elicitation.clone(),
+        };
+        let started = Instant::now();
+        match tokio::time::timeout(context.config.session_init_timeout(), connect(params)).await {
+            Ok(Ok(live)) => {
+                context.versions.remember(&server.id, fingerprint, &live.description.protocol_version);
+                metrics::session_started(&server.name, server.transport().as_str());
+                tracing::info!(
+                    server = %server.name,
+                    protocol_version = %live.description.protocol_version,
+                    elapsed_ms = started.elapsed().as_millis() as u64,
+                    attempt,
+                    "session started"
+                );
+                return Ok(live);
+            }
+            Ok(Err(error)) => {
+                metrics::session_start_failed(&server.name, error.code());
+                tracing::warn!(server = %server.name, attempt, %error, "session start failed");
+                let retryable = error.is_retryable_start();
+                last_error = error;
+                if !retryable {
+                    return Err(last_error);
+                }
+                if matches!(lifecycle, Lifecycle::Remembered(_)) {
+                    context.versions.forget(&server.id);
+                    lifecycle = Lifecycle::Auto;
+                }
+            }
+            Err(_) => {
+                metrics::session_start_failed(&server.name, "init_timeout");
+                tracing::warn!(server = %server.name, attempt, "session start timed out");
+                last_error = UpstreamError::InitTimeout(context.config.session_init_timeout());
+                lifecycle = match lifecycle {
+                    // A server that ignores unknown methods never answers the probe.
+                    Lifecycle::Auto => Lifecycle::LegacyInitialize,
+                    Lifecycle::Remembered(_) => {
+                        context.versions.forget(&server.id);
+                        Lifecycle::Auto
+                    }
+                    Lifecycle::LegacyInitialize => Lifecycle::Auto,
+                };
+            }
+        }
+        if attempt < attempts {
+            tokio::time::sleep(backoff).await;
+            backoff = backoff.saturating_mul(2);
+        }
+    }
+    Err(last_error)
+}

@@ -1,0 +1,130 @@
+//! The stdio transport: newline-delimited JSON-RPC with a child process, written as an rmcp
+//! `Transport` because rmcp's own child-process transport lets stderr through, has no notion
+//! of process groups and drops (rather than answers) oversized messages.
+//!
+//! Incoming lines are read by a task into a channel, each capped at the configured message
+//! size; an oversized answer becomes an error response for the waiting request.
+
+use super::framing::{BoundedLineReader, Frame, response_too_large_message, top_level_id};
+use super::stdio_process::{ProcessGroup, spawn};
+use crate::config::StdioConfig;
+use crate::server::StdioCommand;
+use rmcp::RoleClient;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use std::sync::Arc;
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout};
+use tokio::sync::{Mutex, mpsc};
+use tokio::task::JoinHandle;
+
+/// One stdio server session's transport. Dropping it kills the process group.
+pub struct StdioTransport {
+    incoming: mpsc::Receiver<RxJsonRpcMessage<RoleClient>>,
+    stdin: Arc<Mutex<Option<ChildStdin>>>,
+    group: Arc<ProcessGroup>,
+    reader_task: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for StdioTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StdioTransport")
+            .field("process_group_id", &self.group.process_group_id())
+            .finish()
+    }
+}
+
+impl StdioTransport {
+    pub(crate) fn spawn(server_name: &str, command: &StdioCommand, config: &StdioConfig, max_message_bytes: usize) -> std::io::Result<(Self, Arc<ProcessGroup>)> {
+        let child = spawn(server_name, command, config)?;
+        let (sender, incoming) = mpsc::channel(64);
+        let reader_task = tokio::spawn(read_messages(server_name.to_owned(), child.stdout, sender, max_message_bytes));
+        let group = child.group;
+        Ok((
+            Self {
+                incoming,
+                stdin: Arc::new(Mutex::new(Some(child.stdin))),
+                group: group.clone(),
+                reader_task,
+            },
+            group,
+        ))
+    }
+}
+
+async fn read_messages(server_name: String, stdout: ChildStdout, sender: mpsc::Sender<RxJsonRpcMessage<RoleClient>>, max_message_bytes: usize) {
+    let mut reader = BoundedLineReader::new(BufReader::with_capacity(64 * 1024, stdout), max_message_bytes);
+    loop {
+        let message = match reader.next_frame().await {
+            Ok(Some(Frame::Line(line))) => {
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(&line) {
+                    Ok(message) => message,
+                    Err(error) => {
+                        let preview = String::from_utf8_lossy(&line[..line.len().min(200)]).into_owned();
+                        tracing::warn!(server = %server_name, %error, %preview, "ignoring a line that is not a JSON-RPC message");
+                        continue;
+                    }
+                }
+            }
+            Ok(Some(Frame::Oversized { prefix })) => match top_level_id(&prefix) {
+                Some(id) => {
+                    tracing::warn!(server = %server_name, %id, max_message_bytes, "refusing an oversized response");
+                    match serde_json::from_value(response_too_large_message(id, max_message_bytes)) {
+                        Ok(message) => message,
+                        Err(_) => continue,
+                    }
+                }
+                None => {
+                    tracing::warn!(server = %server_name, max_message_bytes, "dropping an oversized message without a request id");
+                    continue;
+                }
+            },
+            Ok(None) => break,
+            Err(error) => {
+                tracing::warn!(server = %server_name, %error, "reading the server's stdout failed");
+                break;
+            }
+        };
+        if sender.send(message).await.is_err() {
+            break;
+        }
+    }
+}
+
+impl Transport<RoleClient> for StdioTransport {
+    type Error = std::io::Error;
+
+    fn send(&mut self, item: TxJsonRpcMessage<RoleClient>) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let stdin = self.stdin.clone();
+        async move {
+            let mut line = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            line.push(b'\n');
+            let mut guard = stdin.lock().await;
+            let writer = guard
+                .as_mut()
+                .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotConnected, "the server's stdin is closed"))?;
+            writer.write_all(&line).await?;
+            writer.flush().await
+        }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        self.incoming.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.group.shutdown(&self.stdin).await;
+        self.reader_task.abort();
+        Ok(())
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        self.reader_task.abort();
+        self.group.kill_now();
+    }
+}

@@ -1,0 +1,55 @@
+//! Streamable HTTP (protocol 2025-03-26 and later, stateless 2026-07-28 included): rmcp's
+//! client transport over the shared `reqwest::Client`, with per-server headers and API key,
+//! the message size cap, SSE resumption with `Last-Event-ID`, and transparent
+//! re-initialization when a stateful upstream answers `404 Session not found`.
+
+use crate::server::RemoteEndpoint;
+use crate::url_policy::UrlPolicy;
+use crate::UpstreamError;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::common::client_side_sse::ExponentialBackoff;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub(crate) fn connect(
+    endpoint: &RemoteEndpoint,
+    http_client: &reqwest::Client,
+    policy: &UrlPolicy,
+    max_message_bytes: usize,
+    max_concurrent_requests: usize,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, UpstreamError> {
+    policy.check_url(&endpoint.url, &["http", "https"])?;
+    let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
+        .custom_headers(header_map(&endpoint.headers)?)
+        .max_sse_event_size(max_message_bytes)
+        .max_concurrent_requests(max_concurrent_requests)
+        .reinit_on_expired_session(true);
+    if let Some(api_key) = &endpoint.api_key {
+        config = config.auth_header(api_key.clone());
+    }
+    let mut reconnect = ExponentialBackoff::default();
+    reconnect.max_times = Some(8);
+    reconnect.base_duration = Duration::from_millis(500);
+    reconnect.max_delay = Some(Duration::from_secs(30));
+    config.retry_config = Arc::new(reconnect);
+    Ok(StreamableHttpClientTransport::with_client(http_client.clone(), config))
+}
+
+/// Converts configured headers (validated at registration) into typed headers.
+pub(crate) fn header_map(headers: &std::collections::BTreeMap<String, String>) -> Result<HashMap<http::HeaderName, http::HeaderValue>, UpstreamError> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let name = http::HeaderName::try_from(name.as_str()).map_err(|_| {
+                crate::server::ServerConfigError::new("headers", format!("'{name}' is not a valid header name"))
+            })?;
+            let mut value = http::HeaderValue::try_from(value.as_str()).map_err(|_| {
+                crate::server::ServerConfigError::new("headers", format!("the value of '{name}' is not a valid header value"))
+            })?;
+            value.set_sensitive(true);
+            Ok((name, value))
+        })
+        .collect()
+}
