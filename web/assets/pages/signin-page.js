@@ -16,7 +16,7 @@ export function renderSignIn(container, { message, verify, onSignedIn }) {
     h('div', { class: 'field' },
       h('label', { for: 'token-input', text: 'API token' }),
       input,
-      h('p', { id: 'token-hint', class: 'field-hint', text: 'The owner token is printed once when Switchboard first starts; more come from `switchboard token create`. It is kept in this browser tab only and forgotten when the tab closes.' })),
+      h('p', { id: 'token-hint', class: 'field-hint', text: 'The owner token is printed once when Switchboard first starts; more come from "switchboard token create". It is kept in this browser tab only and forgotten when the tab closes.' })),
     submit);
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
