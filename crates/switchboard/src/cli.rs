@@ -1,0 +1,90 @@
+//! The command line: `serve` and the admin subcommands. Flags that mirror settings are
+//! applied on top of the configuration file and environment (see `config`).
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "switchboard",
+    version,
+    about = "Switchboard: an MCP host with chat, tools and approvals"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every subcommand takes (they all open the same store).
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// TOML configuration file.
+    #[arg(long, global = true, env = "SWITCHBOARD_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Data directory (embedded database, generated encryption key) [env: SWITCHBOARD_DATA_DIR]
+    /// [default: ./data]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the HTTP service.
+    Serve(ServeArgs),
+    /// Apply pending database migrations and exit.
+    Migrate,
+    /// Manage API tokens.
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Manage workspaces.
+    #[command(subcommand)]
+    Workspace(WorkspaceCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on [env: SWITCHBOARD_BIND] [default: 127.0.0.1:8080]
+    #[arg(long, value_name = "ADDR")]
+    pub bind: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Issue a token and print it (shown once).
+    Create {
+        /// A label for people ("ci", "laptop").
+        #[arg(long)]
+        name: String,
+        /// Comma-separated scopes: chat:use, schema:read, data:read, data:write, servers:read,
+        /// servers:write, admin.
+        #[arg(long)]
+        scopes: String,
+        /// Workspace name.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// Expire the token after this many days (never, when omitted).
+        #[arg(long, value_name = "DAYS")]
+        expires_in_days: Option<u32>,
+    },
+    /// List a workspace's tokens (never their secrets).
+    List {
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
+    /// Revoke a token by id; it stops working at once.
+    Revoke {
+        token_id: String,
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorkspaceCommand {
+    /// Create a workspace with an owner and print the owner's all-scopes token (shown once).
+    Create { name: String },
+    /// List workspaces.
+    List,
+}

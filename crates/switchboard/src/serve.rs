@@ -1,0 +1,65 @@
+//! `switchboard serve`: open (and migrate) the store, bootstrap an empty one, bind, serve until
+//! SIGINT/SIGTERM, then drain and close the store.
+
+use crate::config::Config;
+use anyhow::Context;
+use std::time::Instant;
+use switchboard_server::AppState;
+use switchboard_store::Store;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// Supplies the bootstrap owner token instead of a generated one (for automation).
+pub const ADMIN_TOKEN_ENV: &str = "SWITCHBOARD_ADMIN_TOKEN";
+
+pub async fn serve(config: Config) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let store = crate::open_store(&config, true).await?;
+    bootstrap(&store).await?;
+    let listener = TcpListener::bind(config.server.bind)
+        .await
+        .with_context(|| format!("binding {}", config.server.bind))?;
+    let address = listener.local_addr().context("reading the bound address")?;
+    let shutdown_token = CancellationToken::new();
+    let state = AppState::new(store.clone(), config.server.clone())
+        .with_shutdown_token(shutdown_token.clone());
+    tracing::info!(
+        %address,
+        backend = %store.backend_kind(),
+        startup_ms = started.elapsed().as_millis() as u64,
+        "listening"
+    );
+    println!("Switchboard is ready at http://{address}");
+    let result = switchboard_server::run(listener, state, crate::shutdown::signal()).await;
+    shutdown_token.cancel();
+    store.close().await;
+    tracing::info!("stopped");
+    result.context("serving HTTP")
+}
+
+/// On an empty store creates workspace `default` and its owner token: the token from
+/// `SWITCHBOARD_ADMIN_TOKEN` when set, else a random one printed here once.
+async fn bootstrap(store: &Store) -> anyhow::Result<()> {
+    let supplied = std::env::var(ADMIN_TOKEN_ENV)
+        .ok()
+        .filter(|token| !token.trim().is_empty());
+    let supplied_by_operator = supplied.is_some();
+    let Some(bootstrapped) = store
+        .bootstrap_default(supplied)
+        .await
+        .with_context(|| format!("bootstrapping the empty store (check {ADMIN_TOKEN_ENV})"))?
+    else {
+        return Ok(());
+    };
+    if supplied_by_operator {
+        println!(
+            "Created workspace 'default' with an all-scopes owner token taken from {ADMIN_TOKEN_ENV}."
+        );
+    } else {
+        println!(
+            "Created workspace 'default'. Its all-scopes owner token is shown this once; keep it:\n\n    {}\n",
+            bootstrapped.plaintext.expose()
+        );
+    }
+    Ok(())
+}
