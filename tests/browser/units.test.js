@@ -304,6 +304,18 @@ test('tool summaries read well for common result shapes', async () => {
   assert.deepEqual(summaries.duration, ['12 ms', '1.5 s']);
 });
 
+test('index.html: every stylesheet, script and module preload it names exists', async () => {
+  const missing = await page.evaluate(async () => {
+    const html = await (await fetch('/')).text();
+    const documentFromServer = new DOMParser().parseFromString(html, 'text/html');
+    const urls = [...documentFromServer.querySelectorAll('link[href], script[src]')].map((element) => element.getAttribute('href') ?? element.getAttribute('src'));
+    const results = await Promise.all(urls.map(async (url) => ({ url, status: (await fetch(url)).status })));
+    return { count: urls.length, missing: results.filter((result) => result.status !== 200) };
+  });
+  assert.ok(missing.count > 10);
+  assert.deepEqual(missing.missing, []);
+});
+
 test('no page errors while running the units', () => {
   assert.deepEqual(pageErrors, []);
 });

@@ -14,6 +14,7 @@ export function describeServerStatus(server) {
   const sync = String(server?.sync_status ?? '').toLowerCase();
   if (RED.has(state) || RED.has(sync)) {
     if (sync === 'needs_auth' || state === 'needs_auth') return { colour: 'red', label: 'Needs credentials' };
+    if (!RED.has(state) && sync === 'failed') return { colour: 'red', label: 'Tool sync failed' };
     return { colour: 'red', label: 'Error' };
   }
   if (YELLOW.has(state)) return { colour: 'yellow', label: state === 'initializing' || state === 'connecting' ? 'Connecting…' : capitalise(state) };
@@ -26,6 +27,7 @@ export function describeServerStatus(server) {
   if (sync === 'stale') return { colour: 'yellow', label: 'Tool list out of date' };
   if (GREEN.has(sync)) return { colour: 'green', label: 'Synced' };
   if (state === 'closed') return { colour: 'grey', label: 'Closed' };
+  if (state === 'disconnected') return { colour: 'grey', label: 'Not connected — connects on first use' };
   return { colour: 'grey', label: state === 'idle' ? 'Idle — connects on first use' : 'Not connected yet' };
 }
 
