@@ -29,7 +29,7 @@ after(async () => {
 function inPage(moduleNames, fn, argument) {
   return page.evaluate(async ({ moduleNames, source, argument }) => {
     const modules = {};
-    for (const name of moduleNames) modules[name] = await import(`/assets/dev/lib/${name}.js`);
+    for (const name of moduleNames) modules[name] = await import(name.includes('/') ? `/assets/dev/${name}.js` : `/assets/dev/lib/${name}.js`);
     // eslint-disable-next-line no-new-func
     return new Function('modules', 'argument', `return (${source})(modules, argument);`)(modules, argument);
   }, { moduleNames, source: fn.toString(), argument });
@@ -302,6 +302,86 @@ test('tool summaries read well for common result shapes', async () => {
   assert.equal(summaries.relationships, '3 relationship types');
   assert.equal(summaries.categories, '2 categories');
   assert.deepEqual(summaries.duration, ['12 ms', '1.5 s']);
+});
+
+test('chat turn: stream events become tool activity, an approval card that posts the decision, a form, and Markdown', async () => {
+  const outcome = await inPage(['pages/chat/assistant-turn'], async ({ 'pages/chat/assistant-turn': turnModule }) => {
+    const realFetch = window.fetch;
+    const posted = [];
+    window.fetch = async (url, init) => {
+      posted.push({ url, body: JSON.parse(init.body) });
+      return new Response(JSON.stringify({ ok: true }), { status: 200, headers: { 'content-type': 'application/json' } });
+    };
+    try {
+      const turn = new turnModule.AssistantTurn();
+      document.body.append(turn.element);
+      turn.startStreaming();
+      const soon = new Date(Date.now() + 30000).toISOString();
+      const events = [
+        { type: 'meta', conversationId: 'c1', model: 'offline' },
+        { type: 'mcp_tool', call_id: 'a', server: 'kg', tool: 'schema_version', status: 'started', arguments: {} },
+        { type: 'mcp_tool', call_id: 'b', server: 'kg', tool: 'type_info', status: 'started', arguments: {} },
+      ];
+      events.forEach((event) => turn.applyEvent(event));
+      const running = turn.element.querySelector('[data-call-id="a"]').textContent;
+      [
+        { type: 'mcp_tool', call_id: 'a', server: 'kg', tool: 'schema_version', status: 'completed', result: { structuredContent: { version: 'abc123' } }, duration_ms: 4 },
+        { type: 'mcp_tool', call_id: 'b', server: 'kg', tool: 'type_info', status: 'error', error: 'server kg is not reachable' },
+        { type: 'approval_required', approval_id: 'ap1', server: 'files', tool: 'write_file', arguments: { path: '/x' }, description: 'Writes <b>files</b>', expires_at: soon, definition_diff: [{ field: 'description', before: 'old', after: 'new' }] },
+        { type: 'elicitation_required', elicitation_id: 'el1', server: 'everything', message: 'Your name?', requested_schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] }, expires_at: soon },
+        { type: 'token', token: '**Schema** ver' },
+        { type: 'token', token: 'sion is `abc123`.' },
+      ].forEach((event) => turn.applyEvent(event));
+      await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+      const card = turn.element.querySelector('.approval-card');
+      const countdown = card.querySelector('.countdown').textContent;
+      const diffText = card.querySelector('.definition-diff').textContent;
+      [...card.querySelectorAll('button')].find((button) => button.textContent === 'Approve once').click();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      turn.applyEvent({ type: 'approval_resolved', approval_id: 'ap1', decision: 'approve' });
+      const form = turn.element.querySelector('.elicitation-card form');
+      form.querySelector('input[name=name]').value = 'Ada';
+      form.requestSubmit();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      turn.applyEvent({ type: 'done' });
+      const result = {
+        running,
+        completed: turn.element.querySelector('[data-call-id="a"]').textContent,
+        failed: turn.element.querySelector('[data-call-id="b"]').textContent,
+        countdown,
+        diffText,
+        descriptionHasBold: card.querySelectorAll('.description b').length,
+        cardState: card.dataset.state,
+        cardStatus: card.querySelector('[role=status]')?.textContent,
+        elicitationState: turn.element.querySelector('.elicitation-card').dataset.state,
+        answerHtml: turn.answer.innerHTML,
+        busy: turn.element.hasAttribute('aria-busy'),
+        posted,
+      };
+      turn.dispose();
+      turn.element.remove();
+      return result;
+    } finally {
+      window.fetch = realFetch;
+    }
+  });
+  assert.match(outcome.running, /Calling kg · schema_version…/);
+  assert.match(outcome.completed, /✓ Version abc123/);
+  assert.match(outcome.completed, /4 ms/);
+  assert.match(outcome.failed, /⚠ Failed: server kg is not reachable/);
+  assert.match(outcome.countdown, /^0:(29|30)$/);
+  assert.match(outcome.diffText, /- old/);
+  assert.match(outcome.diffText, /\+ new/);
+  assert.equal(outcome.descriptionHasBold, 0);
+  assert.equal(outcome.cardState, 'resolved');
+  assert.equal(outcome.cardStatus, 'Approved once');
+  assert.equal(outcome.elicitationState, 'resolved');
+  assert.equal(outcome.answerHtml, '<p><strong>Schema</strong> version is <code>abc123</code>.</p>');
+  assert.equal(outcome.busy, false);
+  assert.deepEqual(outcome.posted, [
+    { url: '/chat/approvals/ap1', body: { decision: 'approve', remember: 'once' } },
+    { url: '/chat/elicitations/el1', body: { action: 'accept', content: { name: 'Ada' } } },
+  ]);
 });
 
 test('index.html: every stylesheet, script and module preload it names exists', async () => {
