@@ -97,6 +97,10 @@ pub fn load(
         None => Layers::default(),
     };
     let env: Vec<(String, String)> = env.into_iter().collect();
+    // The conventional RUST_LOG sets the log filter unless SWITCHBOARD_LOG_FILTER does.
+    if let Some((name, value)) = env.iter().find(|(name, _)| name == "RUST_LOG") {
+        layers.set_text("log.filter", value, Origin::EnvVar(name.clone()));
+    }
     for (name, value) in &env {
         if let Some(key) = generic_env_key(name) {
             layers.set_text(&key, value, Origin::EnvVar(name.clone()));

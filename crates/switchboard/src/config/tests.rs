@@ -192,3 +192,16 @@ fn a_missing_or_malformed_file_is_reported_with_its_path() {
     let error = load(Some(file.path()), env(&[]), &[]).unwrap_err();
     assert!(matches!(error, ConfigError::ParseFile { .. }), "{error:?}");
 }
+
+#[test]
+fn rust_log_sets_the_filter_unless_the_switchboard_variable_does() {
+    let config = load(None, env(&[("RUST_LOG", "debug")]), &[]).unwrap();
+    assert_eq!(config.log.filter, "debug");
+    let config = load(
+        None,
+        env(&[("RUST_LOG", "debug"), ("SWITCHBOARD_LOG_FILTER", "warn")]),
+        &[],
+    )
+    .unwrap();
+    assert_eq!(config.log.filter, "warn");
+}
