@@ -6,7 +6,8 @@
 //!   in: a call never returns, changes or deletes another workspace's rows (a row of another
 //!   workspace looks exactly like a missing one: `StoreError::NotFound`). Child tables
 //!   reference parents by `(workspace_id, id)`, so the database refuses cross-workspace links.
-//!   `list_workspaces`/`find_workspace_by_name` and `authenticate` are the only unscoped reads.
+//!   `list_workspaces`/`find_workspace_by_name` and `authenticate` are the only unscoped reads;
+//!   `recover_interrupted_tool_calls` is the only unscoped write (start-up recovery).
 //! - Secrets (server headers, API keys, env) are stored only AES-256-GCM encrypted
 //!   ([`secrets`]); token plaintexts are never stored (SHA-256 only).
 //! - Writes are durable when acknowledged: SQLite runs WAL with `synchronous=FULL`, PostgreSQL
@@ -30,6 +31,20 @@
 //!   `update_server(ws, id, expected_version, ServerPatch)` (→ `VersionConflict` when stale),
 //!   `delete_server`, `server_secrets` (decrypted, for connecting only), `record_server_status`,
 //!   `record_server_sync`.
+//! - [`tools`]: `replace_server_tools(ws, server, &[ToolDefinition])` (after a sync; keeps
+//!   enable switches), `list_server_tools`, `list_workspace_tools`, `get_tool`,
+//!   `set_tool_enabled`; [`definition_hash`].
+//! - [`buds`]: `create_bud`, `get_bud`, `list_buds`, `update_bud(BudPatch)`, `delete_bud`.
+//! - [`conversations`]: `create_conversation`, `get_conversation`,
+//!   `list_conversations(ws, Option<owner>)`, `update_conversation`, `delete_conversation`.
+//! - [`messages`]: `append_message` (gap-free `seq`), `update_message` (complete a `partial`
+//!   message), `get_message`, `list_messages`; `MessageRecord::to_chat_message`.
+//! - [`tool_calls`]: `create_tool_call` (→ `proposed`), `transition_tool_call(ws, id, next,
+//!   ToolCallOutcome)` (state machine + compare-and-set; `Conflict` otherwise),
+//!   `get_tool_call`, `list_tool_calls`, `recover_interrupted_tool_calls` (start-up).
+//! - [`policies`]: `set_tool_policy`, `get_tool_policy`, `list_tool_policies`,
+//!   `delete_tool_policy`.
+//! - [`audit`]: `append_audit` (details redacted), `list_audit(AuditQuery)` (newest first).
 //!
 //! # Adding an area (the pattern)
 //! 1. Add `migrations/sqlite/NNNN_area.sql` and `migrations/postgres/NNNN_area.sql` with your
@@ -47,23 +62,35 @@
 //! 3. Add your tests to `tests/it/<area>.rs` with `store_test!`: each runs on SQLite and on
 //!    PostgreSQL.
 
+pub mod audit;
 mod backend;
 pub mod bootstrap;
+pub mod buds;
 mod clock;
 pub mod config;
+pub mod conversations;
 pub mod error;
+pub mod messages;
+pub mod policies;
 pub mod secrets;
 pub mod servers;
 mod store;
 pub mod tokens;
+pub mod tool_calls;
+pub mod tools;
 pub mod users;
 mod validate;
 pub mod workspaces;
 
+pub use audit::{AuditEntry, AuditQuery, NewAuditEntry};
 pub use backend::SQLITE_FILE_NAME;
 pub use bootstrap::{Bootstrapped, DEFAULT_WORKSPACE_NAME};
+pub use buds::{BudPatch, BudRecord, NewBud};
 pub use config::{BackendKind, DatabaseConfig, DatabaseConfigError};
+pub use conversations::{ConversationPatch, ConversationRecord, NewConversation};
 pub use error::{StoreError, StoreResult};
+pub use messages::{MessageRecord, MessageStatus, MessageUpdate, NewMessage};
+pub use policies::{NewToolPolicy, ToolPolicyRecord};
 pub use secrets::{ENCRYPTION_KEY_ENV, KEY_FILE_NAME, KeySource, SecretCipher};
 pub use servers::{
     NewServer, ServerConnectionConfig, ServerPatch, ServerRecord, ServerSecrets,
@@ -71,5 +98,7 @@ pub use servers::{
 };
 pub use store::Store;
 pub use tokens::{IssuedToken, NewToken, TOKEN_PREFIX, TokenPlaintext, TokenRecord};
+pub use tool_calls::{NewToolCall, ToolCallOutcome, ToolCallRecord};
+pub use tools::{ToolRecord, definition_hash};
 pub use users::{UserRecord, UserRole};
 pub use workspaces::WorkspaceRecord;

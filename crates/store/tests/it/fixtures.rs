@@ -64,3 +64,39 @@ pub fn http_server_with_secrets(name: &str, api_key: &str, header_value: &str) -
         is_active: true,
     }
 }
+
+pub fn tool(name: &str, description: &str) -> switchboard_core::ToolDefinition {
+    switchboard_core::ToolDefinition {
+        name: name.to_owned(),
+        title: None,
+        description: description.to_owned(),
+        input_schema: serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+        output_schema: None,
+        annotations: None,
+    }
+}
+
+pub fn new_conversation(owner: &UserRecord) -> switchboard_store::NewConversation {
+    switchboard_store::NewConversation {
+        owner_user_id: owner.id.clone(),
+        bud_id: None,
+        title: "Planning".to_owned(),
+        mcp_config_overrides: None,
+    }
+}
+
+pub fn new_tool_call(
+    conversation_id: &switchboard_core::ConversationId,
+    server: Option<&switchboard_store::ServerRecord>,
+    llm_call_id: &str,
+) -> switchboard_store::NewToolCall {
+    switchboard_store::NewToolCall {
+        conversation_id: conversation_id.clone(),
+        message_id: None,
+        llm_call_id: llm_call_id.to_owned(),
+        server_id: server.map(|server| server.id.clone()),
+        server_name: server.map_or("unknown".to_owned(), |server| server.name.clone()),
+        tool_name: "search".to_owned(),
+        arguments: r#"{"q":"roadmap"}"#.to_owned(),
+    }
+}

@@ -3,10 +3,17 @@
 
 mod harness;
 
+mod audit;
 mod bootstrap;
+mod buds;
+mod conversations;
 mod fixtures;
 mod isolation;
+mod policies;
 mod secrets_at_rest;
+mod server_secrets;
 mod servers;
 mod tokens;
+mod tool_calls;
+mod tools;
 mod workspaces;

@@ -1,0 +1,221 @@
+//! Buds: assistant profiles (system prompt, provider and model, which MCP servers and tools
+//! they use). A conversation may start from a bud; the chat engine interprets `mcp_config`.
+
+use crate::backend::on_backend;
+use crate::clock;
+use crate::error::{StoreError, StoreResult, insert_error};
+use crate::store::Store;
+use crate::validate;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::types::Json;
+use switchboard_core::{BudId, WorkspaceId};
+
+/// A bud to create.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewBud {
+    pub name: String,
+    pub system_prompt: String,
+    /// LLM provider name; `None` uses the configured default.
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    /// A JSON object (e.g. which servers and tools the bud may use), owned by the chat engine.
+    pub mcp_config: Value,
+}
+
+/// A change to a bud; `None` leaves a field as it is, `Some(None)` clears a nullable one.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BudPatch {
+    pub name: Option<String>,
+    pub system_prompt: Option<String>,
+    pub provider: Option<Option<String>>,
+    pub model: Option<Option<String>>,
+    pub mcp_config: Option<Value>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BudRecord {
+    pub id: BudId,
+    pub workspace_id: WorkspaceId,
+    pub name: String,
+    pub system_prompt: String,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub mcp_config: Value,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(sqlx::FromRow)]
+struct BudRow {
+    id: String,
+    workspace_id: String,
+    name: String,
+    system_prompt: String,
+    provider: Option<String>,
+    model: Option<String>,
+    mcp_config: Json<Value>,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl From<BudRow> for BudRecord {
+    fn from(row: BudRow) -> Self {
+        BudRecord {
+            id: BudId::from_string(row.id),
+            workspace_id: WorkspaceId::from_string(row.workspace_id),
+            name: row.name,
+            system_prompt: row.system_prompt,
+            provider: row.provider,
+            model: row.model,
+            mcp_config: row.mcp_config.0,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        }
+    }
+}
+
+macro_rules! select_buds {
+    ($tail:literal) => {
+        concat!(
+            "SELECT id, workspace_id, name, system_prompt, provider, model, mcp_config, created_at, ",
+            "updated_at FROM buds ",
+            $tail
+        )
+    };
+}
+
+fn validate_bud(name: &str, mcp_config: &Value) -> StoreResult<()> {
+    validate::display_text("name", name, 200)?;
+    if !mcp_config.is_object() {
+        return Err(StoreError::invalid("mcp_config", "must be a JSON object"));
+    }
+    Ok(())
+}
+
+impl Store {
+    pub async fn create_bud(
+        &self,
+        workspace_id: &WorkspaceId,
+        new_bud: NewBud,
+    ) -> StoreResult<BudRecord> {
+        validate_bud(&new_bud.name, &new_bud.mcp_config)?;
+        let now = clock::now();
+        let record = BudRecord {
+            id: BudId::generate(),
+            workspace_id: workspace_id.clone(),
+            name: new_bud.name,
+            system_prompt: new_bud.system_prompt,
+            provider: new_bud.provider,
+            model: new_bud.model,
+            mcp_config: new_bud.mcp_config,
+            created_at: now,
+            updated_at: now,
+        };
+        on_backend!(self, |pool| sqlx::query(
+            "INSERT INTO buds (id, workspace_id, name, system_prompt, provider, model, mcp_config, \
+             created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)"
+        )
+        .bind(record.id.as_str())
+        .bind(record.workspace_id.as_str())
+        .bind(&record.name)
+        .bind(&record.system_prompt)
+        .bind(&record.provider)
+        .bind(&record.model)
+        .bind(Json(&record.mcp_config))
+        .bind(record.created_at)
+        .execute(pool)
+        .await
+        .map(|_| ()))
+        .map_err(insert_error("bud", "id", "workspace"))?;
+        Ok(record)
+    }
+
+    pub async fn get_bud(
+        &self,
+        workspace_id: &WorkspaceId,
+        bud_id: &BudId,
+    ) -> StoreResult<BudRecord> {
+        let row: Option<BudRow> = on_backend!(self, |pool| sqlx::query_as(select_buds!(
+            "WHERE workspace_id = $1 AND id = $2"
+        ))
+        .bind(workspace_id.as_str())
+        .bind(bud_id.as_str())
+        .fetch_optional(pool)
+        .await)?;
+        row.map(BudRecord::from)
+            .ok_or_else(|| StoreError::not_found("bud"))
+    }
+
+    /// The workspace's buds by name.
+    pub async fn list_buds(&self, workspace_id: &WorkspaceId) -> StoreResult<Vec<BudRecord>> {
+        let rows: Vec<BudRow> = on_backend!(self, |pool| sqlx::query_as(select_buds!(
+            "WHERE workspace_id = $1 ORDER BY name, id"
+        ))
+        .bind(workspace_id.as_str())
+        .fetch_all(pool)
+        .await)?;
+        Ok(rows.into_iter().map(BudRecord::from).collect())
+    }
+
+    pub async fn update_bud(
+        &self,
+        workspace_id: &WorkspaceId,
+        bud_id: &BudId,
+        patch: BudPatch,
+    ) -> StoreResult<BudRecord> {
+        let mut bud = self.get_bud(workspace_id, bud_id).await?;
+        if let Some(name) = patch.name {
+            bud.name = name;
+        }
+        if let Some(system_prompt) = patch.system_prompt {
+            bud.system_prompt = system_prompt;
+        }
+        if let Some(provider) = patch.provider {
+            bud.provider = provider;
+        }
+        if let Some(model) = patch.model {
+            bud.model = model;
+        }
+        if let Some(mcp_config) = patch.mcp_config {
+            bud.mcp_config = mcp_config;
+        }
+        validate_bud(&bud.name, &bud.mcp_config)?;
+        bud.updated_at = clock::now();
+        let affected = on_backend!(self, |pool| sqlx::query(
+            "UPDATE buds SET name = $3, system_prompt = $4, provider = $5, model = $6, \
+             mcp_config = $7, updated_at = $8 WHERE workspace_id = $1 AND id = $2"
+        )
+        .bind(workspace_id.as_str())
+        .bind(bud_id.as_str())
+        .bind(&bud.name)
+        .bind(&bud.system_prompt)
+        .bind(&bud.provider)
+        .bind(&bud.model)
+        .bind(Json(&bud.mcp_config))
+        .bind(bud.updated_at)
+        .execute(pool)
+        .await
+        .map(|result| result.rows_affected()))?;
+        if affected == 0 {
+            return Err(StoreError::not_found("bud"));
+        }
+        Ok(bud)
+    }
+
+    /// Deletes a bud; conversations started from it keep going without it.
+    pub async fn delete_bud(&self, workspace_id: &WorkspaceId, bud_id: &BudId) -> StoreResult<()> {
+        let affected = on_backend!(self, |pool| sqlx::query(
+            "DELETE FROM buds WHERE workspace_id = $1 AND id = $2"
+        )
+        .bind(workspace_id.as_str())
+        .bind(bud_id.as_str())
+        .execute(pool)
+        .await
+        .map(|result| result.rows_affected()))?;
+        if affected == 0 {
+            return Err(StoreError::not_found("bud"));
+        }
+        Ok(())
+    }
+}

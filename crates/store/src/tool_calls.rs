@@ -1,0 +1,323 @@
+//! The recorded life of each tool call (`core::ToolCallState`): proposed by the model,
+//! approved or denied, dispatched, then completed, failed or unknown. Every transition is
+//! checked against the state machine and applied only if the row is still in the state it was
+//! read in, so two tasks can never both dispatch one call.
+
+use crate::backend::{on_backend, write_transaction};
+use crate::clock;
+use crate::error::{StoreError, StoreResult};
+use crate::store::Store;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::types::Json;
+use switchboard_core::{
+    ConversationId, MessageId, ServerId, ToolCallId, ToolCallState, WorkspaceId,
+};
+
+/// A tool call the model asked for, recorded before anything else happens to it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewToolCall {
+    pub conversation_id: ConversationId,
+    /// The assistant message that carried the request.
+    pub message_id: Option<MessageId>,
+    /// The model's id for the call (answers refer to it).
+    pub llm_call_id: String,
+    /// `None` when the name matched no registered server.
+    pub server_id: Option<ServerId>,
+    /// The server's name at the time (kept if the server is deleted later).
+    pub server_name: String,
+    pub tool_name: String,
+    /// The arguments text exactly as the model produced it (may be invalid JSON).
+    pub arguments: String,
+}
+
+/// What a transition records besides the new state.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolCallOutcome {
+    pub result: Option<Value>,
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCallRecord {
+    pub id: ToolCallId,
+    pub workspace_id: WorkspaceId,
+    pub conversation_id: ConversationId,
+    pub message_id: Option<MessageId>,
+    pub llm_call_id: String,
+    /// `None` once the server is deleted (see `server_name`).
+    pub server_id: Option<ServerId>,
+    pub server_name: String,
+    pub tool_name: String,
+    pub arguments: String,
+    pub state: ToolCallState,
+    pub result: Option<Value>,
+    pub error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    /// When it was approved or denied.
+    pub decided_at: Option<DateTime<Utc>>,
+    pub dispatched_at: Option<DateTime<Utc>>,
+    /// When it completed, failed or became unknown.
+    pub finished_at: Option<DateTime<Utc>>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(sqlx::FromRow)]
+struct ToolCallRow {
+    id: String,
+    workspace_id: String,
+    conversation_id: String,
+    message_id: Option<String>,
+    llm_call_id: String,
+    server_id: Option<String>,
+    server_name: String,
+    tool_name: String,
+    arguments: String,
+    state: String,
+    result: Option<Json<Value>>,
+    error: Option<String>,
+    created_at: DateTime<Utc>,
+    decided_at: Option<DateTime<Utc>>,
+    dispatched_at: Option<DateTime<Utc>>,
+    finished_at: Option<DateTime<Utc>>,
+    updated_at: DateTime<Utc>,
+}
+
+impl TryFrom<ToolCallRow> for ToolCallRecord {
+    type Error = StoreError;
+
+    fn try_from(row: ToolCallRow) -> Result<Self, Self::Error> {
+        Ok(ToolCallRecord {
+            id: ToolCallId::from_string(row.id),
+            workspace_id: WorkspaceId::from_string(row.workspace_id),
+            conversation_id: ConversationId::from_string(row.conversation_id),
+            message_id: row.message_id.map(MessageId::from_string),
+            llm_call_id: row.llm_call_id,
+            server_id: row.server_id.map(ServerId::from_string),
+            server_name: row.server_name,
+            tool_name: row.tool_name,
+            arguments: row.arguments,
+            state: row.state.parse().map_err(StoreError::corrupt)?,
+            result: row.result.map(|json| json.0),
+            error: row.error,
+            created_at: row.created_at,
+            decided_at: row.decided_at,
+            dispatched_at: row.dispatched_at,
+            finished_at: row.finished_at,
+            updated_at: row.updated_at,
+        })
+    }
+}
+
+macro_rules! select_tool_calls {
+    ($tail:literal) => {
+        concat!(
+            "SELECT id, workspace_id, conversation_id, message_id, llm_call_id, server_id, ",
+            "server_name, tool_name, arguments, state, result, error, created_at, decided_at, ",
+            "dispatched_at, finished_at, updated_at FROM tool_calls ",
+            $tail
+        )
+    };
+}
+
+impl Store {
+    /// Records a call in state `proposed`. The conversation, message and server must all be
+    /// in the workspace (`NotFound` naming the one that is not).
+    pub async fn create_tool_call(
+        &self,
+        workspace_id: &WorkspaceId,
+        new_call: NewToolCall,
+    ) -> StoreResult<ToolCallRecord> {
+        let now = clock::now();
+        let record = ToolCallRecord {
+            id: ToolCallId::generate(),
+            workspace_id: workspace_id.clone(),
+            conversation_id: new_call.conversation_id,
+            message_id: new_call.message_id,
+            llm_call_id: new_call.llm_call_id,
+            server_id: new_call.server_id,
+            server_name: new_call.server_name,
+            tool_name: new_call.tool_name,
+            arguments: new_call.arguments,
+            state: ToolCallState::Proposed,
+            result: None,
+            error: None,
+            created_at: now,
+            decided_at: None,
+            dispatched_at: None,
+            finished_at: None,
+            updated_at: now,
+        };
+        write_transaction!(self, |tx| {
+            let parents = [
+                (
+                    "conversation",
+                    "SELECT COUNT(*) FROM conversations WHERE workspace_id = $1 AND id = $2",
+                    Some(record.conversation_id.as_str()),
+                ),
+                (
+                    "message",
+                    "SELECT COUNT(*) FROM messages WHERE workspace_id = $1 AND id = $2",
+                    record.message_id.as_ref().map(MessageId::as_str),
+                ),
+                (
+                    "server",
+                    "SELECT COUNT(*) FROM mcp_servers WHERE workspace_id = $1 AND id = $2",
+                    record.server_id.as_ref().map(ServerId::as_str),
+                ),
+            ];
+            for (entity, sql, id) in parents {
+                let Some(id) = id else { continue };
+                let found: i64 = sqlx::query_scalar(sql)
+                    .bind(workspace_id.as_str())
+                    .bind(id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                if found == 0 {
+                    return Err(StoreError::not_found(entity));
+                }
+            }
+            sqlx::query(
+                "INSERT INTO tool_calls (id, workspace_id, conversation_id, message_id, llm_call_id, \
+                 server_id, server_name, tool_name, arguments, state, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)",
+            )
+            .bind(record.id.as_str())
+            .bind(workspace_id.as_str())
+            .bind(record.conversation_id.as_str())
+            .bind(record.message_id.as_ref().map(MessageId::as_str))
+            .bind(&record.llm_call_id)
+            .bind(record.server_id.as_ref().map(ServerId::as_str))
+            .bind(&record.server_name)
+            .bind(&record.tool_name)
+            .bind(&record.arguments)
+            .bind(record.state.as_str())
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        });
+        Ok(record)
+    }
+
+    /// Moves a call to `next` if the state machine allows it from its current state, recording
+    /// the outcome and the time of the step. `Conflict` when the move is not allowed or another
+    /// task moved the call first.
+    pub async fn transition_tool_call(
+        &self,
+        workspace_id: &WorkspaceId,
+        tool_call_id: &ToolCallId,
+        next: ToolCallState,
+        outcome: ToolCallOutcome,
+    ) -> StoreResult<ToolCallRecord> {
+        let mut call = self.get_tool_call(workspace_id, tool_call_id).await?;
+        let previous = call.state;
+        previous
+            .transition(next)
+            .map_err(|error| StoreError::Conflict(error.to_string()))?;
+        let now = clock::now();
+        call.state = next;
+        call.updated_at = now;
+        if outcome.result.is_some() {
+            call.result = outcome.result;
+        }
+        if outcome.error.is_some() {
+            call.error = outcome.error;
+        }
+        match next {
+            ToolCallState::Approved | ToolCallState::Denied => call.decided_at = Some(now),
+            ToolCallState::Dispatched => call.dispatched_at = Some(now),
+            ToolCallState::Completed | ToolCallState::Failed | ToolCallState::Unknown => {
+                call.finished_at = Some(now)
+            }
+            ToolCallState::Proposed => {}
+        }
+        let affected = on_backend!(self, |pool| sqlx::query(
+            "UPDATE tool_calls SET state = $4, result = $5, error = $6, decided_at = $7, \
+             dispatched_at = $8, finished_at = $9, updated_at = $10 \
+             WHERE workspace_id = $1 AND id = $2 AND state = $3"
+        )
+        .bind(workspace_id.as_str())
+        .bind(tool_call_id.as_str())
+        .bind(previous.as_str())
+        .bind(call.state.as_str())
+        .bind(call.result.as_ref().map(Json))
+        .bind(&call.error)
+        .bind(call.decided_at)
+        .bind(call.dispatched_at)
+        .bind(call.finished_at)
+        .bind(call.updated_at)
+        .execute(pool)
+        .await
+        .map(|result| result.rows_affected()))?;
+        if affected == 0 {
+            return Err(StoreError::Conflict(format!(
+                "tool call {tool_call_id} left state {previous} before it could move to {next}"
+            )));
+        }
+        Ok(call)
+    }
+
+    pub async fn get_tool_call(
+        &self,
+        workspace_id: &WorkspaceId,
+        tool_call_id: &ToolCallId,
+    ) -> StoreResult<ToolCallRecord> {
+        let row: Option<ToolCallRow> = on_backend!(self, |pool| sqlx::query_as(
+            select_tool_calls!("WHERE workspace_id = $1 AND id = $2")
+        )
+        .bind(workspace_id.as_str())
+        .bind(tool_call_id.as_str())
+        .fetch_optional(pool)
+        .await)?;
+        row.ok_or_else(|| StoreError::not_found("tool call"))?
+            .try_into()
+    }
+
+    /// The conversation's tool calls, oldest first.
+    pub async fn list_tool_calls(
+        &self,
+        workspace_id: &WorkspaceId,
+        conversation_id: &ConversationId,
+    ) -> StoreResult<Vec<ToolCallRecord>> {
+        let rows: Vec<ToolCallRow> = on_backend!(self, |pool| sqlx::query_as(select_tool_calls!(
+            "WHERE workspace_id = $1 AND conversation_id = $2 ORDER BY created_at, id"
+        ))
+        .bind(workspace_id.as_str())
+        .bind(conversation_id.as_str())
+        .fetch_all(pool)
+        .await)?;
+        rows.into_iter().map(ToolCallRecord::try_from).collect()
+    }
+
+    /// Start-up recovery, across all workspaces: calls that were `dispatched` when the process
+    /// died become `unknown` (they may have run upstream; never re-run them silently), and
+    /// calls that never left (`proposed`, `approved`) become `failed`. Returns how many changed.
+    pub async fn recover_interrupted_tool_calls(&self) -> StoreResult<u64> {
+        let now = clock::now();
+        let changed = on_backend!(self, |pool| {
+            let unknown = sqlx::query(
+                "UPDATE tool_calls SET state = 'unknown', finished_at = $1, updated_at = $1, \
+                 error = COALESCE(error, 'interrupted by a restart after dispatch; outcome unknown') \
+                 WHERE state = 'dispatched'",
+            )
+            .bind(now)
+            .execute(pool)
+            .await?
+            .rows_affected();
+            let failed = sqlx::query(
+                "UPDATE tool_calls SET state = 'failed', finished_at = $1, updated_at = $1, \
+                 error = COALESCE(error, 'interrupted by a restart before dispatch') \
+                 WHERE state IN ('proposed', 'approved')",
+            )
+            .bind(now)
+            .execute(pool)
+            .await?
+            .rows_affected();
+            Ok::<u64, sqlx::Error>(unknown + failed)
+        })?;
+        if changed > 0 {
+            tracing::warn!(changed, "recovered tool calls interrupted by a restart");
+        }
+        Ok(changed)
+    }
+}
