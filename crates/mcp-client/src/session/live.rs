@@ -16,7 +16,7 @@ use crate::transport::streamable_http;
 use crate::transport::websocket::WebSocketTransport;
 use crate::url_policy::UrlPolicy;
 use rmcp::model::ProtocolVersion;
-use rmcp::service::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
+use rmcp::service::{ClientCacheConfig, ClientInitializeError, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -157,9 +157,36 @@ fn known_version(text: &str) -> ProtocolVersion {
 }
 
 /// Connects and completes the handshake (the caller bounds the time).
+///
+/// Under `Auto`, a server that answers `server/discover` with something other than a discover
+/// result (some answer unknown methods with `{}`) is legacy: it is reconnected at once with a
+/// plain `initialize`.
 pub(crate) async fn connect(params: ConnectParams<'_>) -> Result<LiveSession, UpstreamError> {
+    match connect_once(&params, &params.lifecycle).await {
+        Err(Attempt::ProbeNotUnderstood) => match connect_once(&params, &Lifecycle::LegacyInitialize).await {
+            Ok(live) => Ok(live),
+            Err(Attempt::Failed(error)) => Err(error),
+            Err(Attempt::ProbeNotUnderstood) => Err(UpstreamError::Initialize("the server did not answer initialize".into())),
+        },
+        Err(Attempt::Failed(error)) => Err(error),
+        Ok(live) => Ok(live),
+    }
+}
+
+enum Attempt {
+    Failed(UpstreamError),
+    ProbeNotUnderstood,
+}
+
+impl From<UpstreamError> for Attempt {
+    fn from(error: UpstreamError) -> Self {
+        Attempt::Failed(error)
+    }
+}
+
+async fn connect_once(params: &ConnectParams<'_>, lifecycle: &Lifecycle) -> Result<LiveSession, Attempt> {
     let limit = params.config.max_tool_response_bytes;
-    let (mode, handler_version) = lifecycle_mode(&params.lifecycle);
+    let (mode, handler_version) = lifecycle_mode(lifecycle);
     let handler = SessionHandler::new(handler_version, params.router.clone(), params.elicitation.clone());
     let mut process = None;
     let served = match &params.server.endpoint {
@@ -183,24 +210,31 @@ pub(crate) async fn connect(params: ConnectParams<'_>) -> Result<LiveSession, Up
                 handler.serve_with_lifecycle(transport, mode).await
             }
             TransportKind::Stdio => {
-                return Err(UpstreamError::Config(crate::server::ServerConfigError::new("transport", "stdio needs a command")));
+                return Err(UpstreamError::Config(crate::server::ServerConfigError::new("transport", "stdio needs a command")).into());
             }
         },
     };
-    let service = served.map_err(|error| {
-        let error = UpstreamError::from_initialize_error(error, limit);
-        match process.as_ref().and_then(|process| process.describe()) {
-            Some(detail) => with_detail(error, &detail),
-            None => error,
+    let service = match served {
+        Ok(service) => service,
+        Err(ClientInitializeError::ExpectedInitResult(_)) if *lifecycle == Lifecycle::Auto => {
+            tracing::info!(server = %params.server.name, "server/discover was not understood; using initialize");
+            return Err(Attempt::ProbeNotUnderstood);
         }
-    })?;
+        Err(error) => {
+            let error = UpstreamError::from_initialize_error(error, limit);
+            return Err(Attempt::Failed(match process.as_ref().and_then(|process| process.describe()) {
+                Some(detail) => with_detail(error, &detail),
+                None => error,
+            }));
+        }
+    };
     let peer = service.peer().clone();
     peer.set_response_cache_config(ClientCacheConfig::disabled()).await;
     let description = describe_server(&peer);
     Ok(LiveSession {
         service: tokio::sync::Mutex::new(Some(service)),
         peer,
-        router: params.router,
+        router: params.router.clone(),
         description,
         process,
         fingerprint: params.server.connection_fingerprint(),

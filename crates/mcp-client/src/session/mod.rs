@@ -55,6 +55,8 @@ pub struct SessionStatus {
     pub protocol_version: Option<String>,
     pub in_flight: usize,
     pub last_error: Option<String>,
+    /// For stdio sessions: the child's pid, which is also its process group id.
+    pub process_id: Option<i32>,
 }
 
 /// The protocol version each upstream negotiated, so later connects skip the probe. Entries

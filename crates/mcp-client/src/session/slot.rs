@@ -214,6 +214,7 @@ impl SessionSlot {
             since: state.changed_at,
             protocol_version: live.map(|live| live.description.protocol_version.clone()),
             in_flight: live.map(|live| live.in_flight()).unwrap_or(0),
+            process_id: live.and_then(|live| live.process.as_ref()).map(|process| process.process_group_id()),
             last_error: state.last_error.as_ref().map(ToString::to_string).or_else(|| {
                 live.filter(|live| !live.is_alive())
                     .map(|live| live.failure_detail().unwrap_or_else(|| "the connection closed".to_owned()))

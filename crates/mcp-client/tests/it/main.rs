@@ -1,0 +1,7 @@
+//! Integration tests of the MCP client side, through the real wire against peers we did not
+//! write (reference servers, the Python SDK, the conformance suite) and against misbehaving
+//! servers written for the fault tests.
+
+mod conformance;
+mod everything;
+mod support;
