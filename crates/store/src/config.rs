@@ -82,7 +82,17 @@ impl DatabaseConfig {
 
     /// Checks every key; the first bad one is named in the error.
     pub fn validate(&self) -> Result<(), DatabaseConfigError> {
-        self.backend_kind()?;
+        if self.backend_kind()? == BackendKind::Sqlite
+            && let Some(url) = &self.url
+            && (url.contains(":memory:") || url.contains("mode=memory"))
+        {
+            return Err(DatabaseConfigError {
+                key: "url",
+                reason: "in-memory SQLite is not supported (every pooled connection would see its \
+                         own empty database); give a file path or leave url unset"
+                    .to_owned(),
+            });
+        }
         if self.max_connections == 0 {
             return Err(DatabaseConfigError {
                 key: "max_connections",
@@ -162,6 +172,15 @@ mod tests {
         let error = config.validate().unwrap_err();
         assert_eq!(error.key, "url");
         assert!(!error.to_string().contains("hunter2"), "{error}");
+    }
+
+    #[test]
+    fn in_memory_sqlite_is_refused() {
+        let config = DatabaseConfig {
+            url: Some("sqlite::memory:".into()),
+            ..DatabaseConfig::default()
+        };
+        assert_eq!(config.validate().unwrap_err().key, "url");
     }
 
     #[test]

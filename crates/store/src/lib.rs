@@ -15,7 +15,9 @@
 //!
 //! # Public API (by module)
 //! - [`Store`]: `open(&DatabaseConfig, data_dir, SecretCipher)` (connect + migrate), `connect`,
-//!   `migrate`, `ping`, `close`, `backend_kind`, `known_migration_versions`, `cipher`.
+//!   `migrate`, `ping`, `close`, `backend_kind`, `known_migration_versions`, `cipher`,
+//!   `durability_settings` (what the database reports: WAL/`synchronous=full`, or
+//!   `synchronous_commit=on`).
 //! - [`config`]: [`DatabaseConfig`] (`[database]`: `url`, `max_connections`, `busy_timeout_ms`,
 //!   `acquire_timeout_ms`; `validate()`), [`BackendKind`], `redact_url`.
 //! - [`secrets`]: [`SecretCipher`] (`resolve(env_key, data_dir)`, `from_key_text`, `generate`,

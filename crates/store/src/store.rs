@@ -6,6 +6,7 @@ use crate::backend::{self, Backend, on_backend};
 use crate::config::{BackendKind, DatabaseConfig};
 use crate::error::StoreError;
 use crate::secrets::SecretCipher;
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -73,6 +74,51 @@ impl Store {
             .await)?;
         debug_assert_eq!(one, 1);
         Ok(())
+    }
+
+    /// The settings that make acknowledged writes durable, as the database reports them for a
+    /// pooled connection (for the start-up log and tests): SQLite `journal_mode`,
+    /// `synchronous`, `foreign_keys`; PostgreSQL `synchronous_commit`, `fsync`.
+    pub async fn durability_settings(&self) -> Result<BTreeMap<&'static str, String>, StoreError> {
+        let mut settings = BTreeMap::new();
+        match &self.backend {
+            Backend::Sqlite(pool) => {
+                let mut connection = pool.acquire().await?;
+                let journal_mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+                    .fetch_one(&mut *connection)
+                    .await?;
+                let synchronous: i64 = sqlx::query_scalar("PRAGMA synchronous")
+                    .fetch_one(&mut *connection)
+                    .await?;
+                let foreign_keys: i64 = sqlx::query_scalar("PRAGMA foreign_keys")
+                    .fetch_one(&mut *connection)
+                    .await?;
+                let synchronous = match synchronous {
+                    0 => "off",
+                    1 => "normal",
+                    2 => "full",
+                    3 => "extra",
+                    _ => "unknown",
+                };
+                settings.insert("journal_mode", journal_mode.to_lowercase());
+                settings.insert("synchronous", synchronous.to_owned());
+                settings.insert(
+                    "foreign_keys",
+                    if foreign_keys == 1 { "on" } else { "off" }.to_owned(),
+                );
+            }
+            Backend::Postgres(pool) => {
+                let mut connection = pool.acquire().await?;
+                for name in ["synchronous_commit", "fsync"] {
+                    let value: String = sqlx::query_scalar("SELECT current_setting($1)")
+                        .bind(name)
+                        .fetch_one(&mut *connection)
+                        .await?;
+                    settings.insert(name, value);
+                }
+            }
+        }
+        Ok(settings)
     }
 
     pub fn backend_kind(&self) -> BackendKind {

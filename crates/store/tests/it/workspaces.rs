@@ -1,6 +1,6 @@
 //! Workspaces and users.
 
-use crate::harness::{TestStore, store_test};
+use crate::harness::{Backend, TestStore, store_test};
 use switchboard_core::{UserId, WorkspaceId};
 use switchboard_store::{StoreError, UserRole};
 
@@ -10,6 +10,7 @@ store_test!(
     users_are_unique_per_workspace,
     users_need_an_existing_workspace,
     ping_answers,
+    writes_are_durable_when_acknowledged,
 );
 
 async fn workspaces_are_created_found_and_listed(test: TestStore) {
@@ -122,4 +123,23 @@ async fn ping_answers(test: TestStore) {
     assert_eq!(test.store.known_migration_versions()[0], 1);
     // Migrating again is a no-op.
     test.store.migrate().await.unwrap();
+}
+
+async fn writes_are_durable_when_acknowledged(test: TestStore) {
+    let settings = test.store.durability_settings().await.unwrap();
+    let expected: &[(&str, &str)] = match test.backend {
+        Backend::Sqlite => &[
+            ("journal_mode", "wal"),
+            ("synchronous", "full"),
+            ("foreign_keys", "on"),
+        ],
+        Backend::Postgres => &[("synchronous_commit", "on"), ("fsync", "on")],
+    };
+    for (name, value) in expected {
+        assert_eq!(
+            settings.get(name).map(String::as_str),
+            Some(*value),
+            "{settings:?}"
+        );
+    }
 }
