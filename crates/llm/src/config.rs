@@ -8,6 +8,7 @@ use std::fmt;
 use std::time::Duration;
 
 use serde::Deserialize;
+use switchboard_core::InvalidSetting;
 
 /// Which provider answers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -120,25 +121,17 @@ impl Default for OfflinePlannerConfig {
     }
 }
 
-/// A configuration key and what is wrong with its value.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{key}: {message}")]
-pub struct LlmConfigError {
-    /// Dotted key, e.g. `llm.base_url`.
-    pub key: &'static str,
-    pub message: String,
-}
-
 impl LlmConfig {
-    /// Checks every key; the first problem found is returned, naming its key.
-    pub fn validate(&self) -> Result<(), LlmConfigError> {
-        let invalid = |key: &'static str, message: String| Err(LlmConfigError { key, message });
+    /// Checks every key; the first problem found is returned, naming its key relative to the
+    /// `[llm]` section (`base_url`, `offline.confidence_threshold`).
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
+        let invalid = |key: &str, reason: String| Err(InvalidSetting::new(key, reason));
         if self.provider == ProviderKind::Openai {
             match url::Url::parse(&self.base_url) {
                 Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => {}
                 Ok(url) => {
                     return invalid(
-                        "llm.base_url",
+                        "base_url",
                         format!(
                             "must be an http or https URL, got scheme '{}'",
                             url.scheme()
@@ -147,23 +140,23 @@ impl LlmConfig {
                 }
                 Err(error) => {
                     return invalid(
-                        "llm.base_url",
+                        "base_url",
                         format!("'{}' is not a URL: {error}", self.base_url),
                     );
                 }
             }
             if self.model.trim().is_empty() {
                 return invalid(
-                    "llm.model",
+                    "model",
                     "required when provider = \"openai\" (e.g. \"gpt-4o-mini\" or \"llama3.1\")"
                         .to_owned(),
                 );
             }
         }
         for (key, value) in [
-            ("llm.connect_timeout_ms", self.connect_timeout_ms),
-            ("llm.response_timeout_ms", self.response_timeout_ms),
-            ("llm.stream_idle_timeout_ms", self.stream_idle_timeout_ms),
+            ("connect_timeout_ms", self.connect_timeout_ms),
+            ("response_timeout_ms", self.response_timeout_ms),
+            ("stream_idle_timeout_ms", self.stream_idle_timeout_ms),
         ] {
             if value == 0 {
                 return invalid(key, "must be greater than 0".to_owned());
@@ -171,25 +164,25 @@ impl LlmConfig {
         }
         if self.retry_max_delay_ms < self.retry_base_delay_ms {
             return invalid(
-                "llm.retry_max_delay_ms",
+                "retry_max_delay_ms",
                 format!(
-                    "must be at least llm.retry_base_delay_ms ({})",
+                    "must be at least retry_base_delay_ms ({})",
                     self.retry_base_delay_ms
                 ),
             );
         }
         if self.max_retries > 10 {
-            return invalid("llm.max_retries", "must be at most 10".to_owned());
+            return invalid("max_retries", "must be at most 10".to_owned());
         }
         if !(0.0..=1.0).contains(&self.offline.confidence_threshold) {
             return invalid(
-                "llm.offline.confidence_threshold",
+                "offline.confidence_threshold",
                 "must be between 0 and 1".to_owned(),
             );
         }
         if self.offline.max_table_rows == 0 {
             return invalid(
-                "llm.offline.max_table_rows",
+                "offline.max_table_rows",
                 "must be greater than 0".to_owned(),
             );
         }
@@ -266,34 +259,34 @@ mod tests {
         let openai = |extra: &str| -> LlmConfig {
             toml::from_str(&format!("provider = \"openai\"\n{extra}")).unwrap()
         };
-        assert_eq!(openai("").validate().unwrap_err().key, "llm.model");
+        assert_eq!(openai("").validate().unwrap_err().key, "model");
         let error = openai("model = \"m\"\nbase_url = \"not a url\"")
             .validate()
             .unwrap_err();
-        assert_eq!(error.key, "llm.base_url");
+        assert_eq!(error.key, "base_url");
         assert!(
             error
                 .to_string()
-                .starts_with("llm.base_url: 'not a url' is not a URL")
+                .starts_with("`base_url`: 'not a url' is not a URL")
         );
         assert_eq!(
             openai("model = \"m\"\nbase_url = \"ftp://x/v1\"")
                 .validate()
                 .unwrap_err()
                 .key,
-            "llm.base_url"
+            "base_url"
         );
         assert_eq!(
             openai("model = \"m\"\nstream_idle_timeout_ms = 0")
                 .validate()
                 .unwrap_err()
                 .key,
-            "llm.stream_idle_timeout_ms"
+            "stream_idle_timeout_ms"
         );
         let offline: LlmConfig = toml::from_str("[offline]\nconfidence_threshold = 2.0").unwrap();
         assert_eq!(
             offline.validate().unwrap_err().key,
-            "llm.offline.confidence_threshold"
+            "offline.confidence_threshold"
         );
         let unknown = toml::from_str::<LlmConfig>("modle = \"m\"").unwrap_err();
         assert!(unknown.to_string().contains("modle"), "{unknown}");

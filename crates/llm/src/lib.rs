@@ -7,15 +7,23 @@
 
 pub mod config;
 pub mod error;
+pub mod offline;
 pub mod openai;
 pub mod provider;
 
-pub use config::{
-    ApiKey, LlmConfig, LlmConfigError, LlmOverrides, OfflinePlannerConfig, ProviderKind,
-};
+pub use config::{ApiKey, LlmConfig, LlmOverrides, OfflinePlannerConfig, ProviderKind};
 pub use error::{LlmError, TimeoutPhase};
+pub use offline::{OFFLINE_MODEL_NAME, OfflineProvider};
 pub use openai::OpenAiProvider;
 pub use provider::{
     FinishReason, IndexedToolCall, LlmEvent, LlmEventStream, LlmProvider, LlmRequest, TokenUsage,
     ToolChoice,
 };
+
+/// Builds the provider a configuration names. Validate the configuration first.
+pub fn build_provider(config: &LlmConfig) -> Result<std::sync::Arc<dyn LlmProvider>, LlmError> {
+    Ok(match config.provider {
+        ProviderKind::Openai => std::sync::Arc::new(OpenAiProvider::new(config)?),
+        ProviderKind::Offline => std::sync::Arc::new(OfflineProvider::new(config.offline.clone())),
+    })
+}

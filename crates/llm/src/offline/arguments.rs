@@ -1,0 +1,278 @@
+//! Filling a tool's arguments from what the question mentions, guided by the tool's JSON
+//! Schema: parameter names say what a value is for (`type_name`, `from_type`, `since`,
+//! `limit`, `start_id`…), enums and defaults say what is allowed.
+//!
+//! An id parameter that the question does not give but whose object it names ("the Product
+//! Roadmap document") becomes a lookup: the planner finds the object first.
+
+use serde_json::{Map, Value, json};
+use switchboard_core::ToolSpec;
+
+use super::mentions::{Mentions, ObjectMention};
+use super::text::stem;
+
+/// What the question can give a tool.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Binding {
+    /// Every required argument is known.
+    Complete(Map<String, Value>),
+    /// Complete but for one id, which a lookup of the named object will give.
+    NeedsLookup {
+        arguments: Map<String, Value>,
+        id_parameter: String,
+        object: ObjectMention,
+    },
+    /// A required argument cannot be filled.
+    Unsatisfiable { missing: Vec<String> },
+}
+
+/// The binding and how many arguments came from the question itself (not defaults).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct BoundArguments {
+    pub binding: Binding,
+    pub from_question: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ParameterRole {
+    Id,
+    TypeName,
+    FromType,
+    ToType,
+    TargetType,
+    Since,
+    Limit,
+    Depth,
+    GroupBy,
+    FreeText,
+    Cursor,
+    Other,
+}
+
+fn role_of(name: &str) -> ParameterRole {
+    let lower = name.to_lowercase();
+    match lower.as_str() {
+        "id" | "object_id" | "start_id" | "node_id" => ParameterRole::Id,
+        "from_id" | "to_id" | "source_id" | "target_id" => ParameterRole::Id,
+        "from_type" | "source_type" => ParameterRole::FromType,
+        "to_type" | "target_object_type" => ParameterRole::ToType,
+        "target_type" => ParameterRole::TargetType,
+        "type" | "type_name" | "object_type" | "typename" | "kind" => ParameterRole::TypeName,
+        "since" | "after" | "from_version" | "since_version" | "from_date" => ParameterRole::Since,
+        "limit" | "max_results" | "top" | "page_size" | "max" | "n" => ParameterRole::Limit,
+        "depth" | "max_depth" | "hops" => ParameterRole::Depth,
+        "group_by" | "groupby" => ParameterRole::GroupBy,
+        "query" | "q" | "text" | "message" | "search" | "prompt" | "input" | "keyword" | "term" => {
+            ParameterRole::FreeText
+        }
+        "cursor" | "page_token" | "next_cursor" => ParameterRole::Cursor,
+        other if other.ends_with("_id") => ParameterRole::Id,
+        other if other.ends_with("_type") => ParameterRole::TypeName,
+        _ => ParameterRole::Other,
+    }
+}
+
+/// Fills `tool`'s arguments from the question. `lookup_available` says whether an object
+/// named in the question can be looked up to get an id.
+pub(crate) fn bind_arguments(
+    tool: &ToolSpec,
+    mentions: &Mentions,
+    lookup_available: bool,
+) -> BoundArguments {
+    let properties = tool
+        .parameters
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let required: Vec<String> = tool
+        .parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+
+    let lookup_object = mentions.objects.first();
+    let object_hint = lookup_object.and_then(|object| object.type_hint.clone());
+    let types_besides_hint: Vec<&String> = mentions
+        .types
+        .iter()
+        .filter(|name| Some(*name) != object_hint.as_ref())
+        .collect();
+    let mut numbers = mentions.numbers.iter();
+    let mut ids = mentions.ids.iter();
+    let mut arguments = Map::new();
+    let mut from_question = 0;
+    let mut missing = Vec::new();
+    let mut lookup: Option<(String, ObjectMention)> = None;
+    let has_from_and_to = properties
+        .keys()
+        .any(|k| role_of(k) == ParameterRole::FromType)
+        && properties
+            .keys()
+            .any(|k| role_of(k) == ParameterRole::ToType);
+
+    for (name, schema) in &properties {
+        let is_required = required.contains(name);
+        let enum_values: Vec<&str> = schema
+            .get("enum")
+            .and_then(Value::as_array)
+            .map(|values| values.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let is_number = matches!(
+            schema.get("type").and_then(Value::as_str),
+            Some("integer" | "number")
+        );
+        let value: Option<Value> = match role_of(name) {
+            _ if !enum_values.is_empty() => enum_from_question(&enum_values, mentions),
+            ParameterRole::Id => ids.next().map(|id| json!(id)),
+            ParameterRole::TypeName => mentions
+                .types
+                .first()
+                .or(mentions.guessed_types.first())
+                .map(|name| json!(name)),
+            ParameterRole::FromType => mentions.types.first().map(|name| json!(name)),
+            ParameterRole::ToType => {
+                if has_from_and_to {
+                    mentions.types.get(1).map(|name| json!(name))
+                } else {
+                    mentions.types.first().map(|name| json!(name))
+                }
+            }
+            ParameterRole::TargetType => types_besides_hint.first().map(|name| json!(name)),
+            ParameterRole::Since => mentions
+                .version
+                .as_ref()
+                .or(mentions.date.as_ref())
+                .map(|since| json!(since)),
+            ParameterRole::Limit if is_number => numbers.next().map(|n| json!(n)),
+            ParameterRole::Depth if is_number => None,
+            ParameterRole::GroupBy => mentions.group_by.as_ref().map(|field| json!(field)),
+            ParameterRole::FreeText => free_text_for(tool, mentions).map(|text| json!(text)),
+            ParameterRole::Other if is_number && is_required => numbers.next().map(|n| json!(n)),
+            _ => None,
+        };
+        match value {
+            Some(value) => {
+                arguments.insert(name.clone(), value);
+                from_question += 1;
+            }
+            None if is_required => {
+                if let Some(default) = fallback_value(schema, &enum_values) {
+                    arguments.insert(name.clone(), default);
+                } else if role_of(name) == ParameterRole::Id
+                    && lookup_available
+                    && lookup.is_none()
+                    && let Some(object) = lookup_object
+                {
+                    lookup = Some((name.clone(), object.clone()));
+                } else {
+                    missing.push(name.clone());
+                }
+            }
+            None => {}
+        }
+    }
+    // A single type given for a from/to pair reads "to X" as the target.
+    if has_from_and_to
+        && mentions.types.len() == 1
+        && reads_as_target(mentions)
+        && let Some(from) = arguments.remove("from_type")
+    {
+        arguments.insert("to_type".into(), from);
+    }
+    let binding = if !missing.is_empty() {
+        Binding::Unsatisfiable { missing }
+    } else if let Some((id_parameter, object)) = lookup {
+        Binding::NeedsLookup {
+            arguments,
+            id_parameter,
+            object,
+        }
+    } else {
+        Binding::Complete(arguments)
+    };
+    BoundArguments {
+        binding,
+        from_question,
+    }
+}
+
+fn reads_as_target(mentions: &Mentions) -> bool {
+    let question = mentions.rest_after_leading_verb.to_lowercase();
+    let Some(type_name) = mentions.types.first() else {
+        return false;
+    };
+    let type_lower = type_name.to_lowercase();
+    ["to ", "into ", "pointing at ", "towards "]
+        .iter()
+        .any(|before| {
+            question.contains(&format!("{before}{type_lower}"))
+                || question.contains(&format!("{before}the {type_lower}"))
+        })
+}
+
+/// An enum value the question names (by word or stem), or a direction word.
+fn enum_from_question(values: &[&str], mentions: &Mentions) -> Option<Value> {
+    if let Some(direction) = mentions.direction
+        && values.contains(&direction)
+    {
+        return Some(json!(direction));
+    }
+    let question = format!(" {} ", mentions.rest_after_leading_verb.to_lowercase());
+    let undirected = ["relat", "connect", "link"]
+        .iter()
+        .any(|word| question.contains(word));
+    if undirected && values.contains(&"both") {
+        return Some(json!("both"));
+    }
+    values
+        .iter()
+        .find(|value| {
+            let lower = value.to_lowercase();
+            lower.len() > 2
+                && (question.contains(&format!(" {lower} "))
+                    || question.contains(&format!(" {} ", stem(&lower))))
+        })
+        .map(|value| json!(value))
+}
+
+/// For a required parameter the question does not fill: the schema's default, a permissive
+/// enum value (`both`, `all`, `any`), or the minimum of a number.
+fn fallback_value(schema: &Value, enum_values: &[&str]) -> Option<Value> {
+    if let Some(default) = schema.get("default") {
+        return Some(default.clone());
+    }
+    if !enum_values.is_empty() {
+        let permissive = ["both", "all", "any"]
+            .iter()
+            .find(|value| enum_values.contains(value))
+            .copied()
+            .unwrap_or(enum_values[0]);
+        return Some(json!(permissive));
+    }
+    schema.get("minimum").cloned()
+}
+
+/// Free text for a `query`/`message` parameter: what follows a trigger word, or for a tool
+/// named by the question's first word ("echo hello"), the rest of the question.
+fn free_text_for(tool: &ToolSpec, mentions: &Mentions) -> Option<String> {
+    if let Some(text) = &mentions.free_text {
+        return Some(text.clone());
+    }
+    let base = super::tool_index::base_name(&tool.name);
+    let tool_verb = super::text::words(base).first().map(|word| stem(word));
+    (tool_verb.as_deref() == Some(mentions.leading_verb.as_str())
+        && !mentions.rest_after_leading_verb.is_empty())
+    .then(|| mentions.rest_after_leading_verb.clone())
+}
+
+#[cfg(test)]
+#[path = "arguments_tests.rs"]
+mod tests;

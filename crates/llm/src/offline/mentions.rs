@@ -1,0 +1,487 @@
+//! Reading a question for arguments: type names ("Documents", "the document type"), named
+//! objects ("the Product Roadmap document", quoted names), numbers, schema versions, dates
+//! (ISO or "last 7 days"), a direction, a group-by property and free text after words like
+//! "mention" or "search for".
+
+use chrono::NaiveDate;
+
+use super::known_values::KnownValues;
+use super::text::{is_stop_word, singular, stem, type_name_form};
+
+/// A named object the question refers to, with the type word next to it if any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ObjectMention {
+    pub name: String,
+    pub type_hint: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Mentions {
+    /// The question as asked.
+    pub question: String,
+    /// Canonical type names in order of appearance, without duplicates.
+    pub types: Vec<String>,
+    /// Types guessed from plural nouns after "how many", "list", "all"… (weaker).
+    pub guessed_types: Vec<String>,
+    pub objects: Vec<ObjectMention>,
+    pub numbers: Vec<u64>,
+    pub version: Option<String>,
+    pub date: Option<String>,
+    /// Ids written out in the question (`doc-product-roadmap`) or known objects named.
+    pub ids: Vec<String>,
+    pub direction: Option<&'static str>,
+    pub group_by: Option<String>,
+    pub free_text: Option<String>,
+    /// The first word, stemmed: the verb of an imperative ("echo …", "create …").
+    pub leading_verb: String,
+    /// The question's text after its first word (for imperatives such as "echo hello").
+    pub rest_after_leading_verb: String,
+}
+
+#[derive(Clone, Debug)]
+struct Token {
+    text: String,
+    /// First token of a sentence (capitalisation means nothing there).
+    sentence_start: bool,
+    /// Punctuation right after the token ends a phrase.
+    phrase_end: bool,
+    quoted: bool,
+}
+
+/// Words after which a capitalised word is a type rather than an object name.
+const TYPE_MARKER_WORDS: &[&str] = &["type", "types", "object", "objects", "kind", "kinds"];
+/// Lower-case words that cannot be a type hint for a name next to them.
+const NOT_TYPE_HINTS: &[&str] = &[
+    "related",
+    "relate",
+    "linked",
+    "connected",
+    "is",
+    "are",
+    "was",
+    "has",
+    "have",
+    "and",
+    "or",
+    "with",
+    "between",
+    "from",
+    "to",
+    "in",
+    "of",
+    "by",
+    "for",
+    "that",
+    "which",
+    "mean",
+];
+const FREE_TEXT_TRIGGERS: &[&str] = &[
+    "mention",
+    "mentions",
+    "mentioning",
+    "containing",
+    "contains",
+    "contain",
+    "matching",
+    "match",
+    "matches",
+    "named",
+    "called",
+];
+
+impl Mentions {
+    pub fn read(question: &str, known: &KnownValues, today: NaiveDate) -> Self {
+        let tokens = tokenize(question);
+        let mut mentions = Mentions {
+            question: question.to_owned(),
+            ..Mentions::default()
+        };
+        if let Some(first) = tokens.first() {
+            mentions.leading_verb = stem(&first.text.to_lowercase());
+            let rest = question
+                .trim_start()
+                .split_once(char::is_whitespace)
+                .map_or("", |(_, rest)| rest);
+            mentions.rest_after_leading_verb = rest.trim().to_owned();
+        }
+        mentions.read_quoted(&tokens, known);
+        mentions.read_capitalised_runs(&tokens, known);
+        mentions.read_lowercase_types(&tokens, known);
+        mentions.read_scalars(&tokens, known, today);
+        mentions.read_free_text(&tokens);
+        mentions
+    }
+
+    fn add_type(&mut self, name: String) {
+        if !self.types.contains(&name) {
+            self.types.push(name);
+        }
+    }
+
+    fn canonical_type(word: &str, known: &KnownValues) -> String {
+        known
+            .type_named(word)
+            .map(str::to_owned)
+            .unwrap_or_else(|| type_name_form(word))
+    }
+
+    fn read_quoted(&mut self, tokens: &[Token], known: &KnownValues) {
+        for (position, token) in tokens.iter().enumerate() {
+            if token.quoted {
+                let type_hint = type_hint_around(tokens, position, position, known);
+                self.objects.push(ObjectMention {
+                    name: token.text.clone(),
+                    type_hint,
+                });
+            }
+        }
+    }
+
+    fn read_capitalised_runs(&mut self, tokens: &[Token], known: &KnownValues) {
+        let mut position = 0;
+        while position < tokens.len() {
+            let token = &tokens[position];
+            if token.quoted
+                || !is_capitalised(&token.text)
+                || is_stop_word(&token.text.to_lowercase())
+            {
+                position += 1;
+                continue;
+            }
+            let mut end = position;
+            while end + 1 < tokens.len()
+                && !tokens[end].phrase_end
+                && !tokens[end + 1].quoted
+                && !tokens[end + 1].sentence_start
+                && is_capitalised(&tokens[end + 1].text)
+            {
+                end += 1;
+            }
+            let run: Vec<&str> = tokens[position..=end]
+                .iter()
+                .map(|t| t.text.as_str())
+                .collect();
+            let starts_sentence = token.sentence_start;
+            let next_word = tokens
+                .get(end + 1)
+                .filter(|_| !tokens[end].phrase_end)
+                .map(|t| t.text.to_lowercase());
+            if run.len() == 1 {
+                let word = run[0];
+                let is_known_type = known.type_named(word).is_some();
+                let followed_by_marker = next_word
+                    .as_deref()
+                    .is_some_and(|w| TYPE_MARKER_WORDS.contains(&w));
+                if starts_sentence && !is_known_type && !followed_by_marker {
+                    // "Show", "What", "Tell": capitalised only because they start the sentence.
+                } else if is_known_type || followed_by_marker {
+                    self.add_type(Self::canonical_type(word, known));
+                } else if let Some(hint) = type_hint_around(tokens, position, end, known) {
+                    self.objects.push(ObjectMention {
+                        name: word.to_owned(),
+                        type_hint: Some(hint),
+                    });
+                } else if word.chars().count() > 1 && word != "I" {
+                    self.add_type(Self::canonical_type(word, known));
+                }
+            } else {
+                let run = if starts_sentence && known.type_named(run[0]).is_none() && run.len() > 2
+                {
+                    &run[1..]
+                } else {
+                    &run[..]
+                };
+                if run.iter().all(|word| known.type_named(word).is_some()) {
+                    for word in run {
+                        self.add_type(Self::canonical_type(word, known));
+                    }
+                } else {
+                    self.objects.push(ObjectMention {
+                        name: run.join(" "),
+                        type_hint: type_hint_around(tokens, position, end, known),
+                    });
+                }
+            }
+            position = end + 1;
+        }
+    }
+
+    fn read_lowercase_types(&mut self, tokens: &[Token], known: &KnownValues) {
+        for (position, token) in tokens.iter().enumerate() {
+            if token.quoted || is_capitalised(&token.text) {
+                continue;
+            }
+            let lower = token.text.to_lowercase();
+            if is_stop_word(&lower) || TYPE_MARKER_WORDS.contains(&lower.as_str()) {
+                continue;
+            }
+            let next = tokens.get(position + 1).map(|t| t.text.to_lowercase());
+            let before_marker = next.as_deref().is_some_and(|w| w == "type" || w == "types");
+            let already_a_hint = self
+                .objects
+                .iter()
+                .any(|object| object.type_hint.as_deref() == Some(&*type_name_form(&lower)));
+            if let Some(name) = known.type_named(&lower) {
+                if !already_a_hint {
+                    self.add_type(name.to_owned());
+                }
+            } else if before_marker {
+                self.add_type(type_name_form(&lower));
+            } else if position > 0
+                && lower.len() > 3
+                && lower.ends_with('s')
+                && [
+                    "many", "all", "list", "find", "count", "show", "which", "every",
+                ]
+                .contains(&tokens[position - 1].text.to_lowercase().as_str())
+            {
+                let guess = type_name_form(&lower);
+                if !self.guessed_types.contains(&guess) {
+                    self.guessed_types.push(guess);
+                }
+            }
+        }
+    }
+
+    fn read_scalars(&mut self, tokens: &[Token], known: &KnownValues, today: NaiveDate) {
+        for (position, token) in tokens.iter().enumerate() {
+            let text = token.text.as_str();
+            let lower = text.to_lowercase();
+            if NaiveDate::parse_from_str(&text[..text.len().min(10)], "%Y-%m-%d").is_ok() {
+                self.date.get_or_insert_with(|| text.to_owned());
+            } else if is_version_hash(text) || is_semantic_version(text) {
+                self.version.get_or_insert_with(|| text.to_owned());
+            } else if let Ok(number) = text.parse::<u64>() {
+                let unit = tokens
+                    .get(position + 1)
+                    .map(|t| stem(&t.text.to_lowercase()));
+                let relative_days = match unit.as_deref() {
+                    Some("day") => Some(number),
+                    Some("week") => Some(number * 7),
+                    Some("month") => Some(number * 30),
+                    _ => None,
+                };
+                match relative_days {
+                    Some(days) if position > 0 => {
+                        let date = today - chrono::Duration::days(days as i64);
+                        self.date
+                            .get_or_insert_with(|| date.format("%Y-%m-%d").to_string());
+                    }
+                    _ => self.numbers.push(number),
+                }
+            } else if is_id_like(text) || known.objects.iter().any(|object| object.id == text) {
+                self.ids.push(text.to_owned());
+            }
+            match lower.as_str() {
+                "yesterday" => {
+                    let date = today - chrono::Duration::days(1);
+                    self.date
+                        .get_or_insert_with(|| date.format("%Y-%m-%d").to_string());
+                }
+                "week" | "month" if position > 0 => {
+                    let previous = tokens[position - 1].text.to_lowercase();
+                    if previous == "last" || previous == "past" || previous == "this" {
+                        let days = if lower == "week" { 7 } else { 30 };
+                        let date = today - chrono::Duration::days(days);
+                        self.date
+                            .get_or_insert_with(|| date.format("%Y-%m-%d").to_string());
+                    }
+                }
+                "incoming" | "inbound" => self.direction = Some("in"),
+                "outgoing" | "outbound" => self.direction = Some("out"),
+                "by" | "per" => {
+                    if let Some(next) = tokens.get(position + 1)
+                        && !is_stop_word(&next.text.to_lowercase())
+                    {
+                        self.group_by = Some(singular(&next.text.to_lowercase()));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn read_free_text(&mut self, tokens: &[Token]) {
+        if let Some(quoted) = tokens.iter().find(|t| t.quoted) {
+            self.free_text = Some(quoted.text.clone());
+            return;
+        }
+        let trigger = tokens.iter().position(|token| {
+            let lower = token.text.to_lowercase();
+            FREE_TEXT_TRIGGERS.contains(&lower.as_str())
+        });
+        let search_for = tokens
+            .iter()
+            .position(|token| stem(&token.text.to_lowercase()) == "search")
+            .and_then(|search| {
+                tokens[search..]
+                    .iter()
+                    .position(|token| token.text.eq_ignore_ascii_case("for"))
+                    .map(|offset| search + offset - 1)
+            });
+        let start = match (trigger, search_for) {
+            (Some(trigger), _) => trigger + 1,
+            (None, Some(search)) => search + 2,
+            (None, None) => return,
+        };
+        let text: Vec<&str> = tokens[start..]
+            .iter()
+            .map(|t| t.text.as_str())
+            .filter(|word| !is_stop_word(&word.to_lowercase()))
+            .collect();
+        if !text.is_empty() {
+            self.free_text = Some(text.join(" "));
+        }
+    }
+}
+
+/// The type word right after (or right before) the tokens `start..=end`, if it can be one.
+fn type_hint_around(
+    tokens: &[Token],
+    start: usize,
+    end: usize,
+    known: &KnownValues,
+) -> Option<String> {
+    let candidate = |token: &Token| -> Option<String> {
+        let lower = token.text.to_lowercase();
+        if token.quoted || is_stop_word(&lower) || NOT_TYPE_HINTS.contains(&lower.as_str()) {
+            return None;
+        }
+        if let Some(name) = known.type_named(&lower) {
+            return Some(name.to_owned());
+        }
+        let plausible =
+            !known.has_types() && lower.chars().all(char::is_alphabetic) && lower.len() > 2;
+        plausible.then(|| type_name_form(&lower))
+    };
+    let after = tokens
+        .get(end + 1)
+        .filter(|_| !tokens[end].phrase_end)
+        .and_then(candidate);
+    let before = start
+        .checked_sub(1)
+        .map(|index| &tokens[index])
+        .filter(|token| !token.phrase_end)
+        .and_then(candidate);
+    after.or(before)
+}
+
+fn is_capitalised(word: &str) -> bool {
+    word.chars().next().is_some_and(char::is_uppercase)
+}
+
+fn is_version_hash(text: &str) -> bool {
+    (7..=64).contains(&text.len())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        && text.chars().any(|c| c.is_ascii_digit())
+        && text.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+fn is_semantic_version(text: &str) -> bool {
+    let digits = text.strip_prefix('v').unwrap_or(text);
+    digits.split('.').count() >= 2
+        && digits
+            .split('.')
+            .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// `doc-product-roadmap`, `person-ana-silva`, UUIDs: lower-case words joined by hyphens.
+fn is_id_like(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('-').collect();
+    parts.len() >= 2
+        && parts.iter().all(|part| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
+}
+
+/// Splits a question into tokens, keeping quoted phrases whole and noting sentence starts and
+/// phrase-ending punctuation.
+fn tokenize(question: &str) -> Vec<Token> {
+    let mut tokens: Vec<Token> = Vec::new();
+    let mut current = String::new();
+    let mut sentence_start = true;
+    let mut characters = question.chars().peekable();
+    let push = |tokens: &mut Vec<Token>, current: &mut String, sentence_start: &mut bool| {
+        if !current.is_empty() {
+            tokens.push(Token {
+                text: std::mem::take(current),
+                sentence_start: *sentence_start,
+                phrase_end: false,
+                quoted: false,
+            });
+            *sentence_start = false;
+        }
+    };
+    while let Some(character) = characters.next() {
+        match character {
+            '"' | '“' | '”' | '`' => {
+                push(&mut tokens, &mut current, &mut sentence_start);
+                let closing = match character {
+                    '“' => '”',
+                    other => other,
+                };
+                let quoted: String = characters.by_ref().take_while(|c| *c != closing).collect();
+                if !quoted.trim().is_empty() {
+                    tokens.push(Token {
+                        text: quoted.trim().to_owned(),
+                        sentence_start,
+                        phrase_end: false,
+                        quoted: true,
+                    });
+                    sentence_start = false;
+                }
+            }
+            '\'' if current.is_empty() => {
+                // A single-quoted phrase: 'Product Roadmap'.
+                let quoted: String = characters.by_ref().take_while(|c| *c != '\'').collect();
+                if !quoted.trim().is_empty() {
+                    tokens.push(Token {
+                        text: quoted.trim().to_owned(),
+                        sentence_start,
+                        phrase_end: false,
+                        quoted: true,
+                    });
+                    sentence_start = false;
+                }
+            }
+            c if c.is_alphanumeric()
+                || c == '-'
+                || c == '_'
+                || c == '.'
+                    && !current.is_empty()
+                    && characters.peek().is_some_and(|n| n.is_alphanumeric()) =>
+            {
+                current.push(c);
+            }
+            '\'' | '’' => {
+                // "what's": drop the contraction's tail.
+                push(&mut tokens, &mut current, &mut sentence_start);
+                while characters.peek().is_some_and(|c| c.is_alphabetic()) {
+                    characters.next();
+                }
+            }
+            c => {
+                push(&mut tokens, &mut current, &mut sentence_start);
+                if matches!(c, '.' | '?' | '!' | ',' | ';' | ':' | '(' | ')')
+                    && let Some(last) = tokens.last_mut()
+                {
+                    last.phrase_end = true;
+                    if matches!(c, '.' | '?' | '!') {
+                        sentence_start = true;
+                    }
+                }
+            }
+        }
+    }
+    push(&mut tokens, &mut current, &mut sentence_start);
+    tokens
+}
+
+#[cfg(test)]
+#[path = "mentions_tests.rs"]
+mod tests;

@@ -1,0 +1,389 @@
+//! The offline planner's decision for one turn: call a tool (first step, or the next step of a
+//! lookup-then-act plan) or answer from the results gathered so far, or — when no tool fits
+//! well enough — say plainly what it can do.
+//!
+//! Deterministic: the same history and tools always give the same decision. Stateless: the
+//! plan is re-derived each turn from the question (with names learnt only from results that
+//! came *before* the question, so the plan cannot shift under its own results).
+
+use chrono::NaiveDate;
+use serde_json::{Map, Value, json};
+use switchboard_core::ToolSpec;
+
+use super::arguments::{Binding, bind_arguments};
+use super::conversation::{ConversationView, ToolOutcome};
+use super::help;
+use super::known_values::{KnownValues, object_display_name};
+use super::mentions::{Mentions, ObjectMention};
+use super::render::{self, RenderContext};
+use super::text::{stem, words};
+use super::tool_index::{QueryTerms, RankedTool, ToolIndex, base_name};
+use crate::config::OfflinePlannerConfig;
+use crate::provider::{LlmRequest, ToolChoice};
+
+/// What the planner does this turn.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum PlannerDecision {
+    CallTools(Vec<PlannedCall>),
+    Answer(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PlannedCall {
+    pub tool_name: String,
+    pub arguments: Map<String, Value>,
+}
+
+/// The tool chosen for the question and how its arguments are bound.
+#[derive(Clone, Debug)]
+pub(crate) struct Intent<'a> {
+    pub tool: &'a ToolSpec,
+    pub binding: Binding,
+    pub confidence: f64,
+}
+
+/// Score → confidence in 0..1; a score of about 1.5 (one good name word) reaches 0.3.
+const CONFIDENCE_SCALE: f64 = 4.0;
+const BOUND_ARGUMENT_BONUS: f64 = 0.8;
+/// Pages of a lookup read before giving up on finding a name.
+const MAX_LOOKUP_PAGES: usize = 4;
+const MUTATING_VERBS: &[&str] = &[
+    "create", "delete", "remove", "update", "set", "write", "insert", "drop", "put", "patch",
+    "modify", "edit", "rename", "upsert",
+];
+
+pub(crate) fn decide(
+    request: &LlmRequest,
+    config: &OfflinePlannerConfig,
+    today: NaiveDate,
+) -> PlannerDecision {
+    let view = ConversationView::read(&request.messages);
+    if view.question.trim().is_empty() {
+        return PlannerDecision::Answer(help::introduction(&request.tools));
+    }
+    let tools_usable = !request.tools.is_empty() && request.tool_choice != ToolChoice::None;
+    if !tools_usable {
+        return PlannerDecision::Answer(if view.this_turn.is_empty() {
+            help::without_tools(&request.tools)
+        } else {
+            render::answer(&view.this_turn, &RenderContext::default(), config)
+        });
+    }
+    let known = KnownValues::gather(&request.tools, view.earlier_results.iter());
+    let mentions = Mentions::read(&view.question, &known, today);
+    let intent = select_intent(request, &mentions, &known, config);
+    match (intent, view.this_turn.is_empty()) {
+        (Some(intent), true) => first_step(&intent, &request.tools, &known),
+        (None, true) => PlannerDecision::Answer(help::low_confidence(&request.tools)),
+        (Some(intent), false) => next_step(&intent, &request.tools, &view.this_turn, config),
+        (None, false) => PlannerDecision::Answer(render::answer(
+            &view.this_turn,
+            &RenderContext::default(),
+            config,
+        )),
+    }
+}
+
+/// Ranks the offered tools and picks the best one whose arguments can be bound, honouring
+/// `tool_choice`. `None` when nothing reaches the confidence threshold.
+pub(crate) fn select_intent<'a>(
+    request: &'a LlmRequest,
+    mentions: &Mentions,
+    known: &KnownValues,
+    config: &OfflinePlannerConfig,
+) -> Option<Intent<'a>> {
+    let lookup_available = lookup_tool(&request.tools).is_some()
+        || mentions
+            .objects
+            .iter()
+            .any(|object| known_object_id(known, object).is_some());
+    if let ToolChoice::Function { name } = &request.tool_choice {
+        let tool = request.tools.iter().find(|tool| &tool.name == name)?;
+        let bound = bind_arguments(tool, mentions, lookup_available);
+        let binding = match bound.binding {
+            Binding::Unsatisfiable { .. } => Binding::Complete(Map::new()),
+            other => other,
+        };
+        return Some(Intent {
+            tool,
+            binding,
+            confidence: 1.0,
+        });
+    }
+    let excluded: Vec<String> = mentions
+        .types
+        .iter()
+        .chain(mentions.objects.iter().map(|object| &object.name))
+        .flat_map(|name| words(name))
+        .map(|word| stem(&word))
+        .collect();
+    let terms = QueryTerms::from_question_excluding(&mentions.question, &excluded);
+    let index = ToolIndex::new(&request.tools);
+    let ranked: Vec<RankedTool<'a>> = index.rank(&terms);
+    let mut best: Option<Intent<'a>> = None;
+    let mut best_score = 0.0;
+    for candidate in ranked {
+        if is_mutating(candidate.tool) && !mutation_requested(candidate.tool, mentions) {
+            continue;
+        }
+        let bound = bind_arguments(candidate.tool, mentions, lookup_available);
+        if matches!(bound.binding, Binding::Unsatisfiable { .. }) {
+            continue;
+        }
+        if candidate.score <= 0.0 {
+            continue;
+        }
+        let score = candidate.score + BOUND_ARGUMENT_BONUS * bound.from_question as f64;
+        if score > best_score {
+            best_score = score;
+            best = Some(Intent {
+                tool: candidate.tool,
+                binding: bound.binding,
+                confidence: 1.0 - (-score / CONFIDENCE_SCALE).exp(),
+            });
+        }
+    }
+    let best = best?;
+    let required = request.tool_choice == ToolChoice::Required;
+    (required || best.confidence >= config.confidence_threshold).then_some(best)
+}
+
+fn is_mutating(tool: &ToolSpec) -> bool {
+    words(base_name(&tool.name))
+        .first()
+        .is_some_and(|verb| MUTATING_VERBS.contains(&stem(verb).as_str()))
+}
+
+/// A write tool is only chosen when the question starts with its verb ("create a …").
+fn mutation_requested(tool: &ToolSpec, mentions: &Mentions) -> bool {
+    words(base_name(&tool.name))
+        .first()
+        .is_some_and(|verb| stem(verb) == mentions.leading_verb)
+}
+
+fn first_step(intent: &Intent<'_>, tools: &[ToolSpec], known: &KnownValues) -> PlannerDecision {
+    match &intent.binding {
+        Binding::Complete(arguments) => call(intent.tool, arguments.clone()),
+        Binding::NeedsLookup {
+            arguments,
+            id_parameter,
+            object,
+        } => {
+            if let Some(id) = known_object_id(known, object) {
+                let mut arguments = arguments.clone();
+                arguments.insert(id_parameter.clone(), json!(id));
+                return call(intent.tool, arguments);
+            }
+            match (lookup_tool(tools), &object.type_hint) {
+                (Some(lookup), Some(type_name)) => {
+                    call(lookup, lookup_arguments(lookup, type_name, None))
+                }
+                _ => PlannerDecision::Answer(help::which_type_is(&object.name)),
+            }
+        }
+        Binding::Unsatisfiable { .. } => PlannerDecision::Answer(help::low_confidence(tools)),
+    }
+}
+
+fn next_step(
+    intent: &Intent<'_>,
+    tools: &[ToolSpec],
+    outcomes: &[ToolOutcome],
+    config: &OfflinePlannerConfig,
+) -> PlannerDecision {
+    let main_outcomes: Vec<&ToolOutcome> = outcomes
+        .iter()
+        .filter(|outcome| outcome.tool_name == intent.tool.name)
+        .collect();
+    let mut context = RenderContext::default();
+    if let Binding::NeedsLookup { object, .. } = &intent.binding {
+        context.looked_up = Some(object.clone());
+    }
+    if outcomes.iter().any(|outcome| outcome.is_error) {
+        return PlannerDecision::Answer(render::answer(outcomes, &context, config));
+    }
+    if let Some(last_main) = main_outcomes.last() {
+        if main_outcomes.len() == 1
+            && let Some(swapped) = swapped_direction(last_main)
+        {
+            return call(intent.tool, swapped);
+        }
+        // After a lookup, or a retry the other way round, only the final answer matters.
+        let shown: Vec<ToolOutcome> = outcomes
+            .iter()
+            .filter(|outcome| context.looked_up.is_none() || outcome.tool_name == intent.tool.name)
+            .filter(|outcome| {
+                main_outcomes.len() < 2
+                    || !outcome.json.as_ref().is_some_and(render::is_empty_result)
+            })
+            .cloned()
+            .collect();
+        return PlannerDecision::Answer(render::answer(&shown, &context, config));
+    }
+    let Binding::NeedsLookup {
+        arguments,
+        id_parameter,
+        object,
+    } = &intent.binding
+    else {
+        return PlannerDecision::Answer(render::answer(outcomes, &context, config));
+    };
+    let Some(lookup) = lookup_tool(tools) else {
+        return PlannerDecision::Answer(render::answer(outcomes, &context, config));
+    };
+    let lookups: Vec<&ToolOutcome> = outcomes
+        .iter()
+        .filter(|outcome| outcome.tool_name == lookup.name)
+        .collect();
+    let Some(last_lookup) = lookups.last() else {
+        return PlannerDecision::Answer(render::answer(outcomes, &context, config));
+    };
+    let candidates = objects_in(last_lookup.json.as_ref());
+    if let Some(id) = best_name_match(&candidates, &object.name) {
+        let mut arguments = arguments.clone();
+        arguments.insert(id_parameter.clone(), json!(id));
+        return call(intent.tool, arguments);
+    }
+    let cursor = last_lookup.json.as_ref().and_then(next_cursor);
+    match (cursor, &object.type_hint) {
+        (Some(cursor), Some(type_name)) if lookups.len() < MAX_LOOKUP_PAGES => {
+            call(lookup, lookup_arguments(lookup, type_name, Some(cursor)))
+        }
+        _ => {
+            let seen: Vec<String> = lookups
+                .iter()
+                .flat_map(|outcome| objects_in(outcome.json.as_ref()))
+                .map(|(_, name)| name)
+                .collect();
+            PlannerDecision::Answer(help::object_not_found(object, &seen))
+        }
+    }
+}
+
+fn call(tool: &ToolSpec, arguments: Map<String, Value>) -> PlannerDecision {
+    PlannerDecision::CallTools(vec![PlannedCall {
+        tool_name: tool.name.clone(),
+        arguments,
+    }])
+}
+
+/// A tool that lists objects of a type: `find_objects`, or any `find`/`search`/`list` tool
+/// with a type parameter.
+pub(crate) fn lookup_tool(tools: &[ToolSpec]) -> Option<&ToolSpec> {
+    let has_type_parameter = |tool: &ToolSpec| {
+        tool.parameters
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|properties| properties.contains_key("type"))
+    };
+    tools
+        .iter()
+        .find(|tool| base_name(&tool.name) == "find_objects")
+        .or_else(|| {
+            tools.iter().find(|tool| {
+                let name_words = words(base_name(&tool.name));
+                has_type_parameter(tool)
+                    && name_words
+                        .iter()
+                        .any(|word| ["find", "search", "list"].contains(&word.as_str()))
+            })
+        })
+}
+
+fn lookup_arguments(
+    lookup: &ToolSpec,
+    type_name: &str,
+    cursor: Option<String>,
+) -> Map<String, Value> {
+    let mut arguments = Map::new();
+    arguments.insert("type".into(), json!(type_name));
+    let properties = lookup.parameters.get("properties");
+    if let Some(limit) = properties.and_then(|p| p.get("limit")) {
+        let maximum = limit.get("maximum").and_then(Value::as_u64).unwrap_or(100);
+        arguments.insert("limit".into(), json!(maximum.min(100)));
+    }
+    if let Some(cursor) = cursor {
+        arguments.insert("cursor".into(), json!(cursor));
+    }
+    arguments
+}
+
+fn known_object_id<'k>(known: &'k KnownValues, object: &ObjectMention) -> Option<&'k str> {
+    known
+        .objects
+        .iter()
+        .find(|candidate| {
+            candidate.name.eq_ignore_ascii_case(&object.name)
+                && object.type_hint.as_ref().is_none_or(|hint| {
+                    candidate
+                        .type_name
+                        .as_ref()
+                        .is_none_or(|type_name| type_name.eq_ignore_ascii_case(hint))
+                })
+        })
+        .map(|candidate| candidate.id.as_str())
+}
+
+/// `(id, display name)` of every object in a result (any depth).
+pub(crate) fn objects_in(result: Option<&Value>) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    fn walk(value: &Value, found: &mut Vec<(String, String)>) {
+        match value {
+            Value::Object(map) => {
+                if let Some(id) = map.get("id").and_then(Value::as_str)
+                    && let Some(name) = object_display_name(map)
+                {
+                    found.push((id.to_owned(), name));
+                }
+                map.values().for_each(|inner| walk(inner, found));
+            }
+            Value::Array(items) => items.iter().for_each(|inner| walk(inner, found)),
+            _ => {}
+        }
+    }
+    if let Some(result) = result {
+        walk(result, &mut found);
+    }
+    found
+}
+
+/// Exact (case-insensitive) name first, then a name containing the wanted one.
+fn best_name_match(candidates: &[(String, String)], wanted: &str) -> Option<String> {
+    let wanted = wanted.to_lowercase();
+    candidates
+        .iter()
+        .find(|(_, name)| name.to_lowercase() == wanted)
+        .or_else(|| {
+            candidates
+                .iter()
+                .find(|(_, name)| name.to_lowercase().contains(&wanted))
+        })
+        .map(|(id, _)| id.clone())
+}
+
+fn next_cursor(result: &Value) -> Option<String> {
+    ["next_cursor", "nextCursor", "cursor"]
+        .iter()
+        .find_map(|key| result.get(*key).and_then(Value::as_str))
+        .filter(|cursor| !cursor.is_empty())
+        .map(str::to_owned)
+}
+
+/// A from/to query that found nothing is worth one try the other way round: "between
+/// Projects and Documents" when the schema only allows Document → Project.
+fn swapped_direction(outcome: &ToolOutcome) -> Option<Map<String, Value>> {
+    let arguments = outcome.arguments.as_object()?;
+    let from = arguments.get("from_type")?;
+    let to = arguments.get("to_type")?;
+    if from == to || !render::is_empty_result(outcome.json.as_ref()?) {
+        return None;
+    }
+    let mut swapped = arguments.clone();
+    swapped.insert("from_type".into(), to.clone());
+    swapped.insert("to_type".into(), from.clone());
+    Some(swapped)
+}
+
+#[cfg(test)]
+#[path = "planner_tests.rs"]
+mod tests;

@@ -1,0 +1,295 @@
+//! The planner end to end over fixture results: the six example questions, multi-step plans,
+//! tool_choice, low confidence and failures. Answers are snapshot-tested.
+
+use super::*;
+use crate::offline::fixtures::{fake_kg, kg_tools};
+use switchboard_core::{ChatMessage, ToolCallRequest};
+
+fn today() -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 11, 20).unwrap()
+}
+
+/// What a conversation turn produced: the calls made (name, arguments) and the final answer.
+struct Transcript {
+    calls: Vec<(String, Value)>,
+    answer: String,
+}
+
+/// Runs the agent loop the chat engine will run: plan, execute calls against `execute`,
+/// append results, plan again — up to 8 steps.
+fn converse(
+    history: Vec<ChatMessage>,
+    question: &str,
+    tools: &[ToolSpec],
+    tool_choice: ToolChoice,
+    execute: impl Fn(&str, &Value) -> String,
+) -> Transcript {
+    let mut messages = history;
+    messages.push(ChatMessage::user(question));
+    let mut calls = Vec::new();
+    for step in 0..8 {
+        let request = LlmRequest::new("", messages.clone())
+            .with_tools(tools.to_vec())
+            .with_tool_choice(if step == 0 {
+                tool_choice.clone()
+            } else {
+                ToolChoice::Auto
+            });
+        match decide(&request, &OfflinePlannerConfig::default(), today()) {
+            PlannerDecision::Answer(answer) => return Transcript { calls, answer },
+            PlannerDecision::CallTools(planned) => {
+                let requests: Vec<ToolCallRequest> = planned
+                    .iter()
+                    .enumerate()
+                    .map(|(index, call)| ToolCallRequest {
+                        id: format!("call_{step}_{index}"),
+                        name: call.tool_name.clone(),
+                        arguments: Value::Object(call.arguments.clone()).to_string(),
+                    })
+                    .collect();
+                messages.push(ChatMessage::assistant("", requests.clone()));
+                for request in requests {
+                    let arguments: Value = serde_json::from_str(&request.arguments).unwrap();
+                    let result = execute(&request.name, &arguments);
+                    calls.push((request.name.clone(), arguments));
+                    messages.push(ChatMessage::tool_result(request.id, result));
+                }
+            }
+        }
+    }
+    panic!("no answer after 8 steps; calls: {calls:?}");
+}
+
+fn ask(question: &str) -> Transcript {
+    converse(Vec::new(), question, &kg_tools(), ToolChoice::Auto, fake_kg)
+}
+
+#[test]
+fn what_types_of_objects_are_in_my_knowledge_base() {
+    let transcript = ask("What types of objects are in my knowledge base?");
+    assert_eq!(transcript.calls, [("kg__type_info".into(), json!({}))]);
+    insta::assert_snapshot!("types_in_knowledge_base", transcript.answer);
+}
+
+#[test]
+fn whats_the_schema_version() {
+    let transcript = ask("What's the schema version?");
+    assert_eq!(transcript.calls, [("kg__schema_version".into(), json!({}))]);
+    insta::assert_snapshot!("schema_version", transcript.answer);
+}
+
+#[test]
+fn show_me_the_recent_changes_to_the_schema() {
+    let transcript = ask("Show me the recent changes to the schema");
+    assert_eq!(
+        transcript.calls,
+        [("kg__schema_changelog".into(), json!({}))]
+    );
+    insta::assert_snapshot!("recent_schema_changes", transcript.answer);
+}
+
+#[test]
+fn tell_me_about_the_document_type() {
+    let transcript = ask("Tell me about the Document type");
+    assert_eq!(
+        transcript.calls,
+        [("kg__type_info".into(), json!({"type_name": "Document"}))]
+    );
+    insta::assert_snapshot!("document_type", transcript.answer);
+}
+
+#[test]
+fn what_relationships_can_i_create_between_documents_and_projects() {
+    let transcript = ask("What relationships can I create between Documents and Projects?");
+    assert_eq!(
+        transcript.calls,
+        [(
+            "kg__relationship_info".into(),
+            json!({"from_type": "Document", "to_type": "Project"})
+        )]
+    );
+    insta::assert_snapshot!("relationships_documents_projects", transcript.answer);
+}
+
+#[test]
+fn the_other_direction_is_tried_when_one_finds_nothing() {
+    let transcript = ask("What relationships can I create between Projects and Documents?");
+    assert_eq!(
+        transcript.calls,
+        [
+            (
+                "kg__relationship_info".into(),
+                json!({"from_type": "Project", "to_type": "Document"})
+            ),
+            (
+                "kg__relationship_info".into(),
+                json!({"from_type": "Document", "to_type": "Project"})
+            ),
+        ]
+    );
+    assert!(
+        transcript.answer.contains("`belongs_to`"),
+        "{}",
+        transcript.answer
+    );
+    assert!(
+        !transcript.answer.contains("No relationship types"),
+        "{}",
+        transcript.answer
+    );
+}
+
+#[test]
+fn show_me_projects_related_to_the_product_roadmap_document() {
+    let transcript = ask("Show me Projects related to the Product Roadmap document");
+    assert_eq!(
+        transcript.calls,
+        [
+            (
+                "kg__find_objects".into(),
+                json!({"type": "Document", "limit": 100})
+            ),
+            (
+                "kg__traverse".into(),
+                json!({"start_id": "doc-product-roadmap", "direction": "both", "target_type": "Project"})
+            ),
+        ]
+    );
+    insta::assert_snapshot!("projects_related_to_roadmap", transcript.answer);
+}
+
+#[test]
+fn an_object_that_does_not_exist_is_reported_with_what_exists() {
+    let transcript = ask("Show me Projects related to the Moon Base document");
+    assert_eq!(transcript.calls.len(), 1, "{:?}", transcript.calls);
+    assert!(
+        transcript.answer.starts_with("I couldn't find a document named \"Moon Base\". The documents I found are: \"Product Roadmap\""),
+        "{}",
+        transcript.answer
+    );
+}
+
+#[test]
+fn an_object_known_from_earlier_results_needs_no_lookup() {
+    let earlier = vec![
+        ChatMessage::user("list documents"),
+        ChatMessage::assistant(
+            "",
+            vec![ToolCallRequest {
+                id: "c0".into(),
+                name: "kg__find_objects".into(),
+                arguments: "{\"type\":\"Document\"}".into(),
+            }],
+        ),
+        ChatMessage::tool_result(
+            "c0",
+            fake_kg("kg__find_objects", &json!({"type": "Document"})),
+        ),
+        ChatMessage::assistant("(the list)", vec![]),
+    ];
+    let transcript = converse(
+        earlier,
+        "Show me Projects related to the Product Roadmap document",
+        &kg_tools(),
+        ToolChoice::Auto,
+        fake_kg,
+    );
+    assert_eq!(transcript.calls.len(), 1);
+    assert_eq!(transcript.calls[0].0, "kg__traverse");
+}
+
+#[test]
+fn unrelated_questions_get_a_plain_statement_of_what_it_can_do() {
+    let transcript = ask("What's the weather like in Lisbon tomorrow?");
+    assert!(transcript.calls.is_empty());
+    insta::assert_snapshot!("low_confidence_help", transcript.answer);
+}
+
+#[test]
+fn tool_choice_none_and_required_and_forced_function() {
+    let none = converse(
+        Vec::new(),
+        "What's the schema version?",
+        &kg_tools(),
+        ToolChoice::None,
+        fake_kg,
+    );
+    assert!(none.calls.is_empty());
+    assert!(
+        none.answer.contains("no tools are available"),
+        "{}",
+        none.answer
+    );
+
+    let required = converse(
+        Vec::new(),
+        "hmm",
+        &kg_tools(),
+        ToolChoice::Required,
+        fake_kg,
+    );
+    assert!(
+        required.calls.is_empty(),
+        "nothing can be bound from 'hmm'... {:?}",
+        required.calls
+    );
+
+    let forced = converse(
+        Vec::new(),
+        "anything at all",
+        &kg_tools(),
+        ToolChoice::Function {
+            name: "kg__schema_version".into(),
+        },
+        fake_kg,
+    );
+    assert_eq!(forced.calls, [("kg__schema_version".into(), json!({}))]);
+}
+
+#[test]
+fn a_failing_tool_is_reported_plainly() {
+    let transcript = converse(
+        Vec::new(),
+        "What's the schema version?",
+        &kg_tools(),
+        ToolChoice::Auto,
+        |_, _| "Error: the MCP server 'kg' is unavailable (connection refused)".to_owned(),
+    );
+    assert_eq!(
+        transcript.answer,
+        "I could not get an answer from `kg__schema_version`: Error: the MCP server 'kg' is unavailable (connection refused).\n"
+    );
+}
+
+#[test]
+fn write_tools_are_not_chosen_for_questions() {
+    let mut tools = kg_tools();
+    tools.push(ToolSpec {
+        name: "kg__create_relationship".into(),
+        description: "Create a relationship between two objects".into(),
+        parameters: json!({"type": "object", "properties": {"type": {"type": "string"}}, "required": ["type"]}),
+    });
+    let transcript = converse(
+        Vec::new(),
+        "What relationships can I create between Documents and Projects?",
+        &tools,
+        ToolChoice::Auto,
+        fake_kg,
+    );
+    assert_eq!(transcript.calls[0].0, "kg__relationship_info");
+}
+
+#[test]
+fn every_suggested_example_question_is_answered_with_its_tool() {
+    for (tool_base, question) in super::help::EXAMPLES {
+        let transcript = ask(question);
+        let last_tool = transcript.calls.last().map(|(name, _)| name.clone());
+        assert_eq!(
+            last_tool.as_deref(),
+            Some(format!("kg__{tool_base}").as_str()),
+            "{question}: {:?}\n{}",
+            transcript.calls,
+            transcript.answer
+        );
+    }
+}
