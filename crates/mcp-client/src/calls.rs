@@ -263,9 +263,8 @@ fn after_failure(slot: &Arc<SessionSlot>, live: &Arc<LiveSession>, error: Upstre
     if error.is_connection_failure() || !live.is_alive() {
         slot.mark_failed(live);
         let error = match error {
-            UpstreamError::Timeout(_) | UpstreamError::Cancelled => error,
-            UpstreamError::ConnectionLost(_) => error,
-            other => UpstreamError::ConnectionLost(other.to_string()),
+            UpstreamError::Protocol(message) | UpstreamError::Connect(message) => UpstreamError::ConnectionLost(message),
+            precise => precise,
         };
         return match live.failure_detail() {
             Some(detail) => with_detail(error, &detail),

@@ -73,7 +73,8 @@ async fn exercise(client: &McpClient, server: &UpstreamServer) {
         .unwrap();
     assert!(long.text_for_model().contains("completed"), "{long:?}");
     let mut progress = Vec::new();
-    while let Ok(event) = received.try_recv() {
+    // Notifications are dispatched concurrently with the answer: give stragglers a moment.
+    while let Ok(Some(event)) = tokio::time::timeout(std::time::Duration::from_millis(300), received.recv()).await {
         if let CallEvent::Progress { progress: value, total, .. } = event {
             assert_eq!(total, Some(4.0));
             progress.push(value);

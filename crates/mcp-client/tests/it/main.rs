@@ -4,4 +4,7 @@
 
 mod conformance;
 mod everything;
+mod fastmcp;
+mod filesystem;
+mod websocket;
 mod support;

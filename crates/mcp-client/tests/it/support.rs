@@ -177,7 +177,18 @@ pub fn quick_config() -> McpClientConfig {
     }
 }
 
+/// Logs to the test output when `RUST_LOG` is set.
+pub fn init_tracing() {
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .try_init();
+    }
+}
+
 pub fn client() -> McpClient {
+    init_tracing();
     McpClient::new(quick_config()).unwrap()
 }
 
