@@ -1,1 +1,34 @@
-//! placeholder
+//! Switchboard's own MCP server: the workspace knowledge graph ([`switchboard_kg`]) served over
+//! Streamable HTTP at `/mcp` (alias `/mcp/rpc`), with bearer-token auth, per-tool scopes,
+//! per-token rate limits and cached schema answers.
+//!
+//! Mount it with [`KgEndpoint::into_router`]; change graphs (admin routes, imports) through
+//! [`KnowledgeGraphs`] so MCP answers and caches follow at once. [`http::mcp_router`] serves any
+//! rmcp handler on the same stack (the conformance fixture uses it).
+//!
+//! Invariant: with `mcp-client`, the only crate that names rmcp types.
+
+pub mod answer_cache;
+pub mod auth;
+pub mod config;
+pub mod endpoint;
+pub mod errors;
+pub mod graphs;
+pub mod handler;
+pub mod http;
+pub mod origin_policy;
+pub mod persistence;
+pub mod prompts;
+pub mod rate_limit;
+pub mod resources;
+pub mod subscriptions;
+pub mod tools;
+
+pub use auth::{
+    AnonymousAccess, Authenticator, Caller, CallerKey, StaticTokens, TokenVerifier, VerifyError,
+};
+pub use config::{ANONYMOUS_SCOPES_ENV, CacheLifetimes, KgConfig};
+pub use endpoint::{DEFAULT_MAX_REQUEST_BODY_BYTES, KgEndpoint};
+pub use graphs::{GraphError, GraphEvent, KnowledgeGraphs, WorkspaceGraph};
+pub use persistence::{GraphPersistence, InMemoryOnly, PersistenceError};
+pub use tools::KgTool;

@@ -1,0 +1,298 @@
+//! Who is calling `/mcp`: bearer tokens are verified through a [`TokenVerifier`] (the store, in
+//! the product) behind a short-lived cache, and requests without a token may get configured
+//! anonymous scopes. The result is a [`Caller`], put into the request's extensions for the
+//! MCP handler, the rate limiter and session binding.
+//!
+//! Plaintext tokens are never kept: the cache and every other map key on SHA-256 of the token.
+
+use async_trait::async_trait;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use switchboard_core::{Principal, ScopeSet, UserId, WorkspaceId};
+
+/// Resolves a bearer token to the principal it belongs to.
+#[async_trait]
+pub trait TokenVerifier: Send + Sync + 'static {
+    /// `Ok(None)` for an unknown, revoked or expired token.
+    async fn verify(&self, token: &str) -> Result<Option<Principal>, VerifyError>;
+}
+
+/// The verifier could not answer (database down…): the request fails with 503, not 401.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("token verification failed: {0}")]
+pub struct VerifyError(pub String);
+
+/// Identifies a caller for rate limiting and session binding without holding its secret.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CallerKey {
+    /// SHA-256 of the bearer token.
+    Token([u8; 32]),
+    /// Requests without a token, granted the anonymous scopes.
+    Anonymous,
+}
+
+impl CallerKey {
+    pub fn for_token(token: &str) -> Self {
+        CallerKey::Token(Sha256::digest(token.as_bytes()).into())
+    }
+}
+
+/// The authenticated caller of one request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    pub principal: Principal,
+    pub key: CallerKey,
+}
+
+/// How requests without a token are treated.
+#[derive(Clone, Debug)]
+pub enum AnonymousAccess {
+    /// 401 with a `WWW-Authenticate` challenge.
+    Refused,
+    /// Served as this principal (default workspace, configured scopes).
+    Granted(Principal),
+}
+
+impl AnonymousAccess {
+    /// Grants `scopes` in `workspace_id`, or refuses when `scopes` is empty.
+    pub fn from_scopes(scopes: ScopeSet, workspace_id: WorkspaceId) -> Self {
+        if scopes.is_empty() {
+            AnonymousAccess::Refused
+        } else {
+            AnonymousAccess::Granted(Principal {
+                workspace_id,
+                user_id: UserId::from_string("anonymous"),
+                token_id: None,
+                scopes,
+            })
+        }
+    }
+}
+
+/// The outcome of authenticating one request.
+#[derive(Debug)]
+pub enum Authentication {
+    Accepted(Arc<Caller>),
+    /// No `Authorization` header and anonymous access is refused.
+    Missing,
+    /// A header that is not `Bearer <token>`, or a token the verifier does not know.
+    Invalid,
+    Unavailable(VerifyError),
+}
+
+struct CachedVerdict {
+    caller: Option<Arc<Caller>>,
+    expires_at: Instant,
+}
+
+/// Authenticates requests: verifier + cache + anonymous policy.
+pub struct Authenticator {
+    verifier: Arc<dyn TokenVerifier>,
+    anonymous: Option<Arc<Caller>>,
+    lifetime: Duration,
+    cache: Mutex<HashMap<[u8; 32], CachedVerdict>>,
+}
+
+/// Unknown tokens are remembered only briefly, so a token created a moment later works.
+const NEGATIVE_CACHE_LIFETIME: Duration = Duration::from_secs(2);
+/// Past this many entries, expired ones are swept on insert.
+const CACHE_SWEEP_THRESHOLD: usize = 10_000;
+
+impl Authenticator {
+    pub fn new(
+        verifier: Arc<dyn TokenVerifier>,
+        anonymous: AnonymousAccess,
+        cache_lifetime: Duration,
+    ) -> Self {
+        let anonymous = match anonymous {
+            AnonymousAccess::Refused => None,
+            AnonymousAccess::Granted(principal) => Some(Arc::new(Caller {
+                principal,
+                key: CallerKey::Anonymous,
+            })),
+        };
+        Self {
+            verifier,
+            anonymous,
+            lifetime: cache_lifetime,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Authenticates from the raw `Authorization` header value (if any).
+    pub async fn authenticate(&self, authorization: Option<&[u8]>) -> Authentication {
+        let Some(header) = authorization else {
+            return match &self.anonymous {
+                Some(caller) => Authentication::Accepted(caller.clone()),
+                None => Authentication::Missing,
+            };
+        };
+        let Some(token) = bearer_token(header) else {
+            return Authentication::Invalid;
+        };
+        let CallerKey::Token(digest) = CallerKey::for_token(token) else {
+            unreachable!("for_token always hashes")
+        };
+        let now = Instant::now();
+        if let Some(verdict) = self.cache.lock().expect("auth cache lock").get(&digest)
+            && verdict.expires_at > now
+        {
+            return match &verdict.caller {
+                Some(caller) => Authentication::Accepted(caller.clone()),
+                None => Authentication::Invalid,
+            };
+        }
+        let principal = match self.verifier.verify(token).await {
+            Ok(principal) => principal,
+            Err(error) => return Authentication::Unavailable(error),
+        };
+        let caller = principal.map(|principal| {
+            Arc::new(Caller {
+                principal,
+                key: CallerKey::Token(digest),
+            })
+        });
+        let lifetime = if caller.is_some() {
+            self.lifetime
+        } else {
+            NEGATIVE_CACHE_LIFETIME
+        };
+        let mut cache = self.cache.lock().expect("auth cache lock");
+        if cache.len() >= CACHE_SWEEP_THRESHOLD {
+            cache.retain(|_, verdict| verdict.expires_at > now);
+        }
+        cache.insert(
+            digest,
+            CachedVerdict {
+                caller: caller.clone(),
+                expires_at: now + lifetime,
+            },
+        );
+        match caller {
+            Some(caller) => Authentication::Accepted(caller),
+            None => Authentication::Invalid,
+        }
+    }
+}
+
+impl std::fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authenticator")
+            .field("anonymous", &self.anonymous.is_some())
+            .field("lifetime", &self.lifetime)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header value (scheme case-insensitive).
+pub fn bearer_token(header: &[u8]) -> Option<&str> {
+    let text = std::str::from_utf8(header).ok()?.trim();
+    let (scheme, token) = text.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// A fixed token → principal table, for tests, benchmarks and the conformance fixture.
+#[derive(Debug, Default, Clone)]
+pub struct StaticTokens {
+    tokens: HashMap<String, Principal>,
+}
+
+impl StaticTokens {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn with(mut self, token: &str, principal: Principal) -> Self {
+        self.tokens.insert(token.to_owned(), principal);
+        self
+    }
+}
+
+#[async_trait]
+impl TokenVerifier for StaticTokens {
+    async fn verify(&self, token: &str) -> Result<Option<Principal>, VerifyError> {
+        Ok(self.tokens.get(token).cloned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    struct CountingVerifier {
+        inner: StaticTokens,
+        calls: AtomicUsize,
+    }
+
+    #[async_trait]
+    impl TokenVerifier for CountingVerifier {
+        async fn verify(&self, token: &str) -> Result<Option<Principal>, VerifyError> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            self.inner.verify(token).await
+        }
+    }
+
+    fn principal() -> Principal {
+        Principal {
+            workspace_id: WorkspaceId::from_string("ws"),
+            user_id: UserId::from_string("u"),
+            token_id: None,
+            scopes: ScopeSet::parse_list("schema:read").unwrap(),
+        }
+    }
+
+    #[tokio::test]
+    async fn verified_tokens_are_cached_and_bad_headers_refused() {
+        let verifier = Arc::new(CountingVerifier {
+            inner: StaticTokens::new().with("good", principal()),
+            calls: AtomicUsize::new(0),
+        });
+        let auth = Authenticator::new(
+            verifier.clone(),
+            AnonymousAccess::Refused,
+            Duration::from_secs(60),
+        );
+        for _ in 0..3 {
+            assert!(matches!(
+                auth.authenticate(Some(b"Bearer good")).await,
+                Authentication::Accepted(_)
+            ));
+        }
+        assert_eq!(verifier.calls.load(Ordering::SeqCst), 1);
+        assert!(matches!(
+            auth.authenticate(Some(b"Bearer bad")).await,
+            Authentication::Invalid
+        ));
+        assert!(matches!(
+            auth.authenticate(Some(b"Basic Zm9vOmJhcg==")).await,
+            Authentication::Invalid
+        ));
+        assert!(matches!(
+            auth.authenticate(None).await,
+            Authentication::Missing
+        ));
+    }
+
+    #[tokio::test]
+    async fn anonymous_scopes_apply_only_without_a_header() {
+        let scopes = ScopeSet::parse_list("schema:read").unwrap();
+        let access = AnonymousAccess::from_scopes(scopes, WorkspaceId::from_string("default"));
+        let auth = Authenticator::new(
+            Arc::new(StaticTokens::new()),
+            access,
+            Duration::from_secs(60),
+        );
+        let Authentication::Accepted(caller) = auth.authenticate(None).await else {
+            panic!("anonymous")
+        };
+        assert_eq!(caller.key, CallerKey::Anonymous);
+        assert!(matches!(
+            auth.authenticate(Some(b"Bearer nope")).await,
+            Authentication::Invalid
+        ));
+    }
+}

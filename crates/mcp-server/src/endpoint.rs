@@ -1,0 +1,81 @@
+//! [`KgEndpoint`]: the knowledge-graph MCP endpoint assembled from its configuration, a token
+//! verifier and the workspace graphs, ready to be mounted into the application router.
+
+use crate::auth::{AnonymousAccess, Authenticator, TokenVerifier};
+use crate::config::KgConfig;
+use crate::graphs::KnowledgeGraphs;
+use crate::handler::{KgServer, KgServerState};
+use crate::http::{McpHttpSettings, mcp_router};
+use crate::origin_policy::OriginPolicy;
+use crate::rate_limit::RateLimiter;
+use axum::Router;
+use std::sync::Arc;
+use std::time::Duration;
+use switchboard_core::{InvalidSetting, WorkspaceId};
+use tokio_util::sync::CancellationToken;
+
+/// Largest request body accepted at `/mcp` (the transport's own default).
+pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
+const SSE_RETRY: Duration = Duration::from_secs(3);
+
+#[derive(Debug)]
+pub struct KgEndpoint {
+    state: Arc<KgServerState>,
+    settings: McpHttpSettings,
+}
+
+impl KgEndpoint {
+    /// `anonymous_workspace` is the workspace served to requests without a token when
+    /// `config.anonymous_scopes` grants any scope (the default workspace in the product).
+    pub fn new(
+        config: &KgConfig,
+        verifier: Arc<dyn TokenVerifier>,
+        graphs: KnowledgeGraphs,
+        anonymous_workspace: WorkspaceId,
+        shutdown: CancellationToken,
+    ) -> Result<Self, InvalidSetting> {
+        config.validate()?;
+        let anonymous =
+            AnonymousAccess::from_scopes(config.anonymous_scope_set()?, anonymous_workspace);
+        let origins = OriginPolicy::new(&config.allowed_hosts, &config.allowed_origins)
+            .map_err(|reason| InvalidSetting::new("allowed_origins", reason))?;
+        let authenticator = Authenticator::new(
+            verifier,
+            anonymous,
+            Duration::from_secs(config.token_cache_secs),
+        );
+        let limiter = RateLimiter::new(config.rate_limit_per_minute, config.rate_limit_burst);
+        let state = Arc::new(KgServerState::new(graphs, limiter));
+        let settings = McpHttpSettings {
+            origins,
+            authenticator,
+            session_idle_timeout: Duration::from_secs(config.session_idle_timeout_secs),
+            sse_keep_alive: Duration::from_secs(config.sse_keep_alive_secs),
+            sse_retry: SSE_RETRY,
+            max_request_body_bytes: DEFAULT_MAX_REQUEST_BODY_BYTES,
+            shutdown,
+        };
+        Ok(Self { state, settings })
+    }
+
+    pub fn with_max_request_body_bytes(mut self, bytes: usize) -> Self {
+        self.settings.max_request_body_bytes = bytes;
+        self
+    }
+
+    /// The shared server state (graphs, rate limiter, tool catalog).
+    pub fn state(&self) -> &Arc<KgServerState> {
+        &self.state
+    }
+
+    /// Routes `/mcp` and `/mcp/rpc`. Starts the resource-subscription notifier, so call it
+    /// inside the Tokio runtime.
+    pub fn into_router<S: Clone + Send + Sync + 'static>(self) -> Router<S> {
+        let state = self.state;
+        state
+            .subscriptions
+            .clone()
+            .spawn_notifier(state.graphs.subscribe(), self.settings.shutdown.clone());
+        mcp_router(move || KgServer::new(state.clone()), self.settings)
+    }
+}

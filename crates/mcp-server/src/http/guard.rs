@@ -1,0 +1,176 @@
+//! The middleware in front of the MCP transport, in order: Host/Origin check (403),
+//! authentication (401 / anonymous scopes), session ownership (404 for another caller's
+//! session), then for POSTs: refuse JSON-RPC batches, check `Mcp-Method`/`Mcp-Name` against
+//! the body for revisions the transport does not check itself, attach the [`Caller`] for the
+//! handler, and turn the transport's "cannot deserialize" answer into -32700/-32600. A new
+//! session is bound to its creator when `initialize` answers.
+
+use super::rejection;
+use super::session_binding::SessionBindings;
+use crate::auth::{Authentication, Authenticator, Caller};
+use crate::origin_policy::OriginPolicy;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use serde::Deserialize;
+use serde_json::Value;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+pub const SESSION_ID_HEADER: &str = "mcp-session-id";
+const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+const METHOD_HEADER: &str = "mcp-method";
+const NAME_HEADER: &str = "mcp-name";
+/// From this revision on, the transport itself checks `Mcp-Method`/`Mcp-Name`.
+const STANDARD_HEADERS_VERSION: &str = "2026-07-28";
+
+/// What the guard needs; shared by all requests.
+#[derive(Debug)]
+pub struct Guard {
+    pub origins: OriginPolicy,
+    pub authenticator: Authenticator,
+    pub bindings: Arc<SessionBindings>,
+    pub max_request_body_bytes: usize,
+}
+
+pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    let authority = request
+        .uri()
+        .authority()
+        .map(|authority| authority.as_str());
+    if let Err(rejection) = guard.origins.check(authority, request.headers()) {
+        tracing::warn!(
+            reason = rejection.message(),
+            "refused MCP request (DNS rebinding protection)"
+        );
+        return rejection::forbidden(rejection.message());
+    }
+    let authorization = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|value| value.as_bytes());
+    let caller = match guard.authenticator.authenticate(authorization).await {
+        Authentication::Accepted(caller) => caller,
+        Authentication::Missing => return rejection::missing_token(),
+        Authentication::Invalid => return rejection::invalid_token(),
+        Authentication::Unavailable(error) => {
+            tracing::error!(%error, "token verification unavailable");
+            return rejection::verifier_unavailable();
+        }
+    };
+    let session_id = header_text(request.headers(), SESSION_ID_HEADER).map(str::to_owned);
+    if let Some(session_id) = &session_id
+        && guard
+            .bindings
+            .owner(session_id)
+            .is_some_and(|owner| owner != caller.key)
+    {
+        return rejection::unknown_session();
+    }
+    if request.method() != Method::POST {
+        return attach_and_run(request, caller, next).await;
+    }
+
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, guard.max_request_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(_) => return rejection::payload_too_large(guard.max_request_body_bytes),
+    };
+    if bytes.iter().find(|byte| !byte.is_ascii_whitespace()) == Some(&b'[') {
+        return rejection::batch_rejected();
+    }
+    if let Some(response) = check_routing_headers(&parts.headers, &bytes) {
+        return response;
+    }
+    let declares_json =
+        header_text(&parts.headers, header::CONTENT_TYPE.as_str()).is_some_and(|value| {
+            value
+                .split(';')
+                .next()
+                .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+        });
+    let request = Request::from_parts(parts, Body::from(bytes.clone()));
+    let response = attach_and_run(request, caller.clone(), next).await;
+    if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE && declares_json {
+        return rejection::unreadable_message(&bytes);
+    }
+    if session_id.is_none()
+        && let Some(new_session) = header_text(response.headers(), SESSION_ID_HEADER)
+    {
+        guard.bindings.bind(new_session, caller.key);
+    }
+    response
+}
+
+async fn attach_and_run(mut request: Request, caller: Arc<Caller>, next: Next) -> Response {
+    request.extensions_mut().insert(caller);
+    next.run(request).await
+}
+
+fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|value| value.to_str().ok())
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(borrow, default)]
+    params: Option<RoutingParams<'a>>,
+}
+
+#[derive(Deserialize)]
+struct RoutingParams<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    uri: Option<Cow<'a, str>>,
+}
+
+/// For revisions before 2026-07-28: a supplied `Mcp-Method` or `Mcp-Name` header must agree
+/// with the body (proxies route on them). Later revisions are checked by the transport.
+fn check_routing_headers(headers: &HeaderMap, body: &Bytes) -> Option<Response> {
+    let method_header = headers.get(METHOD_HEADER);
+    let name_header = headers.get(NAME_HEADER);
+    if method_header.is_none() && name_header.is_none() {
+        return None;
+    }
+    let checked_by_transport = header_text(headers, PROTOCOL_VERSION_HEADER)
+        .is_some_and(|version| version >= STANDARD_HEADERS_VERSION);
+    if checked_by_transport {
+        return None;
+    }
+    // An unreadable body is the transport's to report (-32700/-32600).
+    let envelope: Envelope<'_> = serde_json::from_slice(body).ok()?;
+    let id = envelope.id.clone().unwrap_or(Value::Null);
+    if let Some(value) = method_header {
+        let declared = value.to_str().unwrap_or("\u{fffd}");
+        let actual = envelope.method.as_deref().unwrap_or("");
+        if declared != actual {
+            return Some(rejection::header_mismatch(
+                id,
+                &format!(
+                    "Mcp-Method header `{declared}` does not match the body's method `{actual}`"
+                ),
+            ));
+        }
+    }
+    if let Some(value) = name_header {
+        let declared = value.to_str().unwrap_or("\u{fffd}");
+        let params = envelope.params.as_ref();
+        let actual = params
+            .and_then(|p| p.name.as_deref().or(p.uri.as_deref()))
+            .unwrap_or("");
+        if declared != actual {
+            return Some(rejection::header_mismatch(
+                id,
+                &format!("Mcp-Name header `{declared}` does not match the body's name `{actual}`"),
+            ));
+        }
+    }
+    None
+}

@@ -1,0 +1,100 @@
+//! Both protocol generations: `initialize` at every older revision, and the stateless
+//! 2026-07-28 lifecycle (`server/discover`, per-request `_meta`, JSON answers, no session).
+
+use crate::{DATA_READER, TestServer, answer_of, initialize_request};
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "switchboard-tests", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+#[tokio::test]
+async fn initialize_negotiates_every_older_revision() {
+    let server = TestServer::start().await;
+    for version in ["2025-03-26", "2025-06-18", "2025-11-25"] {
+        let response = server
+            .post(Some(DATA_READER), &initialize_request(version), &[])
+            .await;
+        assert_eq!(response.status(), 200);
+        assert!(response.headers().contains_key("mcp-session-id"));
+        let answer = answer_of(response).await;
+        assert_eq!(answer["result"]["protocolVersion"], version);
+        assert_eq!(answer["result"]["serverInfo"]["name"], "switchboard-kg");
+    }
+}
+
+#[tokio::test]
+async fn discover_and_stateless_calls_need_no_session() {
+    let server = TestServer::start().await;
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "server/discover"),
+    ];
+    let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta()}});
+    let response = server.post(Some(DATA_READER), &discover, &headers).await;
+    assert_eq!(response.status(), 200);
+    assert!(!response.headers().contains_key("mcp-session-id"));
+    let answer = answer_of(response).await;
+    let versions = answer["result"]["supportedVersions"]
+        .as_array()
+        .expect("supported versions")
+        .clone();
+    assert!(
+        versions.contains(&json!("2026-07-28")) && versions.contains(&json!("2025-11-25")),
+        "{answer}"
+    );
+
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "count_objects", "arguments": {"type": "Person"}, "_meta": meta()}});
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "count_objects"),
+    ];
+    let response = server.post(Some(DATA_READER), &call, &headers).await;
+    assert_eq!(response.status(), 200);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    let answer = answer_of(response).await;
+    assert_eq!(answer["result"]["structuredContent"]["total"], 8);
+
+    let mismatched = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "find_path"),
+    ];
+    let response = server.post(Some(DATA_READER), &call, &mismatched).await;
+    assert_eq!(response.status(), 400, "Mcp-Name must match params.name");
+    let unauthenticated = server.post(None, &call, &headers).await;
+    assert_eq!(unauthenticated.status(), 401);
+}
+
+#[tokio::test]
+async fn the_rmcp_client_works_in_discover_mode() {
+    let server = TestServer::start().await;
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(server.url()).auth_header(DATA_READER);
+    let transport = StreamableHttpClientTransport::from_config(config);
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client = ().serve_with_lifecycle(transport, lifecycle).await.expect("discover");
+    let result = client
+        .call_tool(CallToolRequestParams::new("schema_version"))
+        .await
+        .unwrap();
+    assert_eq!(result.structured_content.unwrap()["sequence"], 4);
+    client.cancel().await.unwrap();
+}
