@@ -281,6 +281,7 @@ test('tool summaries read well for common result shapes', async () => {
   const summaries = await inPage(['tool-summary'], ({ 'tool-summary': summary }) => ({
     running: summary.runningLabel('kg', 'schema_version'),
     types: summary.summariseResult({ structuredContent: { object_types: new Array(12).fill({}) } }),
+    typeInfo: summary.summariseResult({ structuredContent: { schema_version: 'v', types: new Array(6).fill({}), relationships: [] } }),
     oneChange: summary.summariseResult({ content: [{ type: 'text', text: '{"changes":[{"kind":"added"}]}' }] }),
     version: summary.summariseResult({ structuredContent: { version: '57c52257693ae983', object_type_count: 5 } }),
     total: summary.summariseResult({ structuredContent: { objects: [1, 2], total: 40 } }),
@@ -293,9 +294,10 @@ test('tool summaries read well for common result shapes', async () => {
   }));
   assert.equal(summaries.running, 'Calling kg · schema_version…');
   assert.equal(summaries.types, 'Found 12 object types');
+  assert.equal(summaries.typeInfo, 'Found 6 object types');
   assert.equal(summaries.oneChange, 'Found 1 change');
-  assert.equal(summaries.version, 'Version 57c52257693ae983');
-  assert.equal(summaries.total, 'Found 40 objects');
+  assert.equal(summaries.version, 'Version 57c52257693ae983 · 5 object types');
+  assert.equal(summaries.total, 'Found 40 objects (2 shown)');
   assert.equal(summaries.text, 'Echo: hello');
   assert.equal(summaries.error, 'Failed: connection refused');
   assert.equal(summaries.errorObject, 'Failed: Unknown type "Foo"');

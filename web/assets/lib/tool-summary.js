@@ -5,6 +5,9 @@
 
 import { parseJsonLoosely } from './json-view.js';
 
+/** Nicer nouns for common list keys ("types" of a schema are object types). */
+const NOUNS = { types: 'object types', relationships: 'relationship types', matches: 'matches', changes: 'changes' };
+
 /** The label shown while a call runs. */
 export function runningLabel(server, tool) {
   return server ? `Calling ${server} · ${tool}…` : `Calling ${tool}…`;
@@ -33,12 +36,16 @@ export function summariseResult(result) {
   if (Array.isArray(payload)) return `Found ${countPhrase(payload.length, 'item')}`;
   if (typeof payload === 'string') return firstLine(payload) || 'Done';
   if (typeof payload !== 'object') return `Result: ${String(payload)}`;
+  if (typeof payload.version === 'string' && Number.isInteger(payload.object_type_count)) {
+    return `Version ${payload.version} · ${countPhrase(payload.object_type_count, 'object type')}`;
+  }
   const arrays = Object.entries(payload).filter(([, value]) => Array.isArray(value));
   if (arrays.length > 0) {
-    const preferred = arrays.find(([key]) => !/^(required|enum|tags|keywords)$/i.test(key)) ?? arrays[0];
+    const preferred = arrays.find(([key]) => !/^(required|enum|enum_values|tags|keywords)$/i.test(key)) ?? arrays[0];
     const [key, value] = preferred;
-    const total = Number.isInteger(payload.total) ? payload.total : Number.isInteger(payload.count) ? payload.count : value.length;
-    return `Found ${countPhrase(total, humaniseKey(key))}`;
+    const total = [payload.total, payload.total_matching, payload.count].find(Number.isInteger) ?? value.length;
+    const noun = NOUNS[key] ?? humaniseKey(key);
+    return total > value.length ? `Found ${countPhrase(total, noun)} (${value.length} shown)` : `Found ${countPhrase(total, noun)}`;
   }
   for (const key of ['version', 'schema_version', 'current_version']) {
     const value = payload[key];

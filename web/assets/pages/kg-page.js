@@ -53,9 +53,9 @@ export async function renderPage(container, { query }) {
   }
 
   client.callTool('schema_version', {}).then((answer) => {
-    const version = answer?.version ?? answer?.schema_version ?? answer?.hash ?? answer?.current?.version;
-    versionSlot.textContent = version ? `Schema version ${version}` : 'Schema version unknown';
-    versionSlot.title = answer?.created_at ?? answer?.timestamp ? `Since ${formatDateTime(answer.created_at ?? answer.timestamp)}` : '';
+    const version = answer?.version;
+    versionSlot.textContent = version ? `Schema version ${version}${answer.sequence ? ` (#${answer.sequence})` : ''}` : 'No schema yet';
+    versionSlot.title = answer?.created_at ? `Since ${formatDateTime(answer.created_at)}${answer.message ? ` — ${answer.message}` : ''}` : '';
   }).catch(() => { versionSlot.textContent = 'Schema version unavailable'; });
   await select(TABS.some((tab) => tab.id === query.get('view')) ? query.get('view') : 'types');
   return () => { current = null; client.close(); };
@@ -89,7 +89,10 @@ async function renderTypes(client) {
       h('ul', { class: 'property-list' }, properties.map((property) => h('li', {},
         h('code', { text: property.name }), ': ', h('span', { class: 'muted', text: property.type ?? property.data_type ?? 'any' }),
         property.required ? h('span', { class: 'badge badge-warning', text: 'required' }) : null,
-        Array.isArray(property.enum ?? property.enum_values) ? h('span', { class: 'small muted', text: ` (${(property.enum ?? property.enum_values).join(', ')})` }) : null))));
+        property.enum_values?.length ? h('span', { class: 'small muted', text: ` (${property.enum_values.join(', ')})` }) : null))),
+      type.outgoing_relationships?.length || type.incoming_relationships?.length ? h('p', { class: 'small muted' },
+        type.outgoing_relationships?.length ? `Links to: ${type.outgoing_relationships.join(', ')}. ` : '',
+        type.incoming_relationships?.length ? `Linked from: ${type.incoming_relationships.join(', ')}.` : '') : null);
   }));
 }
 
@@ -103,8 +106,8 @@ async function renderRelationships(client) {
     h('thead', {}, h('tr', {}, ['Relationship', 'From', 'To', 'Description'].map((label) => h('th', { scope: 'col', text: label })))),
     h('tbody', {}, relationships.map((relationship) => h('tr', {},
       h('td', {}, h('code', { text: relationship.name ?? relationship.type })),
-      h('td', { text: list(relationship.from_types ?? relationship.from ?? relationship.from_type) }),
-      h('td', { text: list(relationship.to_types ?? relationship.to ?? relationship.to_type) }),
+      h('td', { text: list(relationship.from_types) }),
+      h('td', { text: list(relationship.to_types) }),
       h('td', { class: 'small', text: relationship.description ?? '' }))))));
 }
 
@@ -117,13 +120,14 @@ async function renderChangelog(client) {
     h('caption', { class: 'visually-hidden', text: 'Schema changelog' }),
     h('thead', {}, h('tr', {}, ['When', 'Version', 'Change', 'What', 'Details'].map((label) => h('th', { scope: 'col', text: label })))),
     h('tbody', {}, changes.map((change) => {
-      const kind = change.change_type ?? change.kind ?? change.action ?? change.change ?? '';
-      const target = [change.target_kind ?? change.entity ?? change.element_type, change.target ?? change.name ?? change.type_name].filter(Boolean).join(' ');
+      const kind = change.change ?? change.change_type ?? change.kind ?? '';
+      const owner = change.relationship_name ?? change.type_name ?? '';
+      const target = [change.subject, change.property_name ? `${owner}.${change.property_name}` : owner].filter(Boolean).join(' ');
       return h('tr', {},
         h('td', { text: formatDateTime(change.created_at ?? change.timestamp ?? change.at) }),
         h('td', {}, h('code', { text: change.version ?? change.schema_version ?? '' })),
         h('td', {}, h('span', { class: `badge ${tone[String(kind).toLowerCase()] ?? ''}`, text: kind })),
         h('td', { text: target }),
-        h('td', { class: 'small', text: change.description ?? change.summary ?? change.details ?? '' }));
+        h('td', { class: 'small', text: change.description ?? '' }));
     }))));
 }
