@@ -121,10 +121,30 @@ class ChatPage {
       if (elements.length === 0) this.#showEmptyState();
       else replaceChildren(this.examplesSlot, h('details', { class: 'small' }, h('summary', { text: 'Try asking' }), renderTryAsking({ onAsk: (question) => this.send(question), compact: true })));
       this.#syncBudSelect();
+      await this.#showPendingApprovals(conversationId);
       this.transcript.scrollTop = this.transcript.scrollHeight;
     } catch (error) {
       replaceChildren(this.transcript, h('p', { class: 'alert alert-error', role: 'alert', text: error.status === 404 ? 'This conversation no longer exists.' : `The conversation could not be loaded: ${error.message}` }));
     }
+  }
+
+  /** Approvals still waiting in this conversation (after a reload) get their cards back. */
+  async #showPendingApprovals(conversationId) {
+    let pending;
+    try {
+      pending = listItems(await api.get('/chat/approvals'), 'approvals');
+    } catch {
+      return;
+    }
+    const mine = pending.filter((approval) => (approval.conversation_id ?? approval.conversationId) === conversationId);
+    if (mine.length === 0 || this.conversationId !== conversationId) return;
+    let turn = this.turns[this.turns.length - 1];
+    if (!turn) {
+      turn = new AssistantTurn({ onLayoutChange: () => this.#keepAtBottom() });
+      this.turns.push(turn);
+      this.transcript.append(turn.element);
+    }
+    for (const approval of mine) turn.addApprovalCard({ ...approval, approval_id: approval.approval_id ?? approval.id });
   }
 
   #showEmptyState() {
