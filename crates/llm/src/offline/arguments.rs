@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 use switchboard_core::ToolSpec;
 
 use super::mentions::{Mentions, ObjectMention};
+use super::parameters::{Parameter, parameters};
 use super::text::stem;
 
 /// What the question can give a tool.
@@ -79,25 +80,7 @@ pub(crate) fn bind_arguments(
     mentions: &Mentions,
     lookup_available: bool,
 ) -> BoundArguments {
-    let properties = tool
-        .parameters
-        .get("properties")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    let required: Vec<String> = tool
-        .parameters
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| {
-            names
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
-
+    let parameters = parameters(tool);
     let lookup_object = mentions.objects.first();
     let object_hint = lookup_object.and_then(|object| object.type_hint.clone());
     let types_besides_hint: Vec<&String> = mentions
@@ -111,24 +94,18 @@ pub(crate) fn bind_arguments(
     let mut from_question = 0;
     let mut missing = Vec::new();
     let mut lookup: Option<(String, ObjectMention)> = None;
-    let has_from_and_to = properties
-        .keys()
-        .any(|k| role_of(k) == ParameterRole::FromType)
-        && properties
-            .keys()
-            .any(|k| role_of(k) == ParameterRole::ToType);
+    let has_from_and_to = parameters
+        .iter()
+        .any(|p| role_of(&p.name) == ParameterRole::FromType)
+        && parameters
+            .iter()
+            .any(|p| role_of(&p.name) == ParameterRole::ToType);
 
-    for (name, schema) in &properties {
-        let is_required = required.contains(name);
-        let enum_values: Vec<&str> = schema
-            .get("enum")
-            .and_then(Value::as_array)
-            .map(|values| values.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let is_number = matches!(
-            schema.get("type").and_then(Value::as_str),
-            Some("integer" | "number")
-        );
+    for parameter in &parameters {
+        let name = &parameter.name;
+        let is_required = parameter.required;
+        let enum_values: Vec<&str> = parameter.enum_values.iter().map(String::as_str).collect();
+        let is_number = parameter.is_number;
         let value: Option<Value> = match role_of(name) {
             _ if !enum_values.is_empty() => enum_from_question(&enum_values, mentions),
             ParameterRole::Id => ids.next().map(|id| json!(id)),
@@ -164,7 +141,7 @@ pub(crate) fn bind_arguments(
                 from_question += 1;
             }
             None if is_required => {
-                if let Some(default) = fallback_value(schema, &enum_values) {
+                if let Some(default) = fallback_value(parameter, &enum_values) {
                     arguments.insert(name.clone(), default);
                 } else if role_of(name) == ParameterRole::Id
                     && lookup_available
@@ -245,8 +222,8 @@ fn enum_from_question(values: &[&str], mentions: &Mentions) -> Option<Value> {
 
 /// For a required parameter the question does not fill: the schema's default, a permissive
 /// enum value (`both`, `all`, `any`), or the minimum of a number.
-fn fallback_value(schema: &Value, enum_values: &[&str]) -> Option<Value> {
-    if let Some(default) = schema.get("default") {
+fn fallback_value(parameter: &Parameter, enum_values: &[&str]) -> Option<Value> {
+    if let Some(default) = &parameter.default {
         return Some(default.clone());
     }
     if !enum_values.is_empty() {
@@ -257,7 +234,7 @@ fn fallback_value(schema: &Value, enum_values: &[&str]) -> Option<Value> {
             .unwrap_or(enum_values[0]);
         return Some(json!(permissive));
     }
-    schema.get("minimum").cloned()
+    parameter.minimum.clone()
 }
 
 /// Free text for a `query`/`message` parameter: what follows a trigger word, or for a tool

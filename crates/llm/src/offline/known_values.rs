@@ -35,7 +35,7 @@ impl KnownValues {
     pub fn gather<'a>(tools: &[ToolSpec], results: impl IntoIterator<Item = &'a Value>) -> Self {
         let mut known = KnownValues::default();
         for tool in tools {
-            known.learn_from_schema(&tool.parameters);
+            known.learn_from_tool(tool);
         }
         for result in results {
             known.learn_from_result(result, None);
@@ -63,20 +63,11 @@ impl KnownValues {
             .or_insert_with(|| name.to_owned());
     }
 
-    fn learn_from_schema(&mut self, schema: &Value) {
-        let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-            return;
-        };
-        for (name, property) in properties {
-            let lower = name.to_lowercase();
+    fn learn_from_tool(&mut self, tool: &ToolSpec) {
+        for parameter in super::parameters::parameters(tool) {
+            let lower = parameter.name.to_lowercase();
             if lower == "type" || lower.ends_with("type") || lower.ends_with("type_name") {
-                for value in property
-                    .get("enum")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                {
+                for value in &parameter.enum_values {
                     self.add_type(value);
                 }
             }

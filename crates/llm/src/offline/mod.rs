@@ -15,6 +15,7 @@ mod fixtures;
 mod help;
 mod known_values;
 mod mentions;
+mod parameters;
 mod planner;
 mod render;
 mod text;

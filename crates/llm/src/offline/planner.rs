@@ -297,9 +297,15 @@ fn lookup_arguments(
 ) -> Map<String, Value> {
     let mut arguments = Map::new();
     arguments.insert("type".into(), json!(type_name));
-    let properties = lookup.parameters.get("properties");
-    if let Some(limit) = properties.and_then(|p| p.get("limit")) {
-        let maximum = limit.get("maximum").and_then(Value::as_u64).unwrap_or(100);
+    if let Some(limit) = super::parameters::parameters(lookup)
+        .into_iter()
+        .find(|parameter| parameter.name == "limit")
+    {
+        let maximum = limit
+            .maximum
+            .as_ref()
+            .and_then(Value::as_u64)
+            .unwrap_or(100);
         arguments.insert("limit".into(), json!(maximum.min(100)));
     }
     if let Some(cursor) = cursor {

@@ -23,9 +23,9 @@ pub(crate) fn render_recognised(
     schema_version(json)
         .or_else(|| changelog(arguments, json, rows))
         .or_else(|| reached_objects(json, context, rows))
-        .or_else(|| one_type(json, rows))
-        .or_else(|| relationship_types(arguments, json, rows))
+        .or_else(|| one_type(arguments, json, rows))
         .or_else(|| type_list(json, rows))
+        .or_else(|| relationship_types(arguments, json, rows))
         .or_else(|| counts(arguments, json, rows))
         .or_else(|| object_list(tool, arguments, json, rows))
 }
@@ -58,7 +58,7 @@ fn schema_version(json: &Value) -> Option<String> {
     let version = text(map, &["version", "schema_version", "hash"])?;
     if map
         .values()
-        .any(|value| matches!(value, Value::Array(items) if !items.is_empty()))
+        .any(|value| matches!(value, Value::Array(items) if items.iter().any(Value::is_object)))
     {
         return None;
     }
@@ -83,12 +83,29 @@ fn schema_version(json: &Value) -> Option<String> {
         }
         out.push('.');
     }
-    if let Some(message) = text(map, &["message", "description"]) {
-        out.push_str(&format!("\n\nLatest change: {message}."));
-    }
-    if let Some(sequence) = number(map, &["sequence"]) {
+    if let Some(types) = map
+        .get("object_types")
+        .and_then(Value::as_array)
+        .filter(|types| !types.is_empty())
+    {
         out.push_str(&format!(
-            "\n\nThis is schema version number {sequence}. Ask \"Show me the recent changes to the schema\" to see what changed."
+            "\n\nObject types: {}.",
+            inline(&Value::Array(types.clone()))
+        ));
+    }
+    if let Some(message) = text(map, &["message", "description"]) {
+        out.push_str(&format!(
+            "\n\nLatest change: {}.",
+            message.trim_end_matches('.')
+        ));
+    }
+    if let Some(sequence) = number(map, &["sequence"]).filter(|sequence| *sequence > 0) {
+        let history = match number(map, &["version_count"]) {
+            Some(count) => format!("This is version {sequence} of {count}"),
+            None => format!("This is schema version number {sequence}"),
+        };
+        out.push_str(&format!(
+            "\n\n{history}. Ask \"Show me the recent changes to the schema\" to see what changed."
         ));
     }
     Some(out)
@@ -125,6 +142,14 @@ fn changelog(arguments: &Value, json: &Value, rows: usize) -> Option<String> {
             }
         ),
     };
+    if let Some(total) = json.get("total_matching").and_then(Value::as_u64)
+        && total as usize > entry_maps.len()
+    {
+        out.push_str(&format!(
+            "(showing {} of {total}; ask for more, e.g. \"show the last 20 schema changes\")\n",
+            entry_maps.len()
+        ));
+    }
     for kind in ["added", "modified", "removed"] {
         let of_kind: Vec<&&Map<String, Value>> = entry_maps
             .iter()
@@ -197,10 +222,14 @@ fn is_object_type(map: &Map<String, Value>) -> bool {
         && (map.contains_key("properties") || map.contains_key("description"))
 }
 
-fn one_type(json: &Value, rows: usize) -> Option<String> {
-    let map = json
-        .get("type")
-        .and_then(Value::as_object)
+fn one_type(arguments: &Value, json: &Value, rows: usize) -> Option<String> {
+    let single_in_list = json
+        .get("types")
+        .and_then(Value::as_array)
+        .filter(|types| types.len() == 1 && arguments.get("type_name").is_some())
+        .and_then(|types| types[0].as_object());
+    let map = single_in_list
+        .or_else(|| json.get("type").and_then(Value::as_object))
         .or(json.as_object())?;
     let properties = map.get("properties")?.as_array()?;
     if !is_object_type(map) {
@@ -254,14 +283,32 @@ fn one_type(json: &Value, rows: usize) -> Option<String> {
             rows,
         ));
     }
-    let relationship_lines = |key: &str, arrow: &str, other_key: &str| -> Vec<String> {
-        map.get(key)
-            .or_else(|| json.get(key))
+    let described = |name: &str| -> Option<Map<String, Value>> {
+        json.get("relationships")?
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_object)
+            .find(|relationship| text(relationship, &["name"]) == Some(name))
+            .cloned()
+    };
+    let relationship_lines = |keys: &[&str], arrow: &str, other_key: &str| -> Vec<String> {
+        keys.iter()
+            .find_map(|key| map.get(*key).or_else(|| json.get(*key)))
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .map(|relationship| match relationship {
-                Value::String(name) => format!("- `{name}`"),
+                Value::String(name) => match described(name) {
+                    Some(relationship) => {
+                        let other_types =
+                            relationship.get(other_key).map(inline).unwrap_or_default();
+                        let description = text(&relationship, &["description"])
+                            .map(|d| format!(" — {d}"))
+                            .unwrap_or_default();
+                        format!("- `{name}` {arrow} {other_types}{description}")
+                    }
+                    None => format!("- `{name}`"),
+                },
                 other => {
                     let relationship = other.as_object().cloned().unwrap_or_default();
                     let other_types = relationship.get(other_key).map(inline).unwrap_or_default();
@@ -276,8 +323,8 @@ fn one_type(json: &Value, rows: usize) -> Option<String> {
             })
             .collect()
     };
-    let outgoing = relationship_lines("outgoing", "→", "to_types");
-    let incoming = relationship_lines("incoming", "←", "from_types");
+    let outgoing = relationship_lines(&["outgoing_relationships", "outgoing"], "→", "to_types");
+    let incoming = relationship_lines(&["incoming_relationships", "incoming"], "←", "from_types");
     if !outgoing.is_empty() || !incoming.is_empty() {
         out.push_str("\nRelationships:\n");
         for line in outgoing.iter().chain(incoming.iter()) {
@@ -378,6 +425,7 @@ fn type_list(json: &Value, rows: usize) -> Option<String> {
     ));
     if let Some(relationships) = json
         .get("relationship_types")
+        .or(json.get("relationships"))
         .and_then(Value::as_array)
         .filter(|r| !r.is_empty())
     {
@@ -406,7 +454,7 @@ fn type_list(json: &Value, rows: usize) -> Option<String> {
 fn reached_objects(json: &Value, context: &RenderContext, rows: usize) -> Option<String> {
     let reached = list_under(json, &["reached", "results", "neighbors", "neighbours"])?;
     let has_via = !reached.is_empty() && reached.iter().all(|r| r.get("via").is_some());
-    if json.get("reached").is_none() && !has_via {
+    if json.get("reached").is_none() && json.get("start").is_none() && !has_via {
         return None;
     }
     let start_name = json
