@@ -1,8 +1,8 @@
 //! The layers every request passes through, outermost first: request id (taken from
-//! `x-request-id` or generated, echoed on the response), a tracing span carrying it, panic
-//! recovery, per-route metrics, the body size limit, and a last pass that turns any error
-//! response that is not already our JSON shape (axum's 404/405/415/422 text, the body-limit
-//! 413) into `{"error":{"code","message"}}`.
+//! `x-request-id` or generated, echoed on the response), a tracing span carrying it, per-route
+//! metrics, panic recovery, error-shape normalisation (any error response that is not already
+//! our JSON shape — axum's 404/405/415/422 text, the body-limit 413 — becomes
+//! `{"error":{"code","message"}}`), and the body size limit.
 
 use crate::error::{ApiError, error_body};
 use axum::Router;
@@ -42,8 +42,9 @@ where
                     .on_failure(()),
             )
             .layer(PropagateRequestIdLayer::x_request_id())
-            .layer(CatchPanicLayer::custom(panic_response))
+            // Outside the panic catcher, so a panic is counted as the 500 it becomes.
             .layer(from_fn(crate::metrics::record_http_metrics))
+            .layer(CatchPanicLayer::custom(panic_response))
             .layer(map_response(move |response| {
                 normalize_error_response(response, max_request_body_bytes)
             }))

@@ -67,6 +67,7 @@ pub async fn serve_router(
     builder
         .http2()
         .timer(TokioTimer::new())
+        // HTTP/2 has no header-read idle timer; ping on the same period to find dead peers.
         .keep_alive_interval(Some(config.header_read_timeout()));
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
