@@ -29,6 +29,8 @@
 //!   `list_tokens`, `revoke_token`, `authenticate(plaintext)` / `authenticate_at(plaintext, now)`
 //!   → `Option<Principal>`; `hash_token`.
 //! - [`bootstrap`]: `bootstrap_default(admin_token)` → `Option<Bootstrapped>`.
+//! - [`kg`]: `kg_load` → [`StoredKnowledgeGraph`], `kg_save_new_graph`, `kg_save_schema_update`,
+//!   `kg_insert_records`, `kg_delete_records` (the knowledge graph; validated by `switchboard-kg`).
 //! - [`servers`]: `create_server`, `get_server`, `find_server_by_name`, `list_servers`,
 //!   `update_server(ws, id, expected_version, ServerPatch)` (→ `VersionConflict` when stale),
 //!   `delete_server`, `server_secrets` (decrypted, for connecting only), `record_server_status`,
@@ -72,6 +74,7 @@ mod clock;
 pub mod config;
 pub mod conversations;
 pub mod error;
+pub mod kg;
 pub mod messages;
 pub mod policies;
 pub mod secrets;
@@ -91,6 +94,7 @@ pub use buds::{BudPatch, BudRecord, NewBud};
 pub use config::{BackendKind, DatabaseConfig, DatabaseConfigError};
 pub use conversations::{ConversationPatch, ConversationRecord, NewConversation};
 pub use error::{StoreError, StoreResult};
+pub use kg::StoredKnowledgeGraph;
 pub use messages::{MessageRecord, MessageStatus, MessageUpdate, NewMessage};
 pub use policies::{NewToolPolicy, ToolPolicyRecord};
 pub use secrets::{ENCRYPTION_KEY_ENV, KEY_FILE_NAME, KeySource, SecretCipher};

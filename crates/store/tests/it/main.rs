@@ -9,6 +9,7 @@ mod buds;
 mod conversations;
 mod fixtures;
 mod isolation;
+mod kg;
 mod policies;
 mod secrets_at_rest;
 mod server_secrets;
