@@ -27,14 +27,22 @@ impl std::fmt::Debug for ArgumentValidator {
 
 impl ArgumentValidator {
     /// Returns the arguments as a JSON object (`null` becomes `{}`) when they satisfy the schema.
-    pub fn check(&self, tool_name: &str, schema: &Value, arguments: Value) -> Result<serde_json::Map<String, Value>, UpstreamError> {
+    pub fn check(
+        &self,
+        tool_name: &str,
+        schema: &Value,
+        arguments: Value,
+    ) -> Result<serde_json::Map<String, Value>, UpstreamError> {
         let arguments = match arguments {
             Value::Null => serde_json::Map::new(),
             Value::Object(map) => map,
             other => {
                 return Err(UpstreamError::InvalidArguments {
                     tool: tool_name.to_owned(),
-                    details: vec![format!("arguments must be a JSON object, not {}", json_kind(&other))],
+                    details: vec![format!(
+                        "arguments must be a JSON object, not {}",
+                        json_kind(&other)
+                    )],
                 });
             }
         };
@@ -47,7 +55,11 @@ impl ArgumentValidator {
             .take(MAX_REPORTED_ERRORS)
             .map(|error| {
                 let path = error.instance_path().to_string();
-                if path.is_empty() { error.to_string() } else { format!("{path}: {error}") }
+                if path.is_empty() {
+                    error.to_string()
+                } else {
+                    format!("{path}: {error}")
+                }
             })
             .collect();
         if !details.is_empty() {
@@ -119,20 +131,45 @@ mod tests {
     #[test]
     fn accepts_valid_arguments_and_explains_invalid_ones() {
         let validator = ArgumentValidator::default();
-        validator.check("add", &schema(), json!({"a": 1, "b": 2})).unwrap();
-        let error = validator.check("add", &schema(), json!({"a": "one"})).unwrap_err();
-        let UpstreamError::InvalidArguments { tool, details } = &error else { panic!("{error:?}") };
+        validator
+            .check("add", &schema(), json!({"a": 1, "b": 2}))
+            .unwrap();
+        let error = validator
+            .check("add", &schema(), json!({"a": "one"}))
+            .unwrap_err();
+        let UpstreamError::InvalidArguments { tool, details } = &error else {
+            panic!("{error:?}")
+        };
         assert_eq!(tool, "add");
-        assert!(details.iter().any(|detail| detail.starts_with("/a:")), "{details:?}");
-        assert!(details.iter().any(|detail| detail.contains("\"b\" is a required property")), "{details:?}");
-        let error = validator.check("add", &schema(), json!([1, 2])).unwrap_err();
-        assert!(error.to_string().contains("must be a JSON object, not an array"));
+        assert!(
+            details.iter().any(|detail| detail.starts_with("/a:")),
+            "{details:?}"
+        );
+        assert!(
+            details
+                .iter()
+                .any(|detail| detail.contains("\"b\" is a required property")),
+            "{details:?}"
+        );
+        let error = validator
+            .check("add", &schema(), json!([1, 2]))
+            .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("must be a JSON object, not an array")
+        );
     }
 
     #[test]
     fn null_arguments_are_an_empty_object_and_broken_schemas_are_skipped() {
         let validator = ArgumentValidator::default();
-        assert!(validator.check("noargs", &json!({"type": "object"}), Value::Null).unwrap().is_empty());
+        assert!(
+            validator
+                .check("noargs", &json!({"type": "object"}), Value::Null)
+                .unwrap()
+                .is_empty()
+        );
         let broken = json!({"type": "object", "properties": {"a": {"type": "no-such-type"}}});
         validator.check("sloppy", &broken, json!({"a": 1})).unwrap();
     }

@@ -17,8 +17,9 @@ use crate::session::SessionScopeKey;
 use crate::session::live::{Lifecycle, LiveSession, with_detail};
 use crate::session::slot::SessionSlot;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, GetPromptRequest,
-    GetPromptRequestParams, ReadResourceRequest, ReadResourceRequestParams, ServerResult,
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    GetPromptRequest, GetPromptRequestParams, ReadResourceRequest, ReadResourceRequestParams,
+    ServerResult,
 };
 use rmcp::service::PeerRequestOptions;
 use serde::Serialize;
@@ -86,12 +87,22 @@ impl McpClient {
     }
 
     fn scope_for(server: &UpstreamServer, caller: &Caller) -> SessionScopeKey {
-        SessionScopeKey::for_caller(server.session_scope, &caller.user_id, caller.conversation_id.as_ref())
+        SessionScopeKey::for_caller(
+            server.session_scope,
+            &caller.user_id,
+            caller.conversation_id.as_ref(),
+        )
     }
 
     /// Calls `tool` (as cached from `tools/list`) with `arguments`, after validating them
     /// against its `inputSchema`. A tool-level failure is `Ok` with `is_error: true`.
-    pub async fn call_tool(&self, server: &UpstreamServer, tool: &ToolDefinition, arguments: Value, context: &CallContext) -> Result<ToolResult, UpstreamError> {
+    pub async fn call_tool(
+        &self,
+        server: &UpstreamServer,
+        tool: &ToolDefinition,
+        arguments: Value,
+        context: &CallContext,
+    ) -> Result<ToolResult, UpstreamError> {
         let started = Instant::now();
         let outcome = self.call_tool_inner(server, tool, arguments, context).await;
         let label = match &outcome {
@@ -103,15 +114,36 @@ impl McpClient {
         outcome
     }
 
-    async fn call_tool_inner(&self, server: &UpstreamServer, tool: &ToolDefinition, arguments: Value, context: &CallContext) -> Result<ToolResult, UpstreamError> {
-        let arguments = self.inner.validator.check(&tool.name, &tool.input_schema, arguments)?;
+    async fn call_tool_inner(
+        &self,
+        server: &UpstreamServer,
+        tool: &ToolDefinition,
+        arguments: Value,
+        context: &CallContext,
+    ) -> Result<ToolResult, UpstreamError> {
+        let arguments = self
+            .inner
+            .validator
+            .check(&tool.name, &tool.input_schema, arguments)?;
         let limits = self.limits(server);
-        let _permits = self.acquire_permits(server, &context.caller, limits.timeout).await?;
-        let (slot, live) = self.session(server, Self::scope_for(server, &context.caller)).await?;
+        let _permits = self
+            .acquire_permits(server, &context.caller, limits.timeout)
+            .await?;
+        let (slot, live) = self
+            .session(server, Self::scope_for(server, &context.caller))
+            .await?;
         let mut params = CallToolRequestParams::new(tool.name.clone());
         params.arguments = Some(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let result = run_request(&slot, &live, request, &limits, &context.cancellation, context.events.clone()).await?;
+        let result = run_request(
+            &slot,
+            &live,
+            request,
+            &limits,
+            &context.cancellation,
+            context.events.clone(),
+        )
+        .await?;
         match &result {
             ServerResult::InputRequiredResult(_) => {
                 return Err(UpstreamError::Protocol(
@@ -119,7 +151,9 @@ impl McpClient {
                 ));
             }
             ServerResult::CreateTaskResult(_) => {
-                return Err(UpstreamError::Protocol("the tool answered with a task, which is not supported yet".into()));
+                return Err(UpstreamError::Protocol(
+                    "the tool answered with a task, which is not supported yet".into(),
+                ));
             }
             _ => {}
         }
@@ -127,46 +161,92 @@ impl McpClient {
     }
 
     /// `resources/read`.
-    pub async fn read_resource(&self, server: &UpstreamServer, uri: &str, context: &CallContext) -> Result<Vec<ResourceContent>, UpstreamError> {
+    pub async fn read_resource(
+        &self,
+        server: &UpstreamServer,
+        uri: &str,
+        context: &CallContext,
+    ) -> Result<Vec<ResourceContent>, UpstreamError> {
         #[derive(serde::Deserialize)]
         struct Contents {
             contents: Vec<ResourceContent>,
         }
         let limits = self.limits(server);
-        let _permits = self.acquire_permits(server, &context.caller, limits.timeout).await?;
-        let (slot, live) = self.session(server, Self::scope_for(server, &context.caller)).await?;
-        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(ReadResourceRequestParams::new(uri)));
-        let result = run_request(&slot, &live, request, &limits, &context.cancellation, context.events.clone()).await?;
+        let _permits = self
+            .acquire_permits(server, &context.caller, limits.timeout)
+            .await?;
+        let (slot, live) = self
+            .session(server, Self::scope_for(server, &context.caller))
+            .await?;
+        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
+            ReadResourceRequestParams::new(uri),
+        ));
+        let result = run_request(
+            &slot,
+            &live,
+            request,
+            &limits,
+            &context.cancellation,
+            context.events.clone(),
+        )
+        .await?;
         Ok(decode::<Contents>(&result, limits.max_bytes, "resources/read")?.contents)
     }
 
     /// `prompts/get`.
-    pub async fn get_prompt(&self, server: &UpstreamServer, name: &str, arguments: serde_json::Map<String, Value>, context: &CallContext) -> Result<PromptResult, UpstreamError> {
+    pub async fn get_prompt(
+        &self,
+        server: &UpstreamServer,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+        context: &CallContext,
+    ) -> Result<PromptResult, UpstreamError> {
         let limits = self.limits(server);
-        let _permits = self.acquire_permits(server, &context.caller, limits.timeout).await?;
-        let (slot, live) = self.session(server, Self::scope_for(server, &context.caller)).await?;
+        let _permits = self
+            .acquire_permits(server, &context.caller, limits.timeout)
+            .await?;
+        let (slot, live) = self
+            .session(server, Self::scope_for(server, &context.caller))
+            .await?;
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = Some(arguments);
         let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
-        let result = run_request(&slot, &live, request, &limits, &context.cancellation, context.events.clone()).await?;
+        let result = run_request(
+            &slot,
+            &live,
+            request,
+            &limits,
+            &context.cancellation,
+            context.events.clone(),
+        )
+        .await?;
         decode(&result, limits.max_bytes, "prompts/get")
     }
 
     /// Lists tools, resources and prompts (every page) through the caller's session.
-    pub async fn fetch_capabilities(&self, server: &UpstreamServer, caller: &Caller) -> Result<CapabilitySnapshot, UpstreamError> {
+    pub async fn fetch_capabilities(
+        &self,
+        server: &UpstreamServer,
+        caller: &Caller,
+    ) -> Result<CapabilitySnapshot, UpstreamError> {
         let limits = self.limits(server);
-        let (slot, live) = self.session(server, Self::scope_for(server, caller)).await?;
+        let (slot, live) = self
+            .session(server, Self::scope_for(server, caller))
+            .await?;
         let _call = live.begin_call();
         match tokio::time::timeout(limits.max_total, snapshot(&live.peer, limits.max_bytes)).await {
             Ok(Ok(snapshot)) => Ok(snapshot),
-            Ok(Err(error)) => Err(after_failure(&slot, &live, error)),
+            Ok(Err(error)) => Err(after_failure(&slot, &live, error).await),
             Err(_) => Err(UpstreamError::Timeout(limits.max_total)),
         }
     }
 
     /// Connects afresh (outside the session registry), initializes, lists the tools and
     /// disconnects: the `/test` endpoint.
-    pub async fn test_connection(&self, server: &UpstreamServer) -> Result<ConnectionTestReport, UpstreamError> {
+    pub async fn test_connection(
+        &self,
+        server: &UpstreamServer,
+    ) -> Result<ConnectionTestReport, UpstreamError> {
         server.validate()?;
         let started = Instant::now();
         let context = self.start_context(server);
@@ -180,16 +260,21 @@ impl McpClient {
             http_client: context.http_client,
             policy: context.policy,
             lifecycle,
-            router: Arc::new(crate::notifications::NotificationRouter::new(server.name.clone(), None)),
+            router: Arc::new(crate::notifications::NotificationRouter::new(
+                server.name.clone(),
+                None,
+            )),
             elicitation: None,
         };
         let init_timeout = self.inner.config.session_init_timeout();
-        let live = match tokio::time::timeout(init_timeout, crate::session::live::connect(params)).await {
-            Ok(live) => live?,
-            Err(_) => return Err(UpstreamError::InitTimeout(init_timeout)),
-        };
+        let live =
+            match tokio::time::timeout(init_timeout, crate::session::live::connect(params)).await {
+                Ok(live) => live?,
+                Err(_) => return Err(UpstreamError::InitTimeout(init_timeout)),
+            };
         let limits = self.limits(server);
-        let tools = tokio::time::timeout(limits.max_total, list_tools(&live.peer, limits.max_bytes)).await;
+        let tools =
+            tokio::time::timeout(limits.max_total, list_tools(&live.peer, limits.max_bytes)).await;
         let report = match tools {
             Ok(Ok(tools)) => Ok(ConnectionTestReport {
                 latency_ms: started.elapsed().as_millis() as u64,
@@ -203,23 +288,46 @@ impl McpClient {
         report
     }
 
-    async fn acquire_permits(&self, server: &UpstreamServer, caller: &Caller, wait: Duration) -> Result<Vec<OwnedSemaphorePermit>, UpstreamError> {
+    async fn acquire_permits(
+        &self,
+        server: &UpstreamServer,
+        caller: &Caller,
+        wait: Duration,
+    ) -> Result<Vec<OwnedSemaphorePermit>, UpstreamError> {
         let config = &self.inner.config;
         let mut permits = Vec::with_capacity(2);
         let started = Instant::now();
         if let Some(conversation_id) = &caller.conversation_id {
             let limit = config.max_concurrent_calls_per_conversation;
-            let semaphore = self.inner.sessions.conversation_limit(conversation_id, limit);
+            let semaphore = self
+                .inner
+                .sessions
+                .conversation_limit(conversation_id, limit);
             permits.push(acquire(semaphore, wait, "conversation", limit, started).await?);
         }
         let limit = config.max_concurrent_calls_per_server;
         let semaphore = self.inner.sessions.server_limit(&server.id, limit);
-        permits.push(acquire(semaphore, wait.saturating_sub(started.elapsed()), "server", limit, started).await?);
+        permits.push(
+            acquire(
+                semaphore,
+                wait.saturating_sub(started.elapsed()),
+                "server",
+                limit,
+                started,
+            )
+            .await?,
+        );
         Ok(permits)
     }
 }
 
-async fn acquire(semaphore: Arc<tokio::sync::Semaphore>, wait: Duration, scope: &'static str, limit: usize, started: Instant) -> Result<OwnedSemaphorePermit, UpstreamError> {
+async fn acquire(
+    semaphore: Arc<tokio::sync::Semaphore>,
+    wait: Duration,
+    scope: &'static str,
+    limit: usize,
+    started: Instant,
+) -> Result<OwnedSemaphorePermit, UpstreamError> {
     match tokio::time::timeout(wait, semaphore.acquire_owned()).await {
         Ok(Ok(permit)) => Ok(permit),
         Ok(Err(_)) => Err(UpstreamError::ShuttingDown),
@@ -232,24 +340,41 @@ async fn acquire(semaphore: Arc<tokio::sync::Semaphore>, wait: Duration, scope: 
 }
 
 /// Sends one request and waits for its answer, routing its notifications to `events`.
-async fn run_request(slot: &Arc<SessionSlot>, live: &Arc<LiveSession>, request: ClientRequest, limits: &Limits, cancellation: &CancellationToken, events: Option<mpsc::Sender<CallEvent>>) -> Result<ServerResult, UpstreamError> {
+async fn run_request(
+    slot: &Arc<SessionSlot>,
+    live: &Arc<LiveSession>,
+    request: ClientRequest,
+    limits: &Limits,
+    cancellation: &CancellationToken,
+    events: Option<mpsc::Sender<CallEvent>>,
+) -> Result<ServerResult, UpstreamError> {
     let _call = live.begin_call();
     let options = PeerRequestOptions::with_timeout(limits.timeout)
         .reset_timeout_on_progress()
         .with_max_total_timeout(limits.max_total);
-    let handle = live
-        .peer
-        .send_request_with_option(request, options)
-        .await
-        .map_err(|error| after_failure(slot, live, UpstreamError::from_service_error(error, limits.max_bytes)))?;
+    let handle = match live.peer.send_request_with_option(request, options).await {
+        Ok(handle) => handle,
+        Err(error) => {
+            return Err(after_failure(
+                slot,
+                live,
+                UpstreamError::from_service_error(error, limits.max_bytes),
+            )
+            .await);
+        }
+    };
     let request_id = handle.id.clone();
     // Always registered, so log routing knows how many calls are in flight.
     let sink = events.unwrap_or_else(|| mpsc::channel(1).0);
-    let _registration = live.router.register(&handle.progress_token, sink);
+    let registration = live.router.register(&handle.progress_token, sink);
+    // rmcp dispatches notifications on tasks of their own, so the last progress report can
+    // still be on its way when the answer is in: keep listening a moment after the call.
+    let _linger = LingeringRegistration(Some(registration));
     tokio::select! {
-        response = handle.await_response() => {
-            response.map_err(|error| after_failure(slot, live, UpstreamError::from_service_error(error, limits.max_bytes)))
-        }
+        response = handle.await_response() => match response {
+            Ok(result) => Ok(result),
+            Err(error) => Err(after_failure(slot, live, UpstreamError::from_service_error(error, limits.max_bytes)).await),
+        },
         () = cancellation.cancelled() => {
             let notice = CancelledNotificationParam::new(Some(request_id), Some("cancelled by the caller".to_owned()));
             let _ = live.peer.notify_cancelled(notice).await;
@@ -258,15 +383,36 @@ async fn run_request(slot: &Arc<SessionSlot>, live: &Arc<LiveSession>, request: 
     }
 }
 
+const NOTIFICATION_LINGER: Duration = Duration::from_millis(250);
+
+struct LingeringRegistration(Option<crate::notifications::ProgressRegistration>);
+
+impl Drop for LingeringRegistration {
+    fn drop(&mut self) {
+        if let Some(registration) = self.0.take() {
+            tokio::spawn(async move {
+                tokio::time::sleep(NOTIFICATION_LINGER).await;
+                drop(registration);
+            });
+        }
+    }
+}
+
 /// Adds what is known about a dead connection and lets the slot restart it on next use.
-fn after_failure(slot: &Arc<SessionSlot>, live: &Arc<LiveSession>, error: UpstreamError) -> UpstreamError {
+async fn after_failure(
+    slot: &Arc<SessionSlot>,
+    live: &Arc<LiveSession>,
+    error: UpstreamError,
+) -> UpstreamError {
     if error.is_connection_failure() || !live.is_alive() {
         slot.mark_failed(live);
         let error = match error {
-            UpstreamError::Protocol(message) | UpstreamError::Connect(message) => UpstreamError::ConnectionLost(message),
+            UpstreamError::Protocol(message) | UpstreamError::Connect(message) => {
+                UpstreamError::ConnectionLost(message)
+            }
             precise => precise,
         };
-        return match live.failure_detail() {
+        return match live.settled_failure_detail().await {
             Some(detail) => with_detail(error, &detail),
             None => error,
         };
@@ -275,11 +421,17 @@ fn after_failure(slot: &Arc<SessionSlot>, live: &Arc<LiveSession>, error: Upstre
 }
 
 /// Checks the answer's size, then converts it into our shape.
-fn decode<T: serde::de::DeserializeOwned>(result: &ServerResult, max_bytes: usize, method: &str) -> Result<T, UpstreamError> {
-    let bytes = serde_json::to_vec(result).map_err(|error| UpstreamError::Protocol(error.to_string()))?;
+fn decode<T: serde::de::DeserializeOwned>(
+    result: &ServerResult,
+    max_bytes: usize,
+    method: &str,
+) -> Result<T, UpstreamError> {
+    let bytes =
+        serde_json::to_vec(result).map_err(|error| UpstreamError::Protocol(error.to_string()))?;
     if bytes.len() > max_bytes {
         return Err(UpstreamError::ResponseTooLarge { limit: max_bytes });
     }
-    serde_json::from_slice(&bytes)
-        .map_err(|error| UpstreamError::Protocol(format!("the {method} answer is malformed: {error}")))
+    serde_json::from_slice(&bytes).map_err(|error| {
+        UpstreamError::Protocol(format!("the {method} answer is malformed: {error}"))
+    })
 }

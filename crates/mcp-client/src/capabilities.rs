@@ -87,8 +87,14 @@ pub(crate) fn describe_server(peer: &Peer<RoleClient>) -> ServerDescription {
     };
     ServerDescription {
         protocol_version: info.protocol_version.to_string(),
-        name: info.server_info.as_ref().map(|implementation| implementation.name.clone()),
-        version: info.server_info.as_ref().map(|implementation| implementation.version.clone()),
+        name: info
+            .server_info
+            .as_ref()
+            .map(|implementation| implementation.name.clone()),
+        version: info
+            .server_info
+            .as_ref()
+            .map(|implementation| implementation.version.clone()),
         instructions: info.instructions.clone(),
         offers_tools: info.capabilities.tools.is_some(),
         offers_resources: info.capabilities.resources.is_some(),
@@ -112,13 +118,17 @@ where
             None => return Ok(items),
             Some(next) => {
                 if !seen_cursors.insert(next.clone()) {
-                    return Err(UpstreamError::Protocol(format!("{what} repeated the cursor '{next}'")));
+                    return Err(UpstreamError::Protocol(format!(
+                        "{what} repeated the cursor '{next}'"
+                    )));
                 }
                 cursor = Some(next);
             }
         }
     }
-    Err(UpstreamError::Protocol(format!("{what} did not end within {MAX_PAGES} pages")))
+    Err(UpstreamError::Protocol(format!(
+        "{what} did not end within {MAX_PAGES} pages"
+    )))
 }
 
 fn page_params(cursor: Option<String>) -> Option<PaginatedRequestParams> {
@@ -127,7 +137,10 @@ fn page_params(cursor: Option<String>) -> Option<PaginatedRequestParams> {
     Some(params)
 }
 
-pub(crate) async fn list_tools(peer: &Peer<RoleClient>, limit: usize) -> Result<Vec<ToolDefinition>, UpstreamError> {
+pub(crate) async fn list_tools(
+    peer: &Peer<RoleClient>,
+    limit: usize,
+) -> Result<Vec<ToolDefinition>, UpstreamError> {
     paginate("tools/list", |cursor| async move {
         let page = peer
             .list_tools(page_params(cursor))
@@ -138,13 +151,18 @@ pub(crate) async fn list_tools(peer: &Peer<RoleClient>, limit: usize) -> Result<
             .iter()
             .map(from_wire::<ToolDefinition>)
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|error| UpstreamError::Protocol(format!("tools/list returned a malformed tool: {error}")))?;
+            .map_err(|error| {
+                UpstreamError::Protocol(format!("tools/list returned a malformed tool: {error}"))
+            })?;
         Ok((tools, page.next_cursor))
     })
     .await
 }
 
-pub(crate) async fn list_resources(peer: &Peer<RoleClient>, limit: usize) -> Result<Vec<ResourceDefinition>, UpstreamError> {
+pub(crate) async fn list_resources(
+    peer: &Peer<RoleClient>,
+    limit: usize,
+) -> Result<Vec<ResourceDefinition>, UpstreamError> {
     paginate("resources/list", |cursor| async move {
         let page = peer
             .list_resources(page_params(cursor))
@@ -155,13 +173,20 @@ pub(crate) async fn list_resources(peer: &Peer<RoleClient>, limit: usize) -> Res
             .iter()
             .map(from_wire::<ResourceDefinition>)
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|error| UpstreamError::Protocol(format!("resources/list returned a malformed resource: {error}")))?;
+            .map_err(|error| {
+                UpstreamError::Protocol(format!(
+                    "resources/list returned a malformed resource: {error}"
+                ))
+            })?;
         Ok((resources, page.next_cursor))
     })
     .await
 }
 
-pub(crate) async fn list_prompts(peer: &Peer<RoleClient>, limit: usize) -> Result<Vec<PromptDefinition>, UpstreamError> {
+pub(crate) async fn list_prompts(
+    peer: &Peer<RoleClient>,
+    limit: usize,
+) -> Result<Vec<PromptDefinition>, UpstreamError> {
     paginate("prompts/list", |cursor| async move {
         let page = peer
             .list_prompts(page_params(cursor))
@@ -172,18 +197,37 @@ pub(crate) async fn list_prompts(peer: &Peer<RoleClient>, limit: usize) -> Resul
             .iter()
             .map(from_wire::<PromptDefinition>)
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|error| UpstreamError::Protocol(format!("prompts/list returned a malformed prompt: {error}")))?;
+            .map_err(|error| {
+                UpstreamError::Protocol(format!(
+                    "prompts/list returned a malformed prompt: {error}"
+                ))
+            })?;
         Ok((prompts, page.next_cursor))
     })
     .await
 }
 
 /// Fetches every list the server declared (a list it did not declare is empty, not an error).
-pub(crate) async fn snapshot(peer: &Peer<RoleClient>, limit: usize) -> Result<CapabilitySnapshot, UpstreamError> {
+pub(crate) async fn snapshot(
+    peer: &Peer<RoleClient>,
+    limit: usize,
+) -> Result<CapabilitySnapshot, UpstreamError> {
     let server = describe_server(peer);
-    let tools = if server.offers_tools { list_tools(peer, limit).await? } else { Vec::new() };
-    let resources = if server.offers_resources { list_resources(peer, limit).await? } else { Vec::new() };
-    let prompts = if server.offers_prompts { list_prompts(peer, limit).await? } else { Vec::new() };
+    let tools = if server.offers_tools {
+        list_tools(peer, limit).await?
+    } else {
+        Vec::new()
+    };
+    let resources = if server.offers_resources {
+        list_resources(peer, limit).await?
+    } else {
+        Vec::new()
+    };
+    let prompts = if server.offers_prompts {
+        list_prompts(peer, limit).await?
+    } else {
+        Vec::new()
+    };
     Ok(CapabilitySnapshot {
         server,
         tools,
@@ -209,7 +253,15 @@ mod tests {
         .unwrap();
         assert_eq!(pages, vec![1, 2, 3, 4]);
 
-        let looping = paginate::<u8, _, _>("tools/list", |_| async { Ok((vec![], Some("same".to_owned()))) }).await;
-        assert!(looping.unwrap_err().to_string().contains("repeated the cursor"));
+        let looping = paginate::<u8, _, _>("tools/list", |_| async {
+            Ok((vec![], Some("same".to_owned())))
+        })
+        .await;
+        assert!(
+            looping
+                .unwrap_err()
+                .to_string()
+                .contains("repeated the cursor")
+        );
     }
 }

@@ -62,11 +62,16 @@ impl ToolCatalog {
             .flat_map(|server| server.tools.iter().map(move |tool| (server, tool)))
             .collect();
         ordered.sort_by(|(left_server, left_tool), (right_server, right_tool)| {
-            (&left_server.server_name, &left_server.server_id, &left_tool.name).cmp(&(
-                &right_server.server_name,
-                &right_server.server_id,
-                &right_tool.name,
-            ))
+            (
+                &left_server.server_name,
+                &left_server.server_id,
+                &left_tool.name,
+            )
+                .cmp(&(
+                    &right_server.server_name,
+                    &right_server.server_id,
+                    &right_tool.name,
+                ))
         });
         ordered.dedup_by(|(left_server, left_tool), (right_server, right_tool)| {
             left_server.server_id == right_server.server_id && left_tool.name == right_tool.name
@@ -74,7 +79,10 @@ impl ToolCatalog {
 
         let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         for (index, (server, tool)) in ordered.iter().enumerate() {
-            groups.entry(plain_name(&server.server_name, &tool.name)).or_default().push(index);
+            groups
+                .entry(plain_name(&server.server_name, &tool.name))
+                .or_default()
+                .push(index);
         }
         let mut names: Vec<Option<String>> = vec![None; ordered.len()];
         for (plain, members) in &groups {
@@ -144,19 +152,35 @@ impl ToolCatalog {
 pub fn is_valid_tool_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_NAME_LENGTH
-        && name.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
 }
 
 fn sanitize(text: &str) -> String {
     let cleaned: String = text
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
-    if cleaned.is_empty() { "_".to_owned() } else { cleaned }
+    if cleaned.is_empty() {
+        "_".to_owned()
+    } else {
+        cleaned
+    }
 }
 
 fn plain_name(server_name: &str, tool_name: &str) -> String {
-    format!("{}{SEPARATOR}{}", sanitize(server_name), sanitize(tool_name))
+    format!(
+        "{}{SEPARATOR}{}",
+        sanitize(server_name),
+        sanitize(tool_name)
+    )
 }
 
 fn is_exact(server: &CatalogServer, tool: &ToolDefinition, plain: &str) -> bool {
@@ -169,7 +193,11 @@ fn hashed_name(server: &CatalogServer, tool: &ToolDefinition, taken: &HashSet<St
     hash = fnv1a_continue(hash, tool.name.as_bytes());
     let plain = plain_name(&server.server_name, &tool.name);
     for attempt in 0u32.. {
-        let suffix = if attempt == 0 { format!("_{hash:08x}") } else { format!("_{hash:08x}{attempt}") };
+        let suffix = if attempt == 0 {
+            format!("_{hash:08x}")
+        } else {
+            format!("_{hash:08x}{attempt}")
+        };
         let keep = MAX_NAME_LENGTH - suffix.len();
         let prefix: String = plain.chars().take(keep).collect();
         let candidate = format!("{prefix}{suffix}");
@@ -195,7 +223,11 @@ fn fnv1a_continue(mut hash: u32, bytes: &[u8]) -> u32 {
 fn describe(server: &CatalogServer, tool: &ToolDefinition) -> String {
     let text = if !tool.description.trim().is_empty() {
         tool.description.trim().to_owned()
-    } else if let Some(title) = tool.title.as_deref().filter(|title| !title.trim().is_empty()) {
+    } else if let Some(title) = tool
+        .title
+        .as_deref()
+        .filter(|title| !title.trim().is_empty())
+    {
         title.trim().to_owned()
     } else {
         format!("The '{}' tool", tool.name)

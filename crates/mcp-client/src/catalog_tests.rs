@@ -31,17 +31,39 @@ fn builtin(name: &str) -> ToolSpec {
 #[test]
 fn names_are_server_prefixed_valid_and_routed_back() {
     let catalog = ToolCatalog::build(
-        &[server("s2", "files", &["read_file", "list.dir"]), server("s1", "everything", &["echo"])],
+        &[
+            server("s2", "files", &["read_file", "list.dir"]),
+            server("s1", "everything", &["echo"]),
+        ],
         &[builtin("kg_search")],
     );
-    let names: Vec<&str> = catalog.specs.iter().map(|spec| spec.name.as_str()).collect();
-    assert_eq!(names, vec!["kg_search", "everything__echo", "files__list_dir", "files__read_file"]);
+    let names: Vec<&str> = catalog
+        .specs
+        .iter()
+        .map(|spec| spec.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "kg_search",
+            "everything__echo",
+            "files__list_dir",
+            "files__read_file"
+        ]
+    );
     assert!(names.iter().all(|name| is_valid_tool_name(name)));
     let route = catalog.route("files__list_dir").unwrap();
-    assert_eq!((route.server_id.as_str(), route.tool_name.as_str()), ("s2", "list.dir"));
+    assert_eq!(
+        (route.server_id.as_str(), route.tool_name.as_str()),
+        ("s2", "list.dir")
+    );
     assert!(catalog.is_builtin("kg_search"));
     assert!(catalog.route("kg_search").is_none());
-    assert!(catalog.specs[1].description.ends_with("(server: everything)"));
+    assert!(
+        catalog.specs[1]
+            .description
+            .ends_with("(server: everything)")
+    );
 }
 
 #[test]
@@ -56,15 +78,37 @@ fn collisions_and_long_names_are_disambiguated_deterministically() {
     let names: Vec<String> = catalog.specs.iter().map(|spec| spec.name.clone()).collect();
     assert_eq!(names.len(), 5);
     assert_eq!(names.iter().collect::<HashSet<_>>().len(), 5, "{names:?}");
-    assert!(names.iter().all(|name| is_valid_tool_name(name)), "{names:?}");
+    assert!(
+        names.iter().all(|name| is_valid_tool_name(name)),
+        "{names:?}"
+    );
     // The exact name keeps its plain form; the sanitized twin gets a hashed one.
     assert!(names.contains(&"a_b__x".to_owned()));
-    let twin = names.iter().find(|name| name.starts_with("a_b__x_")).unwrap();
+    let twin = names
+        .iter()
+        .find(|name| name.starts_with("a_b__x_"))
+        .unwrap();
     assert_eq!(catalog.route(twin).unwrap().server_id.as_str(), "id-b");
     // Colliding with a built-in or exceeding 64 characters means a hashed name.
-    let kg = catalog.specs.iter().find(|spec| catalog.route(&spec.name).is_some_and(|route| route.tool_name == "kg_search")).unwrap();
+    let kg = catalog
+        .specs
+        .iter()
+        .find(|spec| {
+            catalog
+                .route(&spec.name)
+                .is_some_and(|route| route.tool_name == "kg_search")
+        })
+        .unwrap();
     assert_ne!(kg.name, "srv__kg_search");
-    let long = catalog.specs.iter().find(|spec| catalog.route(&spec.name).is_some_and(|route| route.tool_name == long_tool)).unwrap();
+    let long = catalog
+        .specs
+        .iter()
+        .find(|spec| {
+            catalog
+                .route(&spec.name)
+                .is_some_and(|route| route.tool_name == long_tool)
+        })
+        .unwrap();
     assert_eq!(long.name.len(), 64);
 
     // Same input, same output; order of the input does not matter.

@@ -45,7 +45,9 @@ pub(crate) struct ClientInner {
 
 impl std::fmt::Debug for ClientInner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpClient").field("sessions", &self.sessions).finish_non_exhaustive()
+        f.debug_struct("McpClient")
+            .field("sessions", &self.sessions)
+            .finish_non_exhaustive()
     }
 }
 
@@ -72,12 +74,18 @@ impl McpClientBuilder {
 
     /// Must be called inside a Tokio runtime (it starts the idle reaper).
     pub fn build(self) -> Result<McpClient, UpstreamError> {
-        self.config
-            .validate()
-            .map_err(|error| UpstreamError::Config(crate::server::ServerConfigError::new(error.key, error.reason)))?;
-        let policy = self.policy.unwrap_or_else(|| UrlPolicy::new(self.config.url_policy.clone()));
-        let http_client = build_shared_http_client(&policy)
-            .map_err(|error| UpstreamError::Connect(format!("building the HTTP client failed: {error}")))?;
+        self.config.validate().map_err(|error| {
+            UpstreamError::Config(crate::server::ServerConfigError::new(
+                error.key,
+                error.reason,
+            ))
+        })?;
+        let policy = self
+            .policy
+            .unwrap_or_else(|| UrlPolicy::new(self.config.url_policy.clone()));
+        let http_client = build_shared_http_client(&policy).map_err(|error| {
+            UpstreamError::Connect(format!("building the HTTP client failed: {error}"))
+        })?;
         let inner = Arc::new(ClientInner {
             config: self.config,
             http_client,
@@ -98,7 +106,10 @@ impl McpClientBuilder {
 async fn reap_idle_sessions(inner: std::sync::Weak<ClientInner>) {
     let period = {
         let Some(inner) = inner.upgrade() else { return };
-        (inner.config.session_idle_timeout() / 4).clamp(std::time::Duration::from_secs(1), std::time::Duration::from_secs(60))
+        (inner.config.session_idle_timeout() / 4).clamp(
+            std::time::Duration::from_secs(1),
+            std::time::Duration::from_secs(60),
+        )
     };
     let mut ticker = tokio::time::interval(period);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -108,10 +119,18 @@ async fn reap_idle_sessions(inner: std::sync::Weak<ClientInner>) {
         if inner.shutdown.is_cancelled() {
             return;
         }
-        let names = inner.server_names.lock().map(|names| names.clone()).unwrap_or_default();
+        let names = inner
+            .server_names
+            .lock()
+            .map(|names| names.clone())
+            .unwrap_or_default();
         inner
             .sessions
-            .reap_idle(&names, inner.config.session_idle_timeout(), inner.config.shutdown_timeout())
+            .reap_idle(
+                &names,
+                inner.config.session_idle_timeout(),
+                inner.config.shutdown_timeout(),
+            )
             .await;
     }
 }
@@ -146,12 +165,16 @@ impl McpClient {
 
     /// The negotiated protocol version this client remembers for a server, if any.
     pub fn remembered_protocol_version(&self, server: &UpstreamServer) -> Option<String> {
-        self.inner.versions.recall(&server.id, server.connection_fingerprint())
+        self.inner
+            .versions
+            .recall(&server.id, server.connection_fingerprint())
     }
 
     /// Seeds the memory (e.g. from the store at start-up) so the first connect skips the probe.
     pub fn remember_protocol_version(&self, server: &UpstreamServer, version: &str) {
-        self.inner.versions.remember(&server.id, server.connection_fingerprint(), version);
+        self.inner
+            .versions
+            .remember(&server.id, server.connection_fingerprint(), version);
     }
 
     pub fn session_statuses(&self, server_id: &ServerId) -> Vec<SessionStatus> {
@@ -179,8 +202,16 @@ impl McpClient {
     /// `ShuttingDown`.
     pub async fn shutdown(&self) {
         self.inner.shutdown.cancel();
-        let names = self.inner.server_names.lock().map(|names| names.clone()).unwrap_or_default();
-        self.inner.sessions.shutdown(&names, self.inner.config.shutdown_timeout()).await;
+        let names = self
+            .inner
+            .server_names
+            .lock()
+            .map(|names| names.clone())
+            .unwrap_or_default();
+        self.inner
+            .sessions
+            .shutdown(&names, self.inner.config.shutdown_timeout())
+            .await;
     }
 
     fn server_name(&self, server_id: &ServerId) -> String {
@@ -192,7 +223,11 @@ impl McpClient {
             .unwrap_or_default()
     }
 
-    pub(crate) fn slot_for(&self, server: &UpstreamServer, scope: SessionScopeKey) -> Arc<SessionSlot> {
+    pub(crate) fn slot_for(
+        &self,
+        server: &UpstreamServer,
+        scope: SessionScopeKey,
+    ) -> Arc<SessionSlot> {
         if let Ok(mut names) = self.inner.server_names.lock() {
             names.insert(server.id.clone(), server.name.clone());
         }
@@ -203,7 +238,11 @@ impl McpClient {
     }
 
     /// The live session for `server` and `scope`, started on first use.
-    pub(crate) async fn session(&self, server: &UpstreamServer, scope: SessionScopeKey) -> Result<(Arc<SessionSlot>, Arc<LiveSession>), UpstreamError> {
+    pub(crate) async fn session(
+        &self,
+        server: &UpstreamServer,
+        scope: SessionScopeKey,
+    ) -> Result<(Arc<SessionSlot>, Arc<LiveSession>), UpstreamError> {
         server.validate()?;
         let slot = self.slot_for(server, scope);
         let live = slot.acquire(&self.start_context(server)).await?;
@@ -211,10 +250,15 @@ impl McpClient {
     }
 
     pub(crate) fn start_context<'a>(&'a self, server: &'a UpstreamServer) -> StartContext<'a> {
-        let handler = self.inner.list_changed.lock().ok().and_then(|handler| handler.clone());
+        let handler = self
+            .inner
+            .list_changed
+            .lock()
+            .ok()
+            .and_then(|handler| handler.clone());
         let server_id = server.id.clone();
-        let list_changed: Option<ListChangedCallback> =
-            handler.map(|handler| Arc::new(move |kind| handler(&server_id, kind)) as ListChangedCallback);
+        let list_changed: Option<ListChangedCallback> = handler
+            .map(|handler| Arc::new(move |kind| handler(&server_id, kind)) as ListChangedCallback);
         StartContext {
             server,
             config: &self.inner.config,

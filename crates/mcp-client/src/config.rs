@@ -89,10 +89,12 @@ pub struct StdioConfig {
 impl Default for StdioConfig {
     fn default() -> Self {
         Self {
-            env_allowlist: ["PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"]
-                .into_iter()
-                .map(String::from)
-                .collect(),
+            env_allowlist: [
+                "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect(),
             graceful_exit_secs: 2,
             stderr_line_bytes: 4 * 1024,
             stderr_log_budget_bytes: 1024 * 1024,
@@ -131,13 +133,25 @@ impl Default for UrlPolicyConfig {
 impl McpClientConfig {
     /// Checks every value; the error names the key relative to the `[mcp]` section.
     pub fn validate(&self) -> Result<(), InvalidSetting> {
-        InvalidSetting::require_positive("session_init_timeout_secs", self.session_init_timeout_secs)?;
+        InvalidSetting::require_positive(
+            "session_init_timeout_secs",
+            self.session_init_timeout_secs,
+        )?;
         InvalidSetting::require_positive("session_init_backoff_ms", self.session_init_backoff_ms)?;
-        InvalidSetting::require_positive("session_error_retry_secs", self.session_error_retry_secs)?;
-        InvalidSetting::require_positive("session_idle_timeout_secs", self.session_idle_timeout_secs)?;
+        InvalidSetting::require_positive(
+            "session_error_retry_secs",
+            self.session_error_retry_secs,
+        )?;
+        InvalidSetting::require_positive(
+            "session_idle_timeout_secs",
+            self.session_idle_timeout_secs,
+        )?;
         InvalidSetting::require_positive("shutdown_timeout_secs", self.shutdown_timeout_secs)?;
         InvalidSetting::require_positive("tool_call_timeout_secs", self.tool_call_timeout_secs)?;
-        InvalidSetting::require_positive("tool_call_max_timeout_secs", self.tool_call_max_timeout_secs)?;
+        InvalidSetting::require_positive(
+            "tool_call_max_timeout_secs",
+            self.tool_call_max_timeout_secs,
+        )?;
         if self.tool_call_max_timeout_secs < self.tool_call_timeout_secs {
             return Err(InvalidSetting::new(
                 "tool_call_max_timeout_secs",
@@ -148,7 +162,10 @@ impl McpClientConfig {
             ));
         }
         if self.max_tool_response_bytes < 1024 {
-            return Err(InvalidSetting::new("max_tool_response_bytes", "must be at least 1024"));
+            return Err(InvalidSetting::new(
+                "max_tool_response_bytes",
+                "must be at least 1024",
+            ));
         }
         InvalidSetting::require_positive(
             "max_concurrent_calls_per_server",
@@ -158,13 +175,22 @@ impl McpClientConfig {
             "max_concurrent_calls_per_conversation",
             self.max_concurrent_calls_per_conversation as u64,
         )?;
-        InvalidSetting::require_positive("capability_cache_ttl_secs", self.capability_cache_ttl_secs)?;
+        InvalidSetting::require_positive(
+            "capability_cache_ttl_secs",
+            self.capability_cache_ttl_secs,
+        )?;
         InvalidSetting::require_positive(
             "capability_refresh_interval_secs",
             self.capability_refresh_interval_secs,
         )?;
-        InvalidSetting::require_positive("stdio.graceful_exit_secs", self.stdio.graceful_exit_secs)?;
-        InvalidSetting::require_positive("stdio.stderr_line_bytes", self.stdio.stderr_line_bytes as u64)?;
+        InvalidSetting::require_positive(
+            "stdio.graceful_exit_secs",
+            self.stdio.graceful_exit_secs,
+        )?;
+        InvalidSetting::require_positive(
+            "stdio.stderr_line_bytes",
+            self.stdio.stderr_line_bytes as u64,
+        )?;
         for name in &self.stdio.env_allowlist {
             if name.is_empty() || name.contains('=') {
                 return Err(InvalidSetting::new(
@@ -175,7 +201,9 @@ impl McpClientConfig {
             if crate::server::is_forbidden_env_name(name) {
                 return Err(InvalidSetting::new(
                     "stdio.env_allowlist",
-                    format!("'{name}' can inject code into a child process and cannot be passed through"),
+                    format!(
+                        "'{name}' can inject code into a child process and cannot be passed through"
+                    ),
                 ));
             }
         }
@@ -251,7 +279,8 @@ mod tests {
 
     #[test]
     fn refuses_unknown_keys_and_injection_variables_in_the_allowlist() {
-        let unknown = serde_json::from_value::<McpClientConfig>(serde_json::json!({"tool_timeout": 3}));
+        let unknown =
+            serde_json::from_value::<McpClientConfig>(serde_json::json!({"tool_timeout": 3}));
         assert!(unknown.is_err());
         let mut config = McpClientConfig::default();
         config.stdio.env_allowlist.push("LD_PRELOAD".into());

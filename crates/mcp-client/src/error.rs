@@ -41,13 +41,21 @@ pub enum UpstreamError {
     #[error("the upstream's response exceeded the {limit} byte limit and was refused")]
     ResponseTooLarge { limit: usize },
     #[error("the upstream answered with error {code}: {message}")]
-    Rpc { code: i32, message: String, data: Option<Value> },
+    Rpc {
+        code: i32,
+        message: String,
+        data: Option<Value>,
+    },
     #[error("invalid arguments for tool '{tool}': {}", details.join("; "))]
     InvalidArguments { tool: String, details: Vec<String> },
     #[error("the server has no tool named '{0}'")]
     UnknownTool(String),
     #[error("too many calls in flight ({scope} limit {limit}); waited {waited:?}")]
-    Busy { scope: &'static str, limit: usize, waited: Duration },
+    Busy {
+        scope: &'static str,
+        limit: usize,
+        waited: Duration,
+    },
     #[error("protocol error: {0}")]
     Protocol(String),
     #[error("the MCP client is shutting down")]
@@ -99,12 +107,11 @@ impl UpstreamError {
 
     pub(crate) fn from_service_error(error: ServiceError, limit: usize) -> Self {
         match error {
-            ServiceError::McpError(data) => Self::from_error_data(data.code.0, data.message.to_string(), data.data, limit),
-            ServiceError::TransportSend(transport_error) => {
-                classify_chain(&transport_error, limit).unwrap_or_else(|| {
-                    UpstreamError::ConnectionLost(chain_message(&transport_error))
-                })
+            ServiceError::McpError(data) => {
+                Self::from_error_data(data.code.0, data.message.to_string(), data.data, limit)
             }
+            ServiceError::TransportSend(transport_error) => classify_chain(&transport_error, limit)
+                .unwrap_or_else(|| UpstreamError::ConnectionLost(chain_message(&transport_error))),
             ServiceError::TransportClosed => {
                 UpstreamError::ConnectionLost("the transport closed".to_owned())
             }
@@ -117,11 +124,20 @@ impl UpstreamError {
         }
     }
 
-    pub(crate) fn from_error_data(code: i32, message: String, data: Option<Value>, limit: usize) -> Self {
+    pub(crate) fn from_error_data(
+        code: i32,
+        message: String,
+        data: Option<Value>,
+        limit: usize,
+    ) -> Self {
         if code == RESPONSE_TOO_LARGE_CODE {
             return UpstreamError::ResponseTooLarge { limit };
         }
-        UpstreamError::Rpc { code, message, data }
+        UpstreamError::Rpc {
+            code,
+            message,
+            data,
+        }
     }
 
     pub(crate) fn from_initialize_error(error: ClientInitializeError, limit: usize) -> Self {
@@ -129,11 +145,14 @@ impl UpstreamError {
             return UpstreamError::AuthRequired(chain_message(&error));
         }
         match error {
-            ClientInitializeError::TransportError { error, context } => classify_chain(&error, limit)
-                .unwrap_or_else(|| UpstreamError::Connect(format!("{} ({context})", chain_message(&error)))),
-            ClientInitializeError::ConnectionClosed(context) => {
-                UpstreamError::Initialize(format!("the connection closed while waiting for the {context}"))
+            ClientInitializeError::TransportError { error, context } => {
+                classify_chain(&error, limit).unwrap_or_else(|| {
+                    UpstreamError::Connect(format!("{} ({context})", chain_message(&error)))
+                })
             }
+            ClientInitializeError::ConnectionClosed(context) => UpstreamError::Initialize(format!(
+                "the connection closed while waiting for the {context}"
+            )),
             ClientInitializeError::JsonRpcError(data) => UpstreamError::Initialize(format!(
                 "the server refused to initialize: {} (code {})",
                 data.message, data.code.0
@@ -146,8 +165,26 @@ impl UpstreamError {
     }
 }
 
+type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
+
+/// The next cause, looking inside wrappers that do not expose theirs as `source()`.
+fn next_cause<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    if let Some(dynamic) = error.downcast_ref::<rmcp::transport::DynamicTransportError>() {
+        return Some(dynamic.error.as_ref());
+    }
+    if let Some(HttpError::Client(inner)) = error.downcast_ref::<HttpError>() {
+        return Some(inner);
+    }
+    error.source()
+}
+
 /// Looks through an error's source chain for causes with a precise meaning.
-pub(crate) fn classify_chain(error: &(dyn std::error::Error + 'static), limit: usize) -> Option<UpstreamError> {
+pub(crate) fn classify_chain(
+    error: &(dyn std::error::Error + 'static),
+    limit: usize,
+) -> Option<UpstreamError> {
     let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(cause) = current {
         if let Some(policy) = cause.downcast_ref::<UrlPolicyError>() {
@@ -156,42 +193,50 @@ pub(crate) fn classify_chain(error: &(dyn std::error::Error + 'static), limit: u
         if let Some(upstream) = cause.downcast_ref::<UpstreamError>() {
             return Some(upstream.clone());
         }
-        if let Some(http) = cause.downcast_ref::<rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>>() {
-            use rmcp::transport::streamable_http_client::StreamableHttpError as Http;
-            match http {
-                Http::AuthRequired(_) | Http::InsufficientScope(_) => {
-                    return Some(UpstreamError::AuthRequired(http.to_string()));
-                }
-                Http::ResponseBodyTooLarge { .. } => return Some(UpstreamError::ResponseTooLarge { limit }),
-                _ => {}
+        match cause.downcast_ref::<HttpError>() {
+            Some(HttpError::AuthRequired(_) | HttpError::InsufficientScope(_)) => {
+                return Some(UpstreamError::AuthRequired(chain_message(cause)));
             }
+            Some(HttpError::ResponseBodyTooLarge { .. }) => {
+                return Some(UpstreamError::ResponseTooLarge { limit });
+            }
+            _ => {}
         }
-        if let Some(status) = cause.downcast_ref::<rmcp::transport::streamable_http_client::HttpStatusError>()
+        if let Some(status) =
+            cause.downcast_ref::<rmcp::transport::streamable_http_client::HttpStatusError>()
             && (status.status == 401 || status.status == 403)
         {
-            return Some(UpstreamError::AuthRequired(format!("HTTP {}", status.status)));
+            return Some(UpstreamError::AuthRequired(format!(
+                "HTTP {}",
+                status.status
+            )));
         }
         if cause.to_string().contains("exceeded the maximum size") {
             return Some(UpstreamError::ResponseTooLarge { limit });
         }
-        current = cause.source();
+        current = next_cause(cause);
     }
     None
 }
 
-/// "outer: inner: innermost", without repeating a cause its parent already printed.
+/// "outer: inner: innermost", without repeating a cause its parent already printed and
+/// without the SDK's internal type names.
 pub(crate) fn chain_message(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut message = error.to_string();
-    let mut current = error.source();
+    let mut parts: Vec<String> = Vec::new();
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(cause) = current {
-        let text = cause.to_string();
-        if !message.contains(&text) {
-            message.push_str(": ");
-            message.push_str(&text);
+        if !cause.is::<rmcp::transport::DynamicTransportError>() {
+            let text = match cause.downcast_ref::<HttpError>() {
+                Some(HttpError::Client(_)) => String::new(),
+                _ => cause.to_string(),
+            };
+            if !text.is_empty() && !parts.iter().any(|part| part.contains(&text)) {
+                parts.push(text);
+            }
         }
-        current = cause.source();
+        current = next_cause(cause);
     }
-    message
+    parts.join(": ")
 }
 
 #[cfg(test)]
@@ -212,8 +257,12 @@ mod tests {
 
     #[test]
     fn synthesized_size_errors_map_to_response_too_large() {
-        let error = UpstreamError::from_error_data(RESPONSE_TOO_LARGE_CODE, "too big".into(), None, 1024);
-        assert!(matches!(error, UpstreamError::ResponseTooLarge { limit: 1024 }));
+        let error =
+            UpstreamError::from_error_data(RESPONSE_TOO_LARGE_CODE, "too big".into(), None, 1024);
+        assert!(matches!(
+            error,
+            UpstreamError::ResponseTooLarge { limit: 1024 }
+        ));
         let error = UpstreamError::from_error_data(-32602, "bad params".into(), None, 1024);
         assert_eq!(error.code(), "upstream_error");
     }

@@ -46,14 +46,20 @@ pub struct AcceptSchemaDefaults;
 impl ElicitationResponder for AcceptSchemaDefaults {
     fn respond(&self, request: ElicitationRequest) -> BoxFuture<'static, ElicitationResponse> {
         let mut content = serde_json::Map::new();
-        if let Some(properties) = request.requested_schema.get("properties").and_then(Value::as_object) {
+        if let Some(properties) = request
+            .requested_schema
+            .get("properties")
+            .and_then(Value::as_object)
+        {
             for (name, property) in properties {
                 if let Some(default) = property.get("default") {
                     content.insert(name.clone(), default.clone());
                 }
             }
         }
-        Box::pin(std::future::ready(ElicitationResponse::Accept(Value::Object(content))))
+        Box::pin(std::future::ready(ElicitationResponse::Accept(
+            Value::Object(content),
+        )))
     }
 }
 
@@ -66,16 +72,26 @@ pub(crate) struct SessionHandler {
 }
 
 impl SessionHandler {
-    pub fn new(protocol_version: ProtocolVersion, router: Arc<NotificationRouter>, elicitation: Option<Arc<dyn ElicitationResponder>>) -> Self {
+    pub fn new(
+        protocol_version: ProtocolVersion,
+        router: Arc<NotificationRouter>,
+        elicitation: Option<Arc<dyn ElicitationResponder>>,
+    ) -> Self {
         let capabilities: ClientCapabilities = if elicitation.is_some() {
-            serde_json::from_value(serde_json::json!({"elicitation": {"form": {}}})).unwrap_or_default()
+            serde_json::from_value(serde_json::json!({"elicitation": {"form": {}}}))
+                .unwrap_or_default()
         } else {
             ClientCapabilities::default()
         };
         let mut client_info = Implementation::new("switchboard", env!("CARGO_PKG_VERSION"));
         client_info.title = Some("Switchboard".to_owned());
-        let info = ClientConfig::new(capabilities, client_info).with_protocol_version(protocol_version);
-        Self { info, router, elicitation }
+        let info =
+            ClientConfig::new(capabilities, client_info).with_protocol_version(protocol_version);
+        Self {
+            info,
+            router,
+            elicitation,
+        }
     }
 }
 
@@ -84,7 +100,11 @@ impl ClientHandler for SessionHandler {
         self.info.clone()
     }
 
-    async fn create_elicitation(&self, request: ElicitRequestParams, _context: RequestContext<RoleClient>) -> Result<ElicitResult, ErrorData> {
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
         let Some(responder) = self.elicitation.clone() else {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
@@ -94,7 +114,11 @@ impl ClientHandler for SessionHandler {
         }
         let elicitation = ElicitationRequest {
             server_name: self.router.server_name().to_owned(),
-            message: wire.get("message").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            message: wire
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
             requested_schema: wire.get("requestedSchema").cloned().unwrap_or(Value::Null),
         };
         Ok(match responder.respond(elicitation).await {
@@ -108,13 +132,26 @@ impl ClientHandler for SessionHandler {
         })
     }
 
-    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
-        self.router.progress(&params.progress_token, params.progress, params.total, params.message);
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.router.progress(
+            &params.progress_token,
+            params.progress,
+            params.total,
+            params.message,
+        );
     }
 
     // `notifications/message` is deprecated by SEP-2577 but servers up to 2025-11-25 send it.
     #[allow(deprecated)]
-    async fn on_logging_message(&self, params: LoggingMessageNotificationParam, _context: NotificationContext<RoleClient>) {
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
         let level = serde_json::to_value(params.level)
             .ok()
             .and_then(|value| value.as_str().map(str::to_owned))

@@ -44,14 +44,22 @@ pub mod transport;
 pub mod url_policy;
 
 pub use calls::{CallContext, Caller, ConnectionTestReport};
-pub use capabilities::{CapabilitySnapshot, PromptArgumentDefinition, PromptDefinition, ResourceDefinition, ServerDescription};
+pub use capabilities::{
+    CapabilitySnapshot, PromptArgumentDefinition, PromptDefinition, ResourceDefinition,
+    ServerDescription,
+};
 pub use catalog::{CatalogServer, ToolCatalog, ToolRoute, is_valid_tool_name};
 pub use client::{McpClient, McpClientBuilder, ServerListChangedHandler};
 pub use config::{McpClientConfig, StdioConfig, UrlPolicyConfig};
 pub use error::UpstreamError;
-pub use handler::{AcceptSchemaDefaults, ElicitationRequest, ElicitationResponder, ElicitationResponse};
+pub use handler::{
+    AcceptSchemaDefaults, ElicitationRequest, ElicitationResponder, ElicitationResponse,
+};
 pub use notifications::{CallEvent, ListChangeKind};
 pub use result::{PromptMessage, PromptResult, ResourceContent, ToolContent, ToolResult};
-pub use server::{RemoteEndpoint, ServerConfigError, StdioCommand, UpstreamEndpoint, UpstreamServer, validate_server_name};
+pub use server::{
+    RemoteEndpoint, ServerConfigError, StdioCommand, UpstreamEndpoint, UpstreamServer,
+    validate_server_name,
+};
 pub use session::{SessionScopeKey, SessionStatus};
 pub use url_policy::{UrlPolicy, UrlPolicyError};

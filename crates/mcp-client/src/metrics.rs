@@ -18,6 +18,8 @@ pub(crate) fn session_closed(server: &str, reason: &'static str) {
 }
 
 pub(crate) fn tool_call_finished(server: &str, outcome: &'static str, elapsed: Duration) {
-    metrics::counter!("mcp_tool_calls_total", "server" => server.to_owned(), "outcome" => outcome).increment(1);
-    metrics::histogram!("mcp_tool_call_duration_seconds", "server" => server.to_owned()).record(elapsed.as_secs_f64());
+    metrics::counter!("mcp_tool_calls_total", "server" => server.to_owned(), "outcome" => outcome)
+        .increment(1);
+    metrics::histogram!("mcp_tool_call_duration_seconds", "server" => server.to_owned())
+        .record(elapsed.as_secs_f64());
 }

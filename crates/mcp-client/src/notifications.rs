@@ -61,7 +61,9 @@ struct RouterState {
 
 impl std::fmt::Debug for NotificationRouter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NotificationRouter").field("server_name", &self.server_name).finish_non_exhaustive()
+        f.debug_struct("NotificationRouter")
+            .field("server_name", &self.server_name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -97,7 +99,11 @@ impl NotificationRouter {
     }
 
     /// Routes the notifications for `token` to `sink` until the registration is dropped.
-    pub fn register(self: &Arc<Self>, token: &ProgressToken, sink: mpsc::Sender<CallEvent>) -> ProgressRegistration {
+    pub fn register(
+        self: &Arc<Self>,
+        token: &ProgressToken,
+        sink: mpsc::Sender<CallEvent>,
+    ) -> ProgressRegistration {
         let key = token_key(token);
         if let Ok(mut state) = self.state.lock() {
             let mut kept = VecDeque::new();
@@ -117,10 +123,22 @@ impl NotificationRouter {
         }
     }
 
-    pub fn progress(&self, token: &ProgressToken, progress: f64, total: Option<f64>, message: Option<String>) {
-        let event = CallEvent::Progress { progress, total, message };
+    pub fn progress(
+        &self,
+        token: &ProgressToken,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) {
+        let event = CallEvent::Progress {
+            progress,
+            total,
+            message,
+        };
         let key = token_key(token);
-        let Ok(mut state) = self.state.lock() else { return };
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
         match state.sinks.get(&key) {
             Some(sink) => {
                 let _ = sink.try_send(event);
@@ -140,13 +158,18 @@ impl NotificationRouter {
         if state.sinks.len() == 1
             && let Some(sink) = state.sinks.values().next()
         {
-            let _ = sink.try_send(CallEvent::Log { level, logger, data });
+            let _ = sink.try_send(CallEvent::Log {
+                level,
+                logger,
+                data,
+            });
         }
     }
 
     pub fn list_changed(&self, kind: ListChangeKind) {
         tracing::info!(server = %self.server_name, ?kind, "upstream reported a list change");
-        metrics::counter!("mcp_list_changed_total", "server" => self.server_name.clone()).increment(1);
+        metrics::counter!("mcp_list_changed_total", "server" => self.server_name.clone())
+            .increment(1);
         if let Some(callback) = &self.list_changed {
             callback(kind);
         }
@@ -165,7 +188,14 @@ mod tests {
         router.progress(&token, 1.0, Some(3.0), None);
         let (sink, mut events) = mpsc::channel(8);
         let registration = router.register(&token, sink);
-        assert_eq!(events.try_recv().unwrap(), CallEvent::Progress { progress: 1.0, total: Some(3.0), message: None });
+        assert_eq!(
+            events.try_recv().unwrap(),
+            CallEvent::Progress {
+                progress: 1.0,
+                total: Some(3.0),
+                message: None
+            }
+        );
         router.log("info".into(), None, Value::from("hello"));
         assert!(matches!(events.try_recv().unwrap(), CallEvent::Log { .. }));
 

@@ -11,7 +11,11 @@ use serde_json::Value;
 pub struct ToolResult {
     #[serde(default)]
     pub content: Vec<ToolContent>,
-    #[serde(rename = "structuredContent", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "structuredContent",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub structured_content: Option<Value>,
     /// The tool itself reported a failure (the call still completed).
     #[serde(rename = "isError", default)]
@@ -96,7 +100,9 @@ impl ToolResult {
     /// An error result produced on our side (e.g. invalid arguments), shaped like an upstream one.
     pub fn error_text(message: impl Into<String>) -> Self {
         Self {
-            content: vec![ToolContent::Text { text: message.into() }],
+            content: vec![ToolContent::Text {
+                text: message.into(),
+            }],
             structured_content: None,
             is_error: true,
         }
@@ -107,8 +113,12 @@ impl ToolContent {
     fn describe(&self) -> String {
         match self {
             ToolContent::Text { text } => text.clone(),
-            ToolContent::Image { mime_type, data } => format!("[image {mime_type}, {} bytes base64]", data.len()),
-            ToolContent::Audio { mime_type, data } => format!("[audio {mime_type}, {} bytes base64]", data.len()),
+            ToolContent::Image { mime_type, data } => {
+                format!("[image {mime_type}, {} bytes base64]", data.len())
+            }
+            ToolContent::Audio { mime_type, data } => {
+                format!("[audio {mime_type}, {} bytes base64]", data.len())
+            }
             ToolContent::Resource { resource } => match &resource.text {
                 Some(text) => format!("[resource {}]\n{text}", resource.uri),
                 None => format!("[binary resource {}]", resource.uri),
@@ -121,7 +131,9 @@ impl ToolContent {
 
 /// Converts any serializable rmcp value into our shape through its wire JSON (one place that
 /// knows both; rmcp's field-level churn stays out of our types).
-pub(crate) fn from_wire<T: serde::de::DeserializeOwned>(value: &impl Serialize) -> Result<T, String> {
+pub(crate) fn from_wire<T: serde::de::DeserializeOwned>(
+    value: &impl Serialize,
+) -> Result<T, String> {
     let json = serde_json::to_value(value).map_err(|error| error.to_string())?;
     serde_json::from_value(json).map_err(|error| error.to_string())
 }

@@ -63,7 +63,13 @@ impl fmt::Debug for RemoteEndpoint {
             .field("transport", &self.transport)
             .field("url", &self.url.as_str())
             .field("header_names", &header_names)
-            .field("api_key", &self.api_key.as_ref().map(|_| switchboard_core::redact::REDACTED))
+            .field(
+                "api_key",
+                &self
+                    .api_key
+                    .as_ref()
+                    .map(|_| switchboard_core::redact::REDACTED),
+            )
             .finish()
     }
 }
@@ -120,7 +126,8 @@ impl StdioCommand {
             return Err(ServerConfigError::new("args", "must not contain NUL bytes"));
         }
         for (name, value) in &self.env {
-            if name.is_empty() || name.contains('=') || name.contains('\0') || value.contains('\0') {
+            if name.is_empty() || name.contains('=') || name.contains('\0') || value.contains('\0')
+            {
                 return Err(ServerConfigError::new(
                     "env",
                     format!("'{name}' is not a valid environment variable"),
@@ -136,7 +143,10 @@ impl StdioCommand {
         if let Some(dir) = &self.working_dir
             && !dir.is_absolute()
         {
-            return Err(ServerConfigError::new("working_dir", "must be an absolute path"));
+            return Err(ServerConfigError::new(
+                "working_dir",
+                "must be an absolute path",
+            ));
         }
         Ok(())
     }
@@ -189,9 +199,13 @@ impl RemoteEndpoint {
             }
         }
         if let Some(api_key) = &self.api_key
-            && (api_key.is_empty() || http::HeaderValue::try_from(format!("Bearer {api_key}")).is_err())
+            && (api_key.is_empty()
+                || http::HeaderValue::try_from(format!("Bearer {api_key}")).is_err())
         {
-            return Err(ServerConfigError::new("api_key", "is not a valid bearer token"));
+            return Err(ServerConfigError::new(
+                "api_key",
+                "is not a valid bearer token",
+            ));
         }
         Ok(())
     }
@@ -298,7 +312,13 @@ mod tests {
 
     #[test]
     fn loader_and_interpreter_variables_are_refused() {
-        for name in ["LD_PRELOAD", "ld_library_path", "NODE_OPTIONS", "DYLD_INSERT_LIBRARIES", "PYTHONSTARTUP"] {
+        for name in [
+            "LD_PRELOAD",
+            "ld_library_path",
+            "NODE_OPTIONS",
+            "DYLD_INSERT_LIBRARIES",
+            "PYTHONSTARTUP",
+        ] {
             assert!(is_forbidden_env_name(name), "{name}");
         }
         for name in ["API_TOKEN", "DEBUG", "PATH_SUFFIX"] {
@@ -317,16 +337,28 @@ mod tests {
 
     #[test]
     fn remote_fields_are_checked_per_transport() {
-        remote(TransportKind::StreamableHttp, "https://example.com/mcp").validate().unwrap();
-        remote(TransportKind::Websocket, "wss://example.com/mcp").validate().unwrap();
-        let error = remote(TransportKind::Websocket, "https://example.com/").validate().unwrap_err();
+        remote(TransportKind::StreamableHttp, "https://example.com/mcp")
+            .validate()
+            .unwrap();
+        remote(TransportKind::Websocket, "wss://example.com/mcp")
+            .validate()
+            .unwrap();
+        let error = remote(TransportKind::Websocket, "https://example.com/")
+            .validate()
+            .unwrap_err();
         assert!(error.message.contains("scheme 'https'"), "{error}");
-        let error = remote(TransportKind::Sse, "file:///etc/passwd").validate().unwrap_err();
+        let error = remote(TransportKind::Sse, "file:///etc/passwd")
+            .validate()
+            .unwrap_err();
         assert_eq!(error.field, "url");
-        let error = remote(TransportKind::Sse, "http://user:pw@example.com/").validate().unwrap_err();
+        let error = remote(TransportKind::Sse, "http://user:pw@example.com/")
+            .validate()
+            .unwrap_err();
         assert!(error.message.contains("credentials"));
         let mut with_reserved = remote(TransportKind::StreamableHttp, "http://example.com/");
-        with_reserved.headers.insert("Mcp-Session-Id".into(), "x".into());
+        with_reserved
+            .headers
+            .insert("Mcp-Session-Id".into(), "x".into());
         assert_eq!(with_reserved.validate().unwrap_err().field, "headers");
     }
 
@@ -334,9 +366,14 @@ mod tests {
     fn debug_output_hides_secrets() {
         let mut endpoint = remote(TransportKind::StreamableHttp, "https://example.com/mcp");
         endpoint.api_key = Some("sk-very-secret".into());
-        endpoint.headers.insert("X-API-Key".into(), "also-secret".into());
+        endpoint
+            .headers
+            .insert("X-API-Key".into(), "also-secret".into());
         let printed = format!("{endpoint:?}");
-        assert!(!printed.contains("very-secret") && !printed.contains("also-secret"), "{printed}");
+        assert!(
+            !printed.contains("very-secret") && !printed.contains("also-secret"),
+            "{printed}"
+        );
         assert!(printed.contains("X-API-Key"));
     }
 }

@@ -44,7 +44,11 @@ pub enum UrlPolicyError {
     #[error("scheme '{scheme}' is not allowed (only {allowed})")]
     Scheme { scheme: String, allowed: String },
     #[error("'{host}' is a {class} address, which the URL policy refuses{hint}")]
-    Address { host: String, class: &'static str, hint: &'static str },
+    Address {
+        host: String,
+        class: &'static str,
+        hint: &'static str,
+    },
     #[error("URL has no host")]
     MissingHost,
     #[error("{0}")]
@@ -54,7 +58,8 @@ pub enum UrlPolicyError {
 /// Turns a host name into addresses. The system resolver by default; tests substitute a fixed
 /// table to prove that the *resolved* address is what gets checked.
 pub trait HostLookup: Send + Sync + std::fmt::Debug {
-    fn lookup(&self, host: &str, port: u16) -> BoxFuture<'static, std::io::Result<Vec<SocketAddr>>>;
+    fn lookup(&self, host: &str, port: u16)
+    -> BoxFuture<'static, std::io::Result<Vec<SocketAddr>>>;
 }
 
 /// The operating system's resolver (`getaddrinfo` through tokio).
@@ -62,9 +67,17 @@ pub trait HostLookup: Send + Sync + std::fmt::Debug {
 pub struct SystemHostLookup;
 
 impl HostLookup for SystemHostLookup {
-    fn lookup(&self, host: &str, port: u16) -> BoxFuture<'static, std::io::Result<Vec<SocketAddr>>> {
+    fn lookup(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> BoxFuture<'static, std::io::Result<Vec<SocketAddr>>> {
         let host = host.to_owned();
-        Box::pin(async move { Ok(tokio::net::lookup_host((host.as_str(), port)).await?.collect()) })
+        Box::pin(async move {
+            Ok(tokio::net::lookup_host((host.as_str(), port))
+                .await?
+                .collect())
+        })
     }
 }
 
@@ -75,9 +88,16 @@ pub struct StaticHostLookup {
 }
 
 impl HostLookup for StaticHostLookup {
-    fn lookup(&self, host: &str, port: u16) -> BoxFuture<'static, std::io::Result<Vec<SocketAddr>>> {
+    fn lookup(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> BoxFuture<'static, std::io::Result<Vec<SocketAddr>>> {
         let answer = match self.hosts.get(host) {
-            Some(addresses) => Ok(addresses.iter().map(|ip| SocketAddr::new(*ip, port)).collect()),
+            Some(addresses) => Ok(addresses
+                .iter()
+                .map(|ip| SocketAddr::new(*ip, port))
+                .collect()),
             None => Err(std::io::Error::new(
                 std::io::ErrorKind::NotFound,
                 format!("no such host '{host}' in the static table"),
@@ -161,7 +181,11 @@ impl UrlPolicy {
 
     /// Resolves `host:port` and checks every answer; refuses the host if any answer is guarded
     /// (so a name that resolves to both a public and an internal address is refused).
-    pub async fn resolve_checked(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, UrlPolicyError> {
+    pub async fn resolve_checked(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Result<Vec<SocketAddr>, UrlPolicyError> {
         self.check_host_name(host)?;
         let addresses = self
             .lookup
@@ -169,7 +193,9 @@ impl UrlPolicy {
             .await
             .map_err(|error| UrlPolicyError::Other(format!("cannot resolve '{host}': {error}")))?;
         if addresses.is_empty() {
-            return Err(UrlPolicyError::Other(format!("'{host}' resolved to no address")));
+            return Err(UrlPolicyError::Other(format!(
+                "'{host}' resolved to no address"
+            )));
         }
         for address in &addresses {
             self.check_ip(host, address.ip())?;
@@ -179,7 +205,9 @@ impl UrlPolicy {
 
     /// A resolver for `reqwest::ClientBuilder::dns_resolver` enforcing this policy.
     pub fn resolver(&self) -> PolicyResolver {
-        PolicyResolver { policy: self.clone() }
+        PolicyResolver {
+            policy: self.clone(),
+        }
     }
 }
 
@@ -206,9 +234,10 @@ impl reqwest::dns::Resolve for PolicyResolver {
         let policy = self.policy.clone();
         let host = name.as_str().to_owned();
         Box::pin(async move {
-            let addresses = policy.resolve_checked(&host, 0).await.map_err(|error| {
-                Box::new(error) as Box<dyn std::error::Error + Send + Sync>
-            })?;
+            let addresses = policy
+                .resolve_checked(&host, 0)
+                .await
+                .map_err(|error| Box::new(error) as Box<dyn std::error::Error + Send + Sync>)?;
             Ok(Box::new(addresses.into_iter()) as reqwest::dns::Addrs)
         })
     }
@@ -234,11 +263,15 @@ fn classify_v4(address: Ipv4Addr) -> AddressClass {
     match (a, b, c, d) {
         // 0.0.0.0/8 reaches this host on Linux.
         (0, ..) | (127, ..) => AddressClass::Loopback,
-        (10, ..) | (172, 16..=31, ..) | (192, 168, ..) | (100, 64..=127, ..) | (198, 18..=19, ..) => {
-            AddressClass::Private
-        }
+        (10, ..)
+        | (172, 16..=31, ..)
+        | (192, 168, ..)
+        | (100, 64..=127, ..)
+        | (198, 18..=19, ..) => AddressClass::Private,
         (169, 254, ..) => AddressClass::LinkLocal,
-        (192, 0, 0, _) | (192, 0, 2, _) | (198, 51, 100, _) | (203, 0, 113, _) => AddressClass::NotUnicast,
+        (192, 0, 0, _) | (192, 0, 2, _) | (198, 51, 100, _) | (203, 0, 113, _) => {
+            AddressClass::NotUnicast
+        }
         (224..=255, ..) => AddressClass::NotUnicast,
         _ => AddressClass::Public,
     }
@@ -357,7 +390,12 @@ mod tests {
         check(&dev, "http://localhost./").unwrap();
         check(&dev, "http://10.0.0.5/").unwrap_err();
         check(&dev, "http://169.254.169.254/").unwrap_err();
-        let error = dev.check_url(&Url::parse("ftp://example.com/").unwrap(), &["http", "https"]).unwrap_err();
+        let error = dev
+            .check_url(
+                &Url::parse("ftp://example.com/").unwrap(),
+                &["http", "https"],
+            )
+            .unwrap_err();
         assert!(matches!(error, UrlPolicyError::Scheme { .. }));
     }
 
@@ -373,19 +411,55 @@ mod tests {
         // A public-looking name whose DNS answer is internal (rebinding) is refused on the answer.
         let table = StaticHostLookup {
             hosts: [
-                ("rebind.example".to_owned(), vec!["10.0.0.7".parse().unwrap()]),
-                ("mixed.example".to_owned(), vec!["8.8.8.8".parse().unwrap(), "::ffff:127.0.0.1".parse().unwrap()]),
-                ("public.example".to_owned(), vec!["8.8.4.4".parse().unwrap()]),
+                (
+                    "rebind.example".to_owned(),
+                    vec!["10.0.0.7".parse().unwrap()],
+                ),
+                (
+                    "mixed.example".to_owned(),
+                    vec![
+                        "8.8.8.8".parse().unwrap(),
+                        "::ffff:127.0.0.1".parse().unwrap(),
+                    ],
+                ),
+                (
+                    "public.example".to_owned(),
+                    vec!["8.8.4.4".parse().unwrap()],
+                ),
             ]
             .into_iter()
             .collect(),
         };
         let policy = UrlPolicy::with_lookup(
-            UrlPolicyConfig { allow_loopback: false, ..UrlPolicyConfig::default() },
+            UrlPolicyConfig {
+                allow_loopback: false,
+                ..UrlPolicyConfig::default()
+            },
             Arc::new(table),
         );
-        assert!(policy.resolve_checked("rebind.example", 443).await.unwrap_err().to_string().contains("private"));
-        assert!(policy.resolve_checked("mixed.example", 443).await.unwrap_err().to_string().contains("loopback"));
-        assert_eq!(policy.resolve_checked("public.example.", 443).await.unwrap().len(), 1);
+        assert!(
+            policy
+                .resolve_checked("rebind.example", 443)
+                .await
+                .unwrap_err()
+                .to_string()
+                .contains("private")
+        );
+        assert!(
+            policy
+                .resolve_checked("mixed.example", 443)
+                .await
+                .unwrap_err()
+                .to_string()
+                .contains("loopback")
+        );
+        assert_eq!(
+            policy
+                .resolve_checked("public.example.", 443)
+                .await
+                .unwrap()
+                .len(),
+            1
+        );
     }
 }

@@ -14,13 +14,17 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use switchboard_core::{ServerId, SessionScope, TransportKind, UserId, WorkspaceId};
 use switchboard_mcp_client::{
-    AcceptSchemaDefaults, CallContext, Caller, McpClient, McpClientConfig, RemoteEndpoint, UpstreamEndpoint, UpstreamServer,
+    AcceptSchemaDefaults, CallContext, Caller, McpClient, McpClientConfig, RemoteEndpoint,
+    UpstreamEndpoint, UpstreamServer,
 };
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     tracing_subscriber_init();
-    let Some(url) = std::env::args().next_back().filter(|argument| argument.starts_with("http")) else {
+    let Some(url) = std::env::args()
+        .next_back()
+        .filter(|argument| argument.starts_with("http"))
+    else {
         eprintln!("usage: conformance-client <server-url>");
         return ExitCode::from(2);
     };
@@ -67,17 +71,25 @@ async fn run(url: &str, scenario: &str) -> Result<(), Box<dyn std::error::Error>
         let client = client.clone();
         let server = server.clone();
         let caller = caller.clone();
-        let tool = capabilities.tools.iter().find(|tool| tool.name == tool_name).cloned();
+        let tool = capabilities
+            .tools
+            .iter()
+            .find(|tool| tool.name == tool_name)
+            .cloned();
         async move {
             let tool = tool.ok_or_else(|| format!("the server lists no tool '{tool_name}'"))?;
-            let result = client.call_tool(&server, &tool, arguments, &CallContext::new(caller)).await?;
+            let result = client
+                .call_tool(&server, &tool, arguments, &CallContext::new(caller))
+                .await?;
             println!("{tool_name}: {}", result.text_for_model());
             Ok::<_, Box<dyn std::error::Error>>(())
         }
     };
     match scenario {
         "tools_call" => call("add_numbers", json!({"a": 5, "b": 3})).await?,
-        "elicitation-sep1034-client-defaults" => call("test_client_elicitation_defaults", json!({})).await?,
+        "elicitation-sep1034-client-defaults" => {
+            call("test_client_elicitation_defaults", json!({})).await?
+        }
         "sse-retry" => call("test_reconnection", json!({})).await?,
         _ => {}
     }

@@ -16,7 +16,10 @@ use crate::transport::streamable_http;
 use crate::transport::websocket::WebSocketTransport;
 use crate::url_policy::UrlPolicy;
 use rmcp::model::ProtocolVersion;
-use rmcp::service::{ClientCacheConfig, ClientInitializeError, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
+use rmcp::service::{
+    ClientCacheConfig, ClientInitializeError, ClientLifecycleMode, ClientServiceExt, Peer,
+    RoleClient, RunningService,
+};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -87,7 +90,10 @@ impl LiveSession {
     }
 
     pub fn idle_for(&self) -> Duration {
-        self.last_used.lock().map(|last_used| last_used.elapsed()).unwrap_or_default()
+        self.last_used
+            .lock()
+            .map(|last_used| last_used.elapsed())
+            .unwrap_or_default()
     }
 
     pub fn in_flight(&self) -> usize {
@@ -97,12 +103,22 @@ impl LiveSession {
     pub fn begin_call(self: &Arc<Self>) -> InFlightGuard {
         self.in_flight.fetch_add(1, Ordering::SeqCst);
         self.touch();
-        InFlightGuard { session: self.clone() }
+        InFlightGuard {
+            session: self.clone(),
+        }
     }
 
     /// Why the connection is gone, as precisely as known.
     pub fn failure_detail(&self) -> Option<String> {
         self.process.as_ref().and_then(|process| process.describe())
+    }
+
+    /// [`Self::failure_detail`], once a dying child has been reaped.
+    pub async fn settled_failure_detail(&self) -> Option<String> {
+        match &self.process {
+            Some(process) => process.describe_settled().await,
+            None => None,
+        }
     }
 
     /// Ends the session: cancels rmcp's service loop, which closes the transport (for stdio:
@@ -131,7 +147,10 @@ fn lifecycle_mode(lifecycle: &Lifecycle) -> (ClientLifecycleMode, ProtocolVersio
             },
             ProtocolVersion::LATEST_WITH_INITIALIZE,
         ),
-        Lifecycle::LegacyInitialize => (ClientLifecycleMode::Initialize, ProtocolVersion::LATEST_WITH_INITIALIZE),
+        Lifecycle::LegacyInitialize => (
+            ClientLifecycleMode::Initialize,
+            ProtocolVersion::LATEST_WITH_INITIALIZE,
+        ),
         Lifecycle::Remembered(version) => {
             let version = known_version(version);
             if version.has_initialize() {
@@ -163,11 +182,15 @@ fn known_version(text: &str) -> ProtocolVersion {
 /// plain `initialize`.
 pub(crate) async fn connect(params: ConnectParams<'_>) -> Result<LiveSession, UpstreamError> {
     match connect_once(&params, &params.lifecycle).await {
-        Err(Attempt::ProbeNotUnderstood) => match connect_once(&params, &Lifecycle::LegacyInitialize).await {
-            Ok(live) => Ok(live),
-            Err(Attempt::Failed(error)) => Err(error),
-            Err(Attempt::ProbeNotUnderstood) => Err(UpstreamError::Initialize("the server did not answer initialize".into())),
-        },
+        Err(Attempt::ProbeNotUnderstood) => {
+            match connect_once(&params, &Lifecycle::LegacyInitialize).await {
+                Ok(live) => Ok(live),
+                Err(Attempt::Failed(error)) => Err(error),
+                Err(Attempt::ProbeNotUnderstood) => Err(UpstreamError::Initialize(
+                    "the server did not answer initialize".into(),
+                )),
+            }
+        }
         Err(Attempt::Failed(error)) => Err(error),
         Ok(live) => Ok(live),
     }
@@ -184,25 +207,41 @@ impl From<UpstreamError> for Attempt {
     }
 }
 
-async fn connect_once(params: &ConnectParams<'_>, lifecycle: &Lifecycle) -> Result<LiveSession, Attempt> {
+async fn connect_once(
+    params: &ConnectParams<'_>,
+    lifecycle: &Lifecycle,
+) -> Result<LiveSession, Attempt> {
     let limit = params.config.max_tool_response_bytes;
     let (mode, handler_version) = lifecycle_mode(lifecycle);
-    let handler = SessionHandler::new(handler_version, params.router.clone(), params.elicitation.clone());
+    let handler = SessionHandler::new(
+        handler_version,
+        params.router.clone(),
+        params.elicitation.clone(),
+    );
     let mut process = None;
     let served = match &params.server.endpoint {
         UpstreamEndpoint::Stdio(command) => {
-            let (transport, group) = StdioTransport::spawn(&params.server.name, command, &params.config.stdio, limit)
-                .map_err(|error| spawn_error(&command.command, &error))?;
+            let (transport, group) =
+                StdioTransport::spawn(&params.server.name, command, &params.config.stdio, limit)
+                    .map_err(|error| spawn_error(&command.command, &error))?;
             process = Some(group);
             handler.serve_with_lifecycle(transport, mode).await
         }
         UpstreamEndpoint::Remote(remote) => match remote.transport {
             TransportKind::StreamableHttp => {
-                let transport = streamable_http::connect(remote, params.http_client, params.policy, limit, params.config.max_concurrent_calls_per_server + 4)?;
+                let transport = streamable_http::connect(
+                    remote,
+                    params.http_client,
+                    params.policy,
+                    limit,
+                    params.config.max_concurrent_calls_per_server + 4,
+                )?;
                 handler.serve_with_lifecycle(transport, mode).await
             }
             TransportKind::Sse => {
-                let transport = LegacySseTransport::connect(remote, params.http_client, params.policy, limit).await?;
+                let transport =
+                    LegacySseTransport::connect(remote, params.http_client, params.policy, limit)
+                        .await?;
                 handler.serve_with_lifecycle(transport, mode).await
             }
             TransportKind::Websocket => {
@@ -210,7 +249,11 @@ async fn connect_once(params: &ConnectParams<'_>, lifecycle: &Lifecycle) -> Resu
                 handler.serve_with_lifecycle(transport, mode).await
             }
             TransportKind::Stdio => {
-                return Err(UpstreamError::Config(crate::server::ServerConfigError::new("transport", "stdio needs a command")).into());
+                return Err(UpstreamError::Config(crate::server::ServerConfigError::new(
+                    "transport",
+                    "stdio needs a command",
+                ))
+                .into());
             }
         },
     };
@@ -222,14 +265,19 @@ async fn connect_once(params: &ConnectParams<'_>, lifecycle: &Lifecycle) -> Resu
         }
         Err(error) => {
             let error = UpstreamError::from_initialize_error(error, limit);
-            return Err(Attempt::Failed(match process.as_ref().and_then(|process| process.describe()) {
+            let detail = match &process {
+                Some(process) => process.describe_settled().await,
+                None => None,
+            };
+            return Err(Attempt::Failed(match detail {
                 Some(detail) => with_detail(error, &detail),
                 None => error,
             }));
         }
     };
     let peer = service.peer().clone();
-    peer.set_response_cache_config(ClientCacheConfig::disabled()).await;
+    peer.set_response_cache_config(ClientCacheConfig::disabled())
+        .await;
     let description = describe_server(&peer);
     Ok(LiveSession {
         service: tokio::sync::Mutex::new(Some(service)),
@@ -245,7 +293,9 @@ async fn connect_once(params: &ConnectParams<'_>, lifecycle: &Lifecycle) -> Resu
 
 fn spawn_error(command: &str, error: &std::io::Error) -> UpstreamError {
     let message = match error.kind() {
-        std::io::ErrorKind::NotFound => "no such program (is it installed and on the allowed PATH?)".to_owned(),
+        std::io::ErrorKind::NotFound => {
+            "no such program (is it installed and on the allowed PATH?)".to_owned()
+        }
         std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
         _ => error.to_string(),
     };
@@ -258,9 +308,13 @@ fn spawn_error(command: &str, error: &std::io::Error) -> UpstreamError {
 /// Appends what the child process said to an error's message.
 pub(crate) fn with_detail(error: UpstreamError, detail: &str) -> UpstreamError {
     match error {
-        UpstreamError::Initialize(message) => UpstreamError::Initialize(format!("{message}; {detail}")),
+        UpstreamError::Initialize(message) => {
+            UpstreamError::Initialize(format!("{message}; {detail}"))
+        }
         UpstreamError::Connect(message) => UpstreamError::Connect(format!("{message}; {detail}")),
-        UpstreamError::ConnectionLost(message) => UpstreamError::ConnectionLost(format!("{message}; {detail}")),
+        UpstreamError::ConnectionLost(message) => {
+            UpstreamError::ConnectionLost(format!("{message}; {detail}"))
+        }
         other => other,
     }
 }

@@ -28,11 +28,19 @@ pub enum SessionScopeKey {
 impl SessionScopeKey {
     /// The key for a caller. A per-conversation server used outside a conversation (a tool
     /// tried from the API) gets a session of the caller's own.
-    pub fn for_caller(scope: SessionScope, user_id: &UserId, conversation_id: Option<&ConversationId>) -> Self {
+    pub fn for_caller(
+        scope: SessionScope,
+        user_id: &UserId,
+        conversation_id: Option<&ConversationId>,
+    ) -> Self {
         match (scope, conversation_id) {
             (SessionScope::Shared, _) => SessionScopeKey::Shared,
-            (SessionScope::PerUser, _) | (SessionScope::PerConversation, None) => SessionScopeKey::User(user_id.clone()),
-            (SessionScope::PerConversation, Some(conversation_id)) => SessionScopeKey::Conversation(conversation_id.clone()),
+            (SessionScope::PerUser, _) | (SessionScope::PerConversation, None) => {
+                SessionScopeKey::User(user_id.clone())
+            }
+            (SessionScope::PerConversation, Some(conversation_id)) => {
+                SessionScopeKey::Conversation(conversation_id.clone())
+            }
         }
     }
 }
@@ -112,13 +120,22 @@ mod tests {
     fn scope_keys_isolate_users_and_conversations() {
         let alice = UserId::from("alice");
         let chat = ConversationId::from("c1");
-        assert_eq!(SessionScopeKey::for_caller(SessionScope::Shared, &alice, Some(&chat)), SessionScopeKey::Shared);
-        assert_eq!(SessionScopeKey::for_caller(SessionScope::PerUser, &alice, Some(&chat)), SessionScopeKey::User(alice.clone()));
+        assert_eq!(
+            SessionScopeKey::for_caller(SessionScope::Shared, &alice, Some(&chat)),
+            SessionScopeKey::Shared
+        );
+        assert_eq!(
+            SessionScopeKey::for_caller(SessionScope::PerUser, &alice, Some(&chat)),
+            SessionScopeKey::User(alice.clone())
+        );
         assert_eq!(
             SessionScopeKey::for_caller(SessionScope::PerConversation, &alice, Some(&chat)),
             SessionScopeKey::Conversation(chat)
         );
-        assert_eq!(SessionScopeKey::for_caller(SessionScope::PerConversation, &alice, None), SessionScopeKey::User(alice));
+        assert_eq!(
+            SessionScopeKey::for_caller(SessionScope::PerConversation, &alice, None),
+            SessionScopeKey::User(alice)
+        );
     }
 
     #[test]

@@ -20,13 +20,18 @@ pub(crate) struct SessionRegistry {
 impl std::fmt::Debug for SessionRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let sessions = self.slots.lock().map(|slots| slots.len()).unwrap_or(0);
-        f.debug_struct("SessionRegistry").field("sessions", &sessions).finish()
+        f.debug_struct("SessionRegistry")
+            .field("sessions", &sessions)
+            .finish()
     }
 }
 
 impl SessionRegistry {
     pub fn slot(&self, key: &SessionKey) -> Arc<SessionSlot> {
-        let mut slots = self.slots.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut slots = self
+            .slots
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         slots
             .entry(key.clone())
             .or_insert_with(|| Arc::new(SessionSlot::new(key.clone())))
@@ -34,7 +39,10 @@ impl SessionRegistry {
     }
 
     pub fn slots_for_server(&self, server_id: &ServerId) -> Vec<Arc<SessionSlot>> {
-        let slots = self.slots.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let slots = self
+            .slots
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         slots
             .iter()
             .filter(|(key, _)| &key.server_id == server_id)
@@ -43,26 +51,44 @@ impl SessionRegistry {
     }
 
     fn all_slots(&self) -> Vec<Arc<SessionSlot>> {
-        let slots = self.slots.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let slots = self
+            .slots
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         slots.values().cloned().collect()
     }
 
     pub fn statuses(&self, server_id: &ServerId) -> Vec<SessionStatus> {
-        let mut statuses: Vec<SessionStatus> = self.slots_for_server(server_id).iter().map(|slot| slot.status()).collect();
-        statuses.sort_by(|left, right| format!("{:?}", left.scope).cmp(&format!("{:?}", right.scope)));
+        let mut statuses: Vec<SessionStatus> = self
+            .slots_for_server(server_id)
+            .iter()
+            .map(|slot| slot.status())
+            .collect();
+        statuses
+            .sort_by(|left, right| format!("{:?}", left.scope).cmp(&format!("{:?}", right.scope)));
         statuses
     }
 
     pub fn server_limit(&self, server_id: &ServerId, permits: usize) -> Arc<Semaphore> {
-        let mut limits = self.server_limits.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut limits = self
+            .server_limits
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         limits
             .entry(server_id.clone())
             .or_insert_with(|| Arc::new(Semaphore::new(permits)))
             .clone()
     }
 
-    pub fn conversation_limit(&self, conversation_id: &ConversationId, permits: usize) -> Arc<Semaphore> {
-        let mut limits = self.conversation_limits.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    pub fn conversation_limit(
+        &self,
+        conversation_id: &ConversationId,
+        permits: usize,
+    ) -> Arc<Semaphore> {
+        let mut limits = self
+            .conversation_limits
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         limits
             .entry(conversation_id.clone())
             .or_insert_with(|| Arc::new(Semaphore::new(permits)))
@@ -70,13 +96,30 @@ impl SessionRegistry {
     }
 
     /// Closes and forgets every session of a server (deleted, deactivated or reconfigured).
-    pub async fn close_server(&self, server_id: &ServerId, server_name: &str, close_within: Duration) {
+    pub async fn close_server(
+        &self,
+        server_id: &ServerId,
+        server_name: &str,
+        close_within: Duration,
+    ) {
         let removed: Vec<Arc<SessionSlot>> = {
-            let mut slots = self.slots.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            let keys: Vec<SessionKey> = slots.keys().filter(|key| &key.server_id == server_id).cloned().collect();
+            let mut slots = self
+                .slots
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let keys: Vec<SessionKey> = slots
+                .keys()
+                .filter(|key| &key.server_id == server_id)
+                .cloned()
+                .collect();
             keys.iter().filter_map(|key| slots.remove(key)).collect()
         };
-        futures::future::join_all(removed.iter().map(|slot| slot.close(server_name, close_within))).await;
+        futures::future::join_all(
+            removed
+                .iter()
+                .map(|slot| slot.close(server_name, close_within)),
+        )
+        .await;
         self.server_limits
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -85,16 +128,32 @@ impl SessionRegistry {
 
     /// One pass of the idle reaper. Also forgets closed slots and unused conversation limits,
     /// so per-conversation sessions do not accumulate.
-    pub async fn reap_idle(&self, server_names: &HashMap<ServerId, String>, idle_timeout: Duration, close_within: Duration) {
+    pub async fn reap_idle(
+        &self,
+        server_names: &HashMap<ServerId, String>,
+        idle_timeout: Duration,
+        close_within: Duration,
+    ) {
         for slot in self.all_slots() {
-            let name = server_names.get(&slot.key.server_id).map(String::as_str).unwrap_or("unknown");
+            let name = server_names
+                .get(&slot.key.server_id)
+                .map(String::as_str)
+                .unwrap_or("unknown");
             slot.close_if_idle(name, idle_timeout, close_within).await;
         }
         {
-            let mut slots = self.slots.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            slots.retain(|_, slot| slot.status().state != SessionState::Closed || Arc::strong_count(slot) > 1);
+            let mut slots = self
+                .slots
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            slots.retain(|_, slot| {
+                slot.status().state != SessionState::Closed || Arc::strong_count(slot) > 1
+            });
         }
-        let mut limits = self.conversation_limits.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut limits = self
+            .conversation_limits
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         limits.retain(|_, semaphore| Arc::strong_count(semaphore) > 1);
     }
 
@@ -102,16 +161,27 @@ impl SessionRegistry {
     /// its transport is dropped.
     pub async fn shutdown(&self, server_names: &HashMap<ServerId, String>, deadline: Duration) {
         let slots: Vec<Arc<SessionSlot>> = {
-            let mut slots = self.slots.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut slots = self
+                .slots
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
             slots.drain().map(|(_, slot)| slot).collect()
         };
-        let per_session = deadline.saturating_sub(Duration::from_millis(500)).max(Duration::from_millis(100));
+        let per_session = deadline
+            .saturating_sub(Duration::from_millis(500))
+            .max(Duration::from_millis(100));
         let closing = futures::future::join_all(slots.iter().map(|slot| {
-            let name = server_names.get(&slot.key.server_id).cloned().unwrap_or_default();
+            let name = server_names
+                .get(&slot.key.server_id)
+                .cloned()
+                .unwrap_or_default();
             async move { slot.close(&name, per_session).await }
         }));
         if tokio::time::timeout(deadline, closing).await.is_err() {
-            tracing::warn!(?deadline, "some MCP sessions did not close in time; they are killed");
+            tracing::warn!(
+                ?deadline,
+                "some MCP sessions did not close in time; they are killed"
+            );
         }
     }
 }

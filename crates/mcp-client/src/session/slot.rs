@@ -24,6 +24,8 @@ struct SlotState {
     live: Option<Arc<LiveSession>>,
     last_error: Option<UpstreamError>,
     error_at: Option<Instant>,
+    /// The configuration that failed: a changed configuration is tried at once.
+    error_fingerprint: u64,
     changed_at: chrono::DateTime<chrono::Utc>,
 }
 
@@ -50,6 +52,7 @@ impl SessionSlot {
                 live: None,
                 last_error: None,
                 error_at: None,
+                error_fingerprint: 0,
                 changed_at: chrono::Utc::now(),
             }),
             start_lock: tokio::sync::Mutex::new(()),
@@ -57,8 +60,13 @@ impl SessionSlot {
     }
 
     fn inspect(&self, fingerprint: u64) -> Found {
-        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let Some(live) = state.live.clone() else { return Found::Nothing };
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let Some(live) = state.live.clone() else {
+            return Found::Nothing;
+        };
         if !live.is_alive() {
             state.live = None;
             state.set(SessionState::Idle);
@@ -87,7 +95,10 @@ impl SessionSlot {
     }
 
     /// The live session, starting it if needed.
-    pub async fn acquire(&self, context: &StartContext<'_>) -> Result<Arc<LiveSession>, UpstreamError> {
+    pub async fn acquire(
+        &self,
+        context: &StartContext<'_>,
+    ) -> Result<Arc<LiveSession>, UpstreamError> {
         if context.shutdown.is_cancelled() {
             return Err(UpstreamError::ShuttingDown);
         }
@@ -99,8 +110,12 @@ impl SessionSlot {
             return Ok(live);
         }
         {
-            let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut state = self
+                .state
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
             if state.state == SessionState::Error
+                && state.error_fingerprint == context.server.connection_fingerprint()
                 && let (Some(error), Some(error_at)) = (&state.last_error, state.error_at)
             {
                 let retry_delay = context.config.session_error_retry();
@@ -117,7 +132,10 @@ impl SessionSlot {
             outcome = start_with_retries(context) => outcome,
             () = context.shutdown.cancelled() => Err(UpstreamError::ShuttingDown),
         };
-        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         if state.state == SessionState::Closed {
             // Closed while starting (shutdown, server deleted): do not keep what was started.
             if let Ok(live) = outcome {
@@ -138,6 +156,7 @@ impl SessionSlot {
             Err(error) => {
                 state.last_error = Some(error.clone());
                 state.error_at = Some(Instant::now());
+                state.error_fingerprint = context.server.connection_fingerprint();
                 state.set(SessionState::Error);
                 Err(error)
             }
@@ -146,7 +165,10 @@ impl SessionSlot {
 
     /// Forgets an ERROR so the next use tries at once (manual sync, configuration change).
     pub fn clear_error(&self) {
-        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         if state.state == SessionState::Error {
             state.last_error = None;
             state.error_at = None;
@@ -156,17 +178,33 @@ impl SessionSlot {
 
     /// Marks the session dead after a call saw its connection drop, so the next use restarts.
     pub fn mark_failed(&self, live: &Arc<LiveSession>) {
-        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if state.live.as_ref().is_some_and(|current| Arc::ptr_eq(current, live)) && !live.is_alive() {
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if state
+            .live
+            .as_ref()
+            .is_some_and(|current| Arc::ptr_eq(current, live))
+            && !live.is_alive()
+        {
             state.live = None;
             state.set(SessionState::Idle);
         }
     }
 
     /// Closes the session if it has been idle (and without calls) for `idle_timeout`.
-    pub async fn close_if_idle(&self, server_name: &str, idle_timeout: Duration, close_within: Duration) -> bool {
+    pub async fn close_if_idle(
+        &self,
+        server_name: &str,
+        idle_timeout: Duration,
+        close_within: Duration,
+    ) -> bool {
         let retired = {
-            let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut state = self
+                .state
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
             match &state.live {
                 Some(live) if live.in_flight() == 0 && live.idle_for() >= idle_timeout => {
                     let live = state.live.take();
@@ -190,7 +228,10 @@ impl SessionSlot {
     /// Closes the session for good (shutdown, server deleted or deactivated).
     pub async fn close(&self, server_name: &str, close_within: Duration) {
         let live = {
-            let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut state = self
+                .state
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
             state.set(SessionState::Closed);
             state.live.take()
         };
@@ -201,7 +242,10 @@ impl SessionSlot {
     }
 
     pub fn status(&self) -> SessionStatus {
-        let state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let state = self
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let live = state.live.as_ref();
         let effective_state = match live {
             Some(live) if !live.is_alive() => SessionState::Error,
@@ -214,11 +258,19 @@ impl SessionSlot {
             since: state.changed_at,
             protocol_version: live.map(|live| live.description.protocol_version.clone()),
             in_flight: live.map(|live| live.in_flight()).unwrap_or(0),
-            process_id: live.and_then(|live| live.process.as_ref()).map(|process| process.process_group_id()),
-            last_error: state.last_error.as_ref().map(ToString::to_string).or_else(|| {
-                live.filter(|live| !live.is_alive())
-                    .map(|live| live.failure_detail().unwrap_or_else(|| "the connection closed".to_owned()))
-            }),
+            process_id: live
+                .and_then(|live| live.process.as_ref())
+                .map(|process| process.process_group_id()),
+            last_error: state
+                .last_error
+                .as_ref()
+                .map(ToString::to_string)
+                .or_else(|| {
+                    live.filter(|live| !live.is_alive()).map(|live| {
+                        live.failure_detail()
+                            .unwrap_or_else(|| "the connection closed".to_owned())
+                    })
+                }),
         }
     }
 }
@@ -234,7 +286,10 @@ async fn start_with_retries(context: &StartContext<'_>) -> Result<LiveSession, U
     let attempts = context.config.session_init_retries + 1;
     let mut last_error = UpstreamError::Initialize("no attempt was made".to_owned());
     for attempt in 1..=attempts {
-        let router = Arc::new(NotificationRouter::new(server.name.clone(), context.list_changed.clone()));
+        let router = Arc::new(NotificationRouter::new(
+            server.name.clone(),
+            context.list_changed.clone(),
+        ));
         let params = ConnectParams {
             server,
             config: context.config,
@@ -247,7 +302,11 @@ async fn start_with_retries(context: &StartContext<'_>) -> Result<LiveSession, U
         let started = Instant::now();
         match tokio::time::timeout(context.config.session_init_timeout(), connect(params)).await {
             Ok(Ok(live)) => {
-                context.versions.remember(&server.id, fingerprint, &live.description.protocol_version);
+                context.versions.remember(
+                    &server.id,
+                    fingerprint,
+                    &live.description.protocol_version,
+                );
                 metrics::session_started(&server.name, server.transport().as_str());
                 tracing::info!(
                     server = %server.name,

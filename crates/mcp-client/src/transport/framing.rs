@@ -154,12 +154,17 @@ mod tests {
 
     #[tokio::test]
     async fn splits_lines_and_caps_long_ones_without_buffering_them() {
-        let long = format!("{{\"jsonrpc\":\"2.0\",\"id\":42,\"result\":\"{}\"}}", "x".repeat(10_000));
+        let long = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":42,\"result\":\"{}\"}}",
+            "x".repeat(10_000)
+        );
         let input = format!("{{\"a\":1}}\r\n{long}\n{{\"b\":2}}\ntrailing-without-newline");
         let frames = frames(input.as_bytes(), 1000).await;
         assert_eq!(frames.len(), 3);
         assert_eq!(frames[0], Frame::Line(b"{\"a\":1}".to_vec()));
-        let Frame::Oversized { prefix } = &frames[1] else { panic!("expected oversized") };
+        let Frame::Oversized { prefix } = &frames[1] else {
+            panic!("expected oversized")
+        };
         assert!(prefix.len() <= OVERSIZED_PREFIX_BYTES);
         assert_eq!(top_level_id(prefix), Some(serde_json::json!(42)));
         assert_eq!(frames[2], Frame::Line(b"{\"b\":2}".to_vec()));
@@ -167,10 +172,20 @@ mod tests {
 
     #[test]
     fn finds_only_the_top_level_id() {
-        let nested_first = br#"{"result":{"content":[{"id":"inner"}]},"id":"outer","jsonrpc":"2.0"}"#;
+        let nested_first =
+            br#"{"result":{"content":[{"id":"inner"}]},"id":"outer","jsonrpc":"2.0"}"#;
         assert_eq!(top_level_id(nested_first), Some(serde_json::json!("outer")));
-        assert_eq!(top_level_id(br#"{"jsonrpc":"2.0", "id" : 7 , "result": {"#), Some(serde_json::json!(7)));
-        assert_eq!(top_level_id(br#"{"method":"notifications/progress","params":{"id":3"#), None);
-        assert_eq!(top_level_id(br#"{"key":"va\"lue","id":"a\"b"}"#), Some(serde_json::json!("a\"b")));
+        assert_eq!(
+            top_level_id(br#"{"jsonrpc":"2.0", "id" : 7 , "result": {"#),
+            Some(serde_json::json!(7))
+        );
+        assert_eq!(
+            top_level_id(br#"{"method":"notifications/progress","params":{"id":3"#),
+            None
+        );
+        assert_eq!(
+            top_level_id(br#"{"key":"va\"lue","id":"a\"b"}"#),
+            Some(serde_json::json!("a\"b"))
+        );
     }
 }

@@ -45,7 +45,12 @@ impl std::fmt::Debug for LegacySseTransport {
 
 impl LegacySseTransport {
     /// Opens the event stream and waits for the `endpoint` event (the caller bounds the wait).
-    pub(crate) async fn connect(endpoint: &RemoteEndpoint, http_client: &reqwest::Client, policy: &UrlPolicy, max_message_bytes: usize) -> Result<Self, UpstreamError> {
+    pub(crate) async fn connect(
+        endpoint: &RemoteEndpoint,
+        http_client: &reqwest::Client,
+        policy: &UrlPolicy,
+        max_message_bytes: usize,
+    ) -> Result<Self, UpstreamError> {
         policy.check_url(&endpoint.url, &["http", "https"])?;
         let headers: http::HeaderMap = super::streamable_http::header_map(&endpoint.headers)?
             .into_iter()
@@ -79,15 +84,26 @@ impl LegacySseTransport {
                 }
                 Ok(Some(_)) => continue,
                 Ok(None) => {
-                    return Err(UpstreamError::Connect("the event stream ended before its endpoint event".into()));
+                    return Err(UpstreamError::Connect(
+                        "the event stream ended before its endpoint event".into(),
+                    ));
                 }
-                Err(error) => return Err(UpstreamError::Connect(format!("reading the event stream failed: {error}"))),
+                Err(error) => {
+                    return Err(UpstreamError::Connect(format!(
+                        "reading the event stream failed: {error}"
+                    )));
+                }
             }
         };
 
         let (sender, incoming) = mpsc::channel(64);
         let stream_closed = CancellationToken::new();
-        tokio::spawn(read_events(events, sender, stream_closed.clone(), max_message_bytes));
+        tokio::spawn(read_events(
+            events,
+            sender,
+            stream_closed.clone(),
+            max_message_bytes,
+        ));
         Ok(Self {
             incoming,
             target: Arc::new(PostTarget {
@@ -102,10 +118,14 @@ impl LegacySseTransport {
 }
 
 /// Resolves the `endpoint` event against the SSE URL and holds it to the same origin.
-pub(crate) fn resolve_endpoint(sse_url: &Url, data: &str, policy: &UrlPolicy) -> Result<Url, UpstreamError> {
-    let endpoint = sse_url
-        .join(data)
-        .map_err(|error| UpstreamError::Protocol(format!("the endpoint event '{data}' is not a URL: {error}")))?;
+pub(crate) fn resolve_endpoint(
+    sse_url: &Url,
+    data: &str,
+    policy: &UrlPolicy,
+) -> Result<Url, UpstreamError> {
+    let endpoint = sse_url.join(data).map_err(|error| {
+        UpstreamError::Protocol(format!("the endpoint event '{data}' is not a URL: {error}"))
+    })?;
     let same_origin = endpoint.scheme() == sse_url.scheme()
         && endpoint.host_str() == sse_url.host_str()
         && endpoint.port_or_known_default() == sse_url.port_or_known_default();
@@ -119,7 +139,12 @@ pub(crate) fn resolve_endpoint(sse_url: &Url, data: &str, policy: &UrlPolicy) ->
     Ok(endpoint)
 }
 
-async fn read_events<R: tokio::io::AsyncBufRead + Unpin>(mut events: SseEventReader<R>, sender: mpsc::Sender<RxJsonRpcMessage<RoleClient>>, stream_closed: CancellationToken, max_message_bytes: usize) {
+async fn read_events<R: tokio::io::AsyncBufRead + Unpin>(
+    mut events: SseEventReader<R>,
+    sender: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
+    stream_closed: CancellationToken,
+    max_message_bytes: usize,
+) {
     loop {
         let item = tokio::select! {
             item = events.next_event() => item,
@@ -138,7 +163,10 @@ async fn read_events<R: tokio::io::AsyncBufRead + Unpin>(mut events: SseEventRea
             Ok(Some(SseItem::Event { .. })) => continue,
             Ok(Some(SseItem::Oversized { prefix })) => {
                 let Some(id) = top_level_id(&prefix) else {
-                    tracing::warn!(max_message_bytes, "dropping an oversized SSE event without a request id");
+                    tracing::warn!(
+                        max_message_bytes,
+                        "dropping an oversized SSE event without a request id"
+                    );
                     continue;
                 };
                 match serde_json::from_value(response_too_large_message(id, max_message_bytes)) {
@@ -162,7 +190,10 @@ async fn read_events<R: tokio::io::AsyncBufRead + Unpin>(mut events: SseEventRea
 impl Transport<RoleClient> for LegacySseTransport {
     type Error = UpstreamError;
 
-    fn send(&mut self, item: TxJsonRpcMessage<RoleClient>) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let target = self.target.clone();
         let stream_closed = self.stream_closed.clone();
         async move {
@@ -203,14 +234,21 @@ fn check_status(status: http::StatusCode, what: &str) -> Result<(), UpstreamErro
     if status.is_success() {
         Ok(())
     } else if status == http::StatusCode::UNAUTHORIZED || status == http::StatusCode::FORBIDDEN {
-        Err(UpstreamError::AuthRequired(format!("{what} answered HTTP {status}")))
+        Err(UpstreamError::AuthRequired(format!(
+            "{what} answered HTTP {status}"
+        )))
     } else if status == http::StatusCode::NOT_FOUND {
-        Err(UpstreamError::ConnectionLost(format!("{what} answered HTTP 404 (session not found)")))
+        Err(UpstreamError::ConnectionLost(format!(
+            "{what} answered HTTP 404 (session not found)"
+        )))
     } else {
-        Err(UpstreamError::Connect(format!("{what} answered HTTP {status}")))
+        Err(UpstreamError::Connect(format!(
+            "{what} answered HTTP {status}"
+        )))
     }
 }
 
 fn http_error(error: &reqwest::Error) -> UpstreamError {
-    crate::error::classify_chain(error, 0).unwrap_or_else(|| UpstreamError::Connect(crate::error::chain_message(error)))
+    crate::error::classify_chain(error, 0)
+        .unwrap_or_else(|| UpstreamError::Connect(crate::error::chain_message(error)))
 }

@@ -13,9 +13,14 @@ const KEPT_PREFIX_BYTES: usize = 4096;
 /// One dispatched event.
 #[derive(Debug, PartialEq, Eq)]
 pub enum SseItem {
-    Event { event: String, data: String },
+    Event {
+        event: String,
+        data: String,
+    },
     /// An event whose data exceeded the cap; `prefix` holds its first bytes.
-    Oversized { prefix: Vec<u8> },
+    Oversized {
+        prefix: Vec<u8>,
+    },
 }
 
 #[derive(Debug)]
@@ -100,7 +105,10 @@ mod tests {
     use super::*;
 
     async fn read_all(input: &str, cap: usize) -> Vec<SseItem> {
-        let mut reader = SseEventReader::new(tokio::io::BufReader::with_capacity(5, input.as_bytes()), cap);
+        let mut reader = SseEventReader::new(
+            tokio::io::BufReader::with_capacity(5, input.as_bytes()),
+            cap,
+        );
         let mut items = Vec::new();
         while let Some(item) = reader.next_event().await.unwrap() {
             items.push(item);
@@ -115,20 +123,40 @@ mod tests {
         assert_eq!(
             items,
             vec![
-                SseItem::Event { event: "endpoint".into(), data: "/messages?session_id=1".into() },
-                SseItem::Event { event: "message".into(), data: "{\"a\":\n1}".into() },
+                SseItem::Event {
+                    event: "endpoint".into(),
+                    data: "/messages?session_id=1".into()
+                },
+                SseItem::Event {
+                    event: "message".into(),
+                    data: "{\"a\":\n1}".into()
+                },
             ]
         );
     }
 
     #[tokio::test]
     async fn refuses_oversized_events_and_keeps_their_start() {
-        let big = format!("{{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":\"{}\"}}", "y".repeat(5000));
+        let big = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":\"{}\"}}",
+            "y".repeat(5000)
+        );
         let input = format!("event: message\ndata: {big}\n\ndata: {{\"ok\":true}}\n\n");
         let items = read_all(&input, 1000).await;
         assert_eq!(items.len(), 2);
-        let SseItem::Oversized { prefix } = &items[0] else { panic!("expected oversized") };
-        assert_eq!(super::super::framing::top_level_id(prefix), Some(serde_json::json!(5)));
-        assert_eq!(items[1], SseItem::Event { event: "message".into(), data: "{\"ok\":true}".into() });
+        let SseItem::Oversized { prefix } = &items[0] else {
+            panic!("expected oversized")
+        };
+        assert_eq!(
+            super::super::framing::top_level_id(prefix),
+            Some(serde_json::json!(5))
+        );
+        assert_eq!(
+            items[1],
+            SseItem::Event {
+                event: "message".into(),
+                data: "{\"ok\":true}".into()
+            }
+        );
     }
 }

@@ -10,17 +10,25 @@ use super::stdio_process::{ProcessGroup, spawn};
 use crate::config::StdioConfig;
 use crate::server::StdioCommand;
 use rmcp::RoleClient;
+use rmcp::model::{ClientNotification, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use std::collections::HashSet;
 use std::sync::Arc;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::{Mutex, mpsc};
 use tokio::task::JoinHandle;
 
+/// Ids of requests written and not yet answered. A response to any other id (a server
+/// answering twice, or printing stale output) is dropped here: rmcp would otherwise treat it
+/// as a protocol violation during the handshake.
+type PendingIds = Arc<std::sync::Mutex<HashSet<RequestId>>>;
+
 /// One stdio server session's transport. Dropping it kills the process group.
 pub struct StdioTransport {
     incoming: mpsc::Receiver<RxJsonRpcMessage<RoleClient>>,
+    pending: PendingIds,
     stdin: Arc<Mutex<Option<ChildStdin>>>,
     group: Arc<ProcessGroup>,
     reader_task: JoinHandle<()>,
@@ -35,14 +43,27 @@ impl std::fmt::Debug for StdioTransport {
 }
 
 impl StdioTransport {
-    pub(crate) fn spawn(server_name: &str, command: &StdioCommand, config: &StdioConfig, max_message_bytes: usize) -> std::io::Result<(Self, Arc<ProcessGroup>)> {
+    pub(crate) fn spawn(
+        server_name: &str,
+        command: &StdioCommand,
+        config: &StdioConfig,
+        max_message_bytes: usize,
+    ) -> std::io::Result<(Self, Arc<ProcessGroup>)> {
         let child = spawn(server_name, command, config)?;
         let (sender, incoming) = mpsc::channel(64);
-        let reader_task = tokio::spawn(read_messages(server_name.to_owned(), child.stdout, sender, max_message_bytes));
+        let pending = PendingIds::default();
+        let reader_task = tokio::spawn(read_messages(
+            server_name.to_owned(),
+            child.stdout,
+            sender,
+            pending.clone(),
+            max_message_bytes,
+        ));
         let group = child.group;
         Ok((
             Self {
                 incoming,
+                pending,
                 stdin: Arc::new(Mutex::new(Some(child.stdin))),
                 group: group.clone(),
                 reader_task,
@@ -52,8 +73,17 @@ impl StdioTransport {
     }
 }
 
-async fn read_messages(server_name: String, stdout: ChildStdout, sender: mpsc::Sender<RxJsonRpcMessage<RoleClient>>, max_message_bytes: usize) {
-    let mut reader = BoundedLineReader::new(BufReader::with_capacity(64 * 1024, stdout), max_message_bytes);
+async fn read_messages(
+    server_name: String,
+    stdout: ChildStdout,
+    sender: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
+    pending: PendingIds,
+    max_message_bytes: usize,
+) {
+    let mut reader = BoundedLineReader::new(
+        BufReader::with_capacity(64 * 1024, stdout),
+        max_message_bytes,
+    );
     loop {
         let message = match reader.next_frame().await {
             Ok(Some(Frame::Line(line))) => {
@@ -63,7 +93,8 @@ async fn read_messages(server_name: String, stdout: ChildStdout, sender: mpsc::S
                 match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(&line) {
                     Ok(message) => message,
                     Err(error) => {
-                        let preview = String::from_utf8_lossy(&line[..line.len().min(200)]).into_owned();
+                        let preview =
+                            String::from_utf8_lossy(&line[..line.len().min(200)]).into_owned();
                         tracing::warn!(server = %server_name, %error, %preview, "ignoring a line that is not a JSON-RPC message");
                         continue;
                     }
@@ -72,7 +103,8 @@ async fn read_messages(server_name: String, stdout: ChildStdout, sender: mpsc::S
             Ok(Some(Frame::Oversized { prefix })) => match top_level_id(&prefix) {
                 Some(id) => {
                     tracing::warn!(server = %server_name, %id, max_message_bytes, "refusing an oversized response");
-                    match serde_json::from_value(response_too_large_message(id, max_message_bytes)) {
+                    match serde_json::from_value(response_too_large_message(id, max_message_bytes))
+                    {
                         Ok(message) => message,
                         Err(_) => continue,
                     }
@@ -88,6 +120,21 @@ async fn read_messages(server_name: String, stdout: ChildStdout, sender: mpsc::S
                 break;
             }
         };
+        let answered = match &message {
+            JsonRpcMessage::Response(response) => Some(&response.id),
+            JsonRpcMessage::Error(error) => error.id.as_ref(),
+            _ => None,
+        };
+        if let Some(id) = answered {
+            let expected = pending
+                .lock()
+                .map(|mut pending| pending.remove(id))
+                .unwrap_or(true);
+            if !expected {
+                tracing::warn!(server = %server_name, %id, "ignoring a response to no pending request");
+                continue;
+            }
+        }
         if sender.send(message).await.is_err() {
             break;
         }
@@ -97,15 +144,38 @@ async fn read_messages(server_name: String, stdout: ChildStdout, sender: mpsc::S
 impl Transport<RoleClient> for StdioTransport {
     type Error = std::io::Error;
 
-    fn send(&mut self, item: TxJsonRpcMessage<RoleClient>) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let stdin = self.stdin.clone();
+        if let Ok(mut pending) = self.pending.lock() {
+            match &item {
+                JsonRpcMessage::Request(request) => {
+                    pending.insert(request.id.clone());
+                }
+                // An abandoned request will get no answer (or one nobody waits for).
+                JsonRpcMessage::Notification(notification) => {
+                    if let ClientNotification::CancelledNotification(cancelled) =
+                        &notification.notification
+                        && let Some(id) = &cancelled.params.request_id
+                    {
+                        pending.remove(id);
+                    }
+                }
+                _ => {}
+            }
+        }
         async move {
             let mut line = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
             line.push(b'\n');
             let mut guard = stdin.lock().await;
-            let writer = guard
-                .as_mut()
-                .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotConnected, "the server's stdin is closed"))?;
+            let writer = guard.as_mut().ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::NotConnected,
+                    "the server's stdin is closed",
+                )
+            })?;
             writer.write_all(&line).await?;
             writer.flush().await
         }

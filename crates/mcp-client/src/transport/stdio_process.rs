@@ -36,7 +36,11 @@ pub(crate) struct ProcessGroup {
     stopped: AtomicBool,
 }
 
-pub(crate) fn spawn(server_name: &str, command: &StdioCommand, config: &StdioConfig) -> std::io::Result<SpawnedChild> {
+pub(crate) fn spawn(
+    server_name: &str,
+    command: &StdioCommand,
+    config: &StdioConfig,
+) -> std::io::Result<SpawnedChild> {
     let mut process = Command::new(&command.command);
     process
         .args(&command.args)
@@ -58,10 +62,20 @@ pub(crate) fn spawn(server_name: &str, command: &StdioCommand, config: &StdioCon
     let mut child = process.spawn()?;
     let process_group_id = child
         .id()
-        .ok_or_else(|| std::io::Error::other("the child exited before its id was read"))? as i32;
-    let stdin = child.stdin.take().ok_or_else(|| std::io::Error::other("no stdin pipe"))?;
-    let stdout = child.stdout.take().ok_or_else(|| std::io::Error::other("no stdout pipe"))?;
-    let stderr = child.stderr.take().ok_or_else(|| std::io::Error::other("no stderr pipe"))?;
+        .ok_or_else(|| std::io::Error::other("the child exited before its id was read"))?
+        as i32;
+    let stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| std::io::Error::other("no stdin pipe"))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| std::io::Error::other("no stdout pipe"))?;
+    let stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| std::io::Error::other("no stderr pipe"))?;
 
     let (exit_sender, exit_status) = watch::channel(None);
     let server_label = server_name.to_owned();
@@ -69,7 +83,9 @@ pub(crate) fn spawn(server_name: &str, command: &StdioCommand, config: &StdioCon
         let status = child.wait().await;
         match &status {
             Ok(status) => tracing::debug!(server = %server_label, %status, "stdio server exited"),
-            Err(error) => tracing::warn!(server = %server_label, %error, "waiting for stdio server failed"),
+            Err(error) => {
+                tracing::warn!(server = %server_label, %error, "waiting for stdio server failed")
+            }
         }
         let _ = exit_sender.send(Some(status.unwrap_or_else(|_| failed_wait_status())));
     });
@@ -143,7 +159,9 @@ impl ProcessGroup {
     fn signal_group(&self, signal: Signal) {
         match killpg(Pid::from_raw(self.process_group_id), signal) {
             Ok(()) | Err(nix::errno::Errno::ESRCH) => {}
-            Err(error) => tracing::warn!(server = %self.server_name, %error, ?signal, "signalling the process group failed"),
+            Err(error) => {
+                tracing::warn!(server = %self.server_name, %error, ?signal, "signalling the process group failed")
+            }
         }
     }
 
@@ -154,10 +172,23 @@ impl ProcessGroup {
             .is_ok()
     }
 
+    /// Like [`Self::describe`], after giving a dying child a moment to be reaped (its stdout
+    /// closes just before its exit status is known).
+    pub async fn describe_settled(&self) -> Option<String> {
+        self.wait_for_exit(std::time::Duration::from_millis(500))
+            .await;
+        self.describe()
+    }
+
     /// "exited with exit status: 1; stderr: …" when the child is gone or wrote to stderr.
     pub fn describe(&self) -> Option<String> {
-        let exit = (*self.exit_status.borrow()).map(|status| format!("the process exited ({status})"));
-        let tail = self.stderr_tail.lock().map(|tail| tail.text()).unwrap_or_default();
+        let exit =
+            (*self.exit_status.borrow()).map(|status| format!("the process exited ({status})"));
+        let tail = self
+            .stderr_tail
+            .lock()
+            .map(|tail| tail.text())
+            .unwrap_or_default();
         let tail = (!tail.trim().is_empty()).then(|| format!("stderr: {}", tail.trim()));
         match (exit, tail) {
             (None, None) => None,
@@ -171,7 +202,13 @@ impl ProcessGroup {
 /// Forwards stderr lines to `tracing` (each cut to `line_bytes`, all within `budget_bytes`) and
 /// keeps the latest output for error messages. Reading continues past the budget so the child
 /// never blocks on a full pipe.
-async fn pump_stderr(server_name: String, stderr: ChildStderr, tail: Arc<Mutex<StderrTail>>, line_bytes: usize, budget_bytes: usize) {
+async fn pump_stderr(
+    server_name: String,
+    stderr: ChildStderr,
+    tail: Arc<Mutex<StderrTail>>,
+    line_bytes: usize,
+    budget_bytes: usize,
+) {
     let mut reader = BoundedLineReader::new(BufReader::new(stderr), line_bytes);
     let mut logged_bytes = 0usize;
     let mut dropped_bytes = 0usize;

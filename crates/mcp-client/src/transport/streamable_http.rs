@@ -3,9 +3,9 @@
 //! the message size cap, SSE resumption with `Last-Event-ID`, and transparent
 //! re-initialization when a stateful upstream answers `404 Session not found`.
 
+use crate::UpstreamError;
 use crate::server::RemoteEndpoint;
 use crate::url_policy::UrlPolicy;
-use crate::UpstreamError;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -34,19 +34,30 @@ pub(crate) fn connect(
     reconnect.base_duration = Duration::from_millis(500);
     reconnect.max_delay = Some(Duration::from_secs(30));
     config.retry_config = Arc::new(reconnect);
-    Ok(StreamableHttpClientTransport::with_client(http_client.clone(), config))
+    Ok(StreamableHttpClientTransport::with_client(
+        http_client.clone(),
+        config,
+    ))
 }
 
 /// Converts configured headers (validated at registration) into typed headers.
-pub(crate) fn header_map(headers: &std::collections::BTreeMap<String, String>) -> Result<HashMap<http::HeaderName, http::HeaderValue>, UpstreamError> {
+pub(crate) fn header_map(
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<HashMap<http::HeaderName, http::HeaderValue>, UpstreamError> {
     headers
         .iter()
         .map(|(name, value)| {
             let name = http::HeaderName::try_from(name.as_str()).map_err(|_| {
-                crate::server::ServerConfigError::new("headers", format!("'{name}' is not a valid header name"))
+                crate::server::ServerConfigError::new(
+                    "headers",
+                    format!("'{name}' is not a valid header name"),
+                )
             })?;
             let mut value = http::HeaderValue::try_from(value.as_str()).map_err(|_| {
-                crate::server::ServerConfigError::new("headers", format!("the value of '{name}' is not a valid header value"))
+                crate::server::ServerConfigError::new(
+                    "headers",
+                    format!("the value of '{name}' is not a valid header value"),
+                )
             })?;
             value.set_sensitive(true);
             Ok((name, value))

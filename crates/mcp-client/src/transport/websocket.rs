@@ -47,7 +47,11 @@ impl std::fmt::Debug for WebSocketTransport {
 }
 
 impl WebSocketTransport {
-    pub(crate) async fn connect(endpoint: &RemoteEndpoint, policy: &UrlPolicy, max_message_bytes: usize) -> Result<Self, UpstreamError> {
+    pub(crate) async fn connect(
+        endpoint: &RemoteEndpoint,
+        policy: &UrlPolicy,
+        max_message_bytes: usize,
+    ) -> Result<Self, UpstreamError> {
         let url = &endpoint.url;
         policy.check_url(url, &["ws", "wss"])?;
         let port = url
@@ -60,38 +64,61 @@ impl WebSocketTransport {
             None => return Err(UpstreamError::Connect("the URL has no host".into())),
         };
         let tcp = connect_first(&addresses).await?;
-        tcp.set_nodelay(true)
-            .map_err(|error| UpstreamError::Connect(format!("setting TCP_NODELAY failed: {error}")))?;
+        tcp.set_nodelay(true).map_err(|error| {
+            UpstreamError::Connect(format!("setting TCP_NODELAY failed: {error}"))
+        })?;
 
-        let mut request = url
-            .as_str()
-            .into_client_request()
-            .map_err(|error| UpstreamError::Connect(format!("invalid WebSocket request: {error}")))?;
+        let mut request = url.as_str().into_client_request().map_err(|error| {
+            UpstreamError::Connect(format!("invalid WebSocket request: {error}"))
+        })?;
         for (name, value) in super::streamable_http::header_map(&endpoint.headers)? {
             request.headers_mut().insert(name, value);
         }
         if let Some(api_key) = &endpoint.api_key {
-            let value = http::HeaderValue::try_from(format!("Bearer {api_key}"))
-                .map_err(|_| UpstreamError::Config(crate::server::ServerConfigError::new("api_key", "is not a valid bearer token")))?;
-            request.headers_mut().insert(http::header::AUTHORIZATION, value);
+            let value = http::HeaderValue::try_from(format!("Bearer {api_key}")).map_err(|_| {
+                UpstreamError::Config(crate::server::ServerConfigError::new(
+                    "api_key",
+                    "is not a valid bearer token",
+                ))
+            })?;
+            request
+                .headers_mut()
+                .insert(http::header::AUTHORIZATION, value);
         }
         let config = WebSocketConfig::default()
             .max_message_size(Some(max_message_bytes))
             .max_frame_size(Some(max_message_bytes));
-        let connector = if url.scheme() == "wss" { Connector::Rustls(tls_config()?) } else { Connector::Plain };
-        let (socket, _response) = tokio_tungstenite::client_async_tls_with_config(request, tcp, Some(config), Some(connector))
-            .await
-            .map_err(|error| match error {
-                WsError::Http(response) if matches!(response.status().as_u16(), 401 | 403) => {
-                    UpstreamError::AuthRequired(format!("the WebSocket upgrade answered HTTP {}", response.status()))
-                }
-                other => UpstreamError::Connect(format!("the WebSocket handshake failed: {other}")),
-            })?;
+        let connector = if url.scheme() == "wss" {
+            Connector::Rustls(tls_config()?)
+        } else {
+            Connector::Plain
+        };
+        let (socket, _response) = tokio_tungstenite::client_async_tls_with_config(
+            request,
+            tcp,
+            Some(config),
+            Some(connector),
+        )
+        .await
+        .map_err(|error| match error {
+            WsError::Http(response) if matches!(response.status().as_u16(), 401 | 403) => {
+                UpstreamError::AuthRequired(format!(
+                    "the WebSocket upgrade answered HTTP {}",
+                    response.status()
+                ))
+            }
+            other => UpstreamError::Connect(format!("the WebSocket handshake failed: {other}")),
+        })?;
 
         let (writer, reader) = socket.split();
         let (sender, incoming) = mpsc::channel(64);
         let in_flight = InFlight::default();
-        let reader_task = tokio::spawn(read_frames(reader, sender, in_flight.clone(), max_message_bytes));
+        let reader_task = tokio::spawn(read_frames(
+            reader,
+            sender,
+            in_flight.clone(),
+            max_message_bytes,
+        ));
         Ok(Self {
             incoming,
             writer: Arc::new(Mutex::new(writer)),
@@ -109,7 +136,9 @@ async fn connect_first(addresses: &[SocketAddr]) -> Result<TcpStream, UpstreamEr
             Err(error) => last_error = Some(format!("{address}: {error}")),
         }
     }
-    Err(UpstreamError::Connect(last_error.unwrap_or_else(|| "no address to connect to".into())))
+    Err(UpstreamError::Connect(
+        last_error.unwrap_or_else(|| "no address to connect to".into()),
+    ))
 }
 
 fn tls_config() -> Result<Arc<rustls::ClientConfig>, UpstreamError> {
@@ -123,7 +152,12 @@ fn tls_config() -> Result<Arc<rustls::ClientConfig>, UpstreamError> {
     Ok(Arc::new(config))
 }
 
-async fn read_frames(mut reader: SplitStream<Socket>, sender: mpsc::Sender<RxJsonRpcMessage<RoleClient>>, in_flight: InFlight, max_message_bytes: usize) {
+async fn read_frames(
+    mut reader: SplitStream<Socket>,
+    sender: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
+    in_flight: InFlight,
+    max_message_bytes: usize,
+) {
     while let Some(frame) = reader.next().await {
         let text = match frame {
             Ok(Message::Text(text)) => text.as_str().to_owned(),
@@ -132,10 +166,14 @@ async fn read_frames(mut reader: SplitStream<Socket>, sender: mpsc::Sender<RxJso
             Ok(_) => continue,
             Err(WsError::Capacity(error)) => {
                 tracing::warn!(%error, max_message_bytes, "the WebSocket server sent an oversized message; closing");
-                let waiting: Vec<RequestId> = in_flight.lock().map(|set| set.iter().cloned().collect()).unwrap_or_default();
+                let waiting: Vec<RequestId> = in_flight
+                    .lock()
+                    .map(|set| set.iter().cloned().collect())
+                    .unwrap_or_default();
                 if let [only] = waiting.as_slice()
                     && let Ok(id) = serde_json::to_value(only)
-                    && let Ok(message) = serde_json::from_value(response_too_large_message(id, max_message_bytes))
+                    && let Ok(message) =
+                        serde_json::from_value(response_too_large_message(id, max_message_bytes))
                 {
                     let _ = sender.send(message).await;
                 }
@@ -173,7 +211,10 @@ async fn read_frames(mut reader: SplitStream<Socket>, sender: mpsc::Sender<RxJso
 impl Transport<RoleClient> for WebSocketTransport {
     type Error = std::io::Error;
 
-    fn send(&mut self, item: TxJsonRpcMessage<RoleClient>) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let writer = self.writer.clone();
         let in_flight = self.in_flight.clone();
         async move {

@@ -4,7 +4,12 @@
 use crate::support::{interop, node22, repo_root};
 use std::process::Command;
 
-const CORE_SCENARIOS: [&str; 4] = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"];
+const CORE_SCENARIOS: [&str; 4] = [
+    "initialize",
+    "tools_call",
+    "elicitation-sep1034-client-defaults",
+    "sse-retry",
+];
 
 fn run_scenario(scenario: &str) -> (bool, String) {
     let output = Command::new(node22())
@@ -17,7 +22,11 @@ fn run_scenario(scenario: &str) -> (bool, String) {
         .current_dir(repo_root())
         .output()
         .expect("run the conformance suite");
-    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
     let passed = output.status.success()
         && text.contains("OVERALL: PASSED")
         && text.contains(" 0 failed, 0 warnings");
@@ -38,5 +47,9 @@ fn core_client_scenarios_pass() {
         CORE_SCENARIOS.len() - failures.len(),
         failures.len()
     );
-    assert!(failures.is_empty(), "failed scenarios:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "failed scenarios:\n{}",
+        failures.join("\n")
+    );
 }

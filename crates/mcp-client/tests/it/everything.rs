@@ -1,10 +1,14 @@
 //! `@modelcontextprotocol/server-everything` over stdio, Streamable HTTP and legacy SSE: sync,
 //! calls with every content kind, argument validation, progress, resources and prompts.
 
-use crate::support::{caller, client, context, everything_http, everything_sse, everything_stdio, remote_server};
+use crate::support::{
+    caller, client, context, everything_http, everything_sse, everything_stdio, remote_server,
+};
 use serde_json::json;
 use switchboard_core::{ToolDefinition, TransportKind};
-use switchboard_mcp_client::{CallEvent, CapabilitySnapshot, McpClient, ToolContent, UpstreamError, UpstreamServer};
+use switchboard_mcp_client::{
+    CallEvent, CapabilitySnapshot, McpClient, ToolContent, UpstreamError, UpstreamServer,
+};
 use tokio::sync::mpsc;
 
 fn tool<'a>(snapshot: &'a CapabilitySnapshot, name: &str) -> &'a ToolDefinition {
@@ -12,52 +16,123 @@ fn tool<'a>(snapshot: &'a CapabilitySnapshot, name: &str) -> &'a ToolDefinition 
         .tools
         .iter()
         .find(|tool| tool.name == name)
-        .unwrap_or_else(|| panic!("no tool {name} in {:?}", snapshot.tools.iter().map(|tool| &tool.name).collect::<Vec<_>>()))
+        .unwrap_or_else(|| {
+            panic!(
+                "no tool {name} in {:?}",
+                snapshot
+                    .tools
+                    .iter()
+                    .map(|tool| &tool.name)
+                    .collect::<Vec<_>>()
+            )
+        })
 }
 
 async fn exercise(client: &McpClient, server: &UpstreamServer) {
-    let snapshot = client.fetch_capabilities(server, &caller("alice")).await.unwrap();
-    assert_eq!(snapshot.server.name.as_deref(), Some("mcp-servers/everything"));
-    assert!(snapshot.server.offers_tools && snapshot.server.offers_prompts && snapshot.server.offers_resources);
+    let snapshot = client
+        .fetch_capabilities(server, &caller("alice"))
+        .await
+        .unwrap();
+    assert_eq!(
+        snapshot.server.name.as_deref(),
+        Some("mcp-servers/everything")
+    );
+    assert!(
+        snapshot.server.offers_tools
+            && snapshot.server.offers_prompts
+            && snapshot.server.offers_resources
+    );
     assert!(snapshot.tools.len() >= 10, "{} tools", snapshot.tools.len());
 
     let echo = client
-        .call_tool(server, tool(&snapshot, "echo"), json!({"message": "hello switchboard"}), &context("alice"))
+        .call_tool(
+            server,
+            tool(&snapshot, "echo"),
+            json!({"message": "hello switchboard"}),
+            &context("alice"),
+        )
         .await
         .unwrap();
     assert!(!echo.is_error);
-    assert!(echo.text_for_model().contains("hello switchboard"), "{echo:?}");
+    assert!(
+        echo.text_for_model().contains("hello switchboard"),
+        "{echo:?}"
+    );
 
     let sum = client
-        .call_tool(server, tool(&snapshot, "get-sum"), json!({"a": 2, "b": 40}), &context("alice"))
+        .call_tool(
+            server,
+            tool(&snapshot, "get-sum"),
+            json!({"a": 2, "b": 40}),
+            &context("alice"),
+        )
         .await
         .unwrap();
     assert!(sum.text_for_model().contains("42"), "{sum:?}");
 
     let invalid = client
-        .call_tool(server, tool(&snapshot, "get-sum"), json!({"a": "two"}), &context("alice"))
+        .call_tool(
+            server,
+            tool(&snapshot, "get-sum"),
+            json!({"a": "two"}),
+            &context("alice"),
+        )
         .await
         .unwrap_err();
-    let UpstreamError::InvalidArguments { details, .. } = &invalid else { panic!("{invalid:?}") };
-    assert!(details.iter().any(|detail| detail.contains("/a")), "{details:?}");
+    let UpstreamError::InvalidArguments { details, .. } = &invalid else {
+        panic!("{invalid:?}")
+    };
+    assert!(
+        details.iter().any(|detail| detail.contains("/a")),
+        "{details:?}"
+    );
 
     let image = client
-        .call_tool(server, tool(&snapshot, "get-tiny-image"), json!({}), &context("alice"))
+        .call_tool(
+            server,
+            tool(&snapshot, "get-tiny-image"),
+            json!({}),
+            &context("alice"),
+        )
         .await
         .unwrap();
-    assert!(image.content.iter().any(|block| matches!(block, ToolContent::Image { mime_type, .. } if mime_type == "image/png")));
+    assert!(image.content.iter().any(
+        |block| matches!(block, ToolContent::Image { mime_type, .. } if mime_type == "image/png")
+    ));
 
     let structured = client
-        .call_tool(server, tool(&snapshot, "get-structured-content"), json!({"location": "Chicago"}), &context("alice"))
+        .call_tool(
+            server,
+            tool(&snapshot, "get-structured-content"),
+            json!({"location": "Chicago"}),
+            &context("alice"),
+        )
         .await
         .unwrap();
-    assert!(structured.structured_content.as_ref().is_some_and(|value| value.get("temperature").is_some()), "{structured:?}");
+    assert!(
+        structured
+            .structured_content
+            .as_ref()
+            .is_some_and(|value| value.get("temperature").is_some()),
+        "{structured:?}"
+    );
 
     let links = client
-        .call_tool(server, tool(&snapshot, "get-resource-links"), json!({"count": 2}), &context("alice"))
+        .call_tool(
+            server,
+            tool(&snapshot, "get-resource-links"),
+            json!({"count": 2}),
+            &context("alice"),
+        )
         .await
         .unwrap();
-    assert!(links.content.iter().any(|block| matches!(block, ToolContent::ResourceLink { .. })), "{links:?}");
+    assert!(
+        links
+            .content
+            .iter()
+            .any(|block| matches!(block, ToolContent::ResourceLink { .. })),
+        "{links:?}"
+    );
 
     let (events, mut received) = mpsc::channel(32);
     let mut progress_context = context("alice");
@@ -74,8 +149,15 @@ async fn exercise(client: &McpClient, server: &UpstreamServer) {
     assert!(long.text_for_model().contains("completed"), "{long:?}");
     let mut progress = Vec::new();
     // Notifications are dispatched concurrently with the answer: give stragglers a moment.
-    while let Ok(Some(event)) = tokio::time::timeout(std::time::Duration::from_millis(300), received.recv()).await {
-        if let CallEvent::Progress { progress: value, total, .. } = event {
+    while let Ok(Some(event)) =
+        tokio::time::timeout(std::time::Duration::from_millis(300), received.recv()).await
+    {
+        if let CallEvent::Progress {
+            progress: value,
+            total,
+            ..
+        } = event
+        {
             assert_eq!(total, Some(4.0));
             progress.push(value);
         }
@@ -84,15 +166,26 @@ async fn exercise(client: &McpClient, server: &UpstreamServer) {
 
     assert!(!snapshot.resources.is_empty());
     let first = &snapshot.resources[0];
-    let contents = client.read_resource(server, &first.uri, &context("alice")).await.unwrap();
+    let contents = client
+        .read_resource(server, &first.uri, &context("alice"))
+        .await
+        .unwrap();
     assert_eq!(contents[0].uri, first.uri);
     assert!(contents[0].text.is_some() || contents[0].blob.is_some());
 
     let prompt = client
-        .get_prompt(server, "args-prompt", json!({"city": "Paris"}).as_object().unwrap().clone(), &context("alice"))
+        .get_prompt(
+            server,
+            "args-prompt",
+            json!({"city": "Paris"}).as_object().unwrap().clone(),
+            &context("alice"),
+        )
         .await
         .unwrap();
-    assert!(matches!(&prompt.messages[0].content, ToolContent::Text { text } if text.contains("Paris")), "{prompt:?}");
+    assert!(
+        matches!(&prompt.messages[0].content, ToolContent::Text { text } if text.contains("Paris")),
+        "{prompt:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -110,7 +203,11 @@ async fn everything_over_stdio() {
 async fn everything_over_streamable_http() {
     let peer = everything_http();
     let client = client();
-    let server = remote_server("everything", TransportKind::StreamableHttp, &format!("http://127.0.0.1:{}/mcp", peer.port));
+    let server = remote_server(
+        "everything",
+        TransportKind::StreamableHttp,
+        &format!("http://127.0.0.1:{}/mcp", peer.port),
+    );
     exercise(&client, &server).await;
     assert!(client.remembered_protocol_version(&server).is_some());
     client.shutdown().await;
@@ -120,8 +217,17 @@ async fn everything_over_streamable_http() {
 async fn everything_over_legacy_sse() {
     let peer = everything_sse();
     let client = client();
-    let server = remote_server("everything", TransportKind::Sse, &format!("http://127.0.0.1:{}/sse", peer.port));
+    let server = remote_server(
+        "everything",
+        TransportKind::Sse,
+        &format!("http://127.0.0.1:{}/sse", peer.port),
+    );
     exercise(&client, &server).await;
-    assert_eq!(client.session_statuses(&server.id)[0].protocol_version.as_deref(), Some("2025-11-25"));
+    assert_eq!(
+        client.session_statuses(&server.id)[0]
+            .protocol_version
+            .as_deref(),
+        Some("2025-11-25")
+    );
     client.shutdown().await;
 }

@@ -11,28 +11,68 @@ use switchboard_mcp_client::{CallEvent, ListChangeKind, McpClient, UpstreamServe
 use tokio::sync::mpsc;
 
 async fn exercise(client: &McpClient, server: &UpstreamServer) {
-    let snapshot = client.fetch_capabilities(server, &caller("bob")).await.unwrap();
+    let snapshot = client
+        .fetch_capabilities(server, &caller("bob"))
+        .await
+        .unwrap();
     // 6 hand-written tools + 25 generated, served 10 per page.
-    assert_eq!(snapshot.tools.len(), 31, "{:?}", snapshot.tools.iter().map(|tool| &tool.name).collect::<Vec<_>>());
-    assert!(snapshot.tools.iter().any(|tool| tool.name == "generated_24"));
+    assert_eq!(
+        snapshot.tools.len(),
+        31,
+        "{:?}",
+        snapshot
+            .tools
+            .iter()
+            .map(|tool| &tool.name)
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        snapshot
+            .tools
+            .iter()
+            .any(|tool| tool.name == "generated_24")
+    );
     assert_eq!(snapshot.resources.len(), 15);
     assert_eq!(snapshot.prompts.len(), 13);
-    let find = |name: &str| snapshot.tools.iter().find(|tool| tool.name == name).unwrap().clone();
+    let find = |name: &str| {
+        snapshot
+            .tools
+            .iter()
+            .find(|tool| tool.name == name)
+            .unwrap()
+            .clone()
+    };
 
-    let sum = client.call_tool(server, &find("add"), json!({"a": 1.5, "b": 2}), &context("bob")).await.unwrap();
+    let sum = client
+        .call_tool(
+            server,
+            &find("add"),
+            json!({"a": 1.5, "b": 2}),
+            &context("bob"),
+        )
+        .await
+        .unwrap();
     assert_eq!(sum.text_for_model(), "3.5");
 
     let (events, mut received) = mpsc::channel(64);
     let mut with_events = context("bob");
     with_events.events = Some(events);
-    let slow = client.call_tool(server, &find("slow"), json!({"seconds": 0.6}), &with_events).await.unwrap();
+    let slow = client
+        .call_tool(server, &find("slow"), json!({"seconds": 0.6}), &with_events)
+        .await
+        .unwrap();
     assert!(slow.text_for_model().contains("slept"));
-    let logged = client.call_tool(server, &find("log_and_answer"), json!({}), &with_events).await.unwrap();
+    let logged = client
+        .call_tool(server, &find("log_and_answer"), json!({}), &with_events)
+        .await
+        .unwrap();
     assert_eq!(logged.text_for_model(), "logged");
     // Notifications are dispatched concurrently with the answer: give stragglers a moment.
     let mut progress_count = 0;
     let mut logs = Vec::new();
-    while let Ok(Some(event)) = tokio::time::timeout(Duration::from_millis(300), received.recv()).await {
+    while let Ok(Some(event)) =
+        tokio::time::timeout(Duration::from_millis(300), received.recv()).await
+    {
         match event {
             CallEvent::Progress { message, .. } => {
                 progress_count += 1;
@@ -42,12 +82,23 @@ async fn exercise(client: &McpClient, server: &UpstreamServer) {
         }
     }
     assert_eq!(progress_count, 3);
-    assert_eq!(logs, vec![("info".to_owned(), json!("the fixture is working"))]);
+    assert_eq!(
+        logs,
+        vec![("info".to_owned(), json!("the fixture is working"))]
+    );
 
-    let item = client.read_resource(server, "fixture://item/7", &context("bob")).await.unwrap();
+    let item = client
+        .read_resource(server, "fixture://item/7", &context("bob"))
+        .await
+        .unwrap();
     assert_eq!(item[0].text.as_deref(), Some("contents of item 7"));
     let prompt = client
-        .get_prompt(server, "greet", json!({"name": "Ada"}).as_object().unwrap().clone(), &context("bob"))
+        .get_prompt(
+            server,
+            "greet",
+            json!({"name": "Ada"}).as_object().unwrap().clone(),
+            &context("bob"),
+        )
         .await
         .unwrap();
     assert!(serde_json::to_string(&prompt).unwrap().contains("Ada"));
@@ -56,15 +107,44 @@ async fn exercise(client: &McpClient, server: &UpstreamServer) {
 async fn list_changed_is_reported(client: &McpClient, server: &UpstreamServer) {
     let changes: Arc<Mutex<Vec<(ServerId, ListChangeKind)>>> = Arc::default();
     let recorded = changes.clone();
-    client.on_list_changed(Arc::new(move |server_id, kind| recorded.lock().unwrap().push((server_id.clone(), kind))));
+    client.on_list_changed(Arc::new(move |server_id, kind| {
+        recorded.lock().unwrap().push((server_id.clone(), kind))
+    }));
     // The handler applies to sessions started after it was set.
     client.close_server(&server.id).await;
-    let snapshot = client.fetch_capabilities(server, &caller("bob")).await.unwrap();
-    let add_tool = snapshot.tools.iter().find(|tool| tool.name == "add_tool").unwrap();
-    client.call_tool(server, add_tool, json!({"name": "fresh_tool"}), &context("bob")).await.unwrap();
-    assert!(eventually(Duration::from_secs(5), || !changes.lock().unwrap().is_empty()).await);
-    assert_eq!(changes.lock().unwrap()[0], (server.id.clone(), ListChangeKind::Tools));
-    let resynced = client.fetch_capabilities(server, &caller("bob")).await.unwrap();
+    let snapshot = client
+        .fetch_capabilities(server, &caller("bob"))
+        .await
+        .unwrap();
+    let add_tool = snapshot
+        .tools
+        .iter()
+        .find(|tool| tool.name == "add_tool")
+        .unwrap();
+    client
+        .call_tool(
+            server,
+            add_tool,
+            json!({"name": "fresh_tool"}),
+            &context("bob"),
+        )
+        .await
+        .unwrap();
+    assert!(
+        eventually(Duration::from_secs(5), || !changes
+            .lock()
+            .unwrap()
+            .is_empty())
+        .await
+    );
+    assert_eq!(
+        changes.lock().unwrap()[0],
+        (server.id.clone(), ListChangeKind::Tools)
+    );
+    let resynced = client
+        .fetch_capabilities(server, &caller("bob"))
+        .await
+        .unwrap();
     assert!(resynced.tools.iter().any(|tool| tool.name == "fresh_tool"));
 }
 
@@ -72,7 +152,11 @@ async fn list_changed_is_reported(client: &McpClient, server: &UpstreamServer) {
 async fn fastmcp_over_streamable_http() {
     let peer = fastmcp("streamable-http", free_port());
     let client = client();
-    let server = remote_server("py_http", TransportKind::StreamableHttp, &format!("http://127.0.0.1:{}/mcp", peer.port));
+    let server = remote_server(
+        "py_http",
+        TransportKind::StreamableHttp,
+        &format!("http://127.0.0.1:{}/mcp", peer.port),
+    );
     exercise(&client, &server).await;
     list_changed_is_reported(&client, &server).await;
     client.shutdown().await;
@@ -82,7 +166,11 @@ async fn fastmcp_over_streamable_http() {
 async fn fastmcp_over_legacy_sse() {
     let peer = fastmcp("sse", free_port());
     let client = client();
-    let server = remote_server("py_sse", TransportKind::Sse, &format!("http://127.0.0.1:{}/sse", peer.port));
+    let server = remote_server(
+        "py_sse",
+        TransportKind::Sse,
+        &format!("http://127.0.0.1:{}/sse", peer.port),
+    );
     exercise(&client, &server).await;
     list_changed_is_reported(&client, &server).await;
     client.shutdown().await;
@@ -93,16 +181,34 @@ async fn a_restarted_upstream_is_reinitialized_transparently() {
     let port = free_port();
     let mut peer = fastmcp("streamable-http", port);
     let client = client();
-    let server = remote_server("py_restart", TransportKind::StreamableHttp, &format!("http://127.0.0.1:{port}/mcp"));
-    let snapshot = client.fetch_capabilities(&server, &caller("bob")).await.unwrap();
-    let add = snapshot.tools.iter().find(|tool| tool.name == "add").unwrap().clone();
-    client.call_tool(&server, &add, json!({"a": 1, "b": 1}), &context("bob")).await.unwrap();
+    let server = remote_server(
+        "py_restart",
+        TransportKind::StreamableHttp,
+        &format!("http://127.0.0.1:{port}/mcp"),
+    );
+    let snapshot = client
+        .fetch_capabilities(&server, &caller("bob"))
+        .await
+        .unwrap();
+    let add = snapshot
+        .tools
+        .iter()
+        .find(|tool| tool.name == "add")
+        .unwrap()
+        .clone();
+    client
+        .call_tool(&server, &add, json!({"a": 1, "b": 1}), &context("bob"))
+        .await
+        .unwrap();
     let session_before = client.session_statuses(&server.id);
 
     // A new server process knows nothing of our session: it answers 404 Session not found.
     peer.kill();
     let _restarted = fastmcp("streamable-http", port);
-    let answer = client.call_tool(&server, &add, json!({"a": 2, "b": 2}), &context("bob")).await.unwrap();
+    let answer = client
+        .call_tool(&server, &add, json!({"a": 2, "b": 2}), &context("bob"))
+        .await
+        .unwrap();
     assert_eq!(answer.text_for_model(), "4.0");
     // The same session carried on: rmcp re-initialized underneath, our slot did not restart.
     assert_eq!(client.session_statuses(&server.id), session_before);

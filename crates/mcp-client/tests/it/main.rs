@@ -5,6 +5,9 @@
 mod conformance;
 mod everything;
 mod fastmcp;
+mod faults;
 mod filesystem;
-mod websocket;
+mod lifecycle;
 mod support;
+mod url_policy;
+mod websocket;

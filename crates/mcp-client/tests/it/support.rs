@@ -9,11 +9,15 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use switchboard_core::{ServerId, SessionScope, TransportKind, UserId, WorkspaceId};
 use switchboard_mcp_client::{
-    CallContext, Caller, McpClient, McpClientConfig, RemoteEndpoint, StdioCommand, UpstreamEndpoint, UpstreamServer,
+    CallContext, Caller, McpClient, McpClientConfig, RemoteEndpoint, StdioCommand,
+    UpstreamEndpoint, UpstreamServer,
 };
 
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 fn require(path: PathBuf) -> PathBuf {
@@ -30,7 +34,11 @@ pub fn interop(relative: &str) -> PathBuf {
 }
 
 pub fn fixture(name: &str) -> PathBuf {
-    require(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name))
+    require(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name),
+    )
 }
 
 /// The machine's Node (reference servers run on it).
@@ -56,7 +64,11 @@ pub fn filesystem_js() -> PathBuf {
 }
 
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// A peer process in its own process group, killed (group and all) on drop.
@@ -68,7 +80,11 @@ pub struct Peer {
 impl Peer {
     pub fn start(mut command: Command, port: u16) -> Peer {
         use std::os::unix::process::CommandExt;
-        command.process_group(0).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        command
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
         let child = command.spawn().expect("start peer");
         let peer = Peer { child, port };
         peer.wait_until_listening();
@@ -87,7 +103,10 @@ impl Peer {
     }
 
     pub fn kill(&mut self) {
-        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(self.child.id() as i32), nix::sys::signal::Signal::SIGKILL);
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
         let _ = self.child.wait();
     }
 }
@@ -124,7 +143,10 @@ pub fn everything_sse() -> Peer {
 
 pub fn fastmcp(transport: &str, port: u16) -> Peer {
     let mut command = Command::new(python());
-    command.arg(fixture("fastmcp_server.py")).arg(transport).arg(port.to_string());
+    command
+        .arg(fixture("fastmcp_server.py"))
+        .arg(transport)
+        .arg(port.to_string());
     Peer::start(command, port)
 }
 
@@ -207,12 +229,20 @@ pub fn context(user: &str) -> CallContext {
 pub fn processes_in_group(group: i32) -> Vec<i32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
         // Fields after the parenthesised command: state ppid pgrp …
-        let Some(rest) = stat.rsplit_once(')').map(|(_, rest)| rest) else { continue };
+        let Some(rest) = stat.rsplit_once(')').map(|(_, rest)| rest) else {
+            continue;
+        };
         let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.get(2).and_then(|pgrp| pgrp.parse::<i32>().ok()) == Some(group) && fields.first() != Some(&"Z") {
+        if fields.get(2).and_then(|pgrp| pgrp.parse::<i32>().ok()) == Some(group)
+            && fields.first() != Some(&"Z")
+        {
             found.push(pid);
         }
     }

@@ -5,13 +5,16 @@
 use crate::support::{caller, context, init_tracing, quick_config, remote_server};
 use futures::{SinkExt, StreamExt};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult, PaginatedRequestParams, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult,
+    PaginatedRequestParams, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::json;
 use switchboard_core::TransportKind;
-use switchboard_mcp_client::{McpClient, McpClientConfig, RemoteEndpoint, UpstreamEndpoint, UpstreamError};
+use switchboard_mcp_client::{
+    McpClient, McpClientConfig, RemoteEndpoint, UpstreamEndpoint, UpstreamError,
+};
 use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
@@ -32,8 +35,15 @@ impl ServerHandler for WebSocketFixture {
         .unwrap()
     }
 
-    async fn list_tools(&self, request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
-        let start: usize = request.and_then(|request| request.cursor).map(|cursor| cursor.parse().unwrap()).unwrap_or(0);
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let start: usize = request
+            .and_then(|request| request.cursor)
+            .map(|cursor| cursor.parse().unwrap())
+            .unwrap_or(0);
         let end = (start + 3).min(TOOL_COUNT);
         let tools: Vec<Tool> = (start..end)
             .map(|index| {
@@ -50,14 +60,28 @@ impl ServerHandler for WebSocketFixture {
         Ok(serde_json::from_value(json!({"tools": tools, "nextCursor": next_cursor})).unwrap())
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, _context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.unwrap_or_default();
         let text = match request.name.as_ref() {
-            "echo" => arguments.get("text").and_then(|text| text.as_str()).unwrap_or_default().to_owned(),
-            "huge" => "z".repeat(arguments.get("size").and_then(|size| size.as_u64()).unwrap_or(0) as usize),
+            "echo" => arguments
+                .get("text")
+                .and_then(|text| text.as_str())
+                .unwrap_or_default()
+                .to_owned(),
+            "huge" => "z".repeat(
+                arguments
+                    .get("size")
+                    .and_then(|size| size.as_u64())
+                    .unwrap_or(0) as usize,
+            ),
             other => format!("called {other}"),
         };
-        let result: CallToolResult = serde_json::from_value(json!({"content": [{"type": "text", "text": text}]})).unwrap();
+        let result: CallToolResult =
+            serde_json::from_value(json!({"content": [{"type": "text", "text": text}]})).unwrap();
         Ok(CallToolResponse::Complete(result))
     }
 }
@@ -68,33 +92,45 @@ async fn start_server() -> u16 {
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
         loop {
-            let Ok((tcp, _)) = listener.accept().await else { return };
+            let Ok((tcp, _)) = listener.accept().await else {
+                return;
+            };
             tokio::spawn(async move {
-                let check = |request: &Request, response: Response| -> Result<Response, ErrorResponse> {
-                    let authorized = request
-                        .headers()
-                        .get("authorization")
-                        .is_some_and(|value| value == format!("Bearer {TOKEN}").as_str());
-                    if authorized {
-                        Ok(response)
-                    } else {
-                        let mut refusal = ErrorResponse::new(Some("missing token".into()));
-                        *refusal.status_mut() = http::StatusCode::UNAUTHORIZED;
-                        Err(refusal)
-                    }
+                // The handshake callback's signature is tungstenite's, large error and all.
+                #[allow(clippy::result_large_err)]
+                let check =
+                    |request: &Request, response: Response| -> Result<Response, ErrorResponse> {
+                        let authorized = request
+                            .headers()
+                            .get("authorization")
+                            .is_some_and(|value| value == format!("Bearer {TOKEN}").as_str());
+                        if authorized {
+                            Ok(response)
+                        } else {
+                            let mut refusal = ErrorResponse::new(Some("missing token".into()));
+                            *refusal.status_mut() = http::StatusCode::UNAUTHORIZED;
+                            Err(refusal)
+                        }
+                    };
+                let Ok(socket) = tokio_tungstenite::accept_hdr_async(tcp, check).await else {
+                    return;
                 };
-                let Ok(socket) = tokio_tungstenite::accept_hdr_async(tcp, check).await else { return };
                 let (sink, stream) = socket.split();
                 let stream = stream.filter_map(|frame| async move {
                     match frame {
-                        Ok(Message::Text(text)) => serde_json::from_str::<RxJsonRpcMessage<RoleServer>>(text.as_str()).ok(),
+                        Ok(Message::Text(text)) => {
+                            serde_json::from_str::<RxJsonRpcMessage<RoleServer>>(text.as_str()).ok()
+                        }
                         _ => None,
                     }
                 });
                 let sink = sink.with(|message: TxJsonRpcMessage<RoleServer>| async move {
                     Ok::<_, WsError>(Message::text(serde_json::to_string(&message).unwrap()))
                 });
-                if let Ok(running) = WebSocketFixture.serve((Box::pin(sink), Box::pin(stream))).await {
+                if let Ok(running) = WebSocketFixture
+                    .serve((Box::pin(sink), Box::pin(stream)))
+                    .await
+                {
                     let _ = running.waiting().await;
                 }
             });
@@ -104,7 +140,11 @@ async fn start_server() -> u16 {
 }
 
 fn ws_server(port: u16, token: Option<&str>) -> switchboard_mcp_client::UpstreamServer {
-    let mut server = remote_server("ws", TransportKind::Websocket, &format!("ws://127.0.0.1:{port}/mcp"));
+    let mut server = remote_server(
+        "ws",
+        TransportKind::Websocket,
+        &format!("ws://127.0.0.1:{port}/mcp"),
+    );
     if let UpstreamEndpoint::Remote(RemoteEndpoint { api_key, .. }) = &mut server.endpoint {
         *api_key = token.map(str::to_owned);
     }
@@ -122,23 +162,71 @@ async fn websocket_transport_end_to_end() {
     let client = McpClient::new(config).unwrap();
     let server = ws_server(port, Some(TOKEN));
 
-    let snapshot = client.fetch_capabilities(&server, &caller("dave")).await.unwrap();
+    let snapshot = client
+        .fetch_capabilities(&server, &caller("dave"))
+        .await
+        .unwrap();
     assert_eq!(snapshot.tools.len(), TOOL_COUNT, "all pages");
     assert_eq!(snapshot.server.name.as_deref(), Some("websocket-fixture"));
     // rmcp's server speaks 2026-07-28: the probe found it, and later connects reuse it.
     assert_eq!(snapshot.server.protocol_version, "2026-07-28");
-    assert_eq!(client.remembered_protocol_version(&server).as_deref(), Some("2026-07-28"));
-    let find = |name: &str| snapshot.tools.iter().find(|tool| tool.name == name).unwrap().clone();
+    assert_eq!(
+        client.remembered_protocol_version(&server).as_deref(),
+        Some("2026-07-28")
+    );
+    let find = |name: &str| {
+        snapshot
+            .tools
+            .iter()
+            .find(|tool| tool.name == name)
+            .unwrap()
+            .clone()
+    };
 
-    let echo = client.call_tool(&server, &find("echo"), json!({"text": "over websocket"}), &context("dave")).await.unwrap();
+    let echo = client
+        .call_tool(
+            &server,
+            &find("echo"),
+            json!({"text": "over websocket"}),
+            &context("dave"),
+        )
+        .await
+        .unwrap();
     assert_eq!(echo.text_for_model(), "over websocket");
 
-    let fits = client.call_tool(&server, &find("huge"), json!({"size": 1000}), &context("dave")).await.unwrap();
+    let fits = client
+        .call_tool(
+            &server,
+            &find("huge"),
+            json!({"size": 1000}),
+            &context("dave"),
+        )
+        .await
+        .unwrap();
     assert_eq!(fits.text_for_model().len(), 1000);
-    let refused = client.call_tool(&server, &find("huge"), json!({"size": 200_000}), &context("dave")).await.unwrap_err();
-    assert!(matches!(refused, UpstreamError::ResponseTooLarge { limit: 65536 }), "{refused:?}");
+    let refused = client
+        .call_tool(
+            &server,
+            &find("huge"),
+            json!({"size": 200_000}),
+            &context("dave"),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, UpstreamError::ResponseTooLarge { limit: 65536 }),
+        "{refused:?}"
+    );
     // The oversized frame ended that connection; the next call gets a new one.
-    let again = client.call_tool(&server, &find("echo"), json!({"text": "still here"}), &context("dave")).await.unwrap();
+    let again = client
+        .call_tool(
+            &server,
+            &find("echo"),
+            json!({"text": "still here"}),
+            &context("dave"),
+        )
+        .await
+        .unwrap();
     assert_eq!(again.text_for_model(), "still here");
     client.shutdown().await;
 }
@@ -147,8 +235,14 @@ async fn websocket_transport_end_to_end() {
 async fn websocket_refused_credentials_mean_needs_auth() {
     let port = start_server().await;
     let client = McpClient::new(quick_config()).unwrap();
-    let error = client.fetch_capabilities(&ws_server(port, Some("wrong")), &caller("dave")).await.unwrap_err();
+    let error = client
+        .fetch_capabilities(&ws_server(port, Some("wrong")), &caller("dave"))
+        .await
+        .unwrap_err();
     assert_eq!(error.code(), "needs_auth", "{error}");
-    let report = client.test_connection(&ws_server(port, Some(TOKEN))).await.unwrap();
+    let report = client
+        .test_connection(&ws_server(port, Some(TOKEN)))
+        .await
+        .unwrap();
     assert_eq!(report.tool_count, TOOL_COUNT);
 }

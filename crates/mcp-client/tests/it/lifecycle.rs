@@ -1,0 +1,262 @@
+//! Session lifecycle through real stdio children: no orphan processes after shutdown or after a
+//! server is removed (even a child that ignores stdin EOF and SIGTERM and has a grandchild),
+//! idle timeout, restart of a dead session on next use, session scopes, the environment a
+//! child gets, and a failing start explained with the child's stderr.
+
+use crate::faults::{lines, misbehaving, tool};
+use crate::support::{
+    caller, client, context, eventually, everything_stdio, processes_in_group, quick_config,
+};
+use serde_json::json;
+use std::time::{Duration, Instant};
+use switchboard_core::{ConversationId, SessionScope, SessionState};
+use switchboard_mcp_client::{
+    CallContext, Caller, McpClient, McpClientConfig, StdioConfig, UpstreamEndpoint,
+};
+
+fn fast_exit_config() -> McpClientConfig {
+    McpClientConfig {
+        stdio: StdioConfig {
+            graceful_exit_secs: 1,
+            ..StdioConfig::default()
+        },
+        ..quick_config()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_leaves_no_orphans_even_from_a_stubborn_child() {
+    let client = McpClient::new(fast_exit_config()).unwrap();
+    let server = misbehaving("stubborn", "stubborn", &[]);
+    client
+        .call_tool(&server, &tool("work"), json!({}), &context("fay"))
+        .await
+        .unwrap();
+    let group = client.session_statuses(&server.id)[0].process_id.unwrap();
+    assert!(
+        eventually(Duration::from_secs(5), || processes_in_group(group).len()
+            >= 2)
+        .await,
+        "the child and its grandchild run in the session's process group"
+    );
+
+    let started = Instant::now();
+    client.shutdown().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "shutdown took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        eventually(Duration::from_secs(2), || processes_in_group(group)
+            .is_empty())
+        .await,
+        "left behind: {:?}",
+        processes_in_group(group)
+    );
+    let error = client
+        .call_tool(&server, &tool("work"), json!({}), &context("fay"))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "shutting_down");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removing_a_server_stops_its_children() {
+    let client = McpClient::new(fast_exit_config()).unwrap();
+    let mut server = misbehaving("per_user", "stubborn", &[]);
+    server.session_scope = SessionScope::PerUser;
+    for user in ["fay", "gus"] {
+        client
+            .call_tool(&server, &tool("work"), json!({}), &context(user))
+            .await
+            .unwrap();
+    }
+    let groups: Vec<i32> = client
+        .session_statuses(&server.id)
+        .iter()
+        .filter_map(|status| status.process_id)
+        .collect();
+    assert_eq!(groups.len(), 2, "one session per user");
+    assert_ne!(groups[0], groups[1]);
+    client.close_server(&server.id).await;
+    for group in groups {
+        assert!(
+            eventually(Duration::from_secs(2), || processes_in_group(group)
+                .is_empty())
+            .await
+        );
+    }
+    assert!(client.session_statuses(&server.id).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_sessions_close_and_dead_ones_restart_on_next_use() {
+    let config = McpClientConfig {
+        session_idle_timeout_secs: 1,
+        ..fast_exit_config()
+    };
+    let client = McpClient::new(config).unwrap();
+    let server = misbehaving("idle", "normal", &[]);
+    client
+        .call_tool(&server, &tool("work"), json!({}), &context("fay"))
+        .await
+        .unwrap();
+    let group = client.session_statuses(&server.id)[0].process_id.unwrap();
+    assert!(
+        eventually(Duration::from_secs(5), || client
+            .session_statuses(&server.id)
+            .is_empty()
+            || client.session_statuses(&server.id)[0].state
+                == SessionState::Closed)
+        .await,
+        "idle session closed"
+    );
+    assert!(
+        eventually(Duration::from_secs(3), || processes_in_group(group)
+            .is_empty())
+        .await
+    );
+
+    // Restarted on demand; then killed from outside; the next call notices and restarts.
+    client
+        .call_tool(&server, &tool("work"), json!({}), &context("fay"))
+        .await
+        .unwrap();
+    let group = client.session_statuses(&server.id)[0].process_id.unwrap();
+    nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(group),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    assert!(
+        eventually(Duration::from_secs(3), || client
+            .session_statuses(&server.id)[0]
+            .state
+            == SessionState::Error)
+        .await
+    );
+    let result = client
+        .call_tool(&server, &tool("work"), json!({}), &context("fay"))
+        .await
+        .unwrap();
+    assert!(result.text_for_model().starts_with("worked"));
+    assert_ne!(
+        client.session_statuses(&server.id)[0].process_id,
+        Some(group)
+    );
+    client.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_conversation_sessions_do_not_share_state() {
+    let client = McpClient::new(fast_exit_config()).unwrap();
+    let mut server = misbehaving("browser", "normal", &[]);
+    server.session_scope = SessionScope::PerConversation;
+    let in_conversation = |conversation: &str| {
+        CallContext::new(Caller {
+            user_id: "fay".into(),
+            conversation_id: Some(ConversationId::from(conversation)),
+        })
+    };
+    let first = client
+        .call_tool(&server, &tool("work"), json!({}), &in_conversation("c1"))
+        .await
+        .unwrap();
+    let second = client
+        .call_tool(&server, &tool("work"), json!({}), &in_conversation("c2"))
+        .await
+        .unwrap();
+    let again = client
+        .call_tool(&server, &tool("work"), json!({}), &in_conversation("c1"))
+        .await
+        .unwrap();
+    assert_ne!(
+        first.text_for_model(),
+        second.text_for_model(),
+        "different processes"
+    );
+    assert_eq!(
+        first.text_for_model(),
+        again.text_for_model(),
+        "same conversation, same process"
+    );
+    assert_eq!(client.session_statuses(&server.id).len(), 2);
+    client.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn children_get_only_allowlisted_and_configured_environment() {
+    let client = client();
+    let mut server = everything_stdio("envcheck");
+    if let UpstreamEndpoint::Stdio(command) = &mut server.endpoint {
+        command
+            .env
+            .insert("SWITCHBOARD_CONFIGURED".into(), "yes".into());
+    }
+    let snapshot = client
+        .fetch_capabilities(&server, &caller("fay"))
+        .await
+        .unwrap();
+    let get_env = snapshot
+        .tools
+        .iter()
+        .find(|tool| tool.name == "get-env")
+        .unwrap();
+    let result = client
+        .call_tool(&server, get_env, json!({}), &context("fay"))
+        .await
+        .unwrap();
+    let environment: serde_json::Value = serde_json::from_str(&result.text_for_model()).unwrap();
+    assert_eq!(environment["SWITCHBOARD_CONFIGURED"], "yes");
+    assert!(environment.get("PATH").is_some());
+    // Cargo sets these for the test process; they must not leak into the child.
+    assert!(std::env::var_os("CARGO_PKG_NAME").is_some());
+    assert!(environment.get("CARGO_PKG_NAME").is_none(), "{environment}");
+    assert!(environment.get("CARGO_MANIFEST_DIR").is_none());
+    client.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_that_exits_at_start_is_explained_and_not_hammered() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    let config = McpClientConfig {
+        session_init_retries: 2,
+        session_error_retry_secs: 1,
+        ..quick_config()
+    };
+    let client = McpClient::new(config).unwrap();
+    let server = misbehaving("broken", "exit_on_start", &[("START_LOG", &starts)]);
+    let error = client
+        .call_tool(&server, &tool("work"), json!({}), &context("fay"))
+        .await
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("the API key is missing") && message.contains("exit status: 3"),
+        "{message}"
+    );
+    assert_eq!(lines(&starts).len(), 3, "first attempt and two retries");
+
+    let error = client
+        .call_tool(&server, &tool("work"), json!({}), &context("fay"))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "server_unavailable");
+    assert_eq!(lines(&starts).len(), 3);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    client
+        .call_tool(&server, &tool("work"), json!({}), &context("fay"))
+        .await
+        .unwrap_err();
+    assert_eq!(lines(&starts).len(), 6, "tried again after the retry delay");
+
+    let missing = crate::support::stdio_server("missing", "/nonexistent/program", &[]);
+    let error = client
+        .call_tool(&missing, &tool("work"), json!({}), &context("fay"))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "spawn_failed");
+    assert!(error.to_string().contains("no such program"), "{error}");
+}
