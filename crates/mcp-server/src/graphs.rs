@@ -7,7 +7,7 @@
 use crate::answer_cache::AnswerCache;
 use crate::config::CacheLifetimes;
 use crate::persistence::{GraphPersistence, InMemoryOnly, PersistenceError};
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock, RwLockReadGuard};
 use switchboard_core::WorkspaceId;
@@ -16,6 +16,14 @@ use switchboard_kg::{
     RelationshipRecord, Schema, SchemaEdit, SchemaUpdate, sample_graph,
 };
 use tokio::sync::{Mutex as AsyncMutex, broadcast};
+
+/// The time stamped on changes: microsecond precision, as the store keeps it, so a graph reads
+/// back identical from storage.
+fn now() -> DateTime<Utc> {
+    let now = Utc::now();
+    now.duration_trunc(TimeDelta::microseconds(1))
+        .unwrap_or(now)
+}
 
 /// Why a graph operation failed.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -138,6 +146,9 @@ impl KnowledgeGraphs {
         {
             return Ok(false);
         }
+        let now = now
+            .duration_trunc(TimeDelta::microseconds(1))
+            .unwrap_or(now);
         let sample = sample_graph(now);
         if !self
             .shared
@@ -206,7 +217,7 @@ impl WorkspaceGraph {
         message: Option<String>,
     ) -> Result<Option<SchemaUpdate>, GraphError> {
         let _writer = self.writer.lock().await;
-        let update = self.read().plan_schema(schema, Utc::now(), message)?;
+        let update = self.read().plan_schema(schema, now(), message)?;
         self.commit_schema_update(update).await
     }
 
@@ -217,7 +228,7 @@ impl WorkspaceGraph {
         message: Option<String>,
     ) -> Result<Option<SchemaUpdate>, GraphError> {
         let _writer = self.writer.lock().await;
-        let update = self.read().plan_schema_edit(edit, Utc::now(), message)?;
+        let update = self.read().plan_schema_edit(edit, now(), message)?;
         self.commit_schema_update(update).await
     }
 
@@ -254,7 +265,7 @@ impl WorkspaceGraph {
 
     pub async fn create_object(&self, new_object: NewObject) -> Result<ObjectRecord, GraphError> {
         let _writer = self.writer.lock().await;
-        let object = self.read().plan_object(new_object, Utc::now())?;
+        let object = self.read().plan_object(new_object, now())?;
         self.shared
             .persistence
             .save_records(&self.workspace_id, std::slice::from_ref(&object), &[])
@@ -272,9 +283,7 @@ impl WorkspaceGraph {
         new_relationship: NewRelationship,
     ) -> Result<RelationshipRecord, GraphError> {
         let _writer = self.writer.lock().await;
-        let relationship = self
-            .read()
-            .plan_relationship(new_relationship, Utc::now())?;
+        let relationship = self.read().plan_relationship(new_relationship, now())?;
         self.shared
             .persistence
             .save_records(&self.workspace_id, &[], std::slice::from_ref(&relationship))
@@ -336,9 +345,7 @@ impl WorkspaceGraph {
         relationships: Vec<NewRelationship>,
     ) -> Result<ImportPlan, GraphError> {
         let _writer = self.writer.lock().await;
-        let plan = self
-            .read()
-            .plan_import(objects, relationships, Utc::now())?;
+        let plan = self.read().plan_import(objects, relationships, now())?;
         self.shared
             .persistence
             .save_records(&self.workspace_id, &plan.objects, &plan.relationships)

@@ -21,6 +21,8 @@ pub mod persistence;
 pub mod prompts;
 pub mod rate_limit;
 pub mod resources;
+pub mod service;
+pub mod store_adapter;
 pub mod subscriptions;
 pub mod tools;
 
@@ -31,4 +33,8 @@ pub use config::{ANONYMOUS_SCOPES_ENV, CacheLifetimes, KgConfig};
 pub use endpoint::{DEFAULT_MAX_REQUEST_BODY_BYTES, KgEndpoint};
 pub use graphs::{GraphError, GraphEvent, KnowledgeGraphs, WorkspaceGraph};
 pub use persistence::{GraphPersistence, InMemoryOnly, PersistenceError};
+pub use service::{
+    KG_UPSTREAM_NAME, KnowledgeGraphService, OWN_KG_ENDPOINT_MARKER, register_kg_upstream,
+};
+pub use store_adapter::{StoreGraphPersistence, StoreTokenVerifier};
 pub use tools::KgTool;

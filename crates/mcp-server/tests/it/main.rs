@@ -6,6 +6,7 @@ mod scopes_and_limits;
 mod security;
 mod stateless;
 mod subscriptions;
+mod with_store;
 
 use chrono::Utc;
 use serde_json::{Value, json};
