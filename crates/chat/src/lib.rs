@@ -1,1 +1,53 @@
-//! placeholder
+//! Switchboard's chat engine: conversations, the agent loop, tool routing through the approval
+//! gate to `mcp-client`, the events of an answer, and the persistence of every turn.
+//!
+//! # Public API
+//! - [`ChatService`] (built with [`ChatService::builder`]`(store, mcp_client, chat_config,
+//!   llm_config)`, then `.approval_gate(…)`, `.own_endpoints(…)`, `.provider(…)`,
+//!   `.shutdown_token(…)`): conversations (`create_conversation`, `list_conversations`,
+//!   `conversation_detail`, `update_conversation`, `delete_conversation`, `tool_result_page`),
+//!   answers (`start_turn` → [`TurnStream`], `attach`), buds (`create_bud`, `list_buds`,
+//!   `get_bud`, `update_bud`, `delete_bud`), `recover_interrupted_calls` (start-up),
+//!   `shutdown(grace)`.
+//! - [`ChatEvent`] and its payloads: what an answer streams (the HTTP layer owns the JSON).
+//! - [`ApprovalGate`] (the seam the approvals module implements), [`GateRequest`],
+//!   [`GateDecision`], [`CallReport`], [`EventSink`]; [`InterimPolicyGate`] is the default.
+//! - [`mcp_config`]: bud `mcp_config` / conversation overrides and [`resolve_mcp_config`].
+//! - [`ChatConfig`] (`[chat]`), [`ChatError`].
+//!
+//! # Invariants
+//! - Every tool call passes the gate and is recorded `dispatched` before it leaves.
+//! - The question is stored before generation; what was produced is stored even when the
+//!   client leaves or the model fails.
+//! - The user's token is forwarded only to this process's own MCP endpoint.
+//! - No rmcp type and no HTTP wire shape appears here.
+
+pub mod config;
+mod engine;
+pub mod error;
+pub mod events;
+pub mod gate;
+pub mod mcp_config;
+mod providers;
+mod replay;
+mod service;
+pub mod tools;
+mod turn;
+
+pub use config::ChatConfig;
+pub use error::{ChatError, ChatResult};
+pub use events::{
+    ApprovalRequiredEvent, ApprovalResolvedEvent, ChatEvent, DoneEvent, ElicitationRequiredEvent,
+    ErrorEvent, MetaEvent, OfferedTool, ToolEvent, ToolEventStatus, TurnOutcome, UnavailableServer,
+};
+pub use gate::{
+    ApprovalGate, CallReport, EventSink, GateDecision, GateRequest, GateTarget, InterimPolicyGate,
+};
+pub use mcp_config::{
+    BudMcpConfig, McpConfigError, McpConfigOverrides, ResolvedMcpConfig, resolve_mcp_config,
+};
+pub use service::{
+    BudInput, BudUpdate, ChatService, ChatServiceBuilder, ConversationDetail, ConversationPage,
+    ConversationUpdate, NewConversationInput, ToolResultPage, TurnRequest, TurnStream,
+};
+pub use tools::{EphemeralServer, OwnEndpoints, UserCredential};

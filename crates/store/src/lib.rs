@@ -41,6 +41,8 @@
 //! - [`buds`]: `create_bud`, `get_bud`, `list_buds`, `update_bud(BudPatch)`, `delete_bud`.
 //! - [`conversations`]: `create_conversation`, `get_conversation`,
 //!   `list_conversations(ws, Option<owner>)`, `update_conversation`, `delete_conversation`.
+//! - [`conversation_pages`] (chat): `list_conversations_page(ws, owner, limit, after)` with a
+//!   [`ConversationCursor`] (keyset paging, most recently active first).
 //! - [`messages`]: `append_message` (gap-free `seq`), `update_message` (complete a `partial`
 //!   message), `get_message`, `list_messages`; `MessageRecord::to_chat_message`.
 //! - [`tool_calls`]: `create_tool_call` (→ `proposed`), `transition_tool_call(ws, id, next,
@@ -72,6 +74,7 @@ pub mod bootstrap;
 pub mod buds;
 mod clock;
 pub mod config;
+pub mod conversation_pages;
 pub mod conversations;
 pub mod error;
 pub mod kg;
@@ -92,6 +95,7 @@ pub use backend::SQLITE_FILE_NAME;
 pub use bootstrap::{Bootstrapped, DEFAULT_WORKSPACE_NAME};
 pub use buds::{BudPatch, BudRecord, NewBud};
 pub use config::{BackendKind, DatabaseConfig, DatabaseConfigError};
+pub use conversation_pages::ConversationCursor;
 pub use conversations::{ConversationPatch, ConversationRecord, NewConversation};
 pub use error::{StoreError, StoreResult};
 pub use kg::StoredKnowledgeGraph;

@@ -6,6 +6,7 @@ mod harness;
 mod audit;
 mod bootstrap;
 mod buds;
+mod conversation_pages;
 mod conversations;
 mod fixtures;
 mod isolation;

@@ -1,0 +1,197 @@
+//! What a chat turn tells its watchers, in order: one `Meta`, then `Token`s and `McpTool`
+//! updates (and, from the approvals module, approval and elicitation events), at most one
+//! `Error`, and always one final `Done`.
+//!
+//! These are plain Rust values: the JSON shape on the wire (one object per SSE `data:` line
+//! with a `type` field) is the HTTP layer's business (`server::routes::chat`), so this crate
+//! stays free of our API's wire format.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use switchboard_core::{
+    ApprovalId, ConversationId, ElicitationId, MessageId, ToolCallId, ToolCallState,
+};
+
+/// One event of a turn.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ChatEvent {
+    Meta(MetaEvent),
+    /// A piece of the answer text, to append to what came before.
+    Token(String),
+    McpTool(ToolEvent),
+    /// A call waits for the user's decision (emitted by an [`crate::ApprovalGate`]).
+    ApprovalRequired(ApprovalRequiredEvent),
+    ApprovalResolved(ApprovalResolvedEvent),
+    /// An upstream asks the user to fill in a form during a call.
+    ElicitationRequired(ElicitationRequiredEvent),
+    Error(ErrorEvent),
+    Done(DoneEvent),
+}
+
+impl ChatEvent {
+    /// The event's `type` on the wire.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ChatEvent::Meta(_) => "meta",
+            ChatEvent::Token(_) => "token",
+            ChatEvent::McpTool(_) => "mcp_tool",
+            ChatEvent::ApprovalRequired(_) => "approval_required",
+            ChatEvent::ApprovalResolved(_) => "approval_resolved",
+            ChatEvent::ElicitationRequired(_) => "elicitation_required",
+            ChatEvent::Error(_) => "error",
+            ChatEvent::Done(_) => "done",
+        }
+    }
+
+    pub fn is_done(&self) -> bool {
+        matches!(self, ChatEvent::Done(_))
+    }
+}
+
+/// The first event of every turn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetaEvent {
+    pub conversation_id: ConversationId,
+    /// The stored user message this turn answers.
+    pub message_id: MessageId,
+    /// `offline`, `openai`…
+    pub provider: String,
+    pub model: String,
+    /// The tools offered to the model this turn, in the order offered.
+    pub tools: Vec<OfferedTool>,
+    /// Servers of the resolved configuration that offered no tools, with the reason.
+    pub unavailable_servers: Vec<UnavailableServer>,
+    /// True when this is a replay of a finished answer (`GET /chat/{id}/stream`).
+    pub replay: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct OfferedTool {
+    /// The name the model sees (`server__tool`).
+    pub name: String,
+    pub server: String,
+    pub tool: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnavailableServer {
+    pub server: String,
+    /// Stable code (`connect_failed`, `needs_auth`, `empty`…).
+    pub code: String,
+    pub message: String,
+}
+
+/// Where a tool call stands, as the `mcp_tool` event's `status`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolEventStatus {
+    Started,
+    Completed,
+    Error,
+}
+
+impl ToolEventStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolEventStatus::Started => "started",
+            ToolEventStatus::Completed => "completed",
+            ToolEventStatus::Error => "error",
+        }
+    }
+}
+
+/// An `mcp_tool` event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolEvent {
+    /// The model's id for the call.
+    pub call_id: String,
+    /// Our record of the call (`GET …/tool-calls/{id}/result` pages its full result).
+    pub tool_call_id: ToolCallId,
+    /// The upstream's own tool name.
+    pub tool: String,
+    /// The server's name (empty when the model named a tool that does not exist).
+    pub server: String,
+    pub status: ToolEventStatus,
+    /// The recorded state (`dispatched`, `completed`, `failed`, `denied`, `unknown`).
+    pub state: ToolCallState,
+    /// Parsed arguments (the raw text as a JSON string when it was not valid JSON).
+    pub arguments: Value,
+    /// The MCP result (`content`, `structuredContent`, `isError`), possibly shortened.
+    pub result: Option<Value>,
+    /// True when `result` was shortened for the event (the full result is stored).
+    pub result_truncated: bool,
+    pub error: Option<String>,
+    /// Stable code of the failure (`denied`, `timeout`, `connection_lost`, `tool_error`…).
+    pub error_code: Option<String>,
+    pub duration_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApprovalRequiredEvent {
+    pub approval_id: ApprovalId,
+    pub tool_call_id: ToolCallId,
+    pub call_id: String,
+    pub server: String,
+    pub tool: String,
+    pub arguments: Value,
+    /// The tool's description, sanitised by the gate.
+    pub description: String,
+    pub expires_at: DateTime<Utc>,
+    /// Anything else the gate wants the UI to show (e.g. a definition diff).
+    pub details: Value,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApprovalResolvedEvent {
+    pub approval_id: ApprovalId,
+    pub tool_call_id: ToolCallId,
+    /// `approved`, `denied`, `expired`.
+    pub decision: String,
+    /// Who decided (a user id, `policy`, `timeout`).
+    pub decided_by: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ElicitationRequiredEvent {
+    pub elicitation_id: ElicitationId,
+    pub server: String,
+    pub message: String,
+    pub requested_schema: Value,
+    pub expires_at: DateTime<Utc>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ErrorEvent {
+    /// Stable code (`llm_rate_limited`, `llm_stream_interrupted`, `max_steps_reached`…).
+    pub code: String,
+    pub message: String,
+}
+
+/// How the answer ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TurnOutcome {
+    /// The model finished its answer.
+    Completed,
+    /// Every watcher left, or the service is shutting down: what was produced is saved,
+    /// marked partial.
+    Cancelled,
+    /// The model (or the store) failed; what was produced is saved, marked partial.
+    Failed,
+}
+
+impl TurnOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TurnOutcome::Completed => "completed",
+            TurnOutcome::Cancelled => "cancelled",
+            TurnOutcome::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct DoneEvent {
+    pub conversation_id: ConversationId,
+    /// The last assistant message of the turn, if one was stored.
+    pub message_id: Option<MessageId>,
+    pub outcome: TurnOutcome,
+}

@@ -1,0 +1,198 @@
+//! The approval gate: the one seam every tool call passes through before it reaches
+//! `mcp-client` (an ARCHITECTURE invariant). The agent loop records the call as `proposed`,
+//! asks the gate, records its decision (`approved` or `denied`), and only then dispatches.
+//!
+//! The approvals module (issue 6) plugs in by implementing [`ApprovalGate`]: it may look up
+//! policies, pause the call while the user decides (emitting `approval_required` /
+//! `approval_resolved` through the [`EventSink`]), and audit each call in
+//! [`ApprovalGate::call_finished`]. Until it lands, [`InterimPolicyGate`] is the default:
+//! explicit `ALWAYS_DENY` / `ALWAYS_ALLOW` rows are honoured, and every other call (no row, or
+//! `ASK_USER`) is **allowed** — there is no interactive approval yet — with `decided_by`
+//! saying so, and a warning logged once per process.
+
+use crate::events::ChatEvent;
+use async_trait::async_trait;
+use serde_json::Value;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use switchboard_core::{
+    ApprovalPolicy, ConversationId, Principal, ServerId, ToolCallId, ToolCallState, ToolDefinition,
+    UserId,
+};
+use switchboard_store::Store;
+use tokio_util::sync::CancellationToken;
+
+/// Decides whether a proposed tool call may run.
+#[async_trait]
+pub trait ApprovalGate: Send + Sync + fmt::Debug {
+    /// Called once per call, in state `proposed`, before anything is sent upstream. May wait
+    /// for a person; must return promptly (with a denial) once `request.cancellation` fires
+    /// (the turn ended: client gone, shutdown). Parallel calls of one turn are reviewed
+    /// concurrently.
+    async fn review(&self, request: &GateRequest, events: &EventSink) -> GateDecision;
+
+    /// Called once per reviewed call when it reaches its final state (completed, failed,
+    /// denied, unknown): the place to audit. The default does nothing.
+    async fn call_finished(&self, _report: &CallReport) {}
+}
+
+/// Everything known about a call when it is reviewed.
+#[derive(Clone, Debug)]
+pub struct GateRequest {
+    /// Who asked (the token behind the chat request).
+    pub principal: Principal,
+    pub conversation_id: ConversationId,
+    pub conversation_owner: UserId,
+    /// Our record of the call, in state `proposed`.
+    pub tool_call_id: ToolCallId,
+    /// The model's id for the call.
+    pub llm_call_id: String,
+    pub target: GateTarget,
+    /// The tool as the server last described it (for pinning and the approval text).
+    pub tool: ToolDefinition,
+    /// Parsed arguments.
+    pub arguments: Value,
+    /// Fires when the turn ends; a waiting review must give up then.
+    pub cancellation: CancellationToken,
+}
+
+/// Which server a call goes to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GateTarget {
+    /// A server registered in the workspace.
+    Registered {
+        server_id: ServerId,
+        server_name: String,
+    },
+    /// A server the request brought along (`mcp_servers`), known only by name and URL.
+    Ephemeral { server_name: String, url: String },
+}
+
+impl GateTarget {
+    pub fn server_name(&self) -> &str {
+        match self {
+            GateTarget::Registered { server_name, .. }
+            | GateTarget::Ephemeral { server_name, .. } => server_name,
+        }
+    }
+}
+
+/// The gate's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GateDecision {
+    Allow {
+        /// Recorded with the call: a user id, `policy:ALWAYS_ALLOW`, …
+        decided_by: String,
+    },
+    Deny {
+        /// Shown to the user and given to the model as the call's error result.
+        reason: String,
+        decided_by: String,
+    },
+}
+
+/// What happened to a reviewed call, for [`ApprovalGate::call_finished`].
+#[derive(Clone, Debug)]
+pub struct CallReport {
+    pub request: GateRequest,
+    pub decision: GateDecision,
+    pub final_state: ToolCallState,
+    /// From dispatch to the answer; `None` when the call was never dispatched.
+    pub duration: Option<Duration>,
+    /// Size of the full result as stored (JSON bytes), when there was one.
+    pub result_bytes: Option<usize>,
+    pub error: Option<String>,
+}
+
+/// Sends events into the turn's stream (approval cards, elicitation forms). Cheap to clone.
+#[derive(Clone)]
+pub struct EventSink {
+    emit: Arc<dyn Fn(ChatEvent) + Send + Sync>,
+}
+
+impl EventSink {
+    pub fn new(emit: impl Fn(ChatEvent) + Send + Sync + 'static) -> Self {
+        Self {
+            emit: Arc::new(emit),
+        }
+    }
+
+    /// A sink that drops everything (tests, benchmarks).
+    pub fn discard() -> Self {
+        Self::new(|_| {})
+    }
+
+    pub fn emit(&self, event: ChatEvent) {
+        (self.emit)(event)
+    }
+}
+
+impl fmt::Debug for EventSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("EventSink")
+    }
+}
+
+/// The default gate until interactive approvals exist (see the module docs).
+#[derive(Debug)]
+pub struct InterimPolicyGate {
+    store: Store,
+    warned: AtomicBool,
+}
+
+impl InterimPolicyGate {
+    pub fn new(store: Store) -> Self {
+        Self {
+            store,
+            warned: AtomicBool::new(false),
+        }
+    }
+}
+
+#[async_trait]
+impl ApprovalGate for InterimPolicyGate {
+    async fn review(&self, request: &GateRequest, _events: &EventSink) -> GateDecision {
+        let policy = match &request.target {
+            GateTarget::Registered { server_id, .. } => self
+                .store
+                .get_tool_policy(
+                    &request.principal.workspace_id,
+                    server_id,
+                    &request.tool.name,
+                )
+                .await
+                .map(|record| record.map(|record| record.policy)),
+            GateTarget::Ephemeral { .. } => Ok(None),
+        };
+        match policy {
+            Ok(Some(ApprovalPolicy::AlwaysDeny)) => GateDecision::Deny {
+                reason: format!(
+                    "the tool '{}' of server '{}' is set to ALWAYS_DENY",
+                    request.tool.name,
+                    request.target.server_name()
+                ),
+                decided_by: "policy:ALWAYS_DENY".to_owned(),
+            },
+            Ok(Some(ApprovalPolicy::AlwaysAllow)) => GateDecision::Allow {
+                decided_by: "policy:ALWAYS_ALLOW".to_owned(),
+            },
+            Ok(_) => {
+                if !self.warned.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        "tool calls needing approval (ASK_USER) are allowed: interactive \
+                         approvals are not installed in this build"
+                    );
+                }
+                GateDecision::Allow {
+                    decided_by: "interim:ask_user_not_available".to_owned(),
+                }
+            }
+            Err(error) => GateDecision::Deny {
+                reason: format!("the approval policy could not be read: {error}"),
+                decided_by: "policy:unreadable".to_owned(),
+            },
+        }
+    }
+}

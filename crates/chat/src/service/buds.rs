@@ -1,0 +1,123 @@
+//! Buds (assistant profiles): CRUD with the checks the store cannot make — a known provider,
+//! and an `mcp_config` whose every server reference is a server of the workspace.
+
+use super::ChatService;
+use crate::error::ChatResult;
+use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, resolve_mcp_config};
+use crate::providers::parse_provider;
+use serde_json::Value;
+use switchboard_core::{BudId, Principal, WorkspaceId};
+use switchboard_store::{BudPatch, BudRecord, NewBud};
+
+#[derive(Clone, Debug)]
+pub struct BudInput {
+    pub name: String,
+    pub system_prompt: String,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    /// `{servers?, available_tools?, disabled_tools?, tool_choice?}`; `null` is `{}`.
+    pub mcp_config: Value,
+}
+
+/// `None` keeps a field; `Some(None)` clears provider or model.
+#[derive(Clone, Debug, Default)]
+pub struct BudUpdate {
+    pub name: Option<String>,
+    pub system_prompt: Option<String>,
+    pub provider: Option<Option<String>>,
+    pub model: Option<Option<String>>,
+    pub mcp_config: Option<Value>,
+}
+
+impl ChatService {
+    pub async fn create_bud(
+        &self,
+        principal: &Principal,
+        input: BudInput,
+    ) -> ChatResult<BudRecord> {
+        let workspace_id = &principal.workspace_id;
+        if let Some(provider) = &input.provider {
+            parse_provider(provider)?;
+        }
+        let mcp_config = self
+            .checked_mcp_config(workspace_id, &input.mcp_config)
+            .await?;
+        Ok(self
+            .engine
+            .store
+            .create_bud(
+                workspace_id,
+                NewBud {
+                    name: input.name.trim().to_owned(),
+                    system_prompt: input.system_prompt,
+                    provider: input.provider,
+                    model: input.model.filter(|model| !model.trim().is_empty()),
+                    mcp_config,
+                },
+            )
+            .await?)
+    }
+
+    pub async fn list_buds(&self, principal: &Principal) -> ChatResult<Vec<BudRecord>> {
+        Ok(self.engine.store.list_buds(&principal.workspace_id).await?)
+    }
+
+    pub async fn get_bud(&self, principal: &Principal, bud_id: &BudId) -> ChatResult<BudRecord> {
+        Ok(self
+            .engine
+            .store
+            .get_bud(&principal.workspace_id, bud_id)
+            .await?)
+    }
+
+    pub async fn update_bud(
+        &self,
+        principal: &Principal,
+        bud_id: &BudId,
+        update: BudUpdate,
+    ) -> ChatResult<BudRecord> {
+        let workspace_id = &principal.workspace_id;
+        if let Some(Some(provider)) = &update.provider {
+            parse_provider(provider)?;
+        }
+        let mcp_config = match &update.mcp_config {
+            Some(value) => Some(self.checked_mcp_config(workspace_id, value).await?),
+            None => None,
+        };
+        Ok(self
+            .engine
+            .store
+            .update_bud(
+                workspace_id,
+                bud_id,
+                BudPatch {
+                    name: update.name.map(|name| name.trim().to_owned()),
+                    system_prompt: update.system_prompt,
+                    provider: update.provider,
+                    model: update.model,
+                    mcp_config,
+                },
+            )
+            .await?)
+    }
+
+    pub async fn delete_bud(&self, principal: &Principal, bud_id: &BudId) -> ChatResult<()> {
+        Ok(self
+            .engine
+            .store
+            .delete_bud(&principal.workspace_id, bud_id)
+            .await?)
+    }
+
+    /// Parses and resolves `value` against the workspace's servers; returns it normalised.
+    async fn checked_mcp_config(
+        &self,
+        workspace_id: &WorkspaceId,
+        value: &Value,
+    ) -> ChatResult<Value> {
+        let config = BudMcpConfig::parse(value)?;
+        let servers = self.engine.store.list_servers(workspace_id).await?;
+        resolve_mcp_config(&config, &McpConfigOverrides::default(), &servers)?;
+        Ok(config.to_value())
+    }
+}

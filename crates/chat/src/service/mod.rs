@@ -1,0 +1,170 @@
+//! [`ChatService`]: the chat engine's public API, used by the HTTP layer — conversations,
+//! turns (start, attach, replay), paged tool results, buds — and the start-up recovery.
+//!
+//! Every method takes the caller's [`Principal`] and works inside its workspace; a
+//! conversation is visible to its owner (and to admins), anyone else gets "not found".
+
+mod buds;
+mod conversations;
+mod turns;
+
+pub use buds::{BudInput, BudUpdate};
+pub use conversations::{
+    ConversationDetail, ConversationPage, ConversationUpdate, NewConversationInput, ToolResultPage,
+};
+pub use turns::{TurnRequest, TurnStream};
+
+use crate::config::ChatConfig;
+use crate::engine::Engine;
+use crate::error::{ChatError, ChatResult};
+use crate::gate::{ApprovalGate, InterimPolicyGate};
+use crate::providers::ProviderSet;
+use crate::tools::{McpTools, OwnEndpoints};
+use crate::turn::handle::TurnRegistry;
+use std::sync::Arc;
+use std::time::Duration;
+use switchboard_core::{ConversationId, Principal};
+use switchboard_llm::{LlmConfig, LlmProvider};
+use switchboard_mcp_client::McpClient;
+use switchboard_store::{ConversationRecord, Store};
+use tokio_util::sync::CancellationToken;
+
+/// The chat engine. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct ChatService {
+    engine: Arc<Engine>,
+}
+
+/// Builds a [`ChatService`]; everything but the store, MCP client and configurations has a
+/// default.
+#[derive(Debug)]
+pub struct ChatServiceBuilder {
+    store: Store,
+    client: McpClient,
+    chat: ChatConfig,
+    llm: LlmConfig,
+    gate: Option<Arc<dyn ApprovalGate>>,
+    provider: Option<Arc<dyn LlmProvider>>,
+    own_endpoints: OwnEndpoints,
+    shutdown: CancellationToken,
+}
+
+impl ChatServiceBuilder {
+    /// Replaces the default [`InterimPolicyGate`] (the approvals module plugs in here).
+    pub fn approval_gate(mut self, gate: Arc<dyn ApprovalGate>) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// Uses this provider instead of building one from the `[llm]` configuration (tests,
+    /// benchmarks). Buds naming another provider kind still get theirs built.
+    pub fn provider(mut self, provider: Arc<dyn LlmProvider>) -> Self {
+        self.provider = Some(provider);
+        self
+    }
+
+    /// Where this process serves its own MCP endpoint: calls there carry the user's token.
+    pub fn own_endpoints(mut self, own_endpoints: OwnEndpoints) -> Self {
+        self.own_endpoints = own_endpoints;
+        self
+    }
+
+    /// Cancelling `token` winds every answer down (what was produced is saved).
+    pub fn shutdown_token(mut self, token: CancellationToken) -> Self {
+        self.shutdown = token;
+        self
+    }
+
+    pub fn build(self) -> Result<ChatService, ChatError> {
+        self.chat.validate().map_err(|invalid| {
+            ChatError::invalid(format!("chat.{}", invalid.key), invalid.reason)
+        })?;
+        let providers = match self.provider {
+            Some(provider) => ProviderSet::with_default(self.llm, provider),
+            None => ProviderSet::new(self.llm)
+                .map_err(|error| ChatError::invalid("llm", error.to_string()))?,
+        };
+        let gate = self
+            .gate
+            .unwrap_or_else(|| Arc::new(InterimPolicyGate::new(self.store.clone())));
+        let tools = McpTools::new(
+            self.client,
+            self.store.clone(),
+            self.own_endpoints,
+            self.chat.ephemeral_tool_cache_ttl(),
+        );
+        Ok(ChatService {
+            engine: Arc::new(Engine {
+                store: self.store,
+                config: self.chat,
+                tools,
+                gate,
+                providers,
+                turns: TurnRegistry::default(),
+                shutdown: self.shutdown,
+            }),
+        })
+    }
+}
+
+impl ChatService {
+    pub fn builder(
+        store: Store,
+        client: McpClient,
+        chat: ChatConfig,
+        llm: LlmConfig,
+    ) -> ChatServiceBuilder {
+        ChatServiceBuilder {
+            store,
+            client,
+            chat,
+            llm,
+            gate: None,
+            provider: None,
+            own_endpoints: OwnEndpoints::default(),
+            shutdown: CancellationToken::new(),
+        }
+    }
+
+    pub fn config(&self) -> &ChatConfig {
+        &self.engine.config
+    }
+
+    /// Start-up recovery: calls left `dispatched` by a previous process become `unknown`
+    /// (never re-run), calls that never left become `failed`. Returns how many changed.
+    pub async fn recover_interrupted_calls(&self) -> ChatResult<u64> {
+        Ok(self.engine.store.recover_interrupted_tool_calls().await?)
+    }
+
+    /// Number of answers being generated.
+    pub fn answers_in_flight(&self) -> usize {
+        self.engine.turns.all().len()
+    }
+
+    /// Cancels every answer and waits (up to `grace`) until each has saved what it produced.
+    pub async fn shutdown(&self, grace: Duration) {
+        self.engine.shutdown.cancel();
+        let turns = self.engine.turns.all();
+        let waiting = futures::future::join_all(turns.iter().map(|turn| turn.wait_finished()));
+        if tokio::time::timeout(grace, waiting).await.is_err() {
+            tracing::warn!("some answers did not finish saving within the shutdown grace");
+        }
+    }
+
+    /// The conversation if the caller may see it (its owner, or an admin of the workspace).
+    pub(crate) async fn visible_conversation(
+        &self,
+        principal: &Principal,
+        conversation_id: &ConversationId,
+    ) -> ChatResult<ConversationRecord> {
+        let conversation = self
+            .engine
+            .store
+            .get_conversation(&principal.workspace_id, conversation_id)
+            .await?;
+        if conversation.owner_user_id != principal.user_id && !principal.is_admin() {
+            return Err(ChatError::NotFound("conversation"));
+        }
+        Ok(conversation)
+    }
+}

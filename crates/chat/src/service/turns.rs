@@ -1,0 +1,276 @@
+//! Starting an answer and attaching to one.
+//!
+//! `start_turn` validates everything that can be refused with a plain HTTP error (message,
+//! ephemeral servers, conversation, MCP configuration, provider), stores the question, and
+//! only then starts the answer in its own task; the caller streams its events. `attach`
+//! follows the answer in flight from its first event, or replays the last finished one from
+//! the store.
+
+use super::ChatService;
+use crate::error::{ChatError, ChatResult};
+use crate::events::ChatEvent;
+use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, resolve_mcp_config};
+use crate::replay::replay_last_answer;
+use crate::tools::{EphemeralServer, UserCredential};
+use crate::turn::TurnPlan;
+use crate::turn::handle::TurnWatcher;
+use crate::turn::runner::run_turn;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use switchboard_core::{ChatMessage, ConversationId, Principal};
+use switchboard_store::{ConversationPatch, NewConversation, NewMessage};
+
+/// `POST /chat/stream`, decoded.
+#[derive(Clone, Debug)]
+pub struct TurnRequest {
+    /// `None` starts a new conversation (no bud, titled after the message).
+    pub conversation_id: Option<ConversationId>,
+    pub message: String,
+    /// Servers for this request only.
+    pub ephemeral_servers: Vec<EphemeralServer>,
+    /// The caller's bearer token, forwarded only to our own MCP endpoint.
+    pub credential: Option<UserCredential>,
+}
+
+/// The events of one answer, ending with `done`.
+pub struct TurnStream {
+    pub conversation_id: ConversationId,
+    /// True when following an answer being generated; false for a replay.
+    pub live: bool,
+    pub events: BoxStream<'static, ChatEvent>,
+}
+
+impl std::fmt::Debug for TurnStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnStream")
+            .field("conversation_id", &self.conversation_id)
+            .field("live", &self.live)
+            .finish_non_exhaustive()
+    }
+}
+
+const TITLE_CHARS: usize = 80;
+
+fn watcher_stream(watcher: TurnWatcher) -> BoxStream<'static, ChatEvent> {
+    futures::stream::unfold(watcher, |mut watcher| async move {
+        watcher.next_event().await.map(|event| (event, watcher))
+    })
+    .boxed()
+}
+
+fn title_from(message: &str) -> String {
+    let line = message
+        .lines()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let mut title: String = line.chars().take(TITLE_CHARS).collect();
+    if line.chars().count() > TITLE_CHARS {
+        title.push('…');
+    }
+    title
+}
+
+impl ChatService {
+    /// Stores the question and starts answering it.
+    pub async fn start_turn(
+        &self,
+        principal: &Principal,
+        request: TurnRequest,
+    ) -> ChatResult<TurnStream> {
+        let engine = &self.engine;
+        let config = &engine.config;
+        let message = request.message.trim();
+        if message.is_empty() {
+            return Err(ChatError::invalid("message", "must not be empty"));
+        }
+        if message.chars().count() > config.max_message_chars {
+            return Err(ChatError::invalid(
+                "message",
+                format!("must be at most {} characters", config.max_message_chars),
+            ));
+        }
+        if request.ephemeral_servers.len() > config.max_ephemeral_servers {
+            return Err(ChatError::invalid(
+                "mcp_servers",
+                format!(
+                    "at most {} servers per request",
+                    config.max_ephemeral_servers
+                ),
+            ));
+        }
+        let policy = engine.tools.client().url_policy();
+        let mut ephemeral = Vec::with_capacity(request.ephemeral_servers.len());
+        for (index, server) in request.ephemeral_servers.iter().enumerate() {
+            let field = format!("mcp_servers[{index}]");
+            if ephemeral
+                .iter()
+                .any(|known: &switchboard_mcp_client::UpstreamServer| known.name == server.name)
+            {
+                return Err(ChatError::invalid(
+                    format!("{field}.name"),
+                    format!("'{}' is used twice", server.name),
+                ));
+            }
+            ephemeral.push(server.to_upstream(&field, &principal.workspace_id, policy)?);
+        }
+        if engine.shutdown.is_cancelled() {
+            return Err(ChatError::ShuttingDown);
+        }
+
+        let store = &engine.store;
+        let workspace_id = &principal.workspace_id;
+        let mut conversation = match &request.conversation_id {
+            Some(conversation_id) => {
+                self.visible_conversation(principal, conversation_id)
+                    .await?
+            }
+            None => {
+                store
+                    .create_conversation(
+                        workspace_id,
+                        NewConversation {
+                            owner_user_id: principal.user_id.clone(),
+                            bud_id: None,
+                            title: title_from(message),
+                            mcp_config_overrides: None,
+                        },
+                    )
+                    .await?
+            }
+        };
+        let bud = match &conversation.bud_id {
+            Some(bud_id) => Some(store.get_bud(workspace_id, bud_id).await?),
+            None => None,
+        };
+        let bud_config = BudMcpConfig::parse(
+            bud.as_ref()
+                .map(|bud| &bud.mcp_config)
+                .unwrap_or(&serde_json::Value::Null),
+        )?;
+        let overrides = McpConfigOverrides::parse(
+            conversation
+                .mcp_config_overrides
+                .as_ref()
+                .unwrap_or(&serde_json::Value::Null),
+        )?;
+        let servers = store.list_servers(workspace_id).await?;
+        let resolved = resolve_mcp_config(&bud_config, &overrides, &servers)?;
+        for (index, server) in ephemeral.iter().enumerate() {
+            if resolved
+                .servers
+                .iter()
+                .any(|registered| registered.name == server.name)
+            {
+                return Err(ChatError::invalid(
+                    format!("mcp_servers[{index}].name"),
+                    format!(
+                        "'{}' is already the name of a server of this conversation",
+                        server.name
+                    ),
+                ));
+            }
+        }
+        let chosen = engine.providers.choose(bud.as_ref())?;
+
+        let Some((handle, watcher)) = engine
+            .turns
+            .begin(&conversation.id, engine.shutdown.child_token())
+        else {
+            return Err(ChatError::Conflict(
+                "an answer is already being generated in this conversation; follow it with \
+                 GET /chat/{id}/stream or wait until it is done"
+                    .to_owned(),
+            ));
+        };
+        let stored = store
+            .append_message(
+                workspace_id,
+                &conversation.id,
+                NewMessage::from_chat(ChatMessage::user(message)),
+            )
+            .await;
+        let user_message = match stored {
+            Ok(user_message) => user_message,
+            Err(error) => {
+                handle.finish();
+                engine.turns.end(&handle);
+                return Err(error.into());
+            }
+        };
+        if conversation.title.trim().is_empty() {
+            let patch = ConversationPatch {
+                title: Some(title_from(message)),
+                ..ConversationPatch::default()
+            };
+            match store
+                .update_conversation(workspace_id, &conversation.id, patch)
+                .await
+            {
+                Ok(updated) => conversation = updated,
+                Err(error) => tracing::warn!(%error, "could not title the conversation"),
+            }
+        }
+        let conversation_id = conversation.id.clone();
+        let plan = TurnPlan {
+            principal: principal.clone(),
+            credential: request.credential,
+            conversation,
+            bud,
+            resolved,
+            ephemeral,
+            user_message,
+            chosen,
+        };
+        tokio::spawn(run_turn(engine.clone(), plan, handle));
+        Ok(TurnStream {
+            conversation_id,
+            live: true,
+            events: watcher_stream(watcher),
+        })
+    }
+
+    /// Follows the answer in flight (from its first event), or replays the last finished one.
+    pub async fn attach(
+        &self,
+        principal: &Principal,
+        conversation_id: &ConversationId,
+    ) -> ChatResult<TurnStream> {
+        let conversation = self
+            .visible_conversation(principal, conversation_id)
+            .await?;
+        if let Some(handle) = self.engine.turns.current(&conversation.id) {
+            return Ok(TurnStream {
+                conversation_id: conversation.id,
+                live: true,
+                events: watcher_stream(handle.watch()),
+            });
+        }
+        let events = replay_last_answer(
+            &self.engine.store,
+            &conversation,
+            self.engine.config.tool_result_max_chars,
+        )
+        .await?;
+        Ok(TurnStream {
+            conversation_id: conversation.id,
+            live: false,
+            events: futures::stream::iter(events).boxed(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_come_from_the_first_line() {
+        assert_eq!(
+            title_from("\n  What types exist?\nmore"),
+            "What types exist?"
+        );
+        let long = "x".repeat(100);
+        assert_eq!(title_from(&long).chars().count(), TITLE_CHARS + 1);
+    }
+}

@@ -1,0 +1,147 @@
+//! Tool results as the model and the stream see them: text for the model (errors as a small
+//! JSON object, so planners and models recognise them), cut to head and tail with a marker
+//! when too long, and a bounded copy of the MCP result for the `mcp_tool` event.
+
+use serde_json::{Value, json};
+use switchboard_mcp_client::ToolResult;
+
+/// Largest serialized result carried by an `mcp_tool` event; larger results are replaced by
+/// their cut text (the full result stays readable through the API).
+pub const EVENT_RESULT_MAX_BYTES: usize = 64 * 1024;
+
+/// Text cut to a budget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CutText {
+    pub text: String,
+    /// Characters of the original.
+    pub total_chars: usize,
+    pub truncated: bool,
+}
+
+/// The text a successful or tool-reported-failure result gives the model.
+pub fn result_text_for_model(result: &ToolResult) -> String {
+    let text = result.text_for_model();
+    if result.is_error {
+        error_text_for_model("tool_error", &text)
+    } else {
+        text
+    }
+}
+
+/// An error result for the model: `{"error":{"code":…,"message":…}}`.
+pub fn error_text_for_model(code: &str, message: &str) -> String {
+    json!({"error": {"code": code, "message": message}}).to_string()
+}
+
+/// Keeps `text` whole when it has at most `max_chars` characters; otherwise keeps its head and
+/// tail (together about `max_chars`) around a marker saying how much was left out.
+pub fn cut_for_model(text: &str, max_chars: usize) -> CutText {
+    let total_chars = text.chars().count();
+    if total_chars <= max_chars {
+        return CutText {
+            text: text.to_owned(),
+            total_chars,
+            truncated: false,
+        };
+    }
+    let keep = max_chars.saturating_sub(160);
+    let head_chars = keep * 2 / 3;
+    let tail_chars = keep - head_chars;
+    let omitted = total_chars - head_chars - tail_chars;
+    let head: String = text.chars().take(head_chars).collect();
+    let tail: String = text.chars().skip(total_chars - tail_chars).collect();
+    CutText {
+        text: format!(
+            "{head}\n…[{omitted} of {total_chars} characters omitted here; the full result is \
+             stored with this tool call and can be read in pages through the API]…\n{tail}"
+        ),
+        total_chars,
+        truncated: true,
+    }
+}
+
+/// The MCP result for the `mcp_tool` event, and whether it had to be shortened.
+pub fn event_result(result: &ToolResult, max_chars: usize) -> (Value, bool) {
+    let full = serde_json::to_value(result).unwrap_or(Value::Null);
+    let size = serde_json::to_vec(&full)
+        .map(|bytes| bytes.len())
+        .unwrap_or(0);
+    if size <= EVENT_RESULT_MAX_BYTES {
+        return (full, false);
+    }
+    let cut = cut_for_model(
+        &result.text_for_model(),
+        max_chars.min(EVENT_RESULT_MAX_BYTES / 4),
+    );
+    (
+        json!({"content": [{"type": "text", "text": cut.text}], "isError": result.is_error}),
+        true,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use switchboard_mcp_client::ToolContent;
+
+    fn text_result(text: &str, is_error: bool) -> ToolResult {
+        ToolResult {
+            content: vec![ToolContent::Text {
+                text: text.to_owned(),
+            }],
+            structured_content: None,
+            is_error,
+        }
+    }
+
+    #[test]
+    fn short_text_is_kept_whole() {
+        let cut = cut_for_model("hello", 200);
+        assert_eq!(cut.text, "hello");
+        assert!(!cut.truncated);
+    }
+
+    #[test]
+    fn long_text_keeps_head_and_tail_with_a_marker() {
+        let text: String = (0..5000)
+            .map(|index| char::from(b'a' + (index % 26) as u8))
+            .collect();
+        let cut = cut_for_model(&text, 1000);
+        assert!(cut.truncated);
+        assert_eq!(cut.total_chars, 5000);
+        assert!(cut.text.starts_with(&text[..500]));
+        assert!(cut.text.ends_with(&text[text.len() - 200..]));
+        assert!(cut.text.contains("characters omitted"), "{}", cut.text);
+        assert!(cut.text.chars().count() <= 1000);
+    }
+
+    #[test]
+    fn cutting_respects_multibyte_characters() {
+        let text = "é".repeat(3000);
+        let cut = cut_for_model(&text, 500);
+        assert!(cut.truncated);
+        assert!(cut.text.starts_with("éé"));
+    }
+
+    #[test]
+    fn tool_errors_reach_the_model_as_an_error_object() {
+        let text = result_text_for_model(&text_result("division by zero", true));
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["error"]["code"], "tool_error");
+        assert_eq!(value["error"]["message"], "division by zero");
+        assert_eq!(
+            result_text_for_model(&text_result("{\"a\":1}", false)),
+            "{\"a\":1}"
+        );
+    }
+
+    #[test]
+    fn large_results_are_shortened_for_events() {
+        let (small, truncated) = event_result(&text_result("ok", false), 1000);
+        assert!(!truncated);
+        assert_eq!(small["content"][0]["text"], "ok");
+        let (large, truncated) = event_result(&text_result(&"x".repeat(200_000), false), 1000);
+        assert!(truncated);
+        assert!(large["content"][0]["text"].as_str().unwrap().len() < 2000);
+    }
+}

@@ -1,0 +1,210 @@
+//! From a registered server (store record + decrypted secrets) to the `UpstreamServer`
+//! `mcp-client` connects to — and the one exception to "servers use their own credentials":
+//! a call to *our own* knowledge-graph endpoint carries the chatting user's bearer token, so
+//! the kg server applies that user's scopes. The decision is made on the destination URL (it
+//! must be one of [`OwnEndpoints`]), never on a server's name, so no other upstream can ever
+//! receive a user's token.
+
+use std::fmt;
+use switchboard_core::{SessionScope, TransportKind};
+use switchboard_mcp_client::{RemoteEndpoint, StdioCommand, UpstreamEndpoint, UpstreamServer};
+use switchboard_store::{ServerRecord, ServerSecrets};
+use url::Url;
+
+/// The bearer token the chat request came with. `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct UserCredential(String);
+
+impl UserCredential {
+    pub fn new(token: impl Into<String>) -> Self {
+        Self(token.into())
+    }
+
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for UserCredential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("UserCredential([REDACTED])")
+    }
+}
+
+/// The URLs at which this process serves its own MCP endpoint (`/mcp`, `/mcp/rpc`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OwnEndpoints {
+    urls: Vec<Url>,
+}
+
+impl OwnEndpoints {
+    pub fn new(urls: impl IntoIterator<Item = Url>) -> Self {
+        Self {
+            urls: urls.into_iter().collect(),
+        }
+    }
+
+    /// `http://<address>/mcp` and `/mcp/rpc` for a listener address.
+    pub fn for_listener(address: std::net::SocketAddr) -> Self {
+        let base = format!("http://{address}");
+        Self::new(
+            ["/mcp", "/mcp/rpc"]
+                .iter()
+                .filter_map(|path| Url::parse(&format!("{base}{path}")).ok()),
+        )
+    }
+
+    /// True when `url` is one of ours (same scheme, host, port and path; a trailing `/` and
+    /// query are ignored).
+    pub fn contains(&self, url: &Url) -> bool {
+        self.urls.iter().any(|own| same_endpoint(own, url))
+    }
+}
+
+fn same_endpoint(left: &Url, right: &Url) -> bool {
+    left.scheme() == right.scheme()
+        && left.host_str().map(str::to_ascii_lowercase)
+            == right.host_str().map(str::to_ascii_lowercase)
+        && left.port_or_known_default() == right.port_or_known_default()
+        && left.path().trim_end_matches('/') == right.path().trim_end_matches('/')
+}
+
+/// Builds the upstream description `mcp-client` needs. For our own endpoint, `credential`
+/// (when given) replaces any configured key, and sessions become per user (a session is bound
+/// to the token that opened it).
+pub fn upstream_for_record(
+    record: &ServerRecord,
+    secrets: ServerSecrets,
+    own_endpoints: &OwnEndpoints,
+    credential: Option<&UserCredential>,
+) -> Result<UpstreamServer, String> {
+    let mut session_scope = record.connection.session_scope;
+    let endpoint = match record.transport {
+        TransportKind::Stdio => UpstreamEndpoint::Stdio(StdioCommand {
+            command: record.command.clone().unwrap_or_default(),
+            args: record.args.clone(),
+            env: secrets.env,
+            working_dir: record
+                .connection
+                .extra
+                .get("working_dir")
+                .and_then(|value| value.as_str())
+                .map(Into::into),
+        }),
+        transport => {
+            let url_text = record.url.clone().unwrap_or_default();
+            let url = Url::parse(&url_text)
+                .map_err(|error| format!("the server's url '{url_text}' is not a URL: {error}"))?;
+            let mut headers = secrets.headers;
+            let mut api_key = secrets.api_key;
+            if own_endpoints.contains(&url)
+                && let Some(credential) = credential
+            {
+                headers.retain(|name, _| !name.eq_ignore_ascii_case("authorization"));
+                api_key = Some(credential.expose().to_owned());
+                session_scope = SessionScope::PerUser;
+            }
+            UpstreamEndpoint::Remote(RemoteEndpoint {
+                transport,
+                url,
+                headers,
+                api_key,
+            })
+        }
+    };
+    Ok(UpstreamServer {
+        id: record.id.clone(),
+        workspace_id: record.workspace_id.clone(),
+        name: record.name.clone(),
+        endpoint,
+        session_scope,
+        timeout_ms: record.connection.timeout_ms,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use switchboard_core::{ServerId, WorkspaceId};
+    use switchboard_store::{
+        ServerConnectionConfig, ServerSecretsSummary, ServerStatus, SyncStatus,
+    };
+
+    fn record(url: &str) -> ServerRecord {
+        let now = chrono::Utc::now();
+        ServerRecord {
+            id: ServerId::from("s1"),
+            workspace_id: WorkspaceId::from("w1"),
+            name: "kg".into(),
+            transport: TransportKind::StreamableHttp,
+            url: Some(url.into()),
+            command: None,
+            args: vec![],
+            connection: ServerConnectionConfig::default(),
+            secrets: ServerSecretsSummary::default(),
+            status: ServerStatus::Disconnected,
+            last_error: None,
+            tools_cache: None,
+            resources_cache: None,
+            prompts_cache: None,
+            last_synced_at: None,
+            sync_status: SyncStatus::NeverSynced,
+            version: 1,
+            is_active: true,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    fn api_key(server: &UpstreamServer) -> Option<String> {
+        match &server.endpoint {
+            UpstreamEndpoint::Remote(remote) => remote.api_key.clone(),
+            UpstreamEndpoint::Stdio(_) => None,
+        }
+    }
+
+    #[test]
+    fn the_users_token_goes_to_our_own_endpoint_only() {
+        let own = OwnEndpoints::for_listener("127.0.0.1:8080".parse().unwrap());
+        let credential = UserCredential::new("sb_user_token");
+        let secrets = ServerSecrets {
+            headers: BTreeMap::from([("Authorization".to_owned(), "Bearer configured".to_owned())]),
+            api_key: None,
+            env: BTreeMap::new(),
+        };
+        let ours = upstream_for_record(
+            &record("http://127.0.0.1:8080/mcp/"),
+            secrets.clone(),
+            &own,
+            Some(&credential),
+        )
+        .unwrap();
+        assert_eq!(api_key(&ours).as_deref(), Some("sb_user_token"));
+        assert_eq!(ours.session_scope, SessionScope::PerUser);
+        match &ours.endpoint {
+            UpstreamEndpoint::Remote(remote) => assert!(remote.headers.is_empty()),
+            UpstreamEndpoint::Stdio(_) => unreachable!(),
+        }
+        for other in [
+            "http://127.0.0.1:8081/mcp",
+            "http://127.0.0.1:8080/other",
+            "https://127.0.0.1:8080/mcp",
+            "http://evil.example/mcp",
+        ] {
+            let theirs =
+                upstream_for_record(&record(other), secrets.clone(), &own, Some(&credential))
+                    .unwrap();
+            assert_eq!(api_key(&theirs), None, "{other}");
+            assert_eq!(theirs.session_scope, SessionScope::Shared);
+        }
+    }
+
+    #[test]
+    fn credentials_never_print() {
+        assert_eq!(
+            format!("{:?}", UserCredential::new("secret")),
+            "UserCredential([REDACTED])"
+        );
+    }
+}

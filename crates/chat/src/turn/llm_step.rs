@@ -1,0 +1,249 @@
+//! One LLM step: stream the model's answer, forward text as `token` events, and store the
+//! assistant message as it grows — appended as `partial` once text arrives, saved at most every
+//! `partial_save_interval_ms` (a crash keeps what was said), and completed in place with its
+//! tool calls when the model finishes. On a failure or a cancellation what was produced stays,
+//! marked partial (or failed, with the error, when nothing was produced).
+//!
+//! Dropping the provider's stream aborts the HTTP request upstream, so leaving this function
+//! early (cancellation) stops the model.
+
+use super::TurnRun;
+use crate::error::ChatResult;
+use crate::events::ChatEvent;
+use futures::StreamExt;
+use serde_json::{Map, Value, json};
+use std::time::Instant;
+use switchboard_core::{ChatRole, MessageId, ToolCallRequest};
+use switchboard_llm::{FinishReason, LlmError, LlmEvent, LlmRequest, TokenUsage};
+use switchboard_store::{MessageStatus, MessageUpdate, NewMessage};
+
+/// How a step ended.
+#[derive(Debug)]
+pub(crate) enum StepEnd {
+    Finished(FinishReason),
+    Failed(LlmError),
+    Cancelled,
+}
+
+#[derive(Debug)]
+pub(crate) struct StepResult {
+    pub text: String,
+    pub calls: Vec<ToolCallRequest>,
+    /// The stored assistant message, if anything was stored.
+    pub message_id: Option<MessageId>,
+    pub end: StepEnd,
+}
+
+/// Runs one generation. `accept_tool_calls` is false on the last allowed step: calls the model
+/// makes anyway are dropped (and reported by the caller) so no call is left without a result.
+pub(crate) async fn run_llm_step(
+    run: &TurnRun<'_>,
+    request: LlmRequest,
+    step: u32,
+    accept_tool_calls: bool,
+) -> ChatResult<StepResult> {
+    let cancellation = run.handle.cancellation.clone();
+    let mut writer = AnswerWriter::new(run, step);
+    let mut text = String::new();
+    let mut calls: Vec<ToolCallRequest> = Vec::new();
+    let mut usage: Option<TokenUsage> = None;
+    let started = tokio::select! {
+        biased;
+        () = cancellation.cancelled() => None,
+        started = run.plan.chosen.provider.stream_chat(request) => Some(started),
+    };
+    let end = match started {
+        None => StepEnd::Cancelled,
+        Some(Err(error)) => StepEnd::Failed(error),
+        Some(Ok(mut stream)) => loop {
+            let item = tokio::select! {
+                biased;
+                () = cancellation.cancelled() => break StepEnd::Cancelled,
+                item = stream.next() => item,
+            };
+            match item {
+                Some(Ok(LlmEvent::TextDelta(delta))) => {
+                    if delta.is_empty() {
+                        continue;
+                    }
+                    text.push_str(&delta);
+                    run.handle.emit(ChatEvent::Token(delta));
+                    writer.save_progress(&text).await?;
+                }
+                Some(Ok(LlmEvent::ToolCall(indexed))) => calls.push(indexed.call),
+                Some(Ok(LlmEvent::Usage(counted))) => usage = Some(counted),
+                Some(Ok(LlmEvent::Finished(reason))) => break StepEnd::Finished(reason),
+                Some(Err(error)) => break StepEnd::Failed(error),
+                None => break StepEnd::Failed(LlmError::StreamEndedEarly),
+            }
+        },
+    };
+    if !accept_tool_calls && !calls.is_empty() {
+        tracing::warn!(
+            dropped = calls.len(),
+            "the model asked for tools on the last allowed step; the calls were not made"
+        );
+        calls.clear();
+    }
+    let message_id = writer.finish(&text, &calls, &end, usage).await?;
+    Ok(StepResult {
+        text,
+        calls,
+        message_id,
+        end,
+    })
+}
+
+/// Stores one assistant message while it streams.
+struct AnswerWriter<'a> {
+    run: &'a TurnRun<'a>,
+    step: u32,
+    message_id: Option<MessageId>,
+    last_saved: Instant,
+    saved_chars: usize,
+}
+
+impl<'a> AnswerWriter<'a> {
+    fn new(run: &'a TurnRun<'a>, step: u32) -> Self {
+        Self {
+            run,
+            step,
+            message_id: None,
+            last_saved: Instant::now(),
+            saved_chars: 0,
+        }
+    }
+
+    fn base_metadata(&self) -> Map<String, Value> {
+        let mut metadata = Map::new();
+        metadata.insert(
+            "provider".into(),
+            json!(self.run.plan.chosen.provider.provider_name()),
+        );
+        metadata.insert("model".into(), json!(self.run.plan.chosen.display_model()));
+        metadata.insert("step".into(), json!(self.step));
+        metadata
+    }
+
+    /// Appends the message at the first text, then saves it at most every interval.
+    async fn save_progress(&mut self, text: &str) -> ChatResult<()> {
+        let store = &self.run.engine.store;
+        let workspace_id = &self.run.plan.conversation.workspace_id;
+        match &self.message_id {
+            None => {
+                let mut metadata = self.base_metadata();
+                metadata.insert("streaming".into(), json!(true));
+                let record = store
+                    .append_message(
+                        workspace_id,
+                        &self.run.plan.conversation.id,
+                        NewMessage {
+                            role: ChatRole::Assistant,
+                            content: text.to_owned(),
+                            tool_calls: Vec::new(),
+                            tool_call_id: None,
+                            metadata: Value::Object(metadata),
+                            status: MessageStatus::Partial,
+                        },
+                    )
+                    .await?;
+                self.message_id = Some(record.id);
+            }
+            Some(message_id) => {
+                if self.last_saved.elapsed() < self.run.engine.config.partial_save_interval()
+                    || text.len() == self.saved_chars
+                {
+                    return Ok(());
+                }
+                store
+                    .update_message(
+                        workspace_id,
+                        message_id,
+                        MessageUpdate {
+                            content: Some(text.to_owned()),
+                            ..MessageUpdate::default()
+                        },
+                    )
+                    .await?;
+            }
+        }
+        self.last_saved = Instant::now();
+        self.saved_chars = text.len();
+        Ok(())
+    }
+
+    /// Stores the final state of the message; returns its id (none when nothing was said and
+    /// the step was cancelled).
+    async fn finish(
+        mut self,
+        text: &str,
+        calls: &[ToolCallRequest],
+        end: &StepEnd,
+        usage: Option<TokenUsage>,
+    ) -> ChatResult<Option<MessageId>> {
+        let mut metadata = self.base_metadata();
+        if let Some(usage) = usage {
+            metadata.insert("usage".into(), json!(usage));
+        }
+        let status = match end {
+            StepEnd::Finished(reason) => {
+                metadata.insert("finish_reason".into(), json!(reason));
+                MessageStatus::Complete
+            }
+            StepEnd::Cancelled => {
+                if text.is_empty() && calls.is_empty() && self.message_id.is_none() {
+                    return Ok(None);
+                }
+                metadata.insert("partial".into(), json!(true));
+                metadata.insert("interrupted".into(), json!("cancelled"));
+                MessageStatus::Partial
+            }
+            StepEnd::Failed(error) => {
+                metadata.insert("error".into(), json!(error.to_string()));
+                metadata.insert("error_code".into(), json!(error.code()));
+                if text.is_empty() {
+                    MessageStatus::Failed
+                } else {
+                    metadata.insert("partial".into(), json!(true));
+                    metadata.insert("interrupted".into(), json!("error"));
+                    MessageStatus::Partial
+                }
+            }
+        };
+        let store = &self.run.engine.store;
+        let workspace_id = &self.run.plan.conversation.workspace_id;
+        let record = match self.message_id.take() {
+            Some(message_id) => {
+                store
+                    .update_message(
+                        workspace_id,
+                        &message_id,
+                        MessageUpdate {
+                            content: Some(text.to_owned()),
+                            tool_calls: Some(calls.to_vec()),
+                            metadata: Some(Value::Object(metadata)),
+                            status: Some(status),
+                        },
+                    )
+                    .await?
+            }
+            None => {
+                store
+                    .append_message(
+                        workspace_id,
+                        &self.run.plan.conversation.id,
+                        NewMessage {
+                            role: ChatRole::Assistant,
+                            content: text.to_owned(),
+                            tool_calls: calls.to_vec(),
+                            tool_call_id: None,
+                            metadata: Value::Object(metadata),
+                            status,
+                        },
+                    )
+                    .await?
+            }
+        };
+        Ok(Some(record.id))
+    }
+}

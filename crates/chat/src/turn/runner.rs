@@ -1,0 +1,190 @@
+//! The agent loop: LLM → tool calls (parallel, bounded) → results as tool messages → LLM
+//! again, up to `max_tool_steps` round trips; after the last one the model is asked once more
+//! with `tool_choice: none`, so it answers from what it has. `required` and forced-function
+//! choices apply to the first step only (otherwise the model could never stop calling tools).
+//!
+//! Runs in its own task, independent of the HTTP request: it always finishes writing what was
+//! produced, emits `done`, and leaves the registry, whether the model finished, failed, or the
+//! turn was cancelled (every client left, or shutdown).
+
+use super::handle::TurnHandle;
+use super::history::{replay_history, trim_history};
+use super::llm_step::{StepEnd, run_llm_step};
+use super::tool_step::run_tool_calls;
+use super::{TurnPlan, TurnRun};
+use crate::engine::Engine;
+use crate::error::ChatResult;
+use crate::events::{ChatEvent, DoneEvent, ErrorEvent, MetaEvent, TurnOutcome};
+use crate::tools::TurnTools;
+use std::sync::Arc;
+use switchboard_core::{ChatMessage, MessageId};
+use switchboard_llm::{LlmRequest, ToolChoice};
+use switchboard_mcp_client::Caller;
+
+/// Runs the turn to its end; never panics on upstream failures.
+pub(crate) async fn run_turn(engine: Arc<Engine>, plan: TurnPlan, handle: Arc<TurnHandle>) {
+    let caller = Caller {
+        user_id: plan.principal.user_id.clone(),
+        conversation_id: Some(plan.conversation.id.clone()),
+    };
+    let tools = if engine.config.enable_mcp_tools {
+        engine
+            .tools
+            .for_turn(
+                &plan.principal,
+                plan.credential.as_ref(),
+                &caller,
+                &plan.resolved,
+                &plan.ephemeral,
+            )
+            .await
+    } else {
+        TurnTools::default()
+    };
+    let run = TurnRun {
+        engine: &engine,
+        plan: &plan,
+        handle: &handle,
+        tools,
+        caller,
+    };
+    handle.emit(ChatEvent::Meta(MetaEvent {
+        conversation_id: plan.conversation.id.clone(),
+        message_id: plan.user_message.id.clone(),
+        provider: plan.chosen.provider.provider_name().to_owned(),
+        model: plan.chosen.display_model(),
+        tools: run.tools.offered(),
+        unavailable_servers: run.tools.unavailable.clone(),
+        replay: false,
+    }));
+    let (outcome, message_id) = match drive(&run).await {
+        Ok(ended) => ended,
+        Err(error) => {
+            tracing::error!(conversation_id = %plan.conversation.id, %error, "a chat turn could not be recorded");
+            handle.emit(ChatEvent::Error(ErrorEvent {
+                code: "store_error".to_owned(),
+                message: format!("the answer could not be saved: {error}"),
+            }));
+            (TurnOutcome::Failed, None)
+        }
+    };
+    handle.emit(ChatEvent::Done(DoneEvent {
+        conversation_id: plan.conversation.id.clone(),
+        message_id,
+        outcome,
+    }));
+    handle.finish();
+    engine.turns.end(&handle);
+}
+
+async fn drive(run: &TurnRun<'_>) -> ChatResult<(TurnOutcome, Option<MessageId>)> {
+    let engine = run.engine;
+    let plan = run.plan;
+    let mut messages = history_for(run).await?;
+    let configured_choice = catalog_choice(&run.tools, &plan.resolved.tool_choice);
+    let max_steps = engine.config.max_tool_steps;
+    let mut last_message: Option<MessageId> = None;
+    for step in 1..=max_steps + 1 {
+        let last_step = step > max_steps;
+        let mut request = LlmRequest::new(plan.chosen.model.clone(), messages.clone());
+        if !run.tools.catalog.is_empty() {
+            let choice = match (&configured_choice, step, last_step) {
+                (_, _, true) => ToolChoice::None,
+                (ToolChoice::Required | ToolChoice::Function { .. }, 2.., _) => ToolChoice::Auto,
+                (choice, _, _) => choice.clone(),
+            };
+            request = request
+                .with_tools(run.tools.catalog.specs.clone())
+                .with_tool_choice(choice);
+        }
+        let result = run_llm_step(run, request, step, !last_step).await?;
+        if result.message_id.is_some() {
+            last_message = result.message_id.clone();
+        }
+        match result.end {
+            StepEnd::Cancelled => return Ok((TurnOutcome::Cancelled, last_message)),
+            StepEnd::Failed(error) => {
+                run.handle.emit(ChatEvent::Error(ErrorEvent {
+                    code: error.code().to_owned(),
+                    message: error.to_string(),
+                }));
+                return Ok((TurnOutcome::Failed, last_message));
+            }
+            StepEnd::Finished(_) => {}
+        }
+        if result.calls.is_empty() {
+            if last_step {
+                run.handle.emit(ChatEvent::Error(ErrorEvent {
+                    code: "max_steps_reached".to_owned(),
+                    message: format!(
+                        "the answer used the most tool round trips allowed ({max_steps}); it was \
+                         asked to conclude with what it had"
+                    ),
+                }));
+            }
+            return Ok((TurnOutcome::Completed, last_message));
+        }
+        let Some(message_id) = result.message_id.clone() else {
+            return Ok((TurnOutcome::Failed, last_message));
+        };
+        messages.push(ChatMessage::assistant(result.text, result.calls.clone()));
+        let results = run_tool_calls(run, &message_id, result.calls).await?;
+        messages.extend(results);
+        if run.handle.cancellation.is_cancelled() {
+            return Ok((TurnOutcome::Cancelled, last_message));
+        }
+    }
+    Ok((TurnOutcome::Completed, last_message))
+}
+
+/// System prompt + the stored conversation (including the question), trimmed to the budget.
+async fn history_for(run: &TurnRun<'_>) -> ChatResult<Vec<ChatMessage>> {
+    let store = &run.engine.store;
+    let conversation = &run.plan.conversation;
+    let (stored, calls) = futures::try_join!(
+        store.list_messages(&conversation.workspace_id, &conversation.id),
+        store.list_tool_calls(&conversation.workspace_id, &conversation.id),
+    )?;
+    let history = trim_history(
+        replay_history(&stored, &calls),
+        run.engine.config.history_budget_chars,
+    );
+    let system_prompt = run
+        .plan
+        .bud
+        .as_ref()
+        .map(|bud| bud.system_prompt.trim())
+        .filter(|prompt| !prompt.is_empty())
+        .unwrap_or(run.engine.config.default_system_prompt.as_str());
+    let mut messages = Vec::with_capacity(history.len() + 1);
+    messages.push(ChatMessage::system(system_prompt));
+    messages.extend(history);
+    Ok(messages)
+}
+
+/// Maps a configured forced function (a catalog name or `server.tool`) to the catalog name of
+/// this turn; when the tool is not on offer this turn (server down, tool disabled), the model
+/// chooses freely instead.
+fn catalog_choice(tools: &TurnTools, configured: &ToolChoice) -> ToolChoice {
+    let ToolChoice::Function { name } = configured else {
+        return configured.clone();
+    };
+    if tools.catalog.route(name).is_some() {
+        return configured.clone();
+    }
+    if let Some((server, tool)) = name.split_once('.') {
+        let found = tools.catalog.specs.iter().find(|spec| {
+            tools.catalog.route(&spec.name).is_some_and(|route| {
+                (route.server_name == server || route.server_id.as_str() == server)
+                    && route.tool_name == tool
+            })
+        });
+        if let Some(spec) = found {
+            return ToolChoice::Function {
+                name: spec.name.clone(),
+            };
+        }
+    }
+    tracing::warn!(tool = %name, "the configured tool_choice names a tool not offered this turn; using auto");
+    ToolChoice::Auto
+}
