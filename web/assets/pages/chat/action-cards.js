@@ -7,6 +7,7 @@ import { h, replaceChildren } from '../../lib/dom.js';
 import { api, segment } from '../../lib/api.js';
 import { renderJsonViewer, parseJsonLoosely } from '../../lib/json-view.js';
 import { renderElicitationForm } from '../../lib/schema-form.js';
+import { getIdentity } from '../../lib/session.js';
 
 /** Seconds left until `expiresAt` (never negative); null without a deadline. */
 export function secondsUntil(expiresAt, now = Date.now()) {
@@ -60,7 +61,8 @@ export class ApprovalCard {
       h('button', { type: 'button', class: 'button button-primary', text: 'Approve once', onclick: decide('approve', 'once') }),
       h('button', { type: 'button', class: 'button button-success', text: 'Always allow', title: 'Approve now and stop asking for this tool', onclick: decide('approve', 'always') }),
       h('button', { type: 'button', class: 'button button-danger', text: 'Deny', onclick: decide('deny', 'once') }));
-    const diff = event.definition_diff ?? event.diff ?? event.definition_changes ?? null;
+    const details = event.details && typeof event.details === 'object' ? event.details : {};
+    const diff = event.definition_diff ?? event.diff ?? details.definition_diff ?? details.diff ?? details.changes ?? null;
     const toolLabel = event.server ? `${event.server} · ${event.tool}` : event.tool;
     this.element = h('section', { class: 'action-card approval-card', 'aria-label': `Approval needed for ${toolLabel}`, dataset: { approvalId: this.approvalId ?? '', state: 'pending' } },
       h('div', { class: 'row' },
@@ -109,9 +111,11 @@ export class ApprovalCard {
       approved: remember === 'always' ? 'Approved — always allowed from now on' : 'Approved',
       deny: 'Denied', denied: 'Denied',
       expired: 'No decision in time — denied', timeout: 'No decision in time — denied', timed_out: 'No decision in time — denied',
+      policy: 'Decided by policy',
       settled: 'Already settled',
     };
-    const text = `${words[decision] ?? `Resolved: ${decision}`}${decidedBy ? ` by ${decidedBy}` : ''}${reason ? ` (${reason})` : ''}`;
+    const by = decidedBy && !/^(timeout|policy)$/.test(decidedBy) ? ` by ${decidedBy === getIdentity()?.user_id ? 'you' : decidedBy}` : '';
+    const text = `${words[decision] ?? `Resolved: ${decision}`}${by}${reason ? ` (${reason})` : ''}`;
     const tone = /^(approve|approved)$/.test(decision) ? 'badge-success' : 'badge-danger';
     replaceChildren(this.buttons, h('span', { class: `badge ${tone}`, role: 'status', text }));
     this.countdown.closest('.small')?.remove();

@@ -60,6 +60,8 @@ export class AssistantTurn {
         this.showError(event.error ?? event.message ?? 'The answer stopped because of an error.');
         break;
       case 'done':
+        if (event.outcome === 'failed') this.showNotice('The answer ended early because of an error; what was written so far is saved.');
+        if (event.outcome === 'cancelled') this.showNotice('The answer was stopped; what was written so far is saved.');
         this.finish();
         break;
       default:
@@ -67,9 +69,13 @@ export class AssistantTurn {
     }
   }
 
-  setMeta({ model }) {
+  setMeta({ model, provider, unavailable_servers: unavailableServers, tools }) {
     this.meta.replaceChildren();
-    if (model) this.meta.append(h('span', { class: 'badge', title: 'Model', text: model }));
+    if (model) this.meta.append(h('span', { class: 'badge', title: provider ? `Provider: ${provider}` : 'Model', text: model }));
+    if (Array.isArray(tools)) this.meta.append(h('span', { text: `${tools.length} tool${tools.length === 1 ? '' : 's'} available` }));
+    for (const server of unavailableServers ?? []) {
+      this.meta.append(h('span', { class: 'badge badge-warning', title: server.message ?? '', text: `${server.server} unavailable${server.message ? `: ${server.message}` : ''}` }));
+    }
   }
 
   appendText(token) {
@@ -92,8 +98,9 @@ export class AssistantTurn {
       this.activity.append(view.element);
     }
     const statusWords = { started: 'started', running: 'started', proposed: 'started', approved: 'started', dispatched: 'started', completed: 'completed', success: 'completed', error: 'error', failed: 'error', timeout: 'error', denied: 'denied', unknown: 'unknown' };
+    const recordedState = event.state === 'denied' || event.state === 'unknown' ? event.state : null;
     view.update({
-      status: statusWords[event.status] ?? event.status ?? 'started',
+      status: recordedState ?? statusWords[event.status] ?? event.status ?? 'started',
       result: event.result,
       error: event.error,
       durationMs: event.duration_ms,
