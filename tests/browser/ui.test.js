@@ -79,6 +79,27 @@ test('chat: an example question shows the tool activity, then the answer', async
   await saveScreenshot(page, '03-chat-answer');
 });
 
+test('xss: markup planted in the knowledge graph stays text in the tool result and the answer', async () => {
+  const { schema } = await apiCall(switchboard, 'GET', '/api/kg/schema');
+  const documentType = schema.object_types.find((type) => type.name === 'Document');
+  assert.ok(documentType, 'the sample dataset has a Document type');
+  await apiCall(switchboard, 'POST', '/api/kg/schema/edits', {
+    edit: { op: 'upsert_object_type', object_type: { ...documentType, description: `Planted ${XSS_PAYLOAD} **markup**` } },
+    message: 'browser test: XSS payload in a description',
+  });
+  const turn = await askAndWaitForAnswer('Tell me about the Document type');
+  await waitForTurnToFinish(turn);
+  const call = turn.locator('.tool-call').first();
+  await call.locator('summary').click();
+  for (const button of await call.getByRole('button', { name: 'Expand all' }).all()) await button.click();
+  const shown = await turn.textContent();
+  assert.ok(shown.includes('<img src=x onerror='), 'the payload is visible as text');
+  assert.equal(await turn.locator('img, script, iframe, [onerror]').count(), 0, 'no element came from the payload');
+  assert.equal(await page.evaluate(() => window.__xss ?? null), null, 'no payload script ran');
+  await saveScreenshot(page, '03b-chat-xss-inert');
+  await apiCall(switchboard, 'POST', '/api/kg/schema/edits', { edit: { op: 'upsert_object_type', object_type: documentType }, message: 'browser test: restore' });
+});
+
 test('chat page weight: everything the chat page loads, as transferred', async () => {
   const measuringContext = await browser.newContext();
   await measuringContext.addInitScript((token) => sessionStorage.setItem('switchboard.token', token), switchboard.token);
