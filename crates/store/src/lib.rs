@@ -7,7 +7,8 @@
 //!   workspace looks exactly like a missing one: `StoreError::NotFound`). Child tables
 //!   reference parents by `(workspace_id, id)`, so the database refuses cross-workspace links.
 //!   `list_workspaces`/`find_workspace_by_name` and `authenticate` are the only unscoped reads;
-//!   `recover_interrupted_tool_calls` is the only unscoped write (start-up recovery).
+//!   `recover_interrupted_tool_calls`, `expire_pending_approval_requests` and
+//!   `expire_pending_elicitation_requests` are the only unscoped writes (start-up recovery).
 //! - Secrets (server headers, API keys, env) are stored only AES-256-GCM encrypted
 //!   ([`secrets`]); token plaintexts are never stored (SHA-256 only).
 //! - Writes are durable when acknowledged: SQLite runs WAL with `synchronous=FULL`, PostgreSQL
@@ -51,6 +52,19 @@
 //! - [`policies`]: `set_tool_policy`, `get_tool_policy`, `list_tool_policies`,
 //!   `delete_tool_policy`.
 //! - [`audit`]: `append_audit` (details redacted), `list_audit(AuditQuery)` (newest first).
+//! - [`audit_events`]: `append_audit_event(NewAuditEvent)` (structured columns: user,
+//!   conversation, server, tool, status, duration; details redacted), `search_audit(AuditSearch)`
+//!   (time range, server, tool, user, status, action; newest first, paged by id).
+//! - [`tool_rules`]: per-bud policies and a user's remembered decisions ([`ToolRuleScope`]):
+//!   `set_tool_rule`, `get_tool_rule`, `list_tool_rules`, `delete_tool_rule`.
+//! - [`tool_pins`]: `save_tool_pin_snapshot`, `get_tool_pin_snapshot` (what a pin hash stood
+//!   for), `record_server_instructions`, `get_server_instructions`.
+//! - [`approval_requests`]: `create_approval_request`, `get_approval_request`,
+//!   `resolve_approval_request` (once, compare-and-set on pending), `list_approval_requests`,
+//!   `expire_pending_approval_requests` (start-up).
+//! - [`elicitation_requests`]: `create_elicitation_request`, `get_elicitation_request`,
+//!   `resolve_elicitation_request`, `list_pending_elicitation_requests`,
+//!   `expire_pending_elicitation_requests` (start-up).
 //!
 //! # Adding an area (the pattern)
 //! 1. Add `migrations/sqlite/NNNN_area.sql` and `migrations/postgres/NNNN_area.sql` with your
@@ -68,7 +82,9 @@
 //! 3. Add your tests to `tests/it/<area>.rs` with `store_test!`: each runs on SQLite and on
 //!    PostgreSQL.
 
+pub mod approval_requests;
 pub mod audit;
+pub mod audit_events;
 mod backend;
 pub mod bootstrap;
 pub mod buds;
@@ -76,6 +92,7 @@ mod clock;
 pub mod config;
 pub mod conversation_pages;
 pub mod conversations;
+pub mod elicitation_requests;
 pub mod error;
 pub mod kg;
 pub mod messages;
@@ -85,18 +102,28 @@ pub mod servers;
 mod store;
 pub mod tokens;
 pub mod tool_calls;
+pub mod tool_pins;
+pub mod tool_rules;
 pub mod tools;
 pub mod users;
 mod validate;
 pub mod workspaces;
 
+pub use approval_requests::{
+    ApprovalRequestFilter, ApprovalRequestRecord, ApprovalResolution, ApprovalStatus,
+    NewApprovalRequest,
+};
 pub use audit::{AuditEntry, AuditQuery, NewAuditEntry};
+pub use audit_events::{AuditEventRecord, AuditSearch, NewAuditEvent};
 pub use backend::SQLITE_FILE_NAME;
 pub use bootstrap::{Bootstrapped, DEFAULT_WORKSPACE_NAME};
 pub use buds::{BudPatch, BudRecord, NewBud};
 pub use config::{BackendKind, DatabaseConfig, DatabaseConfigError};
 pub use conversation_pages::ConversationCursor;
 pub use conversations::{ConversationPatch, ConversationRecord, NewConversation};
+pub use elicitation_requests::{
+    ElicitationRequestRecord, ElicitationStatus, NewElicitationRequest,
+};
 pub use error::{StoreError, StoreResult};
 pub use kg::StoredKnowledgeGraph;
 pub use messages::{MessageRecord, MessageStatus, MessageUpdate, NewMessage};
@@ -109,6 +136,8 @@ pub use servers::{
 pub use store::Store;
 pub use tokens::{IssuedToken, NewToken, TOKEN_PREFIX, TokenPlaintext, TokenRecord};
 pub use tool_calls::{NewToolCall, ToolCallOutcome, ToolCallRecord};
+pub use tool_pins::{ObservedInstructions, ToolPinSnapshot};
+pub use tool_rules::{NewToolRule, ToolRuleRecord, ToolRuleScope};
 pub use tools::{ToolRecord, definition_hash};
 pub use users::{UserRecord, UserRole};
 pub use workspaces::WorkspaceRecord;

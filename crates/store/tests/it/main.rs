@@ -3,7 +3,9 @@
 
 mod harness;
 
+mod approvals;
 mod audit;
+mod audit_events;
 mod bootstrap;
 mod buds;
 mod conversation_pages;
