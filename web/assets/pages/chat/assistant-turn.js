@@ -36,6 +36,7 @@ export class AssistantTurn {
   applyEvent(event) {
     switch (event.type) {
       case 'meta':
+        this.conversationId = event.conversationId ?? event.conversation_id ?? this.conversationId;
         this.setMeta(event);
         break;
       case 'token':
@@ -69,7 +70,8 @@ export class AssistantTurn {
     }
   }
 
-  setMeta({ model, provider, unavailable_servers: unavailableServers, tools }) {
+  setMeta({ model, provider, unavailable_servers: unavailableSnake, unavailableServers: unavailableCamel, tools }) {
+    const unavailableServers = unavailableCamel ?? unavailableSnake;
     this.meta.replaceChildren();
     if (model) this.meta.append(h('span', { class: 'badge', title: provider ? `Provider: ${provider}` : 'Model', text: model }));
     if (Array.isArray(tools)) this.meta.append(h('span', { text: `${tools.length} tool${tools.length === 1 ? '' : 's'} available` }));
@@ -94,12 +96,15 @@ export class AssistantTurn {
     let view = this.toolViews.get(callId);
     if (!view) {
       view = new ToolCallView({ callId, server: event.server, tool: event.tool, argumentsValue: event.arguments });
+      view.conversationId = this.conversationId;
       this.toolViews.set(callId, view);
       this.activity.append(view.element);
     }
     const statusWords = { started: 'started', running: 'started', proposed: 'started', approved: 'started', dispatched: 'started', completed: 'completed', success: 'completed', error: 'error', failed: 'error', timeout: 'error', denied: 'denied', unknown: 'unknown' };
     const recordedState = event.state === 'denied' || event.state === 'unknown' ? event.state : null;
+    if (event.tool_call_id) view.toolCallId = event.tool_call_id;
     view.update({
+      resultTruncated: event.result_truncated === true,
       status: recordedState ?? statusWords[event.status] ?? event.status ?? 'started',
       result: event.result,
       error: event.error,

@@ -115,7 +115,7 @@ class ChatPage {
       this.conversationDetail = detail?.conversation ?? detail;
       this.title.textContent = conversationTitle(this.conversationDetail);
       const messages = listItems(detail, 'messages').length ? listItems(detail, 'messages') : detail?.conversation?.messages ?? [];
-      const { elements, turns } = renderHistory(messages, { onLayoutChange: () => this.#keepAtBottom() });
+      const { elements, turns } = renderHistory(messages, { onLayoutChange: () => this.#keepAtBottom(), toolCalls: listItems(detail?.tool_calls), conversationId });
       this.turns = turns;
       replaceChildren(this.transcript, elements);
       if (elements.length === 0) this.#showEmptyState();

@@ -19,8 +19,14 @@ export function messageText(content) {
   return typeof content.text === 'string' ? content.text : JSON.stringify(content);
 }
 
-/** Builds transcript elements from stored messages; returns `{elements, turns}`. */
-export function renderHistory(messages, { onLayoutChange } = {}) {
+const STATE_TO_STATUS = { proposed: 'started', approved: 'started', dispatched: 'started', completed: 'completed', failed: 'error', denied: 'denied', unknown: 'unknown' };
+
+/**
+ * Builds transcript elements from stored messages (and the conversation's tool call records,
+ * which carry each call's state, error and duration); returns `{elements, turns}`.
+ */
+export function renderHistory(messages, { onLayoutChange, toolCalls = [], conversationId } = {}) {
+  const recordsByLlmId = new Map(toolCalls.map((record) => [record.llm_call_id, record]));
   const elements = [];
   const turns = [];
   let turn = null;
@@ -45,18 +51,26 @@ export function renderHistory(messages, { onLayoutChange } = {}) {
       for (const call of message.tool_calls ?? []) {
         const qualified = call.function?.name ?? call.name ?? '';
         const split = splitQualifiedToolName(qualified);
+        const record = recordsByLlmId.get(call.id);
+        const state = call.state ?? record?.state;
         const view = current.applyToolEvent({
           call_id: call.id,
-          server: call.server ?? metadata.servers?.[call.id] ?? split.server,
-          tool: call.tool ?? split.tool,
+          tool_call_id: call.tool_call_id ?? record?.id,
+          server: call.server ?? record?.server ?? split.server,
+          tool: call.tool ?? record?.tool ?? split.tool,
           arguments: call.function?.arguments ?? call.arguments,
-          status: call.state ?? call.status ?? 'started',
+          status: STATE_TO_STATUS[state] ?? 'started',
+          state,
+          error: record?.error ?? undefined,
+          duration_ms: record?.duration_ms ?? undefined,
         });
+        view.conversationId = conversationId;
+        view.fromHistory = true;
         viewsByCallId.set(call.id, view);
       }
       const text = messageText(message.content);
       if (text) current.setText(current.text ? `${current.text}\n\n${text}` : text);
-      if (metadata.partial || metadata.interrupted || message.status === 'partial') {
+      if (metadata.partial || metadata.interrupted || message.status === 'partial' || message.status === 'failed') {
         current.showNotice('This answer was cut short (stopped or interrupted) and is shown as far as it got.');
       }
       if (metadata.error) current.showError(metadata.error);
@@ -65,14 +79,15 @@ export function renderHistory(messages, { onLayoutChange } = {}) {
     if (message.role === 'tool') {
       const current = ensureTurn();
       const view = viewsByCallId.get(message.tool_call_id);
-      const state = metadata.state ?? metadata.status ?? message.state ?? message.status;
+      const record = recordsByLlmId.get(message.tool_call_id);
+      const state = record?.state ?? metadata.state ?? (message.status === 'complete' ? undefined : message.status);
       const isError = metadata.is_error === true || metadata.isError === true || /^(error|failed|denied|unknown)$/.test(state ?? '');
       const result = metadata.result ?? message.result ?? parseMaybe(messageText(message.content));
       const update = {
-        status: state === 'denied' ? 'denied' : state === 'unknown' ? 'unknown' : isError ? 'error' : 'completed',
+        status: STATE_TO_STATUS[state] ?? (isError ? 'error' : 'completed'),
         result: isError ? undefined : result,
-        error: isError ? (metadata.error ?? result) : undefined,
-        durationMs: metadata.duration_ms,
+        error: isError ? (record?.error ?? metadata.error ?? result) : undefined,
+        durationMs: record?.duration_ms ?? metadata.duration_ms,
       };
       if (view) view.update(update);
       else current.applyToolEvent({ call_id: message.tool_call_id, server: metadata.server ?? '', tool: metadata.tool ?? 'tool', ...update, duration_ms: update.durationMs });

@@ -3,6 +3,7 @@
 // expands to the arguments and the result as JSON viewers. Used for live events and for history.
 
 import { h, replaceChildren } from '../../lib/dom.js';
+import { api, segment } from '../../lib/api.js';
 import { renderJsonViewer, parseJsonLoosely } from '../../lib/json-view.js';
 import { formatDuration, runningLabel, summariseError, summariseResult } from '../../lib/tool-summary.js';
 
@@ -34,8 +35,9 @@ export class ToolCallView {
    * Updates the view. `status`: started | completed | error | denied | unknown | waiting_approval.
    * `result`, `error`, `durationMs` as they become known.
    */
-  update({ status, result, error, durationMs, argumentsValue }) {
+  update({ status, result, error, durationMs, argumentsValue, resultTruncated }) {
     this.status = status;
+    if (resultTruncated !== undefined) this.resultTruncated = resultTruncated;
     if (argumentsValue !== undefined) this.argumentsValue = argumentsValue;
     if (result !== undefined) this.result = result;
     if (error !== undefined) this.error = error;
@@ -69,10 +71,39 @@ export class ToolCallView {
     const parts = [renderJsonViewer(parseJsonLoosely(this.argumentsValue ?? {}), { label: 'Arguments', expandDepth: 2 })];
     if (this.result !== undefined) parts.push(renderJsonViewer(this.result, { label: 'Result', expandDepth: 2 }));
     if (this.error !== undefined && this.error !== null) parts.push(renderJsonViewer(this.error, { label: 'Error', expandDepth: 2 }));
+    if (this.toolCallId && this.conversationId && (this.resultTruncated || this.fromHistory) && /^(completed|error)$/.test(this.status)) {
+      parts.push(this.#renderFullResultLoader());
+    }
     if (this.result === undefined && (this.error === undefined || this.error === null)) {
       parts.push(h('p', { class: 'muted small', text: this.status === 'started' ? 'Waiting for the result…' : 'No result was recorded.' }));
     }
     replaceChildren(this.body, parts);
+  }
+
+  /** A button that reads the stored full result page by page (results sent to the LLM or in events may be shortened). */
+  #renderFullResultLoader() {
+    const slot = h('div', { class: 'stack' });
+    const button = h('button', {
+      type: 'button', class: 'button button-small', text: this.resultTruncated ? 'Result shortened — load the full result' : 'Load the stored result',
+      onclick: async () => {
+        button.disabled = true;
+        try {
+          let text = '';
+          let offset = 0;
+          for (let page = 0; page < 200 && offset !== null && offset !== undefined; page += 1) {
+            const answer = await api.get(`/chat/conversations/${segment(this.conversationId)}/tool-calls/${segment(this.toolCallId)}/result?offset=${offset}&limit=65536`);
+            text += answer?.text ?? '';
+            offset = answer?.next_offset ?? null;
+          }
+          replaceChildren(slot, renderJsonViewer(parseJsonLoosely(text), { label: 'Full result', expandDepth: 2, copyText: text }));
+        } catch (error) {
+          replaceChildren(slot, h('p', { class: 'field-error', role: 'alert', text: `The full result could not be loaded: ${error.message}` }));
+          button.disabled = false;
+        }
+      },
+    });
+    slot.append(button);
+    return slot;
   }
 }
 
