@@ -114,14 +114,23 @@ class ChatPage {
       if (this.conversationId !== conversationId) return;
       this.conversationDetail = detail?.conversation ?? detail;
       this.title.textContent = conversationTitle(this.conversationDetail);
-      const messages = listItems(detail, 'messages').length ? listItems(detail, 'messages') : detail?.conversation?.messages ?? [];
+      const storedMessages = listItems(detail, 'messages');
+      const inFlight = this.conversationDetail?.answer_in_flight === true;
+      // An answer still being written is re-attached live (its events replay from the start),
+      // so its partial stored copy is left out here.
+      const lastQuestion = storedMessages.map((message) => message.role).lastIndexOf('user');
+      const messages = inFlight && lastQuestion >= 0 ? storedMessages.slice(0, lastQuestion + 1) : storedMessages;
       const { elements, turns } = renderHistory(messages, { onLayoutChange: () => this.#keepAtBottom(), toolCalls: listItems(detail?.tool_calls), conversationId });
       this.turns = turns;
       replaceChildren(this.transcript, elements);
       if (elements.length === 0) this.#showEmptyState();
       else replaceChildren(this.examplesSlot, h('details', { class: 'small' }, h('summary', { text: 'Try asking' }), renderTryAsking({ onAsk: (question) => this.send(question), compact: true })));
       this.#syncBudSelect();
-      await this.#showPendingApprovals(conversationId);
+      if (inFlight) {
+        this.#attach(conversationId);
+      } else {
+        await this.#showPendingApprovals(conversationId);
+      }
       this.transcript.scrollTop = this.transcript.scrollHeight;
     } catch (error) {
       replaceChildren(this.transcript, h('p', { class: 'alert alert-error', role: 'alert', text: error.status === 404 ? 'This conversation no longer exists.' : `The conversation could not be loaded: ${error.message}` }));
@@ -180,18 +189,33 @@ class ChatPage {
       }
     }
     this.transcript.append(renderUserMessage(text));
+    const body = { message: text };
+    if (this.conversationId) body.conversationId = this.conversationId;
+    await this.#runStream(controller, { url: '/chat/stream', body });
+    this.input.focus();
+  }
+
+  /** Re-attaches to an answer still being written (after a reload or from another tab). */
+  async #attach(conversationId) {
+    if (this.streaming) return;
+    const controller = new AbortController();
+    this.streamController = controller;
+    this.#setStreamingUi(true);
+    await this.#runStream(controller, { url: `/chat/${encodeURIComponent(conversationId)}/stream`, method: 'GET' });
+  }
+
+  /** Streams one answer into a new assistant turn until done, stop or failure. */
+  async #runStream(controller, request) {
     const turn = new AssistantTurn({ onLayoutChange: () => this.#keepAtBottom() });
+    turn.conversationId = this.conversationId;
     this.turns.push(turn);
     this.transcript.append(turn.element);
     turn.startStreaming();
     this.transcript.scrollTop = this.transcript.scrollHeight;
     this.stickToBottom = true;
-    const body = { message: text };
-    if (this.conversationId) body.conversationId = this.conversationId;
     try {
       const { completed } = await streamServerSentEvents({
-        url: '/chat/stream',
-        body,
+        ...request,
         headers: { Authorization: `Bearer ${getToken()}` },
         signal: controller.signal,
         onEvent: (event) => {
@@ -220,7 +244,6 @@ class ChatPage {
     await this.conversations.reload();
     const summary = this.conversations.find(this.conversationId);
     if (summary) this.title.textContent = conversationTitle(summary);
-    this.input.focus();
   }
 
   #adoptConversation(conversationId) {
