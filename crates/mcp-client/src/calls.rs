@@ -390,6 +390,7 @@ struct LingeringRegistration(Option<crate::notifications::ProgressRegistration>)
 impl Drop for LingeringRegistration {
     fn drop(&mut self) {
         if let Some(registration) = self.0.take() {
+            registration.finish();
             tokio::spawn(async move {
                 tokio::time::sleep(NOTIFICATION_LINGER).await;
                 drop(registration);

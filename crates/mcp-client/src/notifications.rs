@@ -55,7 +55,9 @@ pub(crate) struct NotificationRouter {
 
 #[derive(Default)]
 struct RouterState {
-    sinks: HashMap<String, mpsc::Sender<CallEvent>>,
+    /// Sink per progress token, and whether its call is still running (a finished call's sink
+    /// lingers briefly for late progress, but no longer receives log messages).
+    sinks: HashMap<String, (mpsc::Sender<CallEvent>, bool)>,
     unclaimed: VecDeque<(String, CallEvent)>,
 }
 
@@ -71,6 +73,17 @@ impl std::fmt::Debug for NotificationRouter {
 pub(crate) struct ProgressRegistration {
     router: Arc<NotificationRouter>,
     key: String,
+}
+
+impl ProgressRegistration {
+    /// The call has its answer: keep delivering late progress, stop claiming log messages.
+    pub fn finish(&self) {
+        if let Ok(mut state) = self.router.state.lock()
+            && let Some((_, active)) = state.sinks.get_mut(&self.key)
+        {
+            *active = false;
+        }
+    }
 }
 
 impl Drop for ProgressRegistration {
@@ -115,7 +128,7 @@ impl NotificationRouter {
                 }
             }
             state.unclaimed = kept;
-            state.sinks.insert(key.clone(), sink);
+            state.sinks.insert(key.clone(), (sink, true));
         }
         ProgressRegistration {
             router: self.clone(),
@@ -140,7 +153,7 @@ impl NotificationRouter {
             return;
         };
         match state.sinks.get(&key) {
-            Some(sink) => {
+            Some((sink, _)) => {
                 let _ = sink.try_send(event);
             }
             None => {
@@ -155,9 +168,8 @@ impl NotificationRouter {
     pub fn log(&self, level: String, logger: Option<String>, data: Value) {
         tracing::info!(target: "switchboard_mcp_client::upstream_log", server = %self.server_name, %level, logger = logger.as_deref().unwrap_or(""), %data, "upstream log message");
         let Ok(state) = self.state.lock() else { return };
-        if state.sinks.len() == 1
-            && let Some(sink) = state.sinks.values().next()
-        {
+        let mut active = state.sinks.values().filter(|(_, active)| *active);
+        if let (Some((sink, _)), None) = (active.next(), active.next()) {
             let _ = sink.try_send(CallEvent::Log {
                 level,
                 logger,
@@ -206,8 +218,20 @@ mod tests {
         assert!(events.try_recv().is_err());
         assert!(other_events.try_recv().is_err());
 
-        drop(registration);
+        // A finished call still hears late progress but no longer claims log messages.
+        registration.finish();
         router.progress(&token, 2.0, None, None);
+        assert!(matches!(
+            events.try_recv().unwrap(),
+            CallEvent::Progress { .. }
+        ));
+        router.log("info".into(), None, Value::from("for the other call"));
+        assert!(matches!(
+            other_events.try_recv().unwrap(),
+            CallEvent::Log { .. }
+        ));
+        drop(registration);
+        router.progress(&token, 3.0, None, None);
         assert!(events.try_recv().is_err());
     }
 }

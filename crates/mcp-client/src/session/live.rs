@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use switchboard_core::TransportKind;
+use tokio_util::sync::CancellationToken;
 
 /// How the handshake is done on this connect.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,6 +53,8 @@ pub(crate) struct LiveSession {
     pub router: Arc<NotificationRouter>,
     pub description: ServerDescription,
     pub process: Option<Arc<ProcessGroup>>,
+    /// Our transports' own end-of-connection signal (rmcp's loop notices a moment later).
+    transport_closed: Option<CancellationToken>,
     pub fingerprint: u64,
     last_used: Mutex<Instant>,
     in_flight: AtomicUsize,
@@ -81,6 +84,10 @@ impl Drop for InFlightGuard {
 impl LiveSession {
     pub fn is_alive(&self) -> bool {
         !self.peer.is_transport_closed()
+            && !self
+                .transport_closed
+                .as_ref()
+                .is_some_and(CancellationToken::is_cancelled)
     }
 
     pub fn touch(&self) {
@@ -219,12 +226,14 @@ async fn connect_once(
         params.elicitation.clone(),
     );
     let mut process = None;
+    let mut transport_closed = None;
     let served = match &params.server.endpoint {
         UpstreamEndpoint::Stdio(command) => {
             let (transport, group) =
                 StdioTransport::spawn(&params.server.name, command, &params.config.stdio, limit)
                     .map_err(|error| spawn_error(&command.command, &error))?;
             process = Some(group);
+            transport_closed = Some(transport.closed_signal());
             handler.serve_with_lifecycle(transport, mode).await
         }
         UpstreamEndpoint::Remote(remote) => match remote.transport {
@@ -242,10 +251,12 @@ async fn connect_once(
                 let transport =
                     LegacySseTransport::connect(remote, params.http_client, params.policy, limit)
                         .await?;
+                transport_closed = Some(transport.closed_signal());
                 handler.serve_with_lifecycle(transport, mode).await
             }
             TransportKind::Websocket => {
                 let transport = WebSocketTransport::connect(remote, params.policy, limit).await?;
+                transport_closed = Some(transport.closed_signal());
                 handler.serve_with_lifecycle(transport, mode).await
             }
             TransportKind::Stdio => {
@@ -285,6 +296,7 @@ async fn connect_once(
         router: params.router.clone(),
         description,
         process,
+        transport_closed,
         fingerprint: params.server.connection_fingerprint(),
         last_used: Mutex::new(Instant::now()),
         in_flight: AtomicUsize::new(0),

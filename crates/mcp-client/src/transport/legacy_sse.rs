@@ -187,6 +187,12 @@ async fn read_events<R: tokio::io::AsyncBufRead + Unpin>(
     stream_closed.cancel();
 }
 
+impl LegacySseTransport {
+    pub(crate) fn closed_signal(&self) -> CancellationToken {
+        self.stream_closed.clone()
+    }
+}
+
 impl Transport<RoleClient> for LegacySseTransport {
     type Error = UpstreamError;
 

@@ -19,6 +19,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::{Mutex, mpsc};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 /// Ids of requests written and not yet answered. A response to any other id (a server
 /// answering twice, or printing stale output) is dropped here: rmcp would otherwise treat it
@@ -32,6 +33,8 @@ pub struct StdioTransport {
     stdin: Arc<Mutex<Option<ChildStdin>>>,
     group: Arc<ProcessGroup>,
     reader_task: JoinHandle<()>,
+    /// Cancelled as soon as the server's stdout ends (before rmcp's loop notices).
+    closed: CancellationToken,
 }
 
 impl std::fmt::Debug for StdioTransport {
@@ -52,12 +55,14 @@ impl StdioTransport {
         let child = spawn(server_name, command, config)?;
         let (sender, incoming) = mpsc::channel(64);
         let pending = PendingIds::default();
+        let closed = CancellationToken::new();
         let reader_task = tokio::spawn(read_messages(
             server_name.to_owned(),
             child.stdout,
             sender,
             pending.clone(),
             max_message_bytes,
+            closed.clone(),
         ));
         let group = child.group;
         Ok((
@@ -67,6 +72,7 @@ impl StdioTransport {
                 stdin: Arc::new(Mutex::new(Some(child.stdin))),
                 group: group.clone(),
                 reader_task,
+                closed,
             },
             group,
         ))
@@ -79,7 +85,9 @@ async fn read_messages(
     sender: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
     pending: PendingIds,
     max_message_bytes: usize,
+    closed: CancellationToken,
 ) {
+    let _closed_on_exit = closed.drop_guard();
     let mut reader = BoundedLineReader::new(
         BufReader::with_capacity(64 * 1024, stdout),
         max_message_bytes,
@@ -138,6 +146,12 @@ async fn read_messages(
         if sender.send(message).await.is_err() {
             break;
         }
+    }
+}
+
+impl StdioTransport {
+    pub(crate) fn closed_signal(&self) -> CancellationToken {
+        self.closed.clone()
     }
 }
 

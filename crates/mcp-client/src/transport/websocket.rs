@@ -25,6 +25,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
+use tokio_util::sync::CancellationToken;
 use url::Host;
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
@@ -38,6 +39,8 @@ pub struct WebSocketTransport {
     writer: Arc<Mutex<SplitSink<Socket, Message>>>,
     in_flight: InFlight,
     reader_task: JoinHandle<()>,
+    /// Cancelled as soon as the connection ends (before rmcp's loop notices).
+    closed: CancellationToken,
 }
 
 impl std::fmt::Debug for WebSocketTransport {
@@ -113,17 +116,20 @@ impl WebSocketTransport {
         let (writer, reader) = socket.split();
         let (sender, incoming) = mpsc::channel(64);
         let in_flight = InFlight::default();
+        let closed = CancellationToken::new();
         let reader_task = tokio::spawn(read_frames(
             reader,
             sender,
             in_flight.clone(),
             max_message_bytes,
+            closed.clone(),
         ));
         Ok(Self {
             incoming,
             writer: Arc::new(Mutex::new(writer)),
             in_flight,
             reader_task,
+            closed,
         })
     }
 }
@@ -157,7 +163,9 @@ async fn read_frames(
     sender: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
     in_flight: InFlight,
     max_message_bytes: usize,
+    closed: CancellationToken,
 ) {
+    let _closed_on_exit = closed.clone().drop_guard();
     while let Some(frame) = reader.next().await {
         let text = match frame {
             Ok(Message::Text(text)) => text.as_str().to_owned(),
@@ -166,6 +174,8 @@ async fn read_frames(
             Ok(_) => continue,
             Err(WsError::Capacity(error)) => {
                 tracing::warn!(%error, max_message_bytes, "the WebSocket server sent an oversized message; closing");
+                // Mark the connection dead before the caller hears why.
+                closed.cancel();
                 let waiting: Vec<RequestId> = in_flight
                     .lock()
                     .map(|set| set.iter().cloned().collect())
@@ -205,6 +215,12 @@ async fn read_frames(
         if sender.send(message).await.is_err() {
             break;
         }
+    }
+}
+
+impl WebSocketTransport {
+    pub(crate) fn closed_signal(&self) -> CancellationToken {
+        self.closed.clone()
     }
 }
 
