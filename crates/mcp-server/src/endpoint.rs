@@ -26,17 +26,27 @@ pub struct KgEndpoint {
 
 impl KgEndpoint {
     /// `anonymous_workspace` is the workspace served to requests without a token when
-    /// `config.anonymous_scopes` grants any scope (the default workspace in the product).
+    /// `config.anonymous_scopes` grants any scope (the default workspace in the product);
+    /// anonymous scopes without one are a configuration error.
     pub fn new(
         config: &KgConfig,
         verifier: Arc<dyn TokenVerifier>,
         graphs: KnowledgeGraphs,
-        anonymous_workspace: WorkspaceId,
+        anonymous_workspace: Option<WorkspaceId>,
         shutdown: CancellationToken,
     ) -> Result<Self, InvalidSetting> {
         config.validate()?;
-        let anonymous =
-            AnonymousAccess::from_scopes(config.anonymous_scope_set()?, anonymous_workspace);
+        let scopes = config.anonymous_scope_set()?;
+        let anonymous = match anonymous_workspace {
+            Some(workspace) => AnonymousAccess::from_scopes(scopes, workspace),
+            None if scopes.is_empty() => AnonymousAccess::Refused,
+            None => {
+                return Err(InvalidSetting::new(
+                    "anonymous_scopes",
+                    "anonymous access needs a default workspace to serve, and none is known",
+                ));
+            }
+        };
         let origins = OriginPolicy::new(&config.allowed_hosts, &config.allowed_origins)
             .map_err(|reason| InvalidSetting::new("allowed_origins", reason))?;
         let authenticator = Authenticator::new(

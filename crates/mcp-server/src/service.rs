@@ -27,8 +27,9 @@ pub struct KnowledgeGraphService {
     graphs: KnowledgeGraphs,
     config: Arc<KgConfig>,
     verifier: Arc<dyn TokenVerifier>,
-    /// Served to requests without a token when anonymous scopes are configured.
-    default_workspace: WorkspaceId,
+    /// Where the sample dataset goes, and what requests without a token see when anonymous
+    /// scopes are configured.
+    default_workspace: Option<WorkspaceId>,
 }
 
 impl std::fmt::Debug for KnowledgeGraphService {
@@ -45,7 +46,7 @@ impl KnowledgeGraphService {
     pub fn for_store(
         store: Store,
         config: KgConfig,
-        default_workspace: WorkspaceId,
+        default_workspace: Option<WorkspaceId>,
     ) -> Result<Self, InvalidSetting> {
         let graphs = KnowledgeGraphs::new(
             Arc::new(StoreGraphPersistence(store.clone())),
@@ -59,13 +60,22 @@ impl KnowledgeGraphService {
         )
     }
 
+    /// `default_workspace` receives the sample dataset and serves requests without a token
+    /// when anonymous scopes are configured (which then require it).
     pub fn new(
         graphs: KnowledgeGraphs,
         verifier: Arc<dyn TokenVerifier>,
         config: KgConfig,
-        default_workspace: WorkspaceId,
+        default_workspace: Option<WorkspaceId>,
     ) -> Result<Self, InvalidSetting> {
-        config.validate()?;
+        // Building the endpoint once checks everything serving will need.
+        KgEndpoint::new(
+            &config,
+            verifier.clone(),
+            graphs.clone(),
+            default_workspace.clone(),
+            CancellationToken::new(),
+        )?;
         Ok(Self {
             graphs,
             config: Arc::new(config),
@@ -82,8 +92,8 @@ impl KnowledgeGraphService {
         &self.config
     }
 
-    pub fn default_workspace(&self) -> &WorkspaceId {
-        &self.default_workspace
+    pub fn default_workspace(&self) -> Option<&WorkspaceId> {
+        self.default_workspace.as_ref()
     }
 
     /// The `/mcp` and `/mcp/rpc` routes. Call inside the Tokio runtime.
@@ -98,19 +108,21 @@ impl KnowledgeGraphService {
             self.default_workspace.clone(),
             shutdown,
         )
-        .expect("the [kg] settings were validated when the service was built")
+        .expect("the [kg] settings were checked when the service was built")
         .into_router()
     }
 
     /// First start: loads the sample dataset into the default workspace when
     /// `load_sample_dataset` is on and that workspace has no graph. Returns whether it did.
     pub async fn load_sample_if_configured(&self) -> Result<bool, GraphError> {
-        if !self.config.load_sample_dataset {
-            return Ok(false);
+        match &self.default_workspace {
+            Some(workspace) if self.config.load_sample_dataset => {
+                self.graphs
+                    .load_sample_if_empty(workspace, Utc::now())
+                    .await
+            }
+            _ => Ok(false),
         }
-        self.graphs
-            .load_sample_if_empty(&self.default_workspace, Utc::now())
-            .await
     }
 }
 

@@ -6,6 +6,7 @@ use crate::config::ServerConfig;
 use crate::readiness::ReadinessCheck;
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::Arc;
+use switchboard_mcp_server::{KgConfig, KnowledgeGraphService};
 use switchboard_store::Store;
 use tokio_util::sync::CancellationToken;
 
@@ -21,17 +22,28 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Extra checks `/readyz` runs after pinging the store.
     pub readiness_checks: Arc<Vec<Arc<dyn ReadinessCheck>>>,
+    /// The knowledge graphs, served at `/mcp` and administered under `/api/kg`.
+    pub kg: KnowledgeGraphService,
 }
 
 impl AppState {
     pub fn new(store: Store, config: ServerConfig) -> Self {
+        let store_for_kg = store.clone();
         Self {
             store,
             config: Arc::new(config),
             metrics: crate::metrics::prometheus_handle(),
             shutdown: CancellationToken::new(),
             readiness_checks: Arc::new(Vec::new()),
+            kg: KnowledgeGraphService::for_store(store_for_kg, KgConfig::default(), None)
+                .expect("the default [kg] settings are valid"),
         }
+    }
+
+    /// Uses `kg` (the `[kg]` settings and the default workspace) instead of the defaults.
+    pub fn with_knowledge_graph(mut self, kg: KnowledgeGraphService) -> Self {
+        self.kg = kg;
+        self
     }
 
     /// Uses `token` as the shutdown signal, so the binary can share one token between the

@@ -88,7 +88,7 @@ impl TestServer {
             &config,
             Arc::new(tokens),
             graphs.clone(),
-            WorkspaceId::from_string(DEFAULT_WORKSPACE),
+            Some(WorkspaceId::from_string(DEFAULT_WORKSPACE)),
             shutdown.clone(),
         )
         .unwrap();

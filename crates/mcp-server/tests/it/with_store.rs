@@ -84,9 +84,12 @@ async fn store_backed_graphs_survive_a_restart_and_tokens_come_from_the_store() 
         .unwrap();
     let owner_token = bootstrapped.plaintext.expose().to_owned();
 
-    let service =
-        KnowledgeGraphService::for_store(store.clone(), KgConfig::default(), workspace.clone())
-            .unwrap();
+    let service = KnowledgeGraphService::for_store(
+        store.clone(),
+        KgConfig::default(),
+        Some(workspace.clone()),
+    )
+    .unwrap();
     assert!(service.load_sample_if_configured().await.unwrap());
     assert!(
         !service.load_sample_if_configured().await.unwrap(),
@@ -134,9 +137,12 @@ async fn store_backed_graphs_survive_a_restart_and_tokens_come_from_the_store() 
 
     // Restart: a new store handle and a new service see the same graph.
     let store = open(data_dir.path(), SecretCipher::from_key_bytes(key)).await;
-    let service =
-        KnowledgeGraphService::for_store(store.clone(), KgConfig::default(), workspace.clone())
-            .unwrap();
+    let service = KnowledgeGraphService::for_store(
+        store.clone(),
+        KgConfig::default(),
+        Some(workspace.clone()),
+    )
+    .unwrap();
     assert!(!service.load_sample_if_configured().await.unwrap());
     let graph = service.graphs().workspace(&workspace).await.unwrap();
     assert_eq!(

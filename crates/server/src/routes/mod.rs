@@ -7,10 +7,14 @@ use crate::state::AppState;
 use axum::Router;
 
 pub mod health;
+pub mod kg;
 pub mod me;
 pub mod tokens;
 
 /// Everything under `/api`.
 pub(crate) fn api_router() -> Router<AppState> {
-    Router::new().merge(me::router()).merge(tokens::router())
+    Router::new()
+        .merge(me::router())
+        .merge(tokens::router())
+        .merge(kg::router())
 }

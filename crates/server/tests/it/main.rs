@@ -2,6 +2,7 @@
 //! store in a temporary directory, and reqwest (or a raw TCP socket) as the client.
 
 mod auth;
+mod kg;
 mod lifecycle;
 mod limits;
 mod support;
