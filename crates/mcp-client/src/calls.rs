@@ -373,6 +373,9 @@ async fn run_request(
     tokio::select! {
         response = handle.await_response() => match response {
             Ok(result) => Ok(result),
+            Err(_) if live.oversized.as_ref().is_some_and(|oversized| oversized.take(&request_id)) => {
+                Err(UpstreamError::ResponseTooLarge { limit: limits.max_bytes })
+            }
             Err(error) => Err(after_failure(slot, live, UpstreamError::from_service_error(error, limits.max_bytes)).await),
         },
         () = cancellation.cancelled() => {

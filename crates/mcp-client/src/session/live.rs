@@ -9,6 +9,7 @@ use crate::config::McpClientConfig;
 use crate::handler::{ElicitationResponder, SessionHandler};
 use crate::notifications::NotificationRouter;
 use crate::server::{UpstreamEndpoint, UpstreamServer};
+use crate::transport::http_measured::{MeasuredHttpClient, OversizedAnswers};
 use crate::transport::legacy_sse::LegacySseTransport;
 use crate::transport::stdio::StdioTransport;
 use crate::transport::stdio_process::ProcessGroup;
@@ -55,6 +56,8 @@ pub(crate) struct LiveSession {
     pub process: Option<Arc<ProcessGroup>>,
     /// Our transports' own end-of-connection signal (rmcp's loop notices a moment later).
     transport_closed: Option<CancellationToken>,
+    /// Streamable HTTP: requests whose answer was cut for size.
+    pub oversized: Option<OversizedAnswers>,
     pub fingerprint: u64,
     last_used: Mutex<Instant>,
     in_flight: AtomicUsize,
@@ -227,6 +230,7 @@ async fn connect_once(
     );
     let mut process = None;
     let mut transport_closed = None;
+    let mut oversized = None;
     let served = match &params.server.endpoint {
         UpstreamEndpoint::Stdio(command) => {
             let (transport, group) =
@@ -238,9 +242,14 @@ async fn connect_once(
         }
         UpstreamEndpoint::Remote(remote) => match remote.transport {
             TransportKind::StreamableHttp => {
+                let measured = MeasuredHttpClient {
+                    inner: params.http_client.clone(),
+                    oversized: OversizedAnswers::default(),
+                };
+                oversized = Some(measured.oversized.clone());
                 let transport = streamable_http::connect(
                     remote,
-                    params.http_client,
+                    &measured,
                     params.policy,
                     limit,
                     params.config.max_concurrent_calls_per_server + 4,
@@ -297,6 +306,7 @@ async fn connect_once(
         description,
         process,
         transport_closed,
+        oversized,
         fingerprint: params.server.connection_fingerprint(),
         last_used: Mutex::new(Instant::now()),
         in_flight: AtomicUsize::new(0),

@@ -4,6 +4,7 @@
 
 pub(crate) mod framing;
 pub mod http_client;
+pub(crate) mod http_measured;
 pub(crate) mod legacy_sse;
 pub(crate) mod sse_events;
 pub(crate) mod stdio;

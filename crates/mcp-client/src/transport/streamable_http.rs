@@ -3,6 +3,7 @@
 //! the message size cap, SSE resumption with `Last-Event-ID`, and transparent
 //! re-initialization when a stateful upstream answers `404 Session not found`.
 
+use super::http_measured::MeasuredHttpClient;
 use crate::UpstreamError;
 use crate::server::RemoteEndpoint;
 use crate::url_policy::UrlPolicy;
@@ -15,11 +16,11 @@ use std::time::Duration;
 
 pub(crate) fn connect(
     endpoint: &RemoteEndpoint,
-    http_client: &reqwest::Client,
+    http_client: &MeasuredHttpClient,
     policy: &UrlPolicy,
     max_message_bytes: usize,
     max_concurrent_requests: usize,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, UpstreamError> {
+) -> Result<StreamableHttpClientTransport<MeasuredHttpClient>, UpstreamError> {
     policy.check_url(&endpoint.url, &["http", "https"])?;
     let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
         .custom_headers(header_map(&endpoint.headers)?)

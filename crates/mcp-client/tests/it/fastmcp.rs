@@ -214,3 +214,49 @@ async fn a_restarted_upstream_is_reinitialized_transparently() {
     assert_eq!(client.session_statuses(&server.id), session_before);
     client.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_answers_are_refused_over_http_transports() {
+    let config = switchboard_mcp_client::McpClientConfig {
+        max_tool_response_bytes: 1024 * 1024,
+        ..crate::support::quick_config()
+    };
+    for (transport, kind, path) in [
+        ("streamable-http", TransportKind::StreamableHttp, "mcp"),
+        ("sse", TransportKind::Sse, "sse"),
+    ] {
+        let peer = fastmcp(transport, free_port());
+        let client = McpClient::new(config.clone()).unwrap();
+        let server = remote_server(
+            "py_big",
+            kind,
+            &format!("http://127.0.0.1:{}/{path}", peer.port),
+        );
+        let snapshot = client
+            .fetch_capabilities(&server, &caller("bob"))
+            .await
+            .unwrap();
+        let big = snapshot
+            .tools
+            .iter()
+            .find(|tool| tool.name == "big")
+            .unwrap();
+        let started = std::time::Instant::now();
+        let error = client
+            .call_tool(&server, big, json!({"size": 3_000_000}), &context("bob"))
+            .await
+            .unwrap_err();
+        assert_eq!(error.code(), "response_too_large", "{transport}: {error}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{transport}");
+        let fits = client
+            .call_tool(&server, big, json!({"size": 1000}), &context("bob"))
+            .await
+            .unwrap();
+        assert_eq!(
+            fits.text_for_model().len(),
+            1000,
+            "{transport}: the server is still usable"
+        );
+        client.shutdown().await;
+    }
+}

@@ -1,0 +1,187 @@
+//! The shared `reqwest::Client` as rmcp's Streamable HTTP backend, with one addition: when an
+//! answer's SSE event exceeds the size cap, rmcp ends that response stream and tells the caller
+//! only that "the stream closed". This wrapper remembers which request's stream was cut for
+//! size, so the caller gets `ResponseTooLarge` instead of a vague connection error.
+
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use http::{HeaderName, HeaderValue};
+use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId};
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+/// Requests whose answer was refused for size (drained by the caller that sees the error).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct OversizedAnswers(Arc<Mutex<HashSet<RequestId>>>);
+
+impl OversizedAnswers {
+    fn record(&self, id: RequestId) {
+        if let Ok(mut ids) = self.0.lock() {
+            if ids.len() > 1024 {
+                ids.clear();
+            }
+            ids.insert(id);
+        }
+    }
+
+    /// True (once) if `id`'s answer was cut for size.
+    pub fn take(&self, id: &RequestId) -> bool {
+        self.0.lock().map(|mut ids| ids.remove(id)).unwrap_or(false)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct MeasuredHttpClient {
+    pub inner: reqwest::Client,
+    pub oversized: OversizedAnswers,
+}
+
+type HttpResult<T> = Result<T, StreamableHttpError<reqwest::Error>>;
+
+impl StreamableHttpClient for MeasuredHttpClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> HttpResult<StreamableHttpPostResponse> {
+        let request_id = request_id(&message);
+        let response = self
+            .inner
+            .post_message(uri, message, session_id, auth_header, custom_headers)
+            .await?;
+        Ok(self.watch(response, request_id))
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> HttpResult<StreamableHttpPostResponse> {
+        let request_id = request_id(&message);
+        let response = self
+            .inner
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await?;
+        Ok(self.watch(response, request_id))
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> HttpResult<()> {
+        self.inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> HttpResult<BoxStream<'static, Result<sse_stream_types::Sse, sse_stream_types::SseError>>>
+    {
+        self.inner
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> HttpResult<BoxStream<'static, Result<sse_stream_types::Sse, sse_stream_types::SseError>>>
+    {
+        self.inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}
+
+/// rmcp names the SSE types of the `sse-stream` version it depends on; these aliases name them
+/// without a direct dependency on that crate.
+mod sse_stream_types {
+    use rmcp::transport::common::client_side_sse::BoxedSseResponse;
+
+    type Item = <BoxedSseResponse as futures::Stream>::Item;
+    pub type Sse = <Item as ResultParts>::Ok;
+    pub type SseError = <Item as ResultParts>::Err;
+
+    pub trait ResultParts {
+        type Ok;
+        type Err;
+    }
+
+    impl<T, E> ResultParts for Result<T, E> {
+        type Ok = T;
+        type Err = E;
+    }
+}
+
+impl MeasuredHttpClient {
+    fn watch(
+        &self,
+        response: StreamableHttpPostResponse,
+        request_id: Option<RequestId>,
+    ) -> StreamableHttpPostResponse {
+        match (request_id, response) {
+            (Some(request_id), StreamableHttpPostResponse::Sse(stream, session_id)) => {
+                let oversized = self.oversized.clone();
+                let watched = stream
+                    .map(move |item| {
+                        if let Err(error) = &item
+                            && error.to_string().contains("exceeded the maximum size")
+                        {
+                            oversized.record(request_id.clone());
+                        }
+                        item
+                    })
+                    .boxed();
+                StreamableHttpPostResponse::Sse(watched, session_id)
+            }
+            (_, response) => response,
+        }
+    }
+}
+
+fn request_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
+    match message {
+        JsonRpcMessage::Request(request) => Some(request.id.clone()),
+        _ => None,
+    }
+}
