@@ -10,6 +10,12 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.install-stamp 
   touch node_modules/.install-stamp
 fi
 
+# The conformance suite's newer alpha (2026-07-28 scenarios) lives in its own folder so both
+# versions can be run side by side.
+if [ ! -d conformance-next/node_modules ] || [ conformance-next/package-lock.json -nt conformance-next/node_modules/.install-stamp ]; then
+  (cd conformance-next && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.install-stamp)
+fi
+
 if [ ! -x .venv/bin/python ] || [ requirements.txt -nt .venv/.install-stamp ]; then
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
