@@ -59,6 +59,8 @@
 //!   `set_tool_rule`, `get_tool_rule`, `list_tool_rules`, `delete_tool_rule`.
 //! - [`tool_pins`]: `save_tool_pin_snapshot`, `get_tool_pin_snapshot` (what a pin hash stood
 //!   for), `record_server_instructions`, `get_server_instructions`.
+//! - [`mcp_observations`] (mcp client): `record_mcp_observation`, `get_mcp_observation`,
+//!   `list_mcp_observations` (negotiated protocol version, server identity, last error code).
 //! - [`approval_requests`]: `create_approval_request`, `get_approval_request`,
 //!   `resolve_approval_request` (once, compare-and-set on pending), `list_approval_requests`,
 //!   `expire_pending_approval_requests` (start-up).
@@ -95,6 +97,7 @@ pub mod conversations;
 pub mod elicitation_requests;
 pub mod error;
 pub mod kg;
+pub mod mcp_observations;
 pub mod messages;
 pub mod policies;
 pub mod secrets;
@@ -126,6 +129,7 @@ pub use elicitation_requests::{
 };
 pub use error::{StoreError, StoreResult};
 pub use kg::StoredKnowledgeGraph;
+pub use mcp_observations::{McpObservation, McpObservationRecord};
 pub use messages::{MessageRecord, MessageStatus, MessageUpdate, NewMessage};
 pub use policies::{NewToolPolicy, ToolPolicyRecord};
 pub use secrets::{ENCRYPTION_KEY_ENV, KEY_FILE_NAME, KeySource, SecretCipher};

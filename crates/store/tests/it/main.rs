@@ -13,6 +13,7 @@ mod conversations;
 mod fixtures;
 mod isolation;
 mod kg;
+mod mcp_observations;
 mod policies;
 mod secrets_at_rest;
 mod server_secrets;
