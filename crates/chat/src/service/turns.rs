@@ -120,39 +120,29 @@ impl ChatService {
 
         let store = &engine.store;
         let workspace_id = &principal.workspace_id;
-        let mut conversation = match &request.conversation_id {
-            Some(conversation_id) => {
+        // Everything that can be refused is checked before a new conversation is created.
+        let existing = match &request.conversation_id {
+            Some(conversation_id) => Some(
                 self.visible_conversation(principal, conversation_id)
-                    .await?
-            }
-            None => {
-                store
-                    .create_conversation(
-                        workspace_id,
-                        NewConversation {
-                            owner_user_id: principal.user_id.clone(),
-                            bud_id: None,
-                            title: title_from(message),
-                            mcp_config_overrides: None,
-                        },
-                    )
-                    .await?
-            }
+                    .await?,
+            ),
+            None => None,
         };
-        let bud = match &conversation.bud_id {
+        let bud = match existing
+            .as_ref()
+            .and_then(|conversation| conversation.bud_id.as_ref())
+        {
             Some(bud_id) => Some(store.get_bud(workspace_id, bud_id).await?),
             None => None,
         };
-        let bud_config = BudMcpConfig::parse(
-            bud.as_ref()
-                .map(|bud| &bud.mcp_config)
-                .unwrap_or(&serde_json::Value::Null),
-        )?;
+        let null = serde_json::Value::Null;
+        let bud_config =
+            BudMcpConfig::parse(bud.as_ref().map(|bud| &bud.mcp_config).unwrap_or(&null))?;
         let overrides = McpConfigOverrides::parse(
-            conversation
-                .mcp_config_overrides
+            existing
                 .as_ref()
-                .unwrap_or(&serde_json::Value::Null),
+                .and_then(|conversation| conversation.mcp_config_overrides.as_ref())
+                .unwrap_or(&null),
         )?;
         let servers = store.list_servers(workspace_id).await?;
         let resolved = resolve_mcp_config(&bud_config, &overrides, &servers)?;
@@ -172,6 +162,22 @@ impl ChatService {
             }
         }
         let chosen = engine.providers.choose(bud.as_ref())?;
+        let mut conversation = match existing {
+            Some(conversation) => conversation,
+            None => {
+                store
+                    .create_conversation(
+                        workspace_id,
+                        NewConversation {
+                            owner_user_id: principal.user_id.clone(),
+                            bud_id: None,
+                            title: title_from(message),
+                            mcp_config_overrides: None,
+                        },
+                    )
+                    .await?
+            }
+        };
 
         let Some((handle, watcher)) = engine
             .turns

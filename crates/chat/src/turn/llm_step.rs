@@ -32,6 +32,8 @@ pub(crate) struct StepResult {
     /// The stored assistant message, if anything was stored.
     pub message_id: Option<MessageId>,
     pub end: StepEnd,
+    /// Calls the model made on the last allowed step, which were not run.
+    pub dropped_calls: usize,
 }
 
 /// Runs one generation. `accept_tool_calls` is false on the last allowed step: calls the model
@@ -78,9 +80,10 @@ pub(crate) async fn run_llm_step(
             }
         },
     };
-    if !accept_tool_calls && !calls.is_empty() {
+    let dropped_calls = if accept_tool_calls { 0 } else { calls.len() };
+    if dropped_calls > 0 {
         tracing::warn!(
-            dropped = calls.len(),
+            dropped_calls,
             "the model asked for tools on the last allowed step; the calls were not made"
         );
         calls.clear();
@@ -91,6 +94,7 @@ pub(crate) async fn run_llm_step(
         calls,
         message_id,
         end,
+        dropped_calls,
     })
 }
 

@@ -113,12 +113,13 @@ async fn drive(run: &TurnRun<'_>) -> ChatResult<(TurnOutcome, Option<MessageId>)
             StepEnd::Finished(_) => {}
         }
         if result.calls.is_empty() {
-            if last_step {
+            if result.dropped_calls > 0 {
                 run.handle.emit(ChatEvent::Error(ErrorEvent {
                     code: "max_steps_reached".to_owned(),
                     message: format!(
-                        "the answer used the most tool round trips allowed ({max_steps}); it was \
-                         asked to conclude with what it had"
+                        "the answer used the most tool round trips allowed ({max_steps}); the \
+                         {} further tool call(s) it asked for were not made",
+                        result.dropped_calls
                     ),
                 }));
             }

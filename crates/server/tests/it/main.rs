@@ -2,6 +2,14 @@
 //! store in a temporary directory, and reqwest (or a raw TCP socket) as the client.
 
 mod auth;
+mod chat_api;
+mod chat_buds;
+mod chat_limits;
+mod chat_offline_kg;
+mod chat_openai;
+mod chat_sse;
+mod chat_support;
+mod chat_tools;
 mod kg;
 mod lifecycle;
 mod limits;

@@ -1,0 +1,249 @@
+//! The chat API (scope `chat:use`), outside `/api` as the web UI calls it:
+//!
+//! - `POST /chat/conversations` `{bud_id?, title?, mcp_config_overrides?}` → 201 conversation
+//! - `GET /chat/conversations?limit=&cursor=` → `{conversations, next_cursor}` (own, newest
+//!   activity first)
+//! - `GET /chat/conversations/{id}` → `{conversation, messages, tool_calls}`
+//! - `PATCH /chat/conversations/{id}` `{title?, mcp_config_overrides?}`
+//! - `DELETE /chat/conversations/{id}` → 204 (an answer in flight is cancelled first)
+//! - `GET /chat/conversations/{id}/tool-calls/{tool_call_id}/result?offset=&limit=` → a page of
+//!   the call's full result text
+//! - `POST /chat/stream`, `GET /chat/{id}/stream`: the answer as SSE ([`stream`]).
+
+mod stream;
+pub(crate) mod wire;
+
+use crate::auth::{Scoped, scopes};
+use crate::error::ApiError;
+use crate::state::AppState;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use switchboard_chat::{ChatError, ChatService, ConversationUpdate, NewConversationInput};
+use switchboard_core::{BudId, ConversationId, ToolCallId};
+use switchboard_store::ConversationCursor;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/chat/conversations",
+            get(list_conversations).post(create_conversation),
+        )
+        .route(
+            "/chat/conversations/{conversation_id}",
+            get(get_conversation)
+                .patch(update_conversation)
+                .delete(delete_conversation),
+        )
+        .route(
+            "/chat/conversations/{conversation_id}/tool-calls/{tool_call_id}/result",
+            get(tool_result_page),
+        )
+        .merge(stream::router())
+}
+
+/// The chat engine, or 503 when this process runs without one.
+pub(crate) fn chat_service(state: &AppState) -> Result<&ChatService, ApiError> {
+    state.chat.as_ref().ok_or_else(|| {
+        ApiError::Unavailable("the chat engine is not running in this process".into())
+    })
+}
+
+impl From<ChatError> for ApiError {
+    fn from(error: ChatError) -> Self {
+        match error {
+            ChatError::NotFound(_) => ApiError::NotFound(error.to_string()),
+            ChatError::InvalidInput { .. } | ChatError::McpConfig(_) => {
+                ApiError::Unprocessable(error.to_string())
+            }
+            ChatError::Conflict(message) => ApiError::Conflict(message),
+            ChatError::ShuttingDown => ApiError::Unavailable(error.to_string()),
+            ChatError::Store(store_error) => ApiError::from(store_error),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateConversationBody {
+    #[serde(default)]
+    bud_id: Option<String>,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    mcp_config_overrides: Option<Value>,
+}
+
+async fn create_conversation(
+    State(state): State<AppState>,
+    Scoped(principal, _): Scoped<scopes::ChatUse>,
+    Json(body): Json<CreateConversationBody>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let input = NewConversationInput {
+        bud_id: body
+            .bud_id
+            .filter(|id| !id.is_empty())
+            .map(BudId::from_string),
+        title: body.title,
+        mcp_config_overrides: body.mcp_config_overrides,
+    };
+    let created = chat_service(&state)?
+        .create_conversation(&principal, input)
+        .await?;
+    Ok((StatusCode::CREATED, Json(wire::conversation(&created))))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    #[serde(default)]
+    limit: Option<u32>,
+    #[serde(default)]
+    cursor: Option<String>,
+}
+
+async fn list_conversations(
+    State(state): State<AppState>,
+    Scoped(principal, _): Scoped<scopes::ChatUse>,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let after = query
+        .cursor
+        .as_deref()
+        .filter(|cursor| !cursor.is_empty())
+        .map(parse_cursor)
+        .transpose()?;
+    let page = chat_service(&state)?
+        .list_conversations(&principal, query.limit.unwrap_or(50), after)
+        .await?;
+    Ok(Json(json!({
+        "conversations": page.conversations.iter().map(wire::conversation).collect::<Vec<_>>(),
+        "next_cursor": page.next_cursor.as_ref().map(format_cursor),
+    })))
+}
+
+/// `<microseconds since the epoch>.<conversation id>`: opaque to clients.
+fn format_cursor(cursor: &ConversationCursor) -> String {
+    format!("{}.{}", cursor.updated_at.timestamp_micros(), cursor.id)
+}
+
+fn parse_cursor(text: &str) -> Result<ConversationCursor, ApiError> {
+    let invalid = || ApiError::BadRequest("`cursor` is not a cursor this API returned".into());
+    let (micros, id) = text.split_once('.').ok_or_else(invalid)?;
+    let micros: i64 = micros.parse().map_err(|_| invalid())?;
+    let updated_at = DateTime::<Utc>::from_timestamp_micros(micros).ok_or_else(invalid)?;
+    if id.is_empty() {
+        return Err(invalid());
+    }
+    Ok(ConversationCursor {
+        updated_at,
+        id: ConversationId::from(id),
+    })
+}
+
+async fn get_conversation(
+    State(state): State<AppState>,
+    Scoped(principal, _): Scoped<scopes::ChatUse>,
+    Path(conversation_id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let detail = chat_service(&state)?
+        .conversation_detail(&principal, &ConversationId::from(conversation_id))
+        .await?;
+    Ok(Json(wire::conversation_detail(&detail)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UpdateConversationBody {
+    #[serde(default)]
+    title: Option<String>,
+    /// Absent: unchanged; `null`: removed.
+    #[serde(default, deserialize_with = "present")]
+    mcp_config_overrides: Option<Option<Value>>,
+}
+
+/// Distinguishes an absent field (`None`) from an explicit `null` (`Some(None)`).
+fn present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Option<Value>>, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    Ok(Some(if value.is_null() { None } else { Some(value) }))
+}
+
+async fn update_conversation(
+    State(state): State<AppState>,
+    Scoped(principal, _): Scoped<scopes::ChatUse>,
+    Path(conversation_id): Path<String>,
+    Json(body): Json<UpdateConversationBody>,
+) -> Result<Json<Value>, ApiError> {
+    let updated = chat_service(&state)?
+        .update_conversation(
+            &principal,
+            &ConversationId::from(conversation_id),
+            ConversationUpdate {
+                title: body.title,
+                mcp_config_overrides: body.mcp_config_overrides,
+            },
+        )
+        .await?;
+    Ok(Json(wire::conversation(&updated)))
+}
+
+async fn delete_conversation(
+    State(state): State<AppState>,
+    Scoped(principal, _): Scoped<scopes::ChatUse>,
+    Path(conversation_id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    chat_service(&state)?
+        .delete_conversation(&principal, &ConversationId::from(conversation_id))
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PageQuery {
+    #[serde(default)]
+    offset: usize,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+async fn tool_result_page(
+    State(state): State<AppState>,
+    Scoped(principal, _): Scoped<scopes::ChatUse>,
+    Path((conversation_id, tool_call_id)): Path<(String, String)>,
+    Query(query): Query<PageQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let page = chat_service(&state)?
+        .tool_result_page(
+            &principal,
+            &ConversationId::from(conversation_id),
+            &ToolCallId::from(tool_call_id),
+            query.offset,
+            query.limit.unwrap_or(64 * 1024),
+        )
+        .await?;
+    Ok(Json(wire::tool_result_page(&page)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_garbage_is_refused() {
+        let cursor = ConversationCursor {
+            updated_at: DateTime::<Utc>::from_timestamp_micros(1_700_000_000_123_456).unwrap(),
+            id: ConversationId::from("0190f5a2-0000-7000-8000-000000000000"),
+        };
+        assert_eq!(parse_cursor(&format_cursor(&cursor)).unwrap(), cursor);
+        for bad in ["", "abc", "12.", "x.y"] {
+            assert!(parse_cursor(bad).is_err(), "{bad}");
+        }
+    }
+}

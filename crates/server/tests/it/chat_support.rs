@@ -1,0 +1,386 @@
+//! A real server with the chat engine for the chat tests: SQLite in a temp dir, our own kg
+//! endpoint at `/mcp` (sample dataset loaded, registered as upstream `kg`), an `McpClient`, a
+//! configurable LLM; plus an SSE reader, interop peers, and store helpers.
+
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use switchboard_chat::{ApprovalGate, ChatConfig, ChatService, OwnEndpoints};
+use switchboard_core::{ConversationId, TransportKind, WorkspaceId};
+use switchboard_llm::{LlmConfig, LlmProvider, ProviderKind};
+use switchboard_mcp_client::{McpClient, McpClientConfig};
+use switchboard_mcp_server::{KgConfig, KnowledgeGraphService, register_kg_upstream};
+use switchboard_server::{AppState, app, serve_router};
+use switchboard_store::{
+    DatabaseConfig, NewServer, SecretCipher, ServerConnectionConfig, ServerSecrets, Store,
+};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+/// What to vary between chat tests.
+pub struct ChatOptions {
+    pub chat: ChatConfig,
+    pub llm: LlmConfig,
+    pub provider: Option<Arc<dyn LlmProvider>>,
+    pub gate: Option<Arc<dyn ApprovalGate>>,
+    pub mcp: McpClientConfig,
+}
+
+impl Default for ChatOptions {
+    fn default() -> Self {
+        Self {
+            chat: ChatConfig::default(),
+            llm: LlmConfig::default(),
+            provider: None,
+            gate: None,
+            mcp: McpClientConfig {
+                session_init_timeout_secs: 15,
+                session_init_backoff_ms: 50,
+                session_error_retry_secs: 1,
+                ..McpClientConfig::default()
+            },
+        }
+    }
+}
+
+impl ChatOptions {
+    /// The scripted OpenAI-compatible fake at `base_url`, with quick retries.
+    pub fn openai(base_url: &str) -> Self {
+        Self {
+            llm: LlmConfig {
+                provider: ProviderKind::Openai,
+                base_url: base_url.to_owned(),
+                api_key: Some(switchboard_llm::ApiKey::new("sk-test")),
+                model: "fake-model".to_owned(),
+                retry_base_delay_ms: 10,
+                retry_max_delay_ms: 50,
+                stream_idle_timeout_ms: 30_000,
+                ..LlmConfig::default()
+            },
+            ..Self::default()
+        }
+    }
+}
+
+pub use crate::chat_sse::{SseReader, answer_text, of_type};
+
+pub struct ChatServer {
+    pub address: SocketAddr,
+    pub store: Store,
+    pub token: String,
+    pub workspace_id: WorkspaceId,
+    pub client: reqwest::Client,
+    pub chat: ChatService,
+    pub shutdown: CancellationToken,
+    stop: Option<oneshot::Sender<()>>,
+    _data_dir: tempfile::TempDir,
+}
+
+impl ChatServer {
+    pub async fn start(options: ChatOptions) -> Self {
+        let data_dir = tempfile::tempdir().unwrap();
+        let store = Store::open(
+            &DatabaseConfig::default(),
+            data_dir.path(),
+            SecretCipher::generate(),
+        )
+        .await
+        .unwrap();
+        let bootstrapped = store.bootstrap_default(None).await.unwrap().unwrap();
+        let workspace_id = bootstrapped.workspace.id.clone();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let shutdown = CancellationToken::new();
+        let mcp = McpClient::new(options.mcp).unwrap();
+        let mut builder =
+            ChatService::builder(store.clone(), mcp.clone(), options.chat, options.llm)
+                .own_endpoints(OwnEndpoints::for_listener(address))
+                .shutdown_token(shutdown.clone());
+        if let Some(provider) = options.provider {
+            builder = builder.provider(provider);
+        }
+        if let Some(gate) = options.gate {
+            builder = builder.approval_gate(gate);
+        }
+        let chat = builder.build().unwrap();
+        let kg = KnowledgeGraphService::for_store(
+            store.clone(),
+            KgConfig::default(),
+            Some(workspace_id.clone()),
+        )
+        .unwrap();
+        kg.load_sample_if_configured().await.unwrap();
+        register_kg_upstream(&store, &workspace_id, &format!("http://{address}/mcp"))
+            .await
+            .unwrap();
+        let server_config = crate::support::test_config();
+        let state = AppState::new(store.clone(), server_config.clone())
+            .with_shutdown_token(shutdown.clone())
+            .with_knowledge_graph(kg)
+            .with_chat(chat.clone());
+        let router = app(state);
+        let (stop, stopped) = oneshot::channel::<()>();
+        let token = shutdown.clone();
+        tokio::spawn(async move {
+            serve_router(listener, router, &server_config, token, async {
+                let _ = stopped.await;
+            })
+            .await
+        });
+        Self {
+            address,
+            store,
+            token: bootstrapped.plaintext.expose().to_owned(),
+            workspace_id,
+            client: reqwest::Client::new(),
+            chat,
+            shutdown,
+            stop: Some(stop),
+            _data_dir: data_dir,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.address)
+    }
+
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> reqwest::Response {
+        let mut request = self
+            .client
+            .request(method, self.url(path))
+            .bearer_auth(&self.token);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        request.send().await.unwrap()
+    }
+
+    /// Starts an answer; panics unless the server answers 200 with an event stream.
+    pub async fn ask(&self, body: Value) -> SseReader {
+        let response = self
+            .client
+            .post(self.url("/chat/stream"))
+            .bearer_auth(&self.token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        if status != 200 {
+            panic!(
+                "POST /chat/stream answered {status}: {}",
+                response.text().await.unwrap_or_default()
+            );
+        }
+        assert!(
+            response.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("text/event-stream")
+        );
+        SseReader::new(response)
+    }
+
+    /// Asks `message` in a new conversation and reads the whole answer.
+    pub async fn ask_and_wait(&self, body: Value) -> Vec<Value> {
+        self.ask(body).await.until_done().await
+    }
+
+    pub async fn attach(&self, conversation_id: &str) -> SseReader {
+        let response = self
+            .client
+            .get(self.url(&format!("/chat/{conversation_id}/stream")))
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        SseReader::new(response)
+    }
+
+    pub async fn conversation(&self, conversation_id: &str) -> Value {
+        let response = self
+            .send(
+                reqwest::Method::GET,
+                &format!("/chat/conversations/{conversation_id}"),
+                None,
+            )
+            .await;
+        assert_eq!(response.status(), 200);
+        response.json().await.unwrap()
+    }
+
+    /// Registers an upstream in the test workspace; returns its id.
+    pub async fn register_server(&self, server: NewServer) -> String {
+        self.store
+            .create_server(&self.workspace_id, server)
+            .await
+            .unwrap()
+            .id
+            .into_string()
+    }
+
+    /// Waits until no answer is in flight for the conversation (the turn saved everything).
+    pub async fn wait_until_idle(&self, conversation_id: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let detail = self.conversation(conversation_id).await;
+            if detail["conversation"]["answer_in_flight"] == json!(false) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the answer is still in flight after 20 s"
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    pub async fn stored_messages(
+        &self,
+        conversation_id: &str,
+    ) -> Vec<switchboard_store::MessageRecord> {
+        self.store
+            .list_messages(&self.workspace_id, &ConversationId::from(conversation_id))
+            .await
+            .unwrap()
+    }
+
+    pub async fn stored_tool_calls(
+        &self,
+        conversation_id: &str,
+    ) -> Vec<switchboard_store::ToolCallRecord> {
+        self.store
+            .list_tool_calls(&self.workspace_id, &ConversationId::from(conversation_id))
+            .await
+            .unwrap()
+    }
+}
+
+impl Drop for ChatServer {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// A file under `interop/`; fails loudly when the peers are not installed.
+pub fn interop(relative: &str) -> PathBuf {
+    let path = repo_root().join("interop").join(relative);
+    assert!(
+        path.exists(),
+        "missing interop peer {}: run `bash interop/install.sh` first",
+        path.display()
+    );
+    path
+}
+
+pub fn everything_js() -> PathBuf {
+    interop("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+}
+
+/// `server-everything` over stdio, registered under `name`.
+pub fn everything_stdio(name: &str) -> NewServer {
+    NewServer {
+        name: name.to_owned(),
+        transport: TransportKind::Stdio,
+        url: None,
+        command: Some("node".to_owned()),
+        args: vec![
+            everything_js().to_string_lossy().into_owned(),
+            "stdio".to_owned(),
+        ],
+        connection: ServerConnectionConfig::default(),
+        secrets: ServerSecrets::default(),
+        is_active: true,
+    }
+}
+
+/// A remote server registration.
+pub fn remote_server(name: &str, url: &str) -> NewServer {
+    NewServer {
+        name: name.to_owned(),
+        transport: TransportKind::StreamableHttp,
+        url: Some(url.to_owned()),
+        command: None,
+        args: Vec::new(),
+        connection: ServerConnectionConfig::default(),
+        secrets: ServerSecrets::default(),
+        is_active: true,
+    }
+}
+
+/// A peer process in its own process group, killed (group and all) on drop.
+pub struct Peer {
+    child: Child,
+    pub port: u16,
+}
+
+impl Peer {
+    /// `server-everything` over Streamable HTTP on a free loopback port (`/mcp`).
+    pub fn everything_http() -> Peer {
+        use std::os::unix::process::CommandExt;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut command = Command::new("node");
+        command
+            .arg("--require")
+            .arg(interop("loopback.cjs"))
+            .arg(everything_js())
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let child = command.spawn().expect("start server-everything");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "server-everything did not listen within 20 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Peer { child, port }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    pub fn kill(&mut self) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
