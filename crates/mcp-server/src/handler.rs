@@ -14,7 +14,7 @@ use crate::subscriptions::Subscriptions;
 use crate::tools::{self, KgTool, ToolCatalog};
 use axum::http::request::Parts;
 use rmcp::model::*;
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -177,6 +177,22 @@ impl ServerHandler for KgServer {
             .admit(&context, resource.required_scope(), true)
             .await?;
         resources::read(&graph, &request.uri, &resource).map(ReadResourceResponse::from)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        crate::listen::accepted_filter(requested)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let caller = Self::caller(context.request_context())?;
+        if !caller.principal.allows(Scope::SchemaRead) {
+            return Err(errors::missing_scope(Scope::SchemaRead, &caller));
+        }
+        crate::listen::serve(&self.state.graphs, &caller, context).await;
+        Ok(())
     }
 
     #[allow(deprecated)]

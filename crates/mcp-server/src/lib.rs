@@ -16,6 +16,7 @@ pub mod errors;
 pub mod graphs;
 pub mod handler;
 pub mod http;
+pub mod listen;
 pub mod origin_policy;
 pub mod persistence;
 pub mod prompts;

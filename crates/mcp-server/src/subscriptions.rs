@@ -22,6 +22,15 @@ struct Subscription {
     peer: Peer<RoleServer>,
 }
 
+/// Whether a schema change of `changed_types` changes the resource at `uri`.
+pub fn is_touched_by_schema_change(uri: &str, changed_types: &[String]) -> bool {
+    uri == SCHEMA_URI
+        || uri == CHANGELOG_URI
+        || uri
+            .strip_prefix(TYPE_URI_PREFIX)
+            .is_some_and(|name| changed_types.iter().any(|t| t == name))
+}
+
 #[derive(Default)]
 pub struct Subscriptions {
     by_workspace: Mutex<HashMap<WorkspaceId, Vec<Subscription>>>,
@@ -102,13 +111,7 @@ impl Subscriptions {
         else {
             return;
         };
-        let touched = |uri: &str| {
-            uri == SCHEMA_URI
-                || uri == CHANGELOG_URI
-                || uri
-                    .strip_prefix(TYPE_URI_PREFIX)
-                    .is_some_and(|name| changed_types.iter().any(|t| t == name))
-        };
+        let touched = |uri: &str| is_touched_by_schema_change(uri, changed_types);
         let targets: Vec<(u64, String, Peer<RoleServer>)> = {
             let map = self.by_workspace.lock().expect("subscriptions lock");
             map.get(workspace_id)

@@ -1,6 +1,7 @@
 //! End-to-end tests of the knowledge-graph MCP endpoint: a real server on 127.0.0.1:0 driven by
 //! the rmcp client and by raw HTTP (for the wire details clients hide).
 
+mod conformance;
 mod protocol;
 mod scopes_and_limits;
 mod security;

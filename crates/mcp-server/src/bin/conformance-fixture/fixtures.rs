@@ -12,14 +12,16 @@ pub const TEST_AUDIO_BASE64: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAA
 
 pub const WATCHED_RESOURCE_URI: &str = "test://watched-resource";
 
-/// The input schema of `json_schema_2020_12_tool`: `$schema`, `$defs` with a `$ref`, and
-/// `additionalProperties` must reach the client unchanged.
+/// The input schema of `json_schema_2020_12_tool`: `$schema`, `$defs` (with an `$anchor`) and
+/// a `$ref`, composition (`allOf`/`anyOf`), conditionals (`if`/`then`/`else`) and
+/// `additionalProperties` must all reach the client unchanged.
 pub fn json_schema_2020_12() -> Value {
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
         "$defs": {
             "address": {
+                "$anchor": "address",
                 "type": "object",
                 "properties": { "street": { "type": "string" }, "city": { "type": "string" } }
             }
@@ -28,6 +30,10 @@ pub fn json_schema_2020_12() -> Value {
             "name": { "type": "string" },
             "address": { "$ref": "#/$defs/address" }
         },
+        "allOf": [{ "anyOf": [{ "required": ["name"] }, { "required": ["address"] }, { "maxProperties": 0 }] }],
+        "if": { "properties": { "name": { "const": "with-address" } }, "required": ["name"] },
+        "then": { "required": ["address"] },
+        "else": {},
         "additionalProperties": false
     })
 }
@@ -109,5 +115,16 @@ pub fn elicitation_response_form() -> Value {
         "type": "object",
         "properties": { "response": { "type": "string", "description": "User's response" } },
         "required": ["response"]
+    })
+}
+
+/// A tool argument the client must mirror in an `Mcp-Param-Region` header (SEP-2243).
+pub fn custom_header_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "region": { "type": "string", "description": "Deployment region", "x-mcp-header": "Region" }
+        },
+        "required": ["region"]
     })
 }

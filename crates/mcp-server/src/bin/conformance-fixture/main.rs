@@ -7,10 +7,11 @@
 //! token (anonymous access with every scope); only loopback hosts and origins are accepted.
 
 mod fixtures;
+mod mrtr;
 mod server;
 mod tools;
 
-use server::FixtureServer;
+use server::{FixtureServer, FixtureShared};
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,7 +72,8 @@ async fn main() {
         max_request_body_bytes: DEFAULT_MAX_REQUEST_BODY_BYTES,
         shutdown: shutdown.clone(),
     };
-    let router: axum::Router = mcp_router(FixtureServer::default, settings);
+    let shared = Arc::new(FixtureShared::default());
+    let router: axum::Router = mcp_router(move || FixtureServer::new(shared.clone()), settings);
     let listener = match tokio::net::TcpListener::bind(&bind).await {
         Ok(listener) => listener,
         Err(error) => {

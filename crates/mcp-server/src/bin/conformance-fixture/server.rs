@@ -4,18 +4,60 @@
 #![allow(deprecated)] // logging and resources/subscribe are deprecated by 2026-07-28
 
 use crate::fixtures::*;
-use crate::tools;
+use crate::{mrtr, tools};
 use rmcp::model::*;
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::json;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
+use tokio::sync::broadcast;
 
-#[derive(Clone, Default)]
+/// A change of the tool or prompt list, announced to `subscriptions/listen` streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListChange {
+    Tools,
+    Prompts,
+}
+
+/// What all sessions share: list-change announcements and the requestState sealing key.
+pub struct FixtureShared {
+    pub list_changes: broadcast::Sender<ListChange>,
+    pub state_codec: RequestStateCodec,
+}
+
+impl Default for FixtureShared {
+    fn default() -> Self {
+        let key: [u8; 32] = rand_key();
+        Self {
+            list_changes: broadcast::channel(64).0,
+            state_codec: RequestStateCodec::new(key.to_vec()),
+        }
+    }
+}
+
+fn rand_key() -> [u8; 32] {
+    let mut key = [0u8; 32];
+    for chunk in key.chunks_mut(16) {
+        chunk.copy_from_slice(&uuid::Uuid::new_v4().into_bytes());
+    }
+    key
+}
+
+#[derive(Clone)]
 pub struct FixtureServer {
+    shared: Arc<FixtureShared>,
     /// URIs this session subscribed to.
     subscriptions: Arc<Mutex<HashSet<String>>>,
+}
+
+impl FixtureServer {
+    pub fn new(shared: Arc<FixtureShared>) -> Self {
+        Self {
+            shared,
+            subscriptions: Arc::default(),
+        }
+    }
 }
 
 const TEMPLATE_PREFIX: &str = "test://template/";
@@ -66,9 +108,53 @@ impl ServerHandler for FixtureServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(answer) = mrtr::call(&request, &context, &self.shared.state_codec) {
+            return answer;
+        }
+        let change = match request.name.as_ref() {
+            "test_trigger_tool_change" => Some(ListChange::Tools),
+            "test_trigger_prompt_change" => Some(ListChange::Prompts),
+            _ => None,
+        };
+        if let Some(change) = change {
+            let _ = self.shared.list_changes.send(change);
+            let done = ContentBlock::text("Mutation triggered");
+            return Ok(CallToolResult::success(vec![done]).into());
+        }
         tools::call(request, context)
             .await
             .map(CallToolResponse::from)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.shared.list_changes.subscribe();
+        loop {
+            let change = tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                change = changes.recv() => change,
+            };
+            let accepted = context.accepted();
+            let sent = match change {
+                Ok(ListChange::Tools) if accepted.tools_list_changed == Some(true) => {
+                    context.sink().notify_tool_list_changed().await
+                }
+                Ok(ListChange::Prompts) if accepted.prompts_list_changed == Some(true) => {
+                    context.sink().notify_prompt_list_changed().await
+                }
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => Ok(()),
+                Err(broadcast::error::RecvError::Closed) => return Ok(()),
+            };
+            if sent.is_err() {
+                return Ok(());
+            }
+        }
     }
 
     async fn list_resources(
@@ -212,6 +298,11 @@ impl ServerHandler for FixtureServer {
                 None,
             )
             .with_title("Prompt With Image"),
+            Prompt::new(
+                mrtr::PROMPT,
+                Some("MRTR: prompt that requires elicitation input"),
+                None,
+            ),
         ]))
     }
 
@@ -234,6 +325,9 @@ impl ServerHandler for FixtureServer {
                     )
                 })
         };
+        if request.name == mrtr::PROMPT {
+            return mrtr::prompt(&request);
+        }
         let messages = match request.name.as_str() {
             "test_simple_prompt" => vec![PromptMessage::new_text(
                 Role::User,

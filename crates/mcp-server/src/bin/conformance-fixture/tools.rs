@@ -29,6 +29,16 @@ fn string_argument_schema(name: &str, description: &str) -> Arc<JsonObject> {
 }
 
 pub fn definitions() -> Vec<Tool> {
+    let mut tools = fixture_tools();
+    tools.extend(
+        crate::mrtr::TOOLS
+            .iter()
+            .map(|(name, description)| Tool::new(*name, *description, empty_schema())),
+    );
+    tools
+}
+
+fn fixture_tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "test_simple_text",
@@ -89,6 +99,21 @@ pub fn definitions() -> Vec<Tool> {
             "test_elicitation_sep1330_enums",
             "Tests elicitation with enum schemas (SEP-1330)",
             empty_schema(),
+        ),
+        Tool::new(
+            "test_trigger_tool_change",
+            "Diagnostic hook: announces a tool list change",
+            empty_schema(),
+        ),
+        Tool::new(
+            "test_trigger_prompt_change",
+            "Diagnostic hook: announces a prompt list change",
+            empty_schema(),
+        ),
+        Tool::new(
+            "test_custom_header",
+            "Tests an argument mirrored in a custom HTTP header (SEP-2243)",
+            object_schema(custom_header_schema()),
         ),
         Tool::new(
             "json_schema_2020_12_tool",
@@ -240,6 +265,7 @@ pub async fn call(
             )
             .await?
         }
+        "test_custom_header" => text(format!("region: {}", string_argument(&request, "region")?)),
         "json_schema_2020_12_tool" => {
             let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
             text(format!("JSON Schema 2020-12 tool called with: {arguments}"))
