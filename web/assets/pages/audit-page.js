@@ -25,7 +25,8 @@ export async function renderPage(container, { query }) {
     field('server', 'Server', h('input', { type: 'text', placeholder: 'any' })),
     field('tool', 'Tool', h('input', { type: 'text', placeholder: 'any' })),
     field('user', 'User', h('input', { type: 'text', placeholder: 'any' })),
-    field('status', 'Status', h('select', {}, ['', 'completed', 'failed', 'denied', 'unknown', 'timeout', 'connect', 'disconnect', 'error'].map((value) =>
+    field('action', 'Action', h('input', { type: 'text', placeholder: 'e.g. tool_call.' })),
+    field('status', 'Status', h('select', {}, ['', 'completed', 'failed', 'denied', 'unknown', 'approved', 'expired', 'connect', 'disconnect', 'error', 'changed'].map((value) =>
       h('option', { value, text: value || 'any' })))),
     h('div', { class: 'button-row' },
       h('button', { type: 'submit', class: 'button button-primary', text: 'Apply' }),
@@ -55,7 +56,7 @@ export async function renderPage(container, { query }) {
     status.textContent = 'Loading…';
     try {
       const answer = await api.get(`/api/audit?${params}`);
-      const rows = listItems(answer, 'entries', 'events', 'audit');
+      const rows = listItems(answer, 'entries');
       status.textContent = rows.length ? `Showing ${rows.length} entr${rows.length === 1 ? 'y' : 'ies'}${answer?.total !== undefined ? ` of ${answer.total}` : ''}.` : 'Nothing matches these filters.';
       replaceChildren(tableSlot, rows.length ? renderTable(rows) : null);
       const nextCursor = answer?.next_cursor ?? answer?.nextCursor ?? null;
@@ -92,16 +93,16 @@ function statusTone(value) {
 function renderTable(rows) {
   return h('div', { class: 'table-wrap' }, h('table', { class: 'data-table audit-table' },
     h('caption', { class: 'visually-hidden', text: 'Audit log entries' }),
-    h('thead', {}, h('tr', {}, ['When', 'Event', 'User', 'Server · tool', 'Status', 'Duration', 'Approval', 'Details'].map((label) => h('th', { scope: 'col', text: label })))),
+    h('thead', {}, h('tr', {}, ['When', 'Action', 'Actor', 'Server · tool', 'Status', 'Duration', 'Approval', 'Details'].map((label) => h('th', { scope: 'col', text: label })))),
     h('tbody', {}, rows.map((row) => {
       const details = { ...row };
-      const approval = row.approval_decision ?? row.decision ?? row.approval?.decision;
-      const decidedBy = row.decided_by ?? row.approval?.decided_by;
+      const approval = row.decision;
+      const decidedBy = row.decided_by;
       return h('tr', {},
-        h('td', { text: formatDateTime(row.created_at ?? row.timestamp ?? row.at) }),
-        h('td', { text: row.event_type ?? row.kind ?? row.action ?? row.event ?? '' }),
-        h('td', { class: 'mono', text: row.user_name ?? row.user_id ?? row.actor ?? '' }),
-        h('td', { text: [row.server_name ?? row.server, row.tool_name ?? row.tool].filter(Boolean).join(' · ') }),
+        h('td', { text: formatDateTime(row.at ?? row.created_at) }),
+        h('td', { class: 'mono', text: row.action ?? '' }),
+        h('td', { class: 'mono', text: row.actor ?? row.user_id ?? '' }),
+        h('td', { text: [row.server_name, row.tool_name].filter(Boolean).join(' · ') }),
         h('td', {}, row.status ? h('span', { class: `badge ${statusTone(row.status)}`, text: row.status }) : ''),
         h('td', { text: formatDuration(row.duration_ms) }),
         h('td', { text: approval ? `${approval}${decidedBy ? ` by ${decidedBy}` : ''}` : '' }),

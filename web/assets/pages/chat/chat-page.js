@@ -141,7 +141,7 @@ class ChatPage {
   async #showPendingApprovals(conversationId) {
     let pending;
     try {
-      pending = listItems(await api.get('/chat/approvals'), 'approvals');
+      pending = listItems(await api.get(`/chat/approvals?conversation_id=${encodeURIComponent(conversationId)}`), 'approvals');
     } catch {
       return;
     }

@@ -41,6 +41,9 @@ export function buildServerBody(raw, { editing }) {
     const env = parseKeyValueLines(raw.env, '=', 'the environment');
     if (env.error) errors.env = env.error;
     else body.env = env.value;
+    const workingDir = (raw.workingDir ?? '').trim();
+    if (workingDir) body.working_dir = workingDir;
+    else if (editing) body.working_dir = null;
   } else {
     body.url = raw.url.trim();
     const expected = raw.transport === 'websocket' ? /^wss?:\/\//i : /^https?:\/\//i;
@@ -83,12 +86,15 @@ export function openServerDialog({ server = null, onSave }) {
   const stdioFields = h('div', {},
     field('command', 'Command', h('input', { name: 'command', type: 'text', autocomplete: 'off', spellcheck: 'false' }), 'The program to start; it is run directly, never through a shell. Needs an admin token.'),
     field('args', 'Arguments (one per line)', h('textarea', { name: 'args', rows: '3', spellcheck: 'false' })),
-    field('env', 'Environment variables (NAME=value, one per line)', h('textarea', { name: 'env', rows: '2', spellcheck: 'false' })));
+    field('env', 'Environment variables (NAME=value, one per line)', h('textarea', { name: 'env', rows: '2', spellcheck: 'false' }),
+      editing && server.env_names?.length ? `Stored: ${server.env_names.join(', ')} (values are not shown). Entering variables replaces them.` : 'Values are stored encrypted and never shown again.'),
+    field('workingDir', 'Working directory (optional)', h('input', { name: 'workingDir', type: 'text', autocomplete: 'off', spellcheck: 'false' })));
   const apiKeyHint = editing ? 'Write-only: leave empty to keep the current key. Stored encrypted; never shown again.' : 'Write-only: stored encrypted and never shown again. Sent as Authorization: Bearer.';
   const clearApiKey = h('input', { type: 'checkbox', id: uniqueId('clear-key'), name: 'clearApiKey' });
   const networkFields = h('div', {},
     field('url', 'Server URL', h('input', { name: 'url', type: 'url', autocomplete: 'off', spellcheck: 'false', placeholder: 'https://…' })),
-    field('headers', 'Extra headers (Name: value, one per line)', h('textarea', { name: 'headers', rows: '2', spellcheck: 'false' }), editing ? 'Stored header values are not shown; entering headers replaces them.' : null),
+    field('headers', 'Extra headers (Name: value, one per line)', h('textarea', { name: 'headers', rows: '2', spellcheck: 'false' }),
+      editing && server.header_names?.length ? `Stored: ${server.header_names.join(', ')} (values are not shown). Entering headers replaces them.` : 'Values are stored encrypted and never shown again.'),
     field('apiKey', 'API key', h('input', { name: 'apiKey', type: 'password', autocomplete: 'new-password' }), apiKeyHint),
     editing ? h('div', { class: 'field-checkbox field' }, clearApiKey, h('label', { for: clearApiKey.id, text: 'Remove the stored API key' })) : null);
   const form = h('form', { class: 'dialog-form', method: 'dialog', novalidate: true });
@@ -139,6 +145,7 @@ export function openServerDialog({ server = null, onSave }) {
     controls.args.value = (values.args ?? []).join('\n');
     controls.env.value = Object.entries(values.env ?? {}).map(([key, value]) => `${key}=${value}`).join('\n');
     controls.url.value = values.url ?? '';
+    controls.workingDir.value = values.working_dir ?? '';
     controls.headers.value = '';
     controls.apiKey.value = '';
     showTransportFields();
@@ -160,11 +167,13 @@ export function openServerDialog({ server = null, onSave }) {
     event.preventDefault();
     const raw = {
       name: controls.name.value, transport: transportSelect.value, command: controls.command.value, args: controls.args.value,
-      env: controls.env.value, url: controls.url.value, headers: controls.headers.value, apiKey: controls.apiKey.value,
+      env: controls.env.value, workingDir: controls.workingDir.value, url: controls.url.value, headers: controls.headers.value, apiKey: controls.apiKey.value,
       clearApiKey: clearApiKey.checked, sessionScope: sessionScope.value, timeoutMs: controls.timeoutMs.value.trim(), isActive: isActive.checked,
     };
     const { body, errors } = buildServerBody(raw, { editing });
+    // Stored secrets are write-only: an untouched field keeps them, it does not clear them.
     if (editing && !controls.headers.value.trim()) delete body.headers;
+    if (editing && !controls.env.value.trim()) delete body.env;
     for (const [key, slot] of Object.entries(errorSlots)) {
       slot.textContent = errors[key] ?? '';
       controls[key]?.setAttribute('aria-invalid', errors[key] ? 'true' : 'false');

@@ -4,31 +4,25 @@
 import { h } from '../../lib/dom.js';
 
 const GREEN = new Set(['active', 'connected', 'ok', 'ready', 'up', 'healthy', 'synced']);
-const YELLOW = new Set(['initializing', 'connecting', 'starting', 'syncing', 'slow', 'stale', 'degraded', 'retrying']);
+const YELLOW = new Set(['initializing', 'connecting', 'starting', 'slow', 'degraded', 'retrying']);
 const RED = new Set(['error', 'failed', 'needs_auth', 'unauthorized', 'down', 'unreachable']);
 
 /** `{colour: green|yellow|red|grey, label}` for a server record. */
 export function describeServerStatus(server) {
   if (server?.is_active === false) return { colour: 'grey', label: 'Disabled' };
-  const state = String(server?.status ?? server?.state ?? server?.session_state ?? '').toLowerCase();
+  const state = String(server?.status ?? server?.state ?? '').toLowerCase();
   const sync = String(server?.sync_status ?? '').toLowerCase();
-  if (RED.has(state) || RED.has(sync)) {
-    if (sync === 'needs_auth' || state === 'needs_auth') return { colour: 'red', label: 'Needs credentials' };
-    if (!RED.has(state) && sync === 'failed') return { colour: 'red', label: 'Tool sync failed' };
-    return { colour: 'red', label: 'Error' };
-  }
-  if (YELLOW.has(state)) return { colour: 'yellow', label: state === 'initializing' || state === 'connecting' ? 'Connecting…' : capitalise(state) };
-  if (GREEN.has(state)) {
-    if (sync === 'empty') return { colour: 'yellow', label: 'Connected — lists no tools' };
-    if (sync === 'stale') return { colour: 'yellow', label: 'Connected — tool list out of date' };
-    return { colour: 'green', label: 'Connected' };
-  }
-  if (sync === 'empty') return { colour: 'yellow', label: 'Lists no tools' };
-  if (sync === 'stale') return { colour: 'yellow', label: 'Tool list out of date' };
-  if (GREEN.has(sync)) return { colour: 'green', label: 'Synced' };
+  if (sync === 'needs_auth' || state === 'needs_auth') return { colour: 'red', label: 'Needs credentials' };
+  if (RED.has(state)) return { colour: 'red', label: 'Error' };
+  if (sync === 'error' || sync === 'failed') return { colour: 'red', label: 'Tool sync failed' };
+  if (YELLOW.has(state)) return { colour: 'yellow', label: 'Connecting…' };
+  if (sync === 'syncing') return { colour: 'yellow', label: 'Syncing tools…' };
+  if (sync === 'empty') return { colour: 'yellow', label: GREEN.has(state) ? 'Connected — lists no tools' : 'Lists no tools' };
+  if (sync === 'stale') return { colour: 'yellow', label: GREEN.has(state) ? 'Connected — tool list out of date' : 'Tool list out of date' };
+  if (GREEN.has(state)) return { colour: 'green', label: 'Connected' };
+  if (GREEN.has(sync)) return { colour: 'green', label: 'Ready — connects on first use' };
   if (state === 'closed') return { colour: 'grey', label: 'Closed' };
-  if (state === 'disconnected') return { colour: 'grey', label: 'Not connected — connects on first use' };
-  return { colour: 'grey', label: state === 'idle' ? 'Idle — connects on first use' : 'Not connected yet' };
+  return { colour: 'grey', label: 'Not connected yet' };
 }
 
 /** The dot and its words. */

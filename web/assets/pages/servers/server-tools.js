@@ -28,7 +28,7 @@ export async function renderServerTools(container, server, { canWrite }) {
   const tools = listItems(capabilities?.tools ?? capabilities, 'tools');
   const resources = listItems(capabilities?.resources ?? [], 'resources');
   const prompts = listItems(capabilities?.prompts ?? [], 'prompts');
-  const policies = await loadPolicies(server, tools);
+  const policies = await loadPolicies(server);
   const syncedAt = capabilities?.last_synced_at;
   const syncState = capabilities?.sync_status ?? capabilities?.status;
   const header = h('p', { class: 'small muted' },
@@ -39,7 +39,7 @@ export async function renderServerTools(container, server, { canWrite }) {
     replaceChildren(container, header, h('p', { class: 'muted', text: describeEmpty(syncState) }));
     return;
   }
-  const rows = tools.map((tool) => renderToolRow(server, tool, policies.get(tool.name), canWrite));
+  const rows = tools.map((tool) => renderToolRow(server, tool, policies.get(tool.name), canWrite, policies.defaultPolicy));
   replaceChildren(container, header, h('div', { class: 'table-wrap' },
     h('table', { class: 'data-table tool-table' },
       h('caption', { class: 'visually-hidden', text: `Tools of ${server.name}` }),
@@ -47,25 +47,23 @@ export async function renderServerTools(container, server, { canWrite }) {
       h('tbody', {}, rows))));
 }
 
-async function loadPolicies(server, tools) {
+/** The server's explicit policies by tool name (GET /api/mcp/policies?server_id=…). */
+async function loadPolicies(server) {
   const policies = new Map();
-  await Promise.all(tools.slice(0, 200).map(async (tool) => {
-    if (tool.policy || tool.approval_policy) {
-      policies.set(tool.name, tool.policy ?? tool.approval_policy);
-      return;
+  try {
+    const answer = await api.get(`/api/mcp/policies?server_id=${encodeURIComponent(server.id)}`);
+    for (const view of listItems(answer, 'policies')) {
+      if (view.source !== 'default') policies.set(view.tool_name, view);
     }
-    try {
-      const answer = await api.get(`/api/mcp/servers/${segment(server.id)}/tools/${segment(tool.name)}/policy`);
-      const value = answer?.policy ?? answer?.approval_policy ?? null;
-      if (value && answer?.source !== 'default' && answer?.is_default !== true) policies.set(tool.name, value);
-    } catch {
-      // no policy row (404) or the approvals API is not there: the workspace default applies
-    }
-  }));
+    policies.defaultPolicy = answer?.default_policy ?? null;
+  } catch {
+    // the approvals API is unavailable: every select shows the workspace default
+  }
   return policies;
 }
 
-function renderToolRow(server, tool, policy, canWrite) {
+function renderToolRow(server, tool, policyView, canWrite, defaultPolicy) {
+  const policy = policyView?.policy ?? null;
   const enabled = tool.is_enabled ?? tool.enabled ?? true;
   const toggle = h('input', {
     type: 'checkbox', role: 'switch', class: 'switch', checked: enabled, disabled: !canWrite,
@@ -85,7 +83,8 @@ function renderToolRow(server, tool, policy, canWrite) {
     }
   });
   const policySelect = h('select', { 'aria-label': `Approval policy for ${tool.name}`, disabled: !canWrite },
-    POLICIES.map((option) => h('option', { value: option.value, text: option.label })));
+    POLICIES.map((option) => h('option', { value: option.value,
+      text: option.value === '' && defaultPolicy ? `${option.label} (${POLICIES.find((candidate) => candidate.value === defaultPolicy)?.label.toLowerCase() ?? defaultPolicy})` : option.label })));
   policySelect.value = policy ?? '';
   let savedPolicy = policySelect.value;
   policySelect.addEventListener('change', async () => {
@@ -110,7 +109,8 @@ function renderToolRow(server, tool, policy, canWrite) {
     h('td', { text: tool.name }),
     h('td', { class: 'small', text: description.length > 240 ? `${description.slice(0, 239)}…` : description, title: description }),
     h('td', {}, toggle),
-    h('td', {}, policySelect),
+    h('td', {}, policySelect, policyView?.pin_matches === false
+      ? h('p', { class: 'small server-error', text: 'The tool changed since this policy was set: it asks again until you confirm.' }) : null),
     h('td', {}, tryButton));
   tryButton.addEventListener('click', () => {
     const existing = row.nextElementSibling?.classList.contains('try-row') ? row.nextElementSibling : null;
