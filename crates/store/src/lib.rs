@@ -56,7 +56,8 @@
 //!   conversation, server, tool, status, duration; details redacted), `search_audit(AuditSearch)`
 //!   (time range, server, tool, user, status, action; newest first, paged by id).
 //! - [`tool_rules`]: per-bud policies and a user's remembered decisions ([`ToolRuleScope`]):
-//!   `set_tool_rule`, `get_tool_rule`, `list_tool_rules`, `delete_tool_rule`.
+//!   `set_tool_rule`, `get_tool_rule`, `list_tool_rules`, `list_server_tool_rules`,
+//!   `delete_tool_rule`.
 //! - [`tool_pins`]: `save_tool_pin_snapshot`, `get_tool_pin_snapshot` (what a pin hash stood
 //!   for), `record_server_instructions`, `get_server_instructions`.
 //! - [`mcp_observations`] (mcp client): `record_mcp_observation`, `get_mcp_observation`,

@@ -215,6 +215,42 @@ impl Store {
         rows.into_iter().map(|row| row.into_record(bud)).collect()
     }
 
+    /// Every rule (bud and user) about one server's tools, buds' first.
+    pub async fn list_server_tool_rules(
+        &self,
+        workspace_id: &WorkspaceId,
+        server_id: &ServerId,
+    ) -> StoreResult<Vec<ToolRuleRecord>> {
+        let (bud_rows, user_rows): (Vec<ToolRuleRow>, Vec<ToolRuleRow>) =
+            on_backend!(self, |pool| {
+                let buds = sqlx::query_as(
+                    "SELECT workspace_id, bud_id AS scope_id, server_id, tool_name, policy, \
+                     pin_hash, updated_by, created_at, updated_at FROM bud_tool_policies \
+                     WHERE workspace_id = $1 AND server_id = $2 ORDER BY bud_id, tool_name",
+                )
+                .bind(workspace_id.as_str())
+                .bind(server_id.as_str())
+                .fetch_all(pool)
+                .await?;
+                let users = sqlx::query_as(
+                    "SELECT workspace_id, user_id AS scope_id, server_id, tool_name, policy, \
+                     pin_hash, user_id AS updated_by, created_at, updated_at \
+                     FROM user_tool_decisions WHERE workspace_id = $1 AND server_id = $2 \
+                     ORDER BY user_id, tool_name",
+                )
+                .bind(workspace_id.as_str())
+                .bind(server_id.as_str())
+                .fetch_all(pool)
+                .await?;
+                Ok::<_, sqlx::Error>((buds, users))
+            })?;
+        bud_rows
+            .into_iter()
+            .map(|row| row.into_record(true))
+            .chain(user_rows.into_iter().map(|row| row.into_record(false)))
+            .collect()
+    }
+
     /// Removes a rule (`NotFound` when there is none).
     pub async fn delete_tool_rule(
         &self,

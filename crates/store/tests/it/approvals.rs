@@ -453,6 +453,17 @@ async fn bud_rules_and_user_decisions_are_separate_scopes(test: TestStore) {
             .unwrap(),
         vec![set]
     );
+    let for_server = store
+        .list_server_tool_rules(&workspace.id, &server.id)
+        .await
+        .unwrap();
+    assert_eq!(
+        for_server
+            .iter()
+            .map(|rule| rule.scope.clone())
+            .collect::<Vec<_>>(),
+        vec![bud_scope.clone(), user_scope.clone()]
+    );
     // Someone else cannot record a decision in Alice's name.
     let bob = store
         .create_user(&workspace.id, "bob", UserRole::Member)

@@ -1,0 +1,315 @@
+//! Asking a person: record the approval request (so a reload shows it), emit
+//! `approval_required` into the answer's stream, then wait for the first of: a decision
+//! (delivered by [`crate::decisions`]), the deadline (→ expired, denied), the end of the answer
+//! (→ cancelled, denied), or — every [`STORE_POLL_INTERVAL`] — a decision recorded by another
+//! process. Whatever happens is recorded once (compare-and-set in the store), announced with
+//! `approval_resolved`, counted, and audited when nobody decided.
+
+use crate::metrics::{self, ApprovalOutcome};
+use crate::sanitize::sanitize_untrusted_text;
+use crate::service::ApprovalsInner;
+use crate::waiting::{PersonDecision, PinContext};
+use chrono::Utc;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use switchboard_chat::{
+    ApprovalRequiredEvent, ApprovalResolvedEvent, ChatEvent, EventSink, GateDecision, GateRequest,
+    GateTarget,
+};
+use switchboard_core::ApprovalId;
+use switchboard_store::{
+    ApprovalRequestRecord, ApprovalResolution, ApprovalStatus, NewApprovalRequest, NewAuditEvent,
+    StoreError,
+};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+/// How often a waiting call looks in the store for a decision made elsewhere.
+pub const STORE_POLL_INTERVAL: Duration = Duration::from_secs(2);
+/// How long a timed-out wait listens for a decision that won the race in the store.
+const RACE_GRACE: Duration = Duration::from_secs(1);
+
+/// How the wait ended, as recorded.
+struct Outcome {
+    status: ApprovalStatus,
+    decided_by: String,
+}
+
+pub(crate) async fn ask_person(
+    inner: &ApprovalsInner,
+    request: &GateRequest,
+    events: &EventSink,
+    diff: Option<Value>,
+    pin: Option<PinContext>,
+) -> GateDecision {
+    let server = request.target.server_name().to_owned();
+    let workspace_id = &request.principal.workspace_id;
+    let timeout = inner.config.approval_timeout();
+    let approval_id = ApprovalId::generate();
+    let description = sanitize_untrusted_text(
+        &description_of(&request.tool),
+        inner.config.description_max_chars,
+    );
+    let new_request = NewApprovalRequest {
+        id: approval_id.clone(),
+        conversation_id: request.conversation_id.clone(),
+        owner_user_id: request.conversation_owner.clone(),
+        tool_call_id: request.tool_call_id.clone(),
+        llm_call_id: request.llm_call_id.clone(),
+        server_id: match &request.target {
+            GateTarget::Registered { server_id, .. } => Some(server_id.clone()),
+            GateTarget::Ephemeral { .. } => None,
+        },
+        server_name: server.clone(),
+        tool_name: request.tool.name.clone(),
+        arguments: request.arguments.clone(),
+        description: description.clone(),
+        diff: diff.clone(),
+        expires_at: Utc::now() + chrono::Duration::from_std(timeout).unwrap_or_default(),
+    };
+    // The waiter exists before anyone can see the request, so no decision can miss it.
+    let receiver = inner.waiting.wait_for_approval(approval_id.clone(), pin);
+    let record = match inner
+        .store
+        .create_approval_request(workspace_id, new_request)
+        .await
+    {
+        Ok(record) => record,
+        Err(error) => {
+            inner.waiting.stop_waiting_for_approval(&approval_id);
+            tracing::error!(%error, "could not record an approval request; denying the call");
+            return GateDecision::Deny {
+                reason: format!("the approval request could not be recorded: {error}"),
+                decided_by: "approval:unrecorded".to_owned(),
+            };
+        }
+    };
+    metrics::approval_requested(&server);
+    audit_request_event(inner, request, &record, "requested", None).await;
+    events.emit(ChatEvent::ApprovalRequired(ApprovalRequiredEvent {
+        approval_id: approval_id.clone(),
+        tool_call_id: request.tool_call_id.clone(),
+        call_id: request.llm_call_id.clone(),
+        server: server.clone(),
+        tool: request.tool.name.clone(),
+        arguments: request.arguments.clone(),
+        description,
+        expires_at: record.expires_at,
+        details: approval_details(&record, diff),
+    }));
+    let waited_since = Instant::now();
+    let outcome = wait_for_outcome(inner, &record, receiver, timeout, &request.cancellation).await;
+    inner.waiting.stop_waiting_for_approval(&approval_id);
+    events.emit(ChatEvent::ApprovalResolved(ApprovalResolvedEvent {
+        approval_id,
+        tool_call_id: request.tool_call_id.clone(),
+        decision: outcome.status.as_str().to_owned(),
+        decided_by: outcome.decided_by.clone(),
+    }));
+    let (metric, reason) = match outcome.status {
+        ApprovalStatus::Approved => (ApprovalOutcome::Approved, None),
+        ApprovalStatus::Expired => (
+            ApprovalOutcome::TimedOut,
+            Some(format!(
+                "nobody approved the call within {} seconds, so it was not run",
+                timeout.as_secs().max(1)
+            )),
+        ),
+        ApprovalStatus::Cancelled => (
+            ApprovalOutcome::Cancelled,
+            Some("the answer was stopped before the call was approved".to_owned()),
+        ),
+        ApprovalStatus::Denied | ApprovalStatus::Pending => (
+            ApprovalOutcome::Denied,
+            Some("the user denied this call".to_owned()),
+        ),
+    };
+    metrics::approval_finished(&server, metric, waited_since.elapsed());
+    if matches!(
+        outcome.status,
+        ApprovalStatus::Expired | ApprovalStatus::Cancelled
+    ) {
+        audit_request_event(
+            inner,
+            request,
+            &record,
+            outcome.status.as_str(),
+            reason.as_deref(),
+        )
+        .await;
+    }
+    match reason {
+        None => GateDecision::Allow {
+            decided_by: outcome.decided_by,
+        },
+        Some(reason) => GateDecision::Deny {
+            reason,
+            decided_by: outcome.decided_by,
+        },
+    }
+}
+
+/// The text shown for approval: the description, else the title, else a plain statement.
+fn description_of(tool: &switchboard_core::ToolDefinition) -> String {
+    if !tool.description.trim().is_empty() {
+        tool.description.clone()
+    } else if let Some(title) = tool
+        .title
+        .as_deref()
+        .filter(|title| !title.trim().is_empty())
+    {
+        title.to_owned()
+    } else {
+        "(the server gives no description for this tool)".to_owned()
+    }
+}
+
+/// The event's extra fields: the diff (when a pinned definition changed) and the context a
+/// client needs to act on it.
+fn approval_details(record: &ApprovalRequestRecord, diff: Option<Value>) -> Value {
+    let mut details = json!({
+        "conversation_id": record.conversation_id,
+        "created_at": record.created_at,
+    });
+    if let Some(diff) = diff {
+        details["diff"] = diff;
+    }
+    details
+}
+
+async fn wait_for_outcome(
+    inner: &ApprovalsInner,
+    record: &ApprovalRequestRecord,
+    mut receiver: oneshot::Receiver<PersonDecision>,
+    timeout: Duration,
+    cancellation: &CancellationToken,
+) -> Outcome {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut poll = tokio::time::interval_at(
+        tokio::time::Instant::now() + STORE_POLL_INTERVAL,
+        STORE_POLL_INTERVAL,
+    );
+    let ending = loop {
+        tokio::select! {
+            biased;
+            delivered = &mut receiver => match delivered {
+                Ok(decision) => return person_outcome(decision),
+                Err(_) => break None,
+            },
+            _ = cancellation.cancelled() => break Some((ApprovalStatus::Cancelled, "cancelled")),
+            _ = tokio::time::sleep_until(deadline) => break Some((ApprovalStatus::Expired, "timeout")),
+            _ = poll.tick() => {
+                if let Ok(current) = inner.store.get_approval_request(&record.workspace_id, &record.id).await
+                    && current.status != ApprovalStatus::Pending
+                {
+                    return recorded_outcome(&current);
+                }
+            }
+        }
+    };
+    if let Some((status, decided_by)) = ending {
+        let resolution = ApprovalResolution {
+            status,
+            remember: None,
+            decided_by: decided_by.to_owned(),
+            reason: None,
+        };
+        match inner
+            .store
+            .resolve_approval_request(&record.workspace_id, &record.id, resolution)
+            .await
+        {
+            Ok(_) => {
+                return Outcome {
+                    status,
+                    decided_by: decided_by.to_owned(),
+                };
+            }
+            // A decision won the race: it is on its way (or recorded by another process).
+            Err(StoreError::Conflict(_)) => {
+                if let Ok(Ok(decision)) = tokio::time::timeout(RACE_GRACE, &mut receiver).await {
+                    return person_outcome(decision);
+                }
+            }
+            Err(error) => {
+                tracing::error!(%error, approval_id = %record.id, "could not record the end of an approval request");
+                return Outcome {
+                    status,
+                    decided_by: decided_by.to_owned(),
+                };
+            }
+        }
+    }
+    match inner
+        .store
+        .get_approval_request(&record.workspace_id, &record.id)
+        .await
+    {
+        Ok(current) if current.status != ApprovalStatus::Pending => recorded_outcome(&current),
+        _ => Outcome {
+            status: ApprovalStatus::Denied,
+            decided_by: "approval:lost".to_owned(),
+        },
+    }
+}
+
+fn person_outcome(decision: PersonDecision) -> Outcome {
+    Outcome {
+        status: if decision.approve {
+            ApprovalStatus::Approved
+        } else {
+            ApprovalStatus::Denied
+        },
+        decided_by: decision.decided_by.into_string(),
+    }
+}
+
+fn recorded_outcome(record: &ApprovalRequestRecord) -> Outcome {
+    Outcome {
+        status: record.status,
+        decided_by: record
+            .decided_by
+            .clone()
+            .unwrap_or_else(|| "unknown".to_owned()),
+    }
+}
+
+/// `approval.requested`, `approval.expired`, `approval.cancelled` (people's decisions are
+/// audited where they are made, with who made them).
+async fn audit_request_event(
+    inner: &ApprovalsInner,
+    request: &GateRequest,
+    record: &ApprovalRequestRecord,
+    what: &str,
+    reason: Option<&str>,
+) {
+    inner
+        .audit
+        .record(
+            &request.principal.workspace_id,
+            NewAuditEvent {
+                actor: if what == "requested" {
+                    request.principal.user_id.as_str().to_owned()
+                } else {
+                    "system".to_owned()
+                },
+                action: format!("approval.{what}"),
+                target: Some(record.id.as_str().to_owned()),
+                user_id: Some(request.conversation_owner.clone()),
+                conversation_id: Some(request.conversation_id.clone()),
+                server_name: Some(record.server_name.clone()),
+                tool_name: Some(record.tool_name.clone()),
+                status: Some(what.to_owned()),
+                duration_ms: None,
+                details: json!({
+                    "approval_id": record.id,
+                    "tool_call_id": record.tool_call_id,
+                    "arguments": record.arguments,
+                    "definition_changed": record.diff.is_some(),
+                    "expires_at": record.expires_at,
+                    "reason": reason,
+                }),
+            },
+        )
+        .await;
+}

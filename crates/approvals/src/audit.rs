@@ -1,0 +1,162 @@
+//! What goes into the audit log, and in which shape: every tool call (who, which conversation,
+//! server and tool, arguments, result size, final state, duration, the approval decision and
+//! who made it), every approval and elicitation outcome, every server connection event and
+//! every configuration or policy change.
+//!
+//! Arguments and details are redacted by the store before they are written (keys such as
+//! `apiKey`, `accessToken`, `token`, `password`, `credentials`, `authorization`). Elicitation
+//! answers are never recorded, only their action. Writing the audit log never fails the action
+//! being audited: a failed write is logged as an error.
+
+use serde_json::{Value, json};
+use switchboard_chat::{CallReport, GateDecision};
+use switchboard_core::{Principal, WorkspaceId};
+use switchboard_store::{NewAuditEvent, Store};
+
+/// An upstream connection event, as reported by the MCP client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConnectionEvent {
+    Connected,
+    Disconnected,
+    Error(String),
+}
+
+impl ConnectionEvent {
+    fn status(&self) -> &'static str {
+        match self {
+            ConnectionEvent::Connected => "connect",
+            ConnectionEvent::Disconnected => "disconnect",
+            ConnectionEvent::Error(_) => "error",
+        }
+    }
+}
+
+/// Writes audit events. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct AuditLog {
+    store: Store,
+}
+
+impl AuditLog {
+    pub fn new(store: Store) -> Self {
+        Self { store }
+    }
+
+    /// Appends `event`; a failure is logged, never returned.
+    pub async fn record(&self, workspace_id: &WorkspaceId, event: NewAuditEvent) {
+        let action = event.action.clone();
+        if let Err(error) = self.store.append_audit_event(workspace_id, event).await {
+            tracing::error!(%error, %action, workspace_id = %workspace_id, "could not write an audit event");
+        }
+    }
+
+    /// A tool call reached its final state.
+    pub async fn tool_call(&self, report: &CallReport) {
+        let request = &report.request;
+        let (decision, decided_by) = match &report.decision {
+            GateDecision::Allow { decided_by } => ("approved", decided_by.clone()),
+            GateDecision::Deny { decided_by, .. } => ("denied", decided_by.clone()),
+        };
+        let server_name = request.target.server_name().to_owned();
+        let status = report.final_state.as_str();
+        let details = json!({
+            "tool_call_id": request.tool_call_id,
+            "llm_call_id": request.llm_call_id,
+            "conversation_owner": request.conversation_owner,
+            "token_id": request.principal.token_id,
+            "server_id": match &request.target {
+                switchboard_chat::GateTarget::Registered { server_id, .. } => json!(server_id),
+                switchboard_chat::GateTarget::Ephemeral { .. } => Value::Null,
+            },
+            "ephemeral_url": match &request.target {
+                switchboard_chat::GateTarget::Ephemeral { url, .. } => json!(url),
+                switchboard_chat::GateTarget::Registered { .. } => Value::Null,
+            },
+            "arguments": request.arguments,
+            "result_bytes": report.result_bytes,
+            "decision": decision,
+            "decided_by": decided_by,
+            "error": report.error,
+        });
+        self.record(
+            &request.principal.workspace_id,
+            NewAuditEvent {
+                actor: request.principal.user_id.as_str().to_owned(),
+                action: format!("tool_call.{status}"),
+                target: Some(format!("{server_name}/{}", request.tool.name)),
+                user_id: Some(request.principal.user_id.clone()),
+                conversation_id: Some(request.conversation_id.clone()),
+                server_name: Some(server_name),
+                tool_name: Some(request.tool.name.clone()),
+                status: Some(status.to_owned()),
+                duration_ms: report
+                    .duration
+                    .map(|duration| i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)),
+                details,
+            },
+        )
+        .await;
+    }
+
+    /// An upstream session connected, disconnected or failed.
+    pub async fn connection_event(
+        &self,
+        workspace_id: &WorkspaceId,
+        server_name: &str,
+        event: &ConnectionEvent,
+    ) {
+        let details = match event {
+            ConnectionEvent::Error(message) => json!({ "error": message }),
+            _ => json!({}),
+        };
+        self.record(
+            workspace_id,
+            NewAuditEvent {
+                actor: "system".to_owned(),
+                action: format!("server.{}", event.status()),
+                target: Some(server_name.to_owned()),
+                server_name: Some(server_name.to_owned()),
+                status: Some(event.status().to_owned()),
+                details,
+                ..NewAuditEvent::default()
+            },
+        )
+        .await;
+    }
+
+    /// A person changed configuration (a policy, a server, a token, a bud).
+    pub async fn configuration_change(
+        &self,
+        principal: &Principal,
+        change: ConfigurationChange<'_>,
+    ) {
+        self.record(
+            &principal.workspace_id,
+            NewAuditEvent {
+                actor: principal.user_id.as_str().to_owned(),
+                action: change.action.to_owned(),
+                target: Some(change.target.to_owned()),
+                user_id: Some(principal.user_id.clone()),
+                server_name: change.server_name.map(str::to_owned),
+                tool_name: change.tool_name.map(str::to_owned),
+                status: Some("changed".to_owned()),
+                details: change.details,
+                ..NewAuditEvent::default()
+            },
+        )
+        .await;
+    }
+}
+
+/// One configuration change, for [`AuditLog::configuration_change`].
+#[derive(Clone, Debug)]
+pub struct ConfigurationChange<'a> {
+    /// `area.verb`: `policy.set`, `server.updated`, `token.revoked`…
+    pub action: &'a str,
+    /// What was changed (an id or a `server/tool` pair).
+    pub target: &'a str,
+    pub server_name: Option<&'a str>,
+    pub tool_name: Option<&'a str>,
+    /// The change itself (secrets are redacted by the store).
+    pub details: Value,
+}

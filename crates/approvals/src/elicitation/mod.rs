@@ -1,0 +1,278 @@
+//! Elicitation: an upstream asks the user for input during a call (`elicitation/create`).
+//!
+//! [`ElicitationRouter`] is the MCP client's responder. It finds the running call the request
+//! belongs to (see [`crate::waiting::WaitingRoom::route_elicitation`]: never a guess between
+//! two conversations — an ambiguous request is declined), records it, emits
+//! `elicitation_required` into that call's answer stream, and waits for the owner's answer
+//! ([`Approvals::answer_elicitation`]), the deadline (→ `cancel`) or the end of the call
+//! (→ `cancel`). Answers are checked against the requested schema with its defaults applied
+//! ([`form`]).
+
+pub mod form;
+
+use crate::error::{ApprovalError, ApprovalResult};
+use crate::metrics;
+use crate::sanitize::sanitize_untrusted_text;
+use crate::service::{Approvals, authorize_owner_or_admin};
+use crate::waiting::{ActiveCall, RouteRefusal};
+use chrono::Utc;
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use switchboard_chat::{ChatEvent, ElicitationRequiredEvent};
+use switchboard_core::{ElicitationId, Principal};
+use switchboard_mcp_client::{ElicitationRequest, ElicitationResponder, ElicitationResponse};
+use switchboard_store::{
+    ElicitationRequestRecord, ElicitationStatus, NewAuditEvent, NewElicitationRequest, StoreError,
+};
+
+/// Longest elicitation message shown, in characters.
+const MAX_MESSAGE_CHARS: usize = 2000;
+
+/// A person's answer to a form.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ElicitationAnswer {
+    /// The filled-in form (checked against the schema; defaults applied).
+    Accept(Option<Value>),
+    Decline,
+    Cancel,
+}
+
+/// The MCP client's elicitation responder (see the module docs).
+#[derive(Debug)]
+pub struct ElicitationRouter {
+    approvals: Approvals,
+}
+
+impl ElicitationRouter {
+    pub fn new(approvals: Approvals) -> Self {
+        Self { approvals }
+    }
+}
+
+impl ElicitationResponder for ElicitationRouter {
+    fn respond(&self, request: ElicitationRequest) -> BoxFuture<'static, ElicitationResponse> {
+        let approvals = self.approvals.clone();
+        Box::pin(async move { approvals.ask_for_input(request).await })
+    }
+}
+
+impl Approvals {
+    async fn ask_for_input(&self, request: ElicitationRequest) -> ElicitationResponse {
+        let inner = &self.inner;
+        let call = match inner.waiting.route_elicitation(&request.server_name, None) {
+            Ok(call) => call,
+            Err(refusal) => {
+                let why = match refusal {
+                    RouteRefusal::NoCall => "no call to this server is waiting for it",
+                    RouteRefusal::Ambiguous => {
+                        "calls of several conversations are running on this server, so it cannot say whose it is"
+                    }
+                };
+                tracing::warn!(server = %request.server_name, why, "declined an elicitation request");
+                return ElicitationResponse::Decline;
+            }
+        };
+        let timeout = inner.config.elicitation_timeout();
+        let elicitation_id = ElicitationId::generate();
+        let message = sanitize_untrusted_text(&request.message, MAX_MESSAGE_CHARS);
+        let receiver = inner.waiting.wait_for_elicitation(elicitation_id.clone());
+        let record = match inner
+            .store
+            .create_elicitation_request(
+                &call.workspace_id,
+                NewElicitationRequest {
+                    id: elicitation_id.clone(),
+                    conversation_id: call.conversation_id.clone(),
+                    owner_user_id: call.owner.clone(),
+                    tool_call_id: Some(call.tool_call_id.clone()),
+                    server_name: request.server_name.clone(),
+                    message: message.clone(),
+                    requested_schema: request.requested_schema.clone(),
+                    expires_at: Utc::now()
+                        + chrono::Duration::from_std(timeout).unwrap_or_default(),
+                },
+            )
+            .await
+        {
+            Ok(record) => record,
+            Err(error) => {
+                inner.waiting.stop_waiting_for_elicitation(&elicitation_id);
+                tracing::error!(%error, "could not record an elicitation request; cancelling it");
+                return ElicitationResponse::Cancel;
+            }
+        };
+        metrics::elicitation_requested(&request.server_name);
+        call.events
+            .emit(ChatEvent::ElicitationRequired(ElicitationRequiredEvent {
+                elicitation_id: elicitation_id.clone(),
+                server: request.server_name.clone(),
+                message,
+                requested_schema: request.requested_schema.clone(),
+                expires_at: record.expires_at,
+            }));
+        let answer = tokio::select! {
+            answer = receiver => answer.ok(),
+            _ = tokio::time::sleep(timeout) => None,
+            _ = call.cancellation.cancelled() => None,
+        };
+        inner.waiting.stop_waiting_for_elicitation(&elicitation_id);
+        let response = match answer {
+            Some(answer) => answer,
+            None => {
+                // Nobody answered: record it (unless an answer just won the race).
+                match inner
+                    .store
+                    .resolve_elicitation_request(
+                        &call.workspace_id,
+                        &elicitation_id,
+                        ElicitationStatus::Expired,
+                        if call.cancellation.is_cancelled() {
+                            "cancelled"
+                        } else {
+                            "timeout"
+                        },
+                    )
+                    .await
+                {
+                    Err(StoreError::Conflict(_)) => {
+                        tracing::info!(%elicitation_id, "an elicitation answer arrived as it expired; cancelling");
+                    }
+                    Err(error) => {
+                        tracing::error!(%error, "could not record an expired elicitation")
+                    }
+                    Ok(_) => {
+                        self.audit_elicitation(&call, &record, "expired", "system")
+                            .await;
+                    }
+                }
+                ElicitationResponse::Cancel
+            }
+        };
+        metrics::elicitation_finished(&request.server_name, response_action(&response));
+        response
+    }
+
+    /// Records the owner's answer and hands it to the waiting upstream call. An accepted
+    /// answer must match the requested schema (`InvalidInput` lists what is wrong; the request
+    /// stays open for a corrected answer).
+    pub async fn answer_elicitation(
+        &self,
+        principal: &Principal,
+        elicitation_id: &ElicitationId,
+        answer: ElicitationAnswer,
+    ) -> ApprovalResult<ElicitationRequestRecord> {
+        let inner = &self.inner;
+        let workspace_id = &principal.workspace_id;
+        let record = inner
+            .store
+            .get_elicitation_request(workspace_id, elicitation_id)
+            .await?;
+        authorize_owner_or_admin(principal, &record.owner_user_id, "answer this request")?;
+        if record.status != ElicitationStatus::Pending {
+            return Err(ApprovalError::AlreadySettled(format!(
+                "the request is already {}",
+                record.status
+            )));
+        }
+        let (status, response) = match answer {
+            ElicitationAnswer::Accept(content) => {
+                let checked = form::check_answer(&record.requested_schema, content.as_ref())
+                    .map_err(|problems| ApprovalError::invalid("content", problems.join("; ")))?;
+                (
+                    ElicitationStatus::Accepted,
+                    ElicitationResponse::Accept(checked),
+                )
+            }
+            ElicitationAnswer::Decline => {
+                (ElicitationStatus::Declined, ElicitationResponse::Decline)
+            }
+            ElicitationAnswer::Cancel => {
+                (ElicitationStatus::Cancelled, ElicitationResponse::Cancel)
+            }
+        };
+        let resolved = inner
+            .store
+            .resolve_elicitation_request(
+                workspace_id,
+                elicitation_id,
+                status,
+                principal.user_id.as_str(),
+            )
+            .await?;
+        inner
+            .waiting
+            .deliver_elicitation_answer(elicitation_id, response);
+        inner
+            .audit
+            .record(
+                workspace_id,
+                NewAuditEvent {
+                    actor: principal.user_id.as_str().to_owned(),
+                    action: format!("elicitation.{status}"),
+                    target: Some(elicitation_id.as_str().to_owned()),
+                    user_id: Some(record.owner_user_id.clone()),
+                    conversation_id: Some(record.conversation_id.clone()),
+                    server_name: Some(record.server_name.clone()),
+                    tool_name: None,
+                    status: Some(status.as_str().to_owned()),
+                    duration_ms: None,
+                    details: json!({"elicitation_id": elicitation_id, "tool_call_id": record.tool_call_id}),
+                },
+            )
+            .await;
+        Ok(resolved)
+    }
+
+    /// The caller's unanswered forms (every user's for an admin asking for all).
+    pub async fn pending_elicitations(
+        &self,
+        principal: &Principal,
+        all_users: bool,
+    ) -> ApprovalResult<Vec<ElicitationRequestRecord>> {
+        if all_users && !principal.is_admin() {
+            return Err(ApprovalError::Forbidden(
+                "only an admin may list every user's requests".to_owned(),
+            ));
+        }
+        let owner = (!all_users).then_some(&principal.user_id);
+        Ok(self
+            .inner
+            .store
+            .list_pending_elicitation_requests(&principal.workspace_id, owner)
+            .await?)
+    }
+
+    async fn audit_elicitation(
+        &self,
+        call: &ActiveCall,
+        record: &ElicitationRequestRecord,
+        what: &str,
+        actor: &str,
+    ) {
+        self.inner
+            .audit
+            .record(
+                &call.workspace_id,
+                NewAuditEvent {
+                    actor: actor.to_owned(),
+                    action: format!("elicitation.{what}"),
+                    target: Some(record.id.as_str().to_owned()),
+                    user_id: Some(call.owner.clone()),
+                    conversation_id: Some(call.conversation_id.clone()),
+                    server_name: Some(record.server_name.clone()),
+                    status: Some(what.to_owned()),
+                    details: json!({"elicitation_id": record.id, "tool_call_id": call.tool_call_id}),
+                    ..NewAuditEvent::default()
+                },
+            )
+            .await;
+    }
+}
+
+fn response_action(response: &ElicitationResponse) -> &'static str {
+    match response {
+        ElicitationResponse::Accept(_) => "accept",
+        ElicitationResponse::Decline => "decline",
+        ElicitationResponse::Cancel => "cancel",
+    }
+}

@@ -1,0 +1,69 @@
+//! [`InteractiveApprovalGate`]: the approvals module behind the chat engine's gate seam. Rules
+//! decide what they can ([`crate::evaluation`]); otherwise the call pauses while its owner
+//! decides ([`crate::asking`]). Allowed calls are registered as running (for elicitation
+//! routing) until the chat reports them finished, which is also when they are audited.
+
+use crate::asking::ask_person;
+use crate::evaluation::{Verdict, evaluate};
+use crate::metrics;
+use crate::service::Approvals;
+use crate::waiting::ActiveCall;
+use async_trait::async_trait;
+use switchboard_chat::{ApprovalGate, CallReport, EventSink, GateDecision, GateRequest};
+
+#[derive(Debug)]
+pub struct InteractiveApprovalGate {
+    approvals: Approvals,
+}
+
+impl InteractiveApprovalGate {
+    pub fn new(approvals: Approvals) -> Self {
+        Self { approvals }
+    }
+}
+
+#[async_trait]
+impl ApprovalGate for InteractiveApprovalGate {
+    async fn review(&self, request: &GateRequest, events: &EventSink) -> GateDecision {
+        let inner = &self.approvals.inner;
+        let server = request.target.server_name();
+        let decision = match evaluate(inner, request).await {
+            Err(error) => {
+                tracing::error!(%error, tool_call_id = %request.tool_call_id, "approval rules could not be read; denying the call");
+                GateDecision::Deny {
+                    reason: format!("the approval rules could not be read: {error}"),
+                    decided_by: "policy:unreadable".to_owned(),
+                }
+            }
+            Ok(Verdict::Allow { decided_by }) => {
+                metrics::decided_by_rule(server, true);
+                GateDecision::Allow { decided_by }
+            }
+            Ok(Verdict::Deny { decided_by, reason }) => {
+                metrics::decided_by_rule(server, false);
+                GateDecision::Deny { reason, decided_by }
+            }
+            Ok(Verdict::Ask { diff, pin }) => {
+                ask_person(inner, request, events, diff, pin.map(|pin| *pin)).await
+            }
+        };
+        if matches!(decision, GateDecision::Allow { .. }) {
+            inner.waiting.call_started(ActiveCall {
+                workspace_id: request.principal.workspace_id.clone(),
+                conversation_id: request.conversation_id.clone(),
+                owner: request.conversation_owner.clone(),
+                tool_call_id: request.tool_call_id.clone(),
+                server_name: server.to_owned(),
+                events: events.clone(),
+                cancellation: request.cancellation.clone(),
+            });
+        }
+        decision
+    }
+
+    async fn call_finished(&self, report: &CallReport) {
+        let inner = &self.approvals.inner;
+        inner.waiting.call_ended(&report.request.tool_call_id);
+        inner.audit.tool_call(report).await;
+    }
+}

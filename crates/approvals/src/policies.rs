@@ -1,0 +1,445 @@
+//! Managing policies: per (server, tool) for the workspace and per bud. Setting a policy pins
+//! it to the tool's current definition and its server's instructions (when the tool is known;
+//! otherwise it is pinned on first use), and every change is audited with its before and
+//! after. The built-in knowledge-graph server's read-only tools are seeded `ALWAYS_ALLOW`
+//! (editable like any other policy).
+
+use crate::error::ApprovalResult;
+use crate::evaluation::save_snapshot;
+use crate::pinning::pin_hash;
+use crate::service::Approvals;
+use crate::waiting::PinContext;
+use chrono::{DateTime, Utc};
+use serde_json::json;
+use switchboard_core::{ApprovalPolicy, BudId, Principal, ServerId, UserId, WorkspaceId};
+use switchboard_store::{NewToolPolicy, NewToolRule, ServerRecord, ToolRuleScope};
+
+use crate::audit::ConfigurationChange;
+
+/// Where a tool's policy comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicySource {
+    /// An explicit row for this tool.
+    Explicit,
+    /// No row: the configured default applies.
+    Default,
+}
+
+/// A tool's policy as the API shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolPolicyView {
+    pub server_id: ServerId,
+    pub server_name: String,
+    pub tool_name: String,
+    /// The bud whose policy this is (`None`: the workspace's).
+    pub bud_id: Option<BudId>,
+    pub policy: ApprovalPolicy,
+    pub source: PolicySource,
+    /// The pin the policy holds (`None` until the tool is first seen).
+    pub pinned_hash: Option<String>,
+    /// Whether the tool as currently synced still matches the pin (`None` when either is
+    /// unknown).
+    pub pin_matches: Option<bool>,
+    pub updated_by: Option<UserId>,
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+impl Approvals {
+    /// The workspace policy of one tool (the default when no row is set).
+    pub async fn tool_policy(
+        &self,
+        workspace_id: &WorkspaceId,
+        server_id: &ServerId,
+        tool_name: &str,
+    ) -> ApprovalResult<ToolPolicyView> {
+        let store = &self.inner.store;
+        let server = store.get_server(workspace_id, server_id).await?;
+        let explicit = store
+            .get_tool_policy(workspace_id, server_id, tool_name)
+            .await?;
+        let current = self.current_pin(workspace_id, &server, tool_name).await?;
+        Ok(match explicit {
+            Some(record) => ToolPolicyView {
+                pin_matches: pin_matches(record.pinned_definition_hash.as_deref(), &current),
+                server_id: record.server_id,
+                server_name: server.name,
+                tool_name: record.tool_name,
+                bud_id: None,
+                policy: record.policy,
+                source: PolicySource::Explicit,
+                pinned_hash: record.pinned_definition_hash,
+                updated_by: record.updated_by,
+                updated_at: Some(record.updated_at),
+            },
+            None => self.default_view(server, tool_name, None),
+        })
+    }
+
+    /// Every explicit workspace policy (one server's when given).
+    pub async fn list_tool_policies(
+        &self,
+        workspace_id: &WorkspaceId,
+        server_id: Option<&ServerId>,
+    ) -> ApprovalResult<Vec<ToolPolicyView>> {
+        let store = &self.inner.store;
+        let servers = store.list_servers(workspace_id).await?;
+        if let Some(server_id) = server_id {
+            store.get_server(workspace_id, server_id).await?;
+        }
+        let records = store.list_tool_policies(workspace_id, server_id).await?;
+        let mut views = Vec::with_capacity(records.len());
+        for record in records {
+            let Some(server) = servers.iter().find(|server| server.id == record.server_id) else {
+                continue;
+            };
+            let current = self
+                .current_pin(workspace_id, server, &record.tool_name)
+                .await?;
+            views.push(ToolPolicyView {
+                pin_matches: pin_matches(record.pinned_definition_hash.as_deref(), &current),
+                server_id: record.server_id,
+                server_name: server.name.clone(),
+                tool_name: record.tool_name,
+                bud_id: None,
+                policy: record.policy,
+                source: PolicySource::Explicit,
+                pinned_hash: record.pinned_definition_hash,
+                updated_by: record.updated_by,
+                updated_at: Some(record.updated_at),
+            });
+        }
+        Ok(views)
+    }
+
+    /// Sets the workspace policy of one tool, pinned to its current definition.
+    pub async fn set_tool_policy(
+        &self,
+        principal: &Principal,
+        server_id: &ServerId,
+        tool_name: &str,
+        policy: ApprovalPolicy,
+    ) -> ApprovalResult<ToolPolicyView> {
+        let store = &self.inner.store;
+        let workspace_id = &principal.workspace_id;
+        let server = store.get_server(workspace_id, server_id).await?;
+        let before = store
+            .get_tool_policy(workspace_id, server_id, tool_name)
+            .await?;
+        let pin = self.current_pin(workspace_id, &server, tool_name).await?;
+        if let Some(pin) = &pin {
+            save_snapshot(&self.inner, workspace_id, pin).await?;
+        }
+        store
+            .set_tool_policy(
+                workspace_id,
+                NewToolPolicy {
+                    server_id: server_id.clone(),
+                    tool_name: tool_name.to_owned(),
+                    policy,
+                    pinned_definition_hash: pin.as_ref().map(|pin| pin.pin_hash.clone()),
+                    updated_by: Some(principal.user_id.clone()),
+                },
+            )
+            .await?;
+        self.audit_policy_change(
+            principal,
+            "policy.set",
+            &server,
+            tool_name,
+            json!({
+                "before": before.map(|record| record.policy),
+                "after": policy,
+                "pinned": pin.is_some(),
+            }),
+        )
+        .await;
+        self.tool_policy(workspace_id, server_id, tool_name).await
+    }
+
+    /// Removes the workspace policy of one tool (the default applies again).
+    pub async fn delete_tool_policy(
+        &self,
+        principal: &Principal,
+        server_id: &ServerId,
+        tool_name: &str,
+    ) -> ApprovalResult<ToolPolicyView> {
+        let store = &self.inner.store;
+        let workspace_id = &principal.workspace_id;
+        let server = store.get_server(workspace_id, server_id).await?;
+        let before = store
+            .get_tool_policy(workspace_id, server_id, tool_name)
+            .await?;
+        store
+            .delete_tool_policy(workspace_id, server_id, tool_name)
+            .await?;
+        self.audit_policy_change(
+            principal,
+            "policy.deleted",
+            &server,
+            tool_name,
+            json!({"before": before.map(|record| record.policy), "after": null}),
+        )
+        .await;
+        Ok(self.default_view(server, tool_name, None))
+    }
+
+    /// A bud's policies.
+    pub async fn list_bud_policies(
+        &self,
+        workspace_id: &WorkspaceId,
+        bud_id: &BudId,
+    ) -> ApprovalResult<Vec<ToolPolicyView>> {
+        let store = &self.inner.store;
+        store.get_bud(workspace_id, bud_id).await?;
+        let servers = store.list_servers(workspace_id).await?;
+        let rules = store
+            .list_tool_rules(workspace_id, &ToolRuleScope::Bud(bud_id.clone()))
+            .await?;
+        let mut views = Vec::with_capacity(rules.len());
+        for rule in rules {
+            let Some(server) = servers.iter().find(|server| server.id == rule.server_id) else {
+                continue;
+            };
+            let current = self
+                .current_pin(workspace_id, server, &rule.tool_name)
+                .await?;
+            views.push(ToolPolicyView {
+                pin_matches: pin_matches(rule.pin_hash.as_deref(), &current),
+                server_id: rule.server_id,
+                server_name: server.name.clone(),
+                tool_name: rule.tool_name,
+                bud_id: Some(bud_id.clone()),
+                policy: rule.policy,
+                source: PolicySource::Explicit,
+                pinned_hash: rule.pin_hash,
+                updated_by: rule.updated_by,
+                updated_at: Some(rule.updated_at),
+            });
+        }
+        Ok(views)
+    }
+
+    /// Sets a bud's policy for one tool (overrides the workspace policy in the bud's
+    /// conversations), pinned like a workspace policy.
+    pub async fn set_bud_policy(
+        &self,
+        principal: &Principal,
+        bud_id: &BudId,
+        server_id: &ServerId,
+        tool_name: &str,
+        policy: ApprovalPolicy,
+    ) -> ApprovalResult<ToolPolicyView> {
+        let store = &self.inner.store;
+        let workspace_id = &principal.workspace_id;
+        store.get_bud(workspace_id, bud_id).await?;
+        let server = store.get_server(workspace_id, server_id).await?;
+        let scope = ToolRuleScope::Bud(bud_id.clone());
+        let before = store
+            .get_tool_rule(workspace_id, &scope, server_id, tool_name)
+            .await?;
+        let pin = self.current_pin(workspace_id, &server, tool_name).await?;
+        if let Some(pin) = &pin {
+            save_snapshot(&self.inner, workspace_id, pin).await?;
+        }
+        let rule = store
+            .set_tool_rule(
+                workspace_id,
+                &scope,
+                NewToolRule {
+                    server_id: server_id.clone(),
+                    tool_name: tool_name.to_owned(),
+                    policy,
+                    pin_hash: pin.as_ref().map(|pin| pin.pin_hash.clone()),
+                    updated_by: Some(principal.user_id.clone()),
+                },
+            )
+            .await?;
+        self.audit_policy_change(
+            principal,
+            "bud_policy.set",
+            &server,
+            tool_name,
+            json!({
+                "bud_id": bud_id,
+                "before": before.map(|rule| rule.policy),
+                "after": policy,
+                "pinned": pin.is_some(),
+            }),
+        )
+        .await;
+        Ok(ToolPolicyView {
+            pin_matches: pin.as_ref().map(|_| true),
+            server_id: rule.server_id,
+            server_name: server.name,
+            tool_name: rule.tool_name,
+            bud_id: Some(bud_id.clone()),
+            policy: rule.policy,
+            source: PolicySource::Explicit,
+            pinned_hash: rule.pin_hash,
+            updated_by: rule.updated_by,
+            updated_at: Some(rule.updated_at),
+        })
+    }
+
+    /// Removes a bud's policy for one tool (the workspace policy applies again).
+    pub async fn delete_bud_policy(
+        &self,
+        principal: &Principal,
+        bud_id: &BudId,
+        server_id: &ServerId,
+        tool_name: &str,
+    ) -> ApprovalResult<()> {
+        let store = &self.inner.store;
+        let workspace_id = &principal.workspace_id;
+        store.get_bud(workspace_id, bud_id).await?;
+        let server = store.get_server(workspace_id, server_id).await?;
+        store
+            .delete_tool_rule(
+                workspace_id,
+                &ToolRuleScope::Bud(bud_id.clone()),
+                server_id,
+                tool_name,
+            )
+            .await?;
+        self.audit_policy_change(
+            principal,
+            "bud_policy.deleted",
+            &server,
+            tool_name,
+            json!({"bud_id": bud_id}),
+        )
+        .await;
+        Ok(())
+    }
+
+    /// First registration of the built-in knowledge-graph server: its read-only tools get
+    /// `ALWAYS_ALLOW` (pinned on first use), unless a policy is already set. Returns how many
+    /// were seeded.
+    pub async fn seed_read_only_policies(
+        &self,
+        workspace_id: &WorkspaceId,
+        server_id: &ServerId,
+        read_only_tools: &[&str],
+    ) -> ApprovalResult<usize> {
+        let store = &self.inner.store;
+        let server = store.get_server(workspace_id, server_id).await?;
+        let mut seeded = Vec::new();
+        for tool_name in read_only_tools {
+            if store
+                .get_tool_policy(workspace_id, server_id, tool_name)
+                .await?
+                .is_some()
+            {
+                continue;
+            }
+            store
+                .set_tool_policy(
+                    workspace_id,
+                    NewToolPolicy {
+                        server_id: server_id.clone(),
+                        tool_name: (*tool_name).to_owned(),
+                        policy: ApprovalPolicy::AlwaysAllow,
+                        pinned_definition_hash: None,
+                        updated_by: None,
+                    },
+                )
+                .await?;
+            seeded.push(*tool_name);
+        }
+        if !seeded.is_empty() {
+            self.inner
+                .audit
+                .record(
+                    workspace_id,
+                    switchboard_store::NewAuditEvent {
+                        actor: "system".to_owned(),
+                        action: "policy.seeded".to_owned(),
+                        target: Some(server.name.clone()),
+                        server_name: Some(server.name.clone()),
+                        status: Some("changed".to_owned()),
+                        details: json!({"policy": ApprovalPolicy::AlwaysAllow, "tools": seeded}),
+                        ..switchboard_store::NewAuditEvent::default()
+                    },
+                )
+                .await;
+        }
+        Ok(seeded.len())
+    }
+
+    /// The pin of the tool as last synced (`None` when the tool is not known yet).
+    async fn current_pin(
+        &self,
+        workspace_id: &WorkspaceId,
+        server: &ServerRecord,
+        tool_name: &str,
+    ) -> ApprovalResult<Option<PinContext>> {
+        let store = &self.inner.store;
+        let tool = match store.get_tool(workspace_id, &server.id, tool_name).await {
+            Ok(tool) => tool,
+            Err(error) if error.is_not_found() => return Ok(None),
+            Err(error) => return Err(error.into()),
+        };
+        let instructions = store
+            .get_server_instructions(workspace_id, &server.id)
+            .await?
+            .and_then(|observed| observed.instructions);
+        let definition = tool.definition();
+        Ok(Some(PinContext {
+            server_id: server.id.clone(),
+            pin_hash: pin_hash(&definition, instructions.as_deref()),
+            definition,
+            instructions,
+        }))
+    }
+
+    fn default_view(
+        &self,
+        server: ServerRecord,
+        tool_name: &str,
+        bud_id: Option<BudId>,
+    ) -> ToolPolicyView {
+        ToolPolicyView {
+            server_id: server.id,
+            server_name: server.name,
+            tool_name: tool_name.to_owned(),
+            bud_id,
+            policy: self.inner.config.default_policy,
+            source: PolicySource::Default,
+            pinned_hash: None,
+            pin_matches: None,
+            updated_by: None,
+            updated_at: None,
+        }
+    }
+
+    async fn audit_policy_change(
+        &self,
+        principal: &Principal,
+        action: &str,
+        server: &ServerRecord,
+        tool_name: &str,
+        details: serde_json::Value,
+    ) {
+        let target = format!("{}/{tool_name}", server.name);
+        self.inner
+            .audit
+            .configuration_change(
+                principal,
+                ConfigurationChange {
+                    action,
+                    target: &target,
+                    server_name: Some(&server.name),
+                    tool_name: Some(tool_name),
+                    details,
+                },
+            )
+            .await;
+    }
+}
+
+fn pin_matches(pinned: Option<&str>, current: &Option<PinContext>) -> Option<bool> {
+    match (pinned, current) {
+        (Some(pinned), Some(current)) => Some(pinned == current.pin_hash),
+        _ => None,
+    }
+}

@@ -1,0 +1,101 @@
+//! [`Approvals`]: the human-in-the-loop service — one per process, cheap to clone. It hands
+//! the chat engine its approval gate and the MCP client its elicitation responder, and gives
+//! the HTTP layer decisions, answers, policies and the audit log. All of them share one
+//! [`WaitingRoom`](crate::waiting::WaitingRoom), so a decision posted over HTTP wakes the call
+//! that waits for it.
+
+use crate::audit::AuditLog;
+use crate::config::ApprovalConfig;
+use crate::elicitation::ElicitationRouter;
+use crate::error::{ApprovalError, ApprovalResult};
+use crate::gate::InteractiveApprovalGate;
+use crate::waiting::WaitingRoom;
+use std::sync::Arc;
+use switchboard_chat::ApprovalGate;
+use switchboard_core::{Principal, UserId};
+use switchboard_mcp_client::ElicitationResponder;
+use switchboard_store::Store;
+
+#[derive(Clone, Debug)]
+pub struct Approvals {
+    pub(crate) inner: Arc<ApprovalsInner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct ApprovalsInner {
+    pub store: Store,
+    pub config: ApprovalConfig,
+    pub waiting: WaitingRoom,
+    pub audit: AuditLog,
+}
+
+/// What start-up recovery changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecoveredRequests {
+    pub approvals_expired: u64,
+    pub elicitations_expired: u64,
+}
+
+impl Approvals {
+    /// Checks `config` (an error names the `approval.` key).
+    pub fn new(store: Store, config: ApprovalConfig) -> ApprovalResult<Self> {
+        config.validate().map_err(|invalid| {
+            ApprovalError::invalid(format!("approval.{}", invalid.key), invalid.reason)
+        })?;
+        Ok(Self {
+            inner: Arc::new(ApprovalsInner {
+                audit: AuditLog::new(store.clone()),
+                store,
+                config,
+                waiting: WaitingRoom::default(),
+            }),
+        })
+    }
+
+    pub fn config(&self) -> &ApprovalConfig {
+        &self.inner.config
+    }
+
+    pub fn audit(&self) -> &AuditLog {
+        &self.inner.audit
+    }
+
+    /// The gate to give the chat engine (`ChatServiceBuilder::approval_gate`).
+    pub fn gate(&self) -> Arc<dyn ApprovalGate> {
+        Arc::new(InteractiveApprovalGate::new(self.clone()))
+    }
+
+    /// The responder to give the MCP client (`McpClientBuilder::elicitation`): forms from
+    /// upstreams reach the conversation whose call caused them.
+    pub fn elicitation_responder(&self) -> Arc<dyn ElicitationResponder> {
+        Arc::new(ElicitationRouter::new(self.clone()))
+    }
+
+    /// Start-up: requests left pending by the previous process are marked expired, so the
+    /// conversations show what happened (their calls were failed by the chat's recovery).
+    pub async fn recover_after_restart(&self) -> ApprovalResult<RecoveredRequests> {
+        Ok(RecoveredRequests {
+            approvals_expired: self.inner.store.expire_pending_approval_requests().await?,
+            elicitations_expired: self
+                .inner
+                .store
+                .expire_pending_elicitation_requests()
+                .await?,
+        })
+    }
+}
+
+/// Only the owner of a conversation, or an admin, acts on its requests.
+pub(crate) fn authorize_owner_or_admin(
+    principal: &Principal,
+    owner: &UserId,
+    what: &str,
+) -> ApprovalResult<()> {
+    if &principal.user_id == owner || principal.is_admin() {
+        Ok(())
+    } else {
+        Err(ApprovalError::Forbidden(format!(
+            "only the conversation's owner or an admin may {what}"
+        )))
+    }
+}
