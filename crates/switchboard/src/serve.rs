@@ -4,8 +4,9 @@
 use crate::config::Config;
 use anyhow::Context;
 use std::time::Instant;
+use switchboard_mcp_server::{KnowledgeGraphService, register_kg_upstream};
 use switchboard_server::AppState;
-use switchboard_store::Store;
+use switchboard_store::{DEFAULT_WORKSPACE_NAME, Store};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -21,8 +22,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .with_context(|| format!("binding {}", config.server.bind))?;
     let address = listener.local_addr().context("reading the bound address")?;
     let shutdown_token = CancellationToken::new();
+    let knowledge_graph = knowledge_graph(&config, &store, address).await?;
     let state = AppState::new(store.clone(), config.server.clone())
-        .with_shutdown_token(shutdown_token.clone());
+        .with_shutdown_token(shutdown_token.clone())
+        .with_knowledge_graph(knowledge_graph);
     tracing::info!(
         %address,
         backend = %store.backend_kind(),
@@ -62,4 +65,55 @@ async fn bootstrap(store: &Store) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The knowledge graph: `[kg]` settings, the sample dataset in the default workspace on first
+/// start, and our own endpoint registered there as upstream `kg` (reached over loopback).
+async fn knowledge_graph(
+    config: &Config,
+    store: &Store,
+    address: std::net::SocketAddr,
+) -> anyhow::Result<KnowledgeGraphService> {
+    let default_workspace = store
+        .find_workspace_by_name(DEFAULT_WORKSPACE_NAME)
+        .await
+        .context("looking up the default workspace")?
+        .map(|workspace| workspace.id);
+    let service = KnowledgeGraphService::for_store(
+        store.clone(),
+        config.kg.clone(),
+        default_workspace.clone(),
+    )
+    .map_err(|invalid| {
+        anyhow::anyhow!(
+            "invalid configuration: `kg.{}`: {}",
+            invalid.key,
+            invalid.reason
+        )
+    })?;
+    if service
+        .load_sample_if_configured()
+        .await
+        .context("loading the sample knowledge graph")?
+    {
+        tracing::info!("loaded the sample knowledge graph into the default workspace");
+    }
+    if let Some(workspace) = &default_workspace {
+        let host = if address.ip().is_unspecified() {
+            std::net::IpAddr::from([127, 0, 0, 1])
+        } else {
+            address.ip()
+        };
+        let url = format!(
+            "http://{}/mcp",
+            std::net::SocketAddr::new(host, address.port())
+        );
+        if register_kg_upstream(store, workspace, &url)
+            .await
+            .context("registering the knowledge-graph endpoint as upstream `kg`")?
+        {
+            tracing::info!(%url, "registered the knowledge-graph endpoint as upstream `kg`");
+        }
+    }
+    Ok(service)
 }

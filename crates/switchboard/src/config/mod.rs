@@ -14,12 +14,13 @@ mod tests;
 pub use layers::{ConfigError, Origin};
 
 use layers::Layers;
-use sections::{ApprovalSection, ChatSection, KgSection, LogSection};
+use sections::{ApprovalSection, ChatSection, LogSection};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use switchboard_core::InvalidSetting;
 use switchboard_llm::LlmConfig;
 use switchboard_mcp_client::McpClientConfig;
+use switchboard_mcp_server::KgConfig;
 use switchboard_server::ServerConfig;
 use switchboard_store::DatabaseConfig;
 
@@ -36,7 +37,8 @@ pub struct Config {
     pub approval: ApprovalSection,
     pub chat: ChatSection,
     pub llm: LlmConfig,
-    pub kg: KgSection,
+    /// `[kg]`: the knowledge-graph MCP endpoint (`switchboard-mcp-server`).
+    pub kg: KgConfig,
     pub log: LogSection,
 }
 
@@ -50,7 +52,7 @@ impl Default for Config {
             approval: ApprovalSection::default(),
             chat: ChatSection::default(),
             llm: LlmConfig::default(),
-            kg: KgSection::default(),
+            kg: KgConfig::default(),
             log: LogSection::default(),
         }
     }
@@ -63,12 +65,13 @@ pub const SECTIONS: [&str; 8] = [
 
 /// Documented environment variables that set a key directly (applied after the generic
 /// `SWITCHBOARD_<SECTION>_<KEY>` ones, so they win).
-pub const ENV_ALIASES: [(&str, &str); 5] = [
+pub const ENV_ALIASES: [(&str, &str); 6] = [
     ("SWITCHBOARD_BIND", "server.bind"),
     ("SWITCHBOARD_DATA_DIR", "data_dir"),
     ("DATABASE_URL", "database.url"),
     ("CHAT_ENABLE_MCP_TOOLS", "chat.enable_mcp_tools"),
     ("CHAT_ENABLE_CITATIONS", "chat.enable_citations"),
+    ("SWITCHBOARD_MCP_ANONYMOUS_SCOPES", "kg.anonymous_scopes"),
 ];
 
 /// `SWITCHBOARD_*` variables that are not settings of the file.
@@ -154,10 +157,8 @@ impl Config {
         in_section("mcp", self.mcp.validate())?;
         in_section("approval", self.approval.validate())?;
         in_section("chat", self.chat.validate())?;
-        // The llm section's keys already carry their `llm.` prefix.
-        self.llm
-            .validate()
-            .map_err(|invalid| (invalid.key.to_owned(), invalid.message))?;
+        in_section("kg", self.kg.validate())?;
+        in_section("llm", self.llm.validate())?;
         in_section("log", self.log.validate())?;
         Ok(())
     }

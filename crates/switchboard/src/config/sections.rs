@@ -61,11 +61,6 @@ impl ChatSection {
     }
 }
 
-/// `[kg]`: reserved for `switchboard-kg`, which defines its keys.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct KgSection {}
-
 /// `[log]`: how the binary logs (owned by the binary).
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
