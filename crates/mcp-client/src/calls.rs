@@ -247,8 +247,45 @@ impl McpClient {
         &self,
         server: &UpstreamServer,
     ) -> Result<ConnectionTestReport, UpstreamError> {
-        server.validate()?;
         let started = Instant::now();
+        let limits = self.limits(server);
+        let live = self.connect_once(server).await?;
+        let tools =
+            tokio::time::timeout(limits.max_total, list_tools(&live.peer, limits.max_bytes)).await;
+        let report = match tools {
+            Ok(Ok(tools)) => Ok(ConnectionTestReport {
+                latency_ms: started.elapsed().as_millis() as u64,
+                server: live.description.clone(),
+                tool_count: tools.len(),
+            }),
+            Ok(Err(error)) => Err(error),
+            Err(_) => Err(UpstreamError::Timeout(limits.max_total)),
+        };
+        live.close(self.inner.config.shutdown_timeout()).await;
+        report
+    }
+
+    /// Lists everything over a connection of its own, closed afterwards (a sync of a server
+    /// whose sessions are per user or per conversation must not leave a session behind).
+    pub async fn fetch_capabilities_once(
+        &self,
+        server: &UpstreamServer,
+    ) -> Result<CapabilitySnapshot, UpstreamError> {
+        let limits = self.limits(server);
+        let live = self.connect_once(server).await?;
+        let outcome =
+            match tokio::time::timeout(limits.max_total, snapshot(&live.peer, limits.max_bytes))
+                .await
+            {
+                Ok(outcome) => outcome,
+                Err(_) => Err(UpstreamError::Timeout(limits.max_total)),
+            };
+        live.close(self.inner.config.shutdown_timeout()).await;
+        outcome
+    }
+
+    async fn connect_once(&self, server: &UpstreamServer) -> Result<LiveSession, UpstreamError> {
+        server.validate()?;
         let context = self.start_context(server);
         let lifecycle = match self.remembered_protocol_version(server) {
             Some(version) => Lifecycle::Remembered(version),
@@ -272,20 +309,12 @@ impl McpClient {
                 Ok(live) => live?,
                 Err(_) => return Err(UpstreamError::InitTimeout(init_timeout)),
             };
-        let limits = self.limits(server);
-        let tools =
-            tokio::time::timeout(limits.max_total, list_tools(&live.peer, limits.max_bytes)).await;
-        let report = match tools {
-            Ok(Ok(tools)) => Ok(ConnectionTestReport {
-                latency_ms: started.elapsed().as_millis() as u64,
-                server: live.description.clone(),
-                tool_count: tools.len(),
-            }),
-            Ok(Err(error)) => Err(error),
-            Err(_) => Err(UpstreamError::Timeout(limits.max_total)),
-        };
-        live.close(self.inner.config.shutdown_timeout()).await;
-        report
+        self.inner.versions.remember(
+            &server.id,
+            server.connection_fingerprint(),
+            &live.description.protocol_version,
+        );
+        Ok(live)
     }
 
     async fn acquire_permits(

@@ -37,6 +37,7 @@ pub mod error;
 pub mod handler;
 mod metrics;
 pub mod notifications;
+pub mod registry;
 pub mod result;
 pub mod server;
 pub mod session;
@@ -56,10 +57,15 @@ pub use handler::{
     AcceptSchemaDefaults, ElicitationRequest, ElicitationResponder, ElicitationResponse,
 };
 pub use notifications::{CallEvent, ListChangeKind};
+pub use registry::{
+    CapabilitiesView, CapabilityState, McpRegistry, ReadinessSummary, RegistryError,
+    ServerOverview, SyncReport, Unusable,
+};
 pub use result::{PromptMessage, PromptResult, ResourceContent, ToolContent, ToolResult};
 pub use server::{
     RemoteEndpoint, ServerConfigError, StdioCommand, UpstreamEndpoint, UpstreamServer,
     validate_server_name,
 };
 pub use session::{SessionScopeKey, SessionStatus};
+pub use url::Url;
 pub use url_policy::{UrlPolicy, UrlPolicyError};

@@ -8,6 +8,7 @@ mod fastmcp;
 mod faults;
 mod filesystem;
 mod lifecycle;
+mod registry;
 mod support;
 mod url_policy;
 mod websocket;

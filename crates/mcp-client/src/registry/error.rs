@@ -1,0 +1,20 @@
+//! `RegistryError`: what the server registry can fail with — the store, the upstream, or the
+//! request itself — kept apart so the HTTP layer can answer 404/409/422/502 precisely.
+
+use crate::UpstreamError;
+use crate::server::ServerConfigError;
+use switchboard_store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Upstream(#[from] UpstreamError),
+    /// A stored configuration this crate cannot use (or a request naming an invalid value).
+    #[error("invalid server configuration: {0}")]
+    Config(#[from] ServerConfigError),
+    /// The server is switched off (`is_active: false`).
+    #[error("the server '{0}' is not active")]
+    Inactive(String),
+}

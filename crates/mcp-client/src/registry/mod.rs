@@ -1,0 +1,160 @@
+//! `McpRegistry`: registered servers (from the store) meet sessions (from [`McpClient`]). It
+//! turns a record into an upstream description, keeps each server's capability cache in the
+//! store fresh (TTL, background refresh, on-demand refresh, resync on `list_changed`), answers
+//! the registry API's questions (state, capabilities, test, try a tool) and reacts to servers
+//! being changed or removed.
+//!
+//! The HTTP wire shapes are the server crate's business; this module returns typed values.
+
+mod error;
+mod operations;
+mod refresh;
+pub mod state;
+pub mod sync;
+pub mod upstream;
+
+pub use error::RegistryError;
+pub use operations::{CapabilitiesView, ReadinessSummary, ServerOverview, Unusable};
+pub use state::CapabilityState;
+pub use sync::SyncReport;
+
+use crate::client::McpClient;
+use crate::server::UpstreamServer;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, Weak};
+use switchboard_core::{ServerId, WorkspaceId};
+use switchboard_store::{ServerRecord, Store};
+use tokio_util::sync::CancellationToken;
+
+/// Cheap to clone; clones share state.
+#[derive(Clone, Debug)]
+pub struct McpRegistry {
+    pub(crate) inner: Arc<RegistryInner>,
+}
+
+pub(crate) struct RegistryInner {
+    client: McpClient,
+    store: Store,
+    sync_locks: Mutex<HashMap<ServerId, Arc<tokio::sync::Mutex<()>>>>,
+    syncing: Mutex<HashSet<ServerId>>,
+    /// Which workspace a server belongs to, for notifications that name only the server.
+    workspaces: Mutex<HashMap<ServerId, WorkspaceId>>,
+    background: CancellationToken,
+}
+
+impl std::fmt::Debug for RegistryInner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpRegistry")
+            .field("client", &self.client)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpRegistry {
+    /// Wires the registry to the client: upstream list changes trigger a resync.
+    pub fn new(client: McpClient, store: Store) -> Self {
+        let inner = Arc::new(RegistryInner {
+            client,
+            store,
+            sync_locks: Mutex::new(HashMap::new()),
+            syncing: Mutex::new(HashSet::new()),
+            workspaces: Mutex::new(HashMap::new()),
+            background: CancellationToken::new(),
+        });
+        let weak: Weak<RegistryInner> = Arc::downgrade(&inner);
+        inner
+            .client
+            .on_list_changed(Arc::new(move |server_id, kind| {
+                let Some(inner) = weak.upgrade() else { return };
+                let registry = McpRegistry { inner };
+                let server_id = server_id.clone();
+                tokio::spawn(async move {
+                    tracing::info!(%server_id, ?kind, "resyncing after a list change");
+                    registry.resync(&server_id).await;
+                });
+            }));
+        Self { inner }
+    }
+
+    pub fn client(&self) -> &McpClient {
+        &self.inner.client
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// The upstream description for a record, with its decrypted credentials. Seeds the
+    /// client's protocol-version memory from the store on first use, so a restart does not
+    /// probe again.
+    pub async fn upstream(&self, record: &ServerRecord) -> Result<UpstreamServer, RegistryError> {
+        let secrets = self
+            .store()
+            .server_secrets(&record.workspace_id, &record.id)
+            .await?;
+        let upstream = upstream::upstream_for_record(record, secrets)?;
+        if let Ok(mut workspaces) = self.inner.workspaces.lock() {
+            workspaces.insert(record.id.clone(), record.workspace_id.clone());
+        }
+        if self
+            .client()
+            .remembered_protocol_version(&upstream)
+            .is_none()
+            && let Ok(Some(stored)) = self
+                .store()
+                .get_mcp_observation(&record.workspace_id, &record.id)
+                .await
+            && let Some(version) = stored.observation.protocol_version
+        {
+            self.client().remember_protocol_version(&upstream, &version);
+        }
+        Ok(upstream)
+    }
+
+    /// After a configuration change: sessions made with the old configuration are closed, a
+    /// past ERROR no longer delays the next attempt, and an active server is synced again.
+    pub async fn server_changed(&self, record: &ServerRecord) {
+        self.client().close_server(&record.id).await;
+        self.client().reset_errors(&record.id);
+        if record.is_active {
+            let registry = self.clone();
+            let record = record.clone();
+            tokio::spawn(async move {
+                registry.sync_record(&record).await;
+            });
+        }
+    }
+
+    /// After a delete: every session (and stdio child) of the server is gone on return.
+    pub async fn server_removed(&self, server_id: &ServerId) {
+        self.client().close_server(server_id).await;
+        if let Ok(mut workspaces) = self.inner.workspaces.lock() {
+            workspaces.remove(server_id);
+        }
+    }
+
+    /// Stops the background refresh and closes every session (within the configured limit).
+    pub async fn shutdown(&self) {
+        self.inner.background.cancel();
+        self.client().shutdown().await;
+    }
+
+    async fn resync(&self, server_id: &ServerId) {
+        let workspace_id = self
+            .inner
+            .workspaces
+            .lock()
+            .ok()
+            .and_then(|workspaces| workspaces.get(server_id).cloned());
+        let Some(workspace_id) = workspace_id else {
+            return;
+        };
+        match self.store().get_server(&workspace_id, server_id).await {
+            Ok(record) if record.is_active => {
+                self.sync_record(&record).await;
+            }
+            Ok(_) => {}
+            Err(error) => tracing::warn!(%server_id, %error, "cannot resync a server"),
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! What the registry API and the chat engine ask of a registered server: its overview (session
+//! state, capability state, identity), its cached capabilities (refreshed when stale), the
+//! tools that may be offered to an LLM, a connection test, a tool call, and the readiness
+//! summary.
+
+use super::state::{CapabilityState, capability_state};
+use super::sync::cache_len;
+use super::{McpRegistry, RegistryError};
+use crate::UpstreamError;
+use crate::calls::{CallContext, ConnectionTestReport};
+use crate::result::ToolResult;
+use crate::session::SessionStatus;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::HashMap;
+use switchboard_core::{ServerId, SessionState, WorkspaceId};
+use switchboard_store::{
+    McpObservation, McpObservationRecord, ServerRecord, ServerStatus, StoreError, ToolRecord,
+};
+
+/// A server's state as the API shows it, beside its stored configuration.
+#[derive(Clone, Debug)]
+pub struct ServerOverview {
+    /// The most advanced state of its sessions; without sessions, the last recorded outcome.
+    pub state: SessionState,
+    pub capability_state: CapabilityState,
+    pub observation: McpObservation,
+    pub tool_count: usize,
+    pub sessions: Vec<SessionStatus>,
+}
+
+/// Cached capabilities and what is known about their freshness.
+#[derive(Clone, Debug)]
+pub struct CapabilitiesView {
+    pub state: CapabilityState,
+    /// The cache is older than its lifetime or the last sync failed.
+    pub stale: bool,
+    pub last_synced_at: Option<DateTime<Utc>>,
+    pub last_error: Option<String>,
+    pub error_code: Option<String>,
+    pub tools: Vec<ToolRecord>,
+    pub resources: Value,
+    pub prompts: Value,
+}
+
+/// Why a server's tools are not offered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Unusable {
+    pub state: CapabilityState,
+    /// `needs_auth`, `empty`, `inactive`, or the last failure's code.
+    pub code: String,
+    pub message: String,
+}
+
+/// For `/readyz`: UP unless every server is in ERROR.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ReadinessSummary {
+    pub servers: usize,
+    pub in_error: usize,
+    pub usable: usize,
+}
+
+impl ReadinessSummary {
+    pub fn is_up(&self) -> bool {
+        self.servers == 0 || self.in_error < self.servers
+    }
+}
+
+fn session_rank(state: SessionState) -> u8 {
+    match state {
+        SessionState::Active => 4,
+        SessionState::Initializing => 3,
+        SessionState::Error => 2,
+        SessionState::Idle => 1,
+        SessionState::Closed => 0,
+    }
+}
+
+impl McpRegistry {
+    fn state_of(&self, record: &ServerRecord, error_code: Option<&str>) -> CapabilityState {
+        capability_state(
+            record,
+            error_code,
+            self.is_syncing(&record.id),
+            Utc::now(),
+            self.client().config().capability_cache_ttl(),
+        )
+    }
+
+    /// Overviews of `records` (one store query for all observations).
+    pub async fn overviews(
+        &self,
+        workspace_id: &WorkspaceId,
+        records: &[ServerRecord],
+    ) -> Result<Vec<ServerOverview>, RegistryError> {
+        let observations: HashMap<ServerId, McpObservationRecord> = self
+            .store()
+            .list_mcp_observations(workspace_id)
+            .await?
+            .into_iter()
+            .map(|record| (record.server_id.clone(), record))
+            .collect();
+        Ok(records
+            .iter()
+            .map(|record| {
+                self.overview_with(
+                    record,
+                    observations
+                        .get(&record.id)
+                        .map(|stored| stored.observation.clone()),
+                )
+            })
+            .collect())
+    }
+
+    pub async fn overview(&self, record: &ServerRecord) -> Result<ServerOverview, RegistryError> {
+        let observation = self
+            .store()
+            .get_mcp_observation(&record.workspace_id, &record.id)
+            .await?
+            .map(|stored| stored.observation);
+        Ok(self.overview_with(record, observation))
+    }
+
+    fn overview_with(
+        &self,
+        record: &ServerRecord,
+        observation: Option<McpObservation>,
+    ) -> ServerOverview {
+        let observation = observation.unwrap_or_default();
+        let sessions = self.client().session_statuses(&record.id);
+        let state = sessions
+            .iter()
+            .map(|session| session.state)
+            .max_by_key(|state| session_rank(*state))
+            .unwrap_or(match record.status {
+                ServerStatus::Error => SessionState::Error,
+                _ => SessionState::Idle,
+            });
+        ServerOverview {
+            state,
+            capability_state: self.state_of(record, observation.error_code.as_deref()),
+            observation,
+            tool_count: cache_len(&record.tools_cache),
+            sessions,
+        }
+    }
+
+    /// The cached capabilities; a stale or never-synced active server is refreshed in the
+    /// background (the answer says `syncing`).
+    pub async fn capabilities(
+        &self,
+        workspace_id: &WorkspaceId,
+        server_id: &ServerId,
+    ) -> Result<CapabilitiesView, RegistryError> {
+        let record = self.store().get_server(workspace_id, server_id).await?;
+        let error_code = self.error_code(&record).await;
+        let mut state = self.state_of(&record, error_code.as_deref());
+        if record.is_active && state.wants_refresh() {
+            crate::metrics::cache_lookup("stale");
+            let registry = self.clone();
+            let stale_record = record.clone();
+            self.inner
+                .syncing
+                .lock()
+                .map(|mut set| set.insert(record.id.clone()))
+                .ok();
+            state = CapabilityState::Syncing;
+            tokio::spawn(async move {
+                registry.sync_record(&stale_record).await;
+            });
+        } else {
+            crate::metrics::cache_lookup("hit");
+        }
+        let tools = self
+            .store()
+            .list_server_tools(workspace_id, server_id)
+            .await?;
+        Ok(CapabilitiesView {
+            stale: !matches!(state, CapabilityState::Synced | CapabilityState::Empty),
+            state,
+            last_synced_at: record.last_synced_at,
+            last_error: record.last_error.clone(),
+            error_code,
+            tools,
+            resources: record
+                .resources_cache
+                .clone()
+                .unwrap_or(Value::Array(vec![])),
+            prompts: record.prompts_cache.clone().unwrap_or(Value::Array(vec![])),
+        })
+    }
+
+    /// The enabled tools to offer an LLM for `record`, refreshing a stale cache first. `Err`
+    /// says why nothing may be offered (inactive, needs credentials, lists nothing, failing).
+    pub async fn usable_tools(&self, record: &ServerRecord) -> Result<Vec<ToolRecord>, Unusable> {
+        if !record.is_active {
+            return Err(Unusable {
+                state: CapabilityState::Error,
+                code: "inactive".into(),
+                message: format!("the server '{}' is switched off", record.name),
+            });
+        }
+        let mut record = record.clone();
+        let mut error_code = self.error_code(&record).await;
+        if self
+            .state_of(&record, error_code.as_deref())
+            .wants_refresh()
+        {
+            crate::metrics::cache_lookup("miss");
+            let report = self.sync_record(&record).await;
+            if let Some(error) = report.error {
+                return Err(unusable(report.state, &error));
+            }
+            record = self
+                .store()
+                .get_server(&record.workspace_id, &record.id)
+                .await
+                .map_err(store_unusable)?;
+            error_code = None;
+        } else {
+            crate::metrics::cache_lookup("hit");
+        }
+        let state = self.state_of(&record, error_code.as_deref());
+        if !state.is_usable() {
+            let message = match state {
+                CapabilityState::Empty => "the server lists no tools".to_owned(),
+                _ => record
+                    .last_error
+                    .clone()
+                    .unwrap_or_else(|| format!("capabilities are {}", state.as_str())),
+            };
+            return Err(Unusable {
+                state,
+                code: match state {
+                    CapabilityState::Empty | CapabilityState::NeedsAuth => {
+                        state.as_str().to_owned()
+                    }
+                    _ => error_code.unwrap_or_else(|| state.as_str().to_owned()),
+                },
+                message,
+            });
+        }
+        let tools = self
+            .store()
+            .list_server_tools(&record.workspace_id, &record.id)
+            .await
+            .map_err(store_unusable)?;
+        Ok(tools.into_iter().filter(|tool| tool.is_enabled).collect())
+    }
+
+    /// `POST …/test`: a fresh connection, initialize, list tools. The outcome is recorded
+    /// (status, observation), and the inner `Err` is the upstream's precise failure.
+    pub async fn test(
+        &self,
+        workspace_id: &WorkspaceId,
+        server_id: &ServerId,
+    ) -> Result<Result<ConnectionTestReport, UpstreamError>, RegistryError> {
+        let record = self.store().get_server(workspace_id, server_id).await?;
+        let upstream = self.upstream(&record).await?;
+        let outcome = self.client().test_connection(&upstream).await;
+        match &outcome {
+            Ok(report) => {
+                let observation = McpObservation {
+                    protocol_version: Some(report.server.protocol_version.clone())
+                        .filter(|version| !version.is_empty()),
+                    server_name: report.server.name.clone(),
+                    server_version: report.server.version.clone(),
+                    error_code: None,
+                };
+                self.store()
+                    .record_mcp_observation(workspace_id, server_id, &observation)
+                    .await?;
+                self.store()
+                    .record_server_status(workspace_id, server_id, ServerStatus::Connected, None)
+                    .await?;
+            }
+            Err(error) => {
+                let mut observation = self
+                    .store()
+                    .get_mcp_observation(workspace_id, server_id)
+                    .await?
+                    .map(|stored| stored.observation)
+                    .unwrap_or_default();
+                observation.error_code = Some(error.code().to_owned());
+                self.store()
+                    .record_mcp_observation(workspace_id, server_id, &observation)
+                    .await?;
+                self.store()
+                    .record_server_status(
+                        workspace_id,
+                        server_id,
+                        ServerStatus::Error,
+                        Some(&error.to_string()),
+                    )
+                    .await?;
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// `POST …/tools/{name}/call`: calls a cached tool of an active server (arguments are
+    /// validated against its schema first). A tool-level failure is `Ok` with `is_error`.
+    pub async fn call_tool(
+        &self,
+        workspace_id: &WorkspaceId,
+        server_id: &ServerId,
+        tool_name: &str,
+        arguments: Value,
+        context: &CallContext,
+    ) -> Result<ToolResult, RegistryError> {
+        let record = self.store().get_server(workspace_id, server_id).await?;
+        if !record.is_active {
+            return Err(RegistryError::Inactive(record.name));
+        }
+        let tool = match self
+            .store()
+            .get_tool(workspace_id, server_id, tool_name)
+            .await
+        {
+            Ok(tool) => tool,
+            Err(StoreError::NotFound { .. }) => {
+                return Err(UpstreamError::UnknownTool(tool_name.to_owned()).into());
+            }
+            Err(error) => return Err(error.into()),
+        };
+        let upstream = self.upstream(&record).await?;
+        Ok(self
+            .client()
+            .call_tool(&upstream, &tool.definition(), arguments, context)
+            .await?)
+    }
+
+    /// Counts for `/readyz` over every workspace's active servers.
+    pub async fn readiness(&self) -> Result<ReadinessSummary, RegistryError> {
+        let mut summary = ReadinessSummary {
+            servers: 0,
+            in_error: 0,
+            usable: 0,
+        };
+        for workspace in self.store().list_workspaces().await? {
+            let records: Vec<ServerRecord> = self
+                .store()
+                .list_servers(&workspace.id)
+                .await?
+                .into_iter()
+                .filter(|record| record.is_active)
+                .collect();
+            for overview in self.overviews(&workspace.id, &records).await? {
+                summary.servers += 1;
+                if overview.state == SessionState::Error
+                    || matches!(
+                        overview.capability_state,
+                        CapabilityState::Error | CapabilityState::NeedsAuth
+                    )
+                {
+                    summary.in_error += 1;
+                } else if overview.capability_state.is_usable() {
+                    summary.usable += 1;
+                }
+            }
+        }
+        Ok(summary)
+    }
+}
+
+fn unusable(state: CapabilityState, error: &UpstreamError) -> Unusable {
+    Unusable {
+        state,
+        code: error.code().to_owned(),
+        message: error.to_string(),
+    }
+}
+
+fn store_unusable(error: StoreError) -> Unusable {
+    Unusable {
+        state: CapabilityState::Error,
+        code: "store_error".into(),
+        message: error.to_string(),
+    }
+}

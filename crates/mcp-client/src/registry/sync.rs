@@ -1,0 +1,272 @@
+//! Capability sync: list a registered server's tools, resources and prompts and persist them —
+//! the tool catalog (keeping each tool's enable switch), the raw caches with `last_synced_at`,
+//! the server's status, instructions and the observation (protocol version, identity, error
+//! code). A failure marks the server ERROR with its message and keeps the last good cache.
+//! One sync per server at a time: concurrent requests wait for the running one.
+
+use super::McpRegistry;
+use super::state::{CapabilityState, capability_state};
+use crate::calls::Caller;
+use crate::capabilities::CapabilitySnapshot;
+use crate::error::UpstreamError;
+use crate::metrics;
+use serde::Serialize;
+use switchboard_core::{ServerId, SessionScope, UserId};
+use switchboard_store::{McpObservation, ServerRecord, ServerStatus, ServerSync, SyncStatus};
+
+/// The session user of syncs through a shared session.
+pub const SYNC_USER: &str = "system:capability-sync";
+
+/// What a sync found.
+#[derive(Clone, Debug, Serialize)]
+pub struct SyncReport {
+    pub state: CapabilityState,
+    pub tool_count: usize,
+    pub resource_count: usize,
+    pub prompt_count: usize,
+    /// Why the sync failed (the previous cache, if any, is kept).
+    #[serde(skip)]
+    pub error: Option<UpstreamError>,
+}
+
+impl McpRegistry {
+    /// Syncs `record` now (or waits for the sync already running and reports its outcome).
+    pub async fn sync_record(&self, record: &ServerRecord) -> SyncReport {
+        let lock = self.sync_lock(&record.id);
+        let already_running = lock.try_lock().is_err();
+        let _guard = lock.lock().await;
+        if already_running {
+            return self.report_current(record).await;
+        }
+        self.mark_syncing(&record.id, true);
+        let report = self.sync_unlocked(record).await;
+        self.mark_syncing(&record.id, false);
+        report
+    }
+
+    async fn report_current(&self, record: &ServerRecord) -> SyncReport {
+        let fresh = self
+            .store()
+            .get_server(&record.workspace_id, &record.id)
+            .await
+            .unwrap_or_else(|_| record.clone());
+        let code = self.error_code(&fresh).await;
+        SyncReport {
+            state: capability_state(
+                &fresh,
+                code.as_deref(),
+                false,
+                chrono::Utc::now(),
+                self.client().config().capability_cache_ttl(),
+            ),
+            tool_count: cache_len(&fresh.tools_cache),
+            resource_count: cache_len(&fresh.resources_cache),
+            prompt_count: cache_len(&fresh.prompts_cache),
+            error: None,
+        }
+    }
+
+    async fn sync_unlocked(&self, record: &ServerRecord) -> SyncReport {
+        let upstream = match self.upstream(record).await {
+            Ok(upstream) => upstream,
+            Err(error) => {
+                let error = match error {
+                    super::RegistryError::Upstream(error) => error,
+                    super::RegistryError::Config(error) => UpstreamError::Config(error),
+                    other => UpstreamError::Protocol(other.to_string()),
+                };
+                return self.record_failure(record, error).await;
+            }
+        };
+        let outcome = if upstream.session_scope == SessionScope::Shared {
+            let caller = Caller {
+                user_id: UserId::from(SYNC_USER),
+                conversation_id: None,
+            };
+            self.client().fetch_capabilities(&upstream, &caller).await
+        } else {
+            self.client().fetch_capabilities_once(&upstream).await
+        };
+        match outcome {
+            Ok(snapshot) => self.record_success(record, snapshot).await,
+            Err(error) => self.record_failure(record, error).await,
+        }
+    }
+
+    async fn record_success(
+        &self,
+        record: &ServerRecord,
+        snapshot: CapabilitySnapshot,
+    ) -> SyncReport {
+        let store = self.store();
+        let workspace_id = &record.workspace_id;
+        if let Err(error) = store
+            .replace_server_tools(workspace_id, &record.id, &snapshot.tools)
+            .await
+        {
+            return self
+                .record_failure(
+                    record,
+                    UpstreamError::Protocol(format!("storing the tool list failed: {error}")),
+                )
+                .await;
+        }
+        let sync = ServerSync {
+            sync_status: SyncStatus::Synced,
+            tools: serde_json::to_value(&snapshot.tools).ok(),
+            resources: serde_json::to_value(&snapshot.resources).ok(),
+            prompts: serde_json::to_value(&snapshot.prompts).ok(),
+            synced_at: chrono::Utc::now(),
+            error: None,
+        };
+        let observation = McpObservation {
+            protocol_version: Some(snapshot.server.protocol_version.clone())
+                .filter(|version| !version.is_empty()),
+            server_name: snapshot.server.name.clone(),
+            server_version: snapshot.server.version.clone(),
+            error_code: None,
+        };
+        let results = [
+            store
+                .record_server_sync(workspace_id, &record.id, sync)
+                .await,
+            store
+                .record_server_status(workspace_id, &record.id, ServerStatus::Connected, None)
+                .await,
+            store
+                .record_mcp_observation(workspace_id, &record.id, &observation)
+                .await,
+            store
+                .record_server_instructions(
+                    workspace_id,
+                    &record.id,
+                    snapshot.server.instructions.as_deref(),
+                )
+                .await,
+        ];
+        for error in results.into_iter().filter_map(Result::err) {
+            tracing::warn!(server = %record.name, %error, "recording a sync failed");
+        }
+        metrics::cache_refresh(&record.name, "success");
+        let nothing = snapshot.tools.is_empty()
+            && snapshot.resources.is_empty()
+            && snapshot.prompts.is_empty();
+        SyncReport {
+            state: if nothing {
+                CapabilityState::Empty
+            } else {
+                CapabilityState::Synced
+            },
+            tool_count: snapshot.tools.len(),
+            resource_count: snapshot.resources.len(),
+            prompt_count: snapshot.prompts.len(),
+            error: None,
+        }
+    }
+
+    /// Records a failure of a sync or test (status ERROR, message, error code).
+    pub(crate) async fn record_failure(
+        &self,
+        record: &ServerRecord,
+        error: UpstreamError,
+    ) -> SyncReport {
+        let store = self.store();
+        let workspace_id = &record.workspace_id;
+        let message = error.to_string();
+        let sync = ServerSync {
+            sync_status: SyncStatus::Failed,
+            tools: None,
+            resources: None,
+            prompts: None,
+            synced_at: chrono::Utc::now(),
+            error: Some(message.clone()),
+        };
+        let mut observation = store
+            .get_mcp_observation(workspace_id, &record.id)
+            .await
+            .ok()
+            .flatten()
+            .map(|stored| stored.observation)
+            .unwrap_or_default();
+        observation.error_code = Some(error.code().to_owned());
+        let results = [
+            store
+                .record_server_sync(workspace_id, &record.id, sync)
+                .await,
+            store
+                .record_server_status(
+                    workspace_id,
+                    &record.id,
+                    ServerStatus::Error,
+                    Some(&message),
+                )
+                .await,
+            store
+                .record_mcp_observation(workspace_id, &record.id, &observation)
+                .await,
+        ];
+        for store_error in results.into_iter().filter_map(Result::err) {
+            tracing::warn!(server = %record.name, %store_error, "recording a failed sync failed");
+        }
+        metrics::cache_refresh(&record.name, error.code());
+        tracing::warn!(server = %record.name, code = error.code(), %message, "capability sync failed");
+        SyncReport {
+            state: if error.code() == "needs_auth" {
+                CapabilityState::NeedsAuth
+            } else {
+                CapabilityState::Error
+            },
+            tool_count: cache_len(&record.tools_cache),
+            resource_count: cache_len(&record.resources_cache),
+            prompt_count: cache_len(&record.prompts_cache),
+            error: Some(error),
+        }
+    }
+
+    /// The stored error code of the server's last failure.
+    pub(crate) async fn error_code(&self, record: &ServerRecord) -> Option<String> {
+        self.store()
+            .get_mcp_observation(&record.workspace_id, &record.id)
+            .await
+            .ok()
+            .flatten()
+            .and_then(|stored| stored.observation.error_code)
+    }
+
+    fn sync_lock(&self, server_id: &ServerId) -> std::sync::Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self
+            .inner
+            .sync_locks
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        locks.entry(server_id.clone()).or_default().clone()
+    }
+
+    fn mark_syncing(&self, server_id: &ServerId, syncing: bool) {
+        let mut set = self
+            .inner
+            .syncing
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if syncing {
+            set.insert(server_id.clone());
+        } else {
+            set.remove(server_id);
+        }
+    }
+
+    pub(crate) fn is_syncing(&self, server_id: &ServerId) -> bool {
+        self.inner
+            .syncing
+            .lock()
+            .map(|set| set.contains(server_id))
+            .unwrap_or(false)
+    }
+}
+
+pub(crate) fn cache_len(cache: &Option<serde_json::Value>) -> usize {
+    cache
+        .as_ref()
+        .and_then(|value| value.as_array())
+        .map_or(0, Vec::len)
+}

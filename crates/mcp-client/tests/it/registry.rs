@@ -1,0 +1,304 @@
+//! The server registry over a real store (SQLite in a temp dir) and real upstreams: a sync
+//! persists tools, caches and the observation; states move through synced, stale, empty,
+//! needs_auth and error (keeping the last good cache); a list change resyncs; usable tools
+//! respect the enable switch; a test records its outcome; readiness counts errors.
+
+use crate::faults::lines;
+use crate::support::{everything_js, fixture, node, python, quick_config};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::time::Duration;
+use switchboard_core::{SessionScope, TransportKind, WorkspaceId};
+use switchboard_mcp_client::{
+    CallContext, Caller, CapabilityState, McpClient, McpClientConfig, McpRegistry,
+};
+use switchboard_store::{
+    DatabaseConfig, NewServer, SecretCipher, ServerConnectionConfig, ServerRecord, ServerSecrets,
+    ServerStatus, Store,
+};
+
+async fn store(dir: &tempfile::TempDir) -> (Store, WorkspaceId) {
+    let store = Store::open(
+        &DatabaseConfig::default(),
+        dir.path(),
+        SecretCipher::generate(),
+    )
+    .await
+    .unwrap();
+    let workspace = store.create_workspace("acme").await.unwrap();
+    (store, workspace.id)
+}
+
+fn stdio(
+    name: &str,
+    command: String,
+    args: Vec<String>,
+    env: BTreeMap<String, String>,
+) -> NewServer {
+    NewServer {
+        name: name.to_owned(),
+        transport: TransportKind::Stdio,
+        url: None,
+        command: Some(command),
+        args,
+        connection: ServerConnectionConfig::default(),
+        secrets: ServerSecrets {
+            env,
+            ..ServerSecrets::default()
+        },
+        is_active: true,
+    }
+}
+
+fn registry_with(store: &Store, config: McpClientConfig) -> McpRegistry {
+    McpRegistry::new(McpClient::new(config).unwrap(), store.clone())
+}
+
+async fn reload(store: &Store, record: &ServerRecord) -> ServerRecord {
+    store
+        .get_server(&record.workspace_id, &record.id)
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_persists_capabilities_and_states_follow_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, workspace) = store(&dir).await;
+    let config = McpClientConfig {
+        capability_cache_ttl_secs: 1,
+        ..quick_config()
+    };
+    let registry = registry_with(&store, config);
+    let everything = store
+        .create_server(
+            &workspace,
+            stdio(
+                "everything",
+                node(),
+                vec![everything_js().to_str().unwrap().into(), "stdio".into()],
+                BTreeMap::new(),
+            ),
+        )
+        .await
+        .unwrap();
+    let report = registry.sync_record(&everything).await;
+    assert!(report.error.is_none(), "{:?}", report.error);
+    assert_eq!(report.state, CapabilityState::Synced);
+    assert!(report.tool_count >= 10 && report.prompt_count >= 2);
+
+    let record = reload(&store, &everything).await;
+    assert_eq!(record.status, ServerStatus::Connected);
+    assert_eq!(
+        store
+            .list_server_tools(&workspace, &record.id)
+            .await
+            .unwrap()
+            .len(),
+        report.tool_count
+    );
+    let observation = store
+        .get_mcp_observation(&workspace, &record.id)
+        .await
+        .unwrap()
+        .unwrap()
+        .observation;
+    assert_eq!(
+        observation.server_name.as_deref(),
+        Some("mcp-servers/everything")
+    );
+    assert!(observation.protocol_version.is_some());
+    let overview = registry.overview(&record).await.unwrap();
+    assert_eq!(overview.capability_state, CapabilityState::Synced);
+    assert_eq!(overview.tool_count, report.tool_count);
+
+    // Disabled tools are not offered; a stale cache is refreshed before use.
+    store
+        .set_tool_enabled(&workspace, &record.id, "echo", false)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    assert_eq!(
+        registry.overview(&record).await.unwrap().capability_state,
+        CapabilityState::Stale
+    );
+    let usable = registry.usable_tools(&record).await.unwrap();
+    assert!(!usable.iter().any(|tool| tool.name == "echo"));
+    assert_eq!(usable.len(), report.tool_count - 1);
+    let refreshed = reload(&store, &record).await;
+    assert!(refreshed.last_synced_at > record.last_synced_at);
+
+    // Try a tool through the registry.
+    let context = CallContext::new(Caller {
+        user_id: "u1".into(),
+        conversation_id: None,
+    });
+    let sum = registry
+        .call_tool(
+            &workspace,
+            &record.id,
+            "get-sum",
+            json!({"a": 1, "b": 2}),
+            &context,
+        )
+        .await
+        .unwrap();
+    assert!(sum.text_for_model().contains('3'));
+    let unknown = registry
+        .call_tool(&workspace, &record.id, "nope", json!({}), &context)
+        .await
+        .unwrap_err();
+    assert!(
+        unknown.to_string().contains("no tool named 'nope'"),
+        "{unknown}"
+    );
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_keep_the_last_good_cache_and_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, workspace) = store(&dir).await;
+    let registry = registry_with(
+        &store,
+        McpClientConfig {
+            session_init_retries: 0,
+            ..quick_config()
+        },
+    );
+    let marker = dir.path().join("broken");
+    let starts = dir.path().join("starts");
+    let env = BTreeMap::from([
+        ("START_LOG".to_owned(), starts.to_str().unwrap().to_owned()),
+        (
+            "BREAK_MARKER".to_owned(),
+            marker.to_str().unwrap().to_owned(),
+        ),
+    ]);
+    let args = vec![
+        fixture("misbehaving_server.py")
+            .to_str()
+            .unwrap()
+            .to_owned(),
+        "breakable".to_owned(),
+    ];
+    let server = store
+        .create_server(
+            &workspace,
+            stdio("breakable", python().to_str().unwrap().into(), args, env),
+        )
+        .await
+        .unwrap();
+    assert!(registry.sync_record(&server).await.error.is_none());
+    let good = reload(&store, &server).await;
+    assert_eq!(registry.usable_tools(&good).await.unwrap().len(), 2);
+
+    // The server now refuses to start: ERROR with the message, the old cache kept (stale).
+    std::fs::write(&marker, "").unwrap();
+    registry.client().close_server(&server.id).await;
+    let report = registry.sync_record(&good).await;
+    assert_eq!(report.state, CapabilityState::Error);
+    let failed = reload(&store, &server).await;
+    assert_eq!(failed.status, ServerStatus::Error);
+    assert!(
+        failed
+            .last_error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("refusing to start"),
+        "{:?}",
+        failed.last_error
+    );
+    assert_eq!(failed.tools_cache, good.tools_cache);
+    let view = registry.capabilities(&workspace, &server.id).await.unwrap();
+    assert!(view.stale && view.state == CapabilityState::Error && view.tools.len() == 2);
+    let unusable = registry.usable_tools(&failed).await.unwrap_err();
+    assert_eq!(unusable.state, CapabilityState::Error);
+    let summary = registry.readiness().await.unwrap();
+    assert_eq!((summary.servers, summary.in_error), (1, 1));
+    assert!(!summary.is_up(), "every server is in ERROR");
+    assert!(lines(&starts).len() >= 2);
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_credentials_and_empty_servers_are_shown_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, workspace) = store(&dir).await;
+    let registry = registry_with(&store, quick_config());
+    let args = vec![
+        fixture("misbehaving_server.py")
+            .to_str()
+            .unwrap()
+            .to_owned(),
+        "empty".to_owned(),
+    ];
+    let empty = store
+        .create_server(
+            &workspace,
+            stdio(
+                "empty",
+                python().to_str().unwrap().into(),
+                args,
+                BTreeMap::new(),
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        registry.sync_record(&empty).await.state,
+        CapabilityState::Empty
+    );
+    let unusable = registry
+        .usable_tools(&reload(&store, &empty).await)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (unusable.state, unusable.code.as_str()),
+        (CapabilityState::Empty, "empty")
+    );
+
+    // An HTTP upstream answering 401: needs_auth, recorded and shown.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let router = axum::Router::new().fallback(|| async {
+        (
+            axum::http::StatusCode::UNAUTHORIZED,
+            [("www-authenticate", "Bearer realm=\"fixture\"")],
+            "no",
+        )
+    });
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let locked = store
+        .create_server(
+            &workspace,
+            NewServer {
+                name: "locked".into(),
+                transport: TransportKind::StreamableHttp,
+                url: Some(format!("http://127.0.0.1:{port}/mcp")),
+                command: None,
+                args: vec![],
+                connection: ServerConnectionConfig {
+                    session_scope: SessionScope::PerUser,
+                    ..ServerConnectionConfig::default()
+                },
+                secrets: ServerSecrets::default(),
+                is_active: true,
+            },
+        )
+        .await
+        .unwrap();
+    let report = registry.sync_record(&locked).await;
+    assert_eq!(
+        report.state,
+        CapabilityState::NeedsAuth,
+        "{:?}",
+        report.error
+    );
+    let view = registry.capabilities(&workspace, &locked.id).await.unwrap();
+    assert_eq!(view.state, CapabilityState::NeedsAuth);
+    assert_eq!(view.error_code.as_deref(), Some("needs_auth"));
+    let outcome = registry.test(&workspace, &locked.id).await.unwrap();
+    assert_eq!(outcome.unwrap_err().code(), "needs_auth");
+    registry.shutdown().await;
+}
