@@ -78,6 +78,7 @@ async function route() {
     navigate('#/chat', { replace: true });
     return;
   }
+  for (const dialog of document.querySelectorAll('dialog[open]')) dialog.close();
   const main = renderShell(routeEntry.name);
   pageCleanup?.();
   pageCleanup = null;
@@ -104,13 +105,18 @@ function renderShell(activeName) {
   const identity = getIdentity();
   const links = ROUTES.filter((entry) => !entry.adminOnly || hasScope('admin') || identity?.unknown).map((entry) =>
     h('a', { class: 'nav-link', href: `#/${entry.name}`, 'aria-current': entry.name === activeName ? 'page' : undefined, text: entry.label }));
-  const who = identity?.user?.name ?? identity?.user_name ?? identity?.name ?? identity?.token_name ?? identity?.user_id ?? '';
+  const who = identity?.user?.name ?? identity?.user_name ?? '';
   const workspace = identity?.workspace?.name ?? identity?.workspace_name ?? identity?.workspace_id ?? '';
+  const scopes = identity?.scopes ?? [];
+  const role = scopes.includes('admin') ? 'Administrator' : scopes.length ? scopes.join(', ') : '';
   const nav = h('nav', { class: 'app-nav', 'aria-label': 'Main' },
     h('div', { class: 'brand' }, h('img', { src: new URL('./icon.svg', import.meta.url).href, alt: '' }), 'Switchboard'),
     links,
     h('div', { class: 'nav-footer' },
-      who || workspace ? h('div', { class: 'identity' }, who ? h('div', { text: who }) : null, workspace ? h('div', { text: `Workspace: ${workspace}` }) : null) : null,
+      who || workspace ? h('div', { class: 'identity', title: identity?.user_id ? `User ${identity.user_id}` : null },
+        who ? h('div', { text: who }) : null,
+        workspace ? h('div', { text: `Workspace: ${workspace}` }) : null,
+        role ? h('div', { text: role }) : null) : null,
       h('button', { type: 'button', class: 'button button-small', text: 'Sign out', onclick: () => signOut() })));
   if (!main) {
     main = h('main', { class: 'app-main', id: 'main', tabindex: '-1' });
