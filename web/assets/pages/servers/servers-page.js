@@ -128,8 +128,11 @@ class ServerCard {
       endpoint ? h('span', { class: 'mono', text: endpoint }) : null,
       toolCount !== undefined ? h('span', { text: `${toolCount} tool${toolCount === 1 ? '' : 's'}` }) : null,
       server.last_synced_at ? h('span', { text: `synced ${formatRelativeTime(server.last_synced_at)}` }) : null,
-      server.has_api_key || server.api_key_set ? h('span', { class: 'badge', text: 'API key set' }) : null);
-    const lastError = server.last_error ?? server.error ?? '';
+      server.has_api_key ? h('span', { class: 'badge', text: 'API key set' }) : null,
+      server.server_info?.name ? h('span', { text: `${server.server_info.name}${server.server_info.version ? ` ${server.server_info.version}` : ''}` }) : null,
+      server.protocol_version ? h('span', { title: 'Negotiated MCP protocol version', text: `MCP ${server.protocol_version}` }) : null,
+      server.session_scope && server.session_scope !== 'shared' ? h('span', { class: 'badge', text: server.session_scope.replace('_', ' ') }) : null);
+    const lastError = server.status === 'ERROR' || /error|needs_auth/.test(server.sync_status ?? '') ? server.last_error ?? '' : '';
     this.errorSlot.textContent = lastError ? `Last error: ${typeof lastError === 'string' ? lastError : lastError.message ?? JSON.stringify(lastError)}` : '';
     this.errorSlot.hidden = !lastError;
   }
