@@ -14,9 +14,11 @@ mod tests;
 pub use layers::{ConfigError, Origin};
 
 use layers::Layers;
-use sections::{ApprovalSection, ChatSection, LogSection};
+use sections::LogSection;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use switchboard_approvals::ApprovalConfig;
+use switchboard_chat::ChatConfig;
 use switchboard_core::InvalidSetting;
 use switchboard_llm::LlmConfig;
 use switchboard_mcp_client::McpClientConfig;
@@ -34,8 +36,8 @@ pub struct Config {
     pub server: ServerConfig,
     pub database: DatabaseConfig,
     pub mcp: McpClientConfig,
-    pub approval: ApprovalSection,
-    pub chat: ChatSection,
+    pub approval: ApprovalConfig,
+    pub chat: ChatConfig,
     pub llm: LlmConfig,
     /// `[kg]`: the knowledge-graph MCP endpoint (`switchboard-mcp-server`).
     pub kg: KgConfig,
@@ -49,8 +51,8 @@ impl Default for Config {
             server: ServerConfig::default(),
             database: DatabaseConfig::default(),
             mcp: McpClientConfig::default(),
-            approval: ApprovalSection::default(),
-            chat: ChatSection::default(),
+            approval: ApprovalConfig::default(),
+            chat: ChatConfig::default(),
             llm: LlmConfig::default(),
             kg: KgConfig::default(),
             log: LogSection::default(),
