@@ -165,10 +165,44 @@ impl KgTool {
     }
 }
 
+/// Drops schemars' Rust-specific numeric formats (`uint`, `uint64`, `int64`…): they are not
+/// JSON Schema formats, and strict validators warn about them.
+fn without_rust_formats(schema: &Arc<JsonObject>) -> Arc<JsonObject> {
+    fn clean(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                let rust_format = map
+                    .get("format")
+                    .and_then(|format| format.as_str())
+                    .is_some_and(|format| {
+                        format.starts_with("uint")
+                            || format.starts_with("int")
+                            || matches!(format, "float" | "double")
+                    });
+                if rust_format {
+                    map.remove("format");
+                }
+                map.values_mut().for_each(clean);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(clean),
+            _ => {}
+        }
+    }
+    let mut value = serde_json::Value::Object(schema.as_ref().clone());
+    clean(&mut value);
+    match value {
+        serde_json::Value::Object(map) => Arc::new(map),
+        _ => unreachable!("an object stays an object"),
+    }
+}
+
 fn schemas<Input: JsonSchema + 'static, Output: JsonSchema + 'static>()
 -> (Arc<JsonObject>, Arc<JsonObject>) {
     let input = schema_for_input::<Input>().expect("tool arguments are JSON objects");
-    (input, schema_for_output::<Output>())
+    (
+        without_rust_formats(&input),
+        without_rust_formats(&schema_for_output::<Output>()),
+    )
 }
 
 /// The tool definitions, built once.

