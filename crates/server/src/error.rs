@@ -22,6 +22,9 @@ pub enum ApiError {
     /// The token is valid but lacks a scope the route needs.
     #[error("this token lacks the `{missing}` scope")]
     MissingScope { missing: Scope },
+    /// The caller may see the thing but not act on it (e.g. someone else's approval request).
+    #[error("{0}")]
+    Forbidden(String),
     /// The thing does not exist, or exists in another workspace (we never say which).
     #[error("{0}")]
     NotFound(String),
@@ -55,6 +58,7 @@ impl ApiError {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::MissingScope { .. } => StatusCode::FORBIDDEN,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -71,6 +75,7 @@ impl ApiError {
             ApiError::BadRequest(_) => "bad_request",
             ApiError::Unauthorized(_) => "unauthorized",
             ApiError::MissingScope { .. } => "insufficient_scope",
+            ApiError::Forbidden(_) => "forbidden",
             ApiError::NotFound(_) => "not_found",
             ApiError::Conflict(_) => "conflict",
             ApiError::Unprocessable(_) => "invalid_request",

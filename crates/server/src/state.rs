@@ -6,6 +6,8 @@ use crate::config::ServerConfig;
 use crate::readiness::ReadinessCheck;
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::Arc;
+use switchboard_approvals::{ApprovalConfig, Approvals};
+use switchboard_chat::ChatService;
 use switchboard_mcp_server::{KgConfig, KnowledgeGraphService};
 use switchboard_store::Store;
 use tokio_util::sync::CancellationToken;
@@ -22,27 +24,49 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Extra checks `/readyz` runs after pinging the store.
     pub readiness_checks: Arc<Vec<Arc<dyn ReadinessCheck>>>,
+    /// The chat engine behind `/chat/*` and `/api/buds` (503 when absent).
+    pub chat: Option<ChatService>,
     /// The knowledge graphs, served at `/mcp` and administered under `/api/kg`.
     pub kg: KnowledgeGraphService,
+    /// Approvals, elicitation, policies and the audit log (`/chat/approvals`,
+    /// `/chat/elicitations`, `/api/mcp/.../policy`, `/api/audit`). The chat engine's gate and
+    /// the MCP client's elicitation responder must come from this same instance.
+    pub approvals: Approvals,
 }
 
 impl AppState {
     pub fn new(store: Store, config: ServerConfig) -> Self {
         let store_for_kg = store.clone();
+        let approvals = Approvals::new(store.clone(), ApprovalConfig::default())
+            .expect("the default [approval] settings are valid");
         Self {
             store,
             config: Arc::new(config),
             metrics: crate::metrics::prometheus_handle(),
             shutdown: CancellationToken::new(),
             readiness_checks: Arc::new(Vec::new()),
+            chat: None,
             kg: KnowledgeGraphService::for_store(store_for_kg, KgConfig::default(), None)
                 .expect("the default [kg] settings are valid"),
+            approvals,
         }
     }
 
     /// Uses `kg` (the `[kg]` settings and the default workspace) instead of the defaults.
     pub fn with_knowledge_graph(mut self, kg: KnowledgeGraphService) -> Self {
         self.kg = kg;
+        self
+    }
+
+    /// Serves the chat API with `chat`.
+    pub fn with_chat(mut self, chat: ChatService) -> Self {
+        self.chat = Some(chat);
+        self
+    }
+
+    /// Uses `approvals` (its `[approval]` settings; the one whose gate the chat engine uses).
+    pub fn with_approvals(mut self, approvals: Approvals) -> Self {
+        self.approvals = approvals;
         self
     }
 

@@ -243,6 +243,18 @@ impl McpTools {
                 {
                     tracing::warn!(server = %record.name, %error, "could not record a sync");
                 }
+                // Approvals pin tool definitions together with the server's instructions.
+                if let Err(error) = self
+                    .store
+                    .record_server_instructions(
+                        workspace_id,
+                        &record.id,
+                        snapshot.server.instructions.as_deref(),
+                    )
+                    .await
+                {
+                    tracing::warn!(server = %record.name, %error, "could not record the server's instructions");
+                }
                 Ok(stored)
             }
             Err(error) => {

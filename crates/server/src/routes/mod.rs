@@ -6,9 +6,14 @@
 use crate::state::AppState;
 use axum::Router;
 
+pub mod approvals;
+pub mod audit;
+pub mod buds;
+pub mod chat;
 pub mod health;
 pub mod kg;
 pub mod me;
+pub mod policies;
 pub mod tokens;
 
 /// Everything under `/api`.
@@ -16,5 +21,8 @@ pub(crate) fn api_router() -> Router<AppState> {
     Router::new()
         .merge(me::router())
         .merge(tokens::router())
+        .merge(policies::router())
+        .merge(audit::router())
+        .merge(buds::router())
         .merge(kg::router())
 }

@@ -128,6 +128,8 @@ pub fn event(event: &ChatEvent) -> Value {
             "arguments": approval.arguments,
             "description": approval.description,
             "expires_at": approval.expires_at,
+            // What changed since the tool was pinned (absent when nothing did).
+            "diff": approval.details.get("diff"),
             "details": approval.details,
         }),
         ChatEvent::ApprovalResolved(resolved) => json!({

@@ -1,0 +1,242 @@
+//! A real server wired the way the binary wires approvals: one `Approvals` whose gate the chat
+//! engine uses, whose elicitation responder the MCP client uses, and which serves
+//! `/chat/approvals`, `/chat/elicitations`, the policy routes and `/api/audit`. The model is
+//! the scripted fake OpenAI server; the upstream is `server-everything` over stdio. Users: the
+//! bootstrap admin, and Alice and Bob with `chat:use` tokens.
+
+use crate::chat_sse::SseReader;
+use crate::chat_support::everything_stdio;
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use switchboard_approvals::{ApprovalConfig, Approvals};
+use switchboard_chat::{ChatConfig, ChatService};
+use switchboard_core::{ScopeSet, ServerId, UserId, WorkspaceId};
+use switchboard_llm::{LlmConfig, ProviderKind};
+use switchboard_mcp_client::{McpClient, McpClientConfig};
+use switchboard_server::{AppState, app, serve_router};
+use switchboard_store::{DatabaseConfig, NewToken, SecretCipher, Store, UserRole};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+pub struct Person {
+    pub id: UserId,
+    pub token: String,
+}
+
+pub struct ApprovalServer {
+    pub address: SocketAddr,
+    pub store: Store,
+    pub workspace_id: WorkspaceId,
+    pub approvals: Approvals,
+    pub admin: Person,
+    pub alice: Person,
+    pub bob: Person,
+    pub client: reqwest::Client,
+    shutdown: CancellationToken,
+    stop: Option<oneshot::Sender<()>>,
+    _data_dir: tempfile::TempDir,
+}
+
+fn llm(base_url: &str) -> LlmConfig {
+    LlmConfig {
+        provider: ProviderKind::Openai,
+        base_url: base_url.to_owned(),
+        api_key: Some(switchboard_llm::ApiKey::new("sk-test")),
+        model: "fake-model".to_owned(),
+        retry_base_delay_ms: 10,
+        retry_max_delay_ms: 50,
+        stream_idle_timeout_ms: 30_000,
+        ..LlmConfig::default()
+    }
+}
+
+impl ApprovalServer {
+    pub async fn start(config: ApprovalConfig, llm_base_url: &str) -> Self {
+        let data_dir = tempfile::tempdir().unwrap();
+        let store = Store::open(
+            &DatabaseConfig::default(),
+            data_dir.path(),
+            SecretCipher::generate(),
+        )
+        .await
+        .unwrap();
+        let bootstrapped = store.bootstrap_default(None).await.unwrap().unwrap();
+        let workspace_id = bootstrapped.workspace.id.clone();
+        let mut people = Vec::new();
+        for name in ["alice", "bob"] {
+            let user = store
+                .create_user(&workspace_id, name, UserRole::Member)
+                .await
+                .unwrap();
+            let issued = store
+                .create_token(
+                    &workspace_id,
+                    NewToken {
+                        user_id: user.id.clone(),
+                        name: format!("{name}'s token"),
+                        scopes: ScopeSet::parse_list("chat:use").unwrap(),
+                        expires_at: None,
+                    },
+                )
+                .await
+                .unwrap();
+            people.push(Person {
+                id: user.id,
+                token: issued.plaintext.expose().to_owned(),
+            });
+        }
+        let approvals = Approvals::new(store.clone(), config).unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let shutdown = CancellationToken::new();
+        let mcp = McpClient::builder(McpClientConfig {
+            session_init_timeout_secs: 15,
+            session_init_backoff_ms: 50,
+            session_error_retry_secs: 1,
+            ..McpClientConfig::default()
+        })
+        .elicitation(approvals.elicitation_responder())
+        .build()
+        .unwrap();
+        let chat =
+            ChatService::builder(store.clone(), mcp, ChatConfig::default(), llm(llm_base_url))
+                .approval_gate(approvals.gate())
+                .shutdown_token(shutdown.clone())
+                .build()
+                .unwrap();
+        let server_config = crate::support::test_config();
+        let state = AppState::new(store.clone(), server_config.clone())
+            .with_shutdown_token(shutdown.clone())
+            .with_chat(chat)
+            .with_approvals(approvals.clone());
+        let router = app(state);
+        let (stop, stopped) = oneshot::channel::<()>();
+        let token = shutdown.clone();
+        tokio::spawn(async move {
+            serve_router(listener, router, &server_config, token, async {
+                let _ = stopped.await;
+            })
+            .await
+        });
+        let bob = people.pop().unwrap();
+        let alice = people.pop().unwrap();
+        Self {
+            address,
+            store,
+            workspace_id,
+            approvals,
+            admin: Person {
+                id: bootstrapped.owner.id,
+                token: bootstrapped.plaintext.expose().to_owned(),
+            },
+            alice,
+            bob,
+            client: reqwest::Client::new(),
+            shutdown,
+            stop: Some(stop),
+            _data_dir: data_dir,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.address)
+    }
+
+    /// `server-everything` over stdio as server `everything`, with its tools synced.
+    pub async fn register_everything(&self) -> ServerId {
+        let server = self
+            .store
+            .create_server(&self.workspace_id, everything_stdio("everything"))
+            .await
+            .unwrap();
+        server.id
+    }
+
+    pub async fn send(
+        &self,
+        who: &Person,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (reqwest::StatusCode, Value) {
+        let mut request = self
+            .client
+            .request(method, self.url(path))
+            .bearer_auth(&who.token);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let text = response.text().await.unwrap();
+        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (status, body)
+    }
+
+    /// Starts an answer as `who`.
+    pub async fn ask(&self, who: &Person, message: &str) -> SseReader {
+        let response = self
+            .client
+            .post(self.url("/chat/stream"))
+            .bearer_auth(&who.token)
+            .json(&json!({"message": message}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "POST /chat/stream");
+        SseReader::new(response)
+    }
+
+    /// Decides an approval as `who`.
+    pub async fn decide(
+        &self,
+        who: &Person,
+        approval_id: &Value,
+        decision: &str,
+        remember: &str,
+    ) -> (reqwest::StatusCode, Value) {
+        self.send(
+            who,
+            reqwest::Method::POST,
+            &format!("/chat/approvals/{}", approval_id.as_str().unwrap()),
+            Some(json!({"decision": decision, "remember": remember})),
+        )
+        .await
+    }
+
+    pub async fn set_policy(&self, server_id: &ServerId, tool: &str, policy: &str) {
+        let (status, body) = self
+            .send(
+                &self.admin,
+                reqwest::Method::PUT,
+                &format!("/api/mcp/servers/{server_id}/tools/{tool}/policy"),
+                Some(json!({"policy": policy})),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+    }
+
+    /// `GET /api/audit` with `query`, as the admin.
+    pub async fn audit(&self, query: &str) -> Vec<Value> {
+        let (status, body) = self
+            .send(
+                &self.admin,
+                reqwest::Method::GET,
+                &format!("/api/audit?{query}"),
+                None,
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        body["entries"].as_array().unwrap().clone()
+    }
+}
+
+impl Drop for ApprovalServer {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
