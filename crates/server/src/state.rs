@@ -6,6 +6,7 @@ use crate::config::ServerConfig;
 use crate::readiness::ReadinessCheck;
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::Arc;
+use switchboard_mcp_client::McpRegistry;
 use switchboard_approvals::{ApprovalConfig, Approvals};
 use switchboard_chat::ChatService;
 use switchboard_mcp_server::{KgConfig, KnowledgeGraphService};
@@ -32,6 +33,8 @@ pub struct AppState {
     /// `/chat/elicitations`, `/api/mcp/.../policy`, `/api/audit`). The chat engine's gate and
     /// the MCP client's elicitation responder must come from this same instance.
     pub approvals: Approvals,
+    /// The MCP server registry behind `/api/mcp/servers` (503 when absent).
+    pub mcp: Option<McpRegistry>,
 }
 
 impl AppState {
@@ -45,6 +48,7 @@ impl AppState {
             metrics: crate::metrics::prometheus_handle(),
             shutdown: CancellationToken::new(),
             readiness_checks: Arc::new(Vec::new()),
+            mcp: None,
             chat: None,
             kg: KnowledgeGraphService::for_store(store_for_kg, KgConfig::default(), None)
                 .expect("the default [kg] settings are valid"),
@@ -67,6 +71,12 @@ impl AppState {
     /// Uses `approvals` (its `[approval]` settings; the one whose gate the chat engine uses).
     pub fn with_approvals(mut self, approvals: Approvals) -> Self {
         self.approvals = approvals;
+        self
+    }
+
+    /// Serves the MCP server registry API with `registry`.
+    pub fn with_mcp_registry(mut self, registry: McpRegistry) -> Self {
+        self.mcp = Some(registry);
         self
     }
 

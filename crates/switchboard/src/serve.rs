@@ -3,9 +3,12 @@
 
 use crate::config::Config;
 use anyhow::Context;
+use std::sync::Arc;
 use std::time::Instant;
+use switchboard_mcp_client::{McpClient, McpRegistry};
 use switchboard_mcp_server::{KnowledgeGraphService, register_kg_upstream};
 use switchboard_server::AppState;
+use switchboard_server::routes::mcp_servers::McpServersReadiness;
 use switchboard_store::{DEFAULT_WORKSPACE_NAME, Store};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -22,9 +25,13 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .with_context(|| format!("binding {}", config.server.bind))?;
     let address = listener.local_addr().context("reading the bound address")?;
     let shutdown_token = CancellationToken::new();
+    let mcp = mcp_registry(&config, &store)?;
+    mcp.spawn_background_refresh(shutdown_token.clone());
     let knowledge_graph = knowledge_graph(&config, &store, address).await?;
     let state = AppState::new(store.clone(), config.server.clone())
         .with_shutdown_token(shutdown_token.clone())
+        .with_mcp_registry(mcp.clone())
+        .with_readiness_check(Arc::new(McpServersReadiness::new(mcp.clone())))
         .with_knowledge_graph(knowledge_graph);
     tracing::info!(
         %address,
@@ -35,6 +42,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     println!("Switchboard is ready at http://{address}");
     let result = switchboard_server::run(listener, state, crate::shutdown::signal()).await;
     shutdown_token.cancel();
+    // Every MCP session (and stdio child) is closed before the store goes.
+    mcp.shutdown().await;
     store.close().await;
     tracing::info!("stopped");
     result.context("serving HTTP")
@@ -116,4 +125,11 @@ async fn knowledge_graph(
         }
     }
     Ok(service)
+}
+
+/// The MCP client side: sessions to upstream servers (`[mcp]`) and the server registry over the
+/// store. Chat and approvals must use this same client (`mcp.client()`).
+fn mcp_registry(config: &Config, store: &Store) -> anyhow::Result<McpRegistry> {
+    let client = McpClient::new(config.mcp.clone()).context("starting the MCP client")?;
+    Ok(McpRegistry::new(client, store.clone()))
 }

@@ -37,6 +37,9 @@ pub(crate) struct RegistryInner {
     store: Store,
     sync_locks: Mutex<HashMap<ServerId, Arc<tokio::sync::Mutex<()>>>>,
     syncing: Mutex<HashSet<ServerId>>,
+    /// The failure of each server's last sync (cleared by a success), for callers that waited
+    /// on a sync someone else started.
+    last_failures: Mutex<HashMap<ServerId, crate::UpstreamError>>,
     /// Which workspace a server belongs to, for notifications that name only the server.
     workspaces: Mutex<HashMap<ServerId, WorkspaceId>>,
     background: CancellationToken,
@@ -58,6 +61,7 @@ impl McpRegistry {
             store,
             sync_locks: Mutex::new(HashMap::new()),
             syncing: Mutex::new(HashSet::new()),
+            last_failures: Mutex::new(HashMap::new()),
             workspaces: Mutex::new(HashMap::new()),
             background: CancellationToken::new(),
         });

@@ -51,18 +51,24 @@ impl McpRegistry {
             .await
             .unwrap_or_else(|_| record.clone());
         let code = self.error_code(&fresh).await;
+        let ttl = self.client().config().capability_cache_ttl();
+        let state = capability_state(&fresh, code.as_deref(), false, chrono::Utc::now(), ttl);
+        let failed = matches!(state, CapabilityState::Error | CapabilityState::NeedsAuth);
+        let error = if failed {
+            self.inner
+                .last_failures
+                .lock()
+                .ok()
+                .and_then(|failures| failures.get(&record.id).cloned())
+        } else {
+            None
+        };
         SyncReport {
-            state: capability_state(
-                &fresh,
-                code.as_deref(),
-                false,
-                chrono::Utc::now(),
-                self.client().config().capability_cache_ttl(),
-            ),
+            state,
             tool_count: cache_len(&fresh.tools_cache),
             resource_count: cache_len(&fresh.resources_cache),
             prompt_count: cache_len(&fresh.prompts_cache),
-            error: None,
+            error,
         }
     }
 
@@ -148,6 +154,9 @@ impl McpRegistry {
             tracing::warn!(server = %record.name, %error, "recording a sync failed");
         }
         metrics::cache_refresh(&record.name, "success");
+        if let Ok(mut failures) = self.inner.last_failures.lock() {
+            failures.remove(&record.id);
+        }
         let nothing = snapshot.tools.is_empty()
             && snapshot.resources.is_empty()
             && snapshot.prompts.is_empty();
@@ -209,6 +218,9 @@ impl McpRegistry {
             tracing::warn!(server = %record.name, %store_error, "recording a failed sync failed");
         }
         metrics::cache_refresh(&record.name, error.code());
+        if let Ok(mut failures) = self.inner.last_failures.lock() {
+            failures.insert(record.id.clone(), error.clone());
+        }
         tracing::warn!(server = %record.name, code = error.code(), %message, "capability sync failed");
         SyncReport {
             state: if error.code() == "needs_auth" {

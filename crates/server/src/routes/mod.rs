@@ -12,6 +12,7 @@ pub mod buds;
 pub mod chat;
 pub mod health;
 pub mod kg;
+pub mod mcp_servers;
 pub mod me;
 pub mod policies;
 pub mod tokens;
@@ -25,4 +26,5 @@ pub(crate) fn api_router() -> Router<AppState> {
         .merge(audit::router())
         .merge(buds::router())
         .merge(kg::router())
+        .merge(mcp_servers::router())
 }

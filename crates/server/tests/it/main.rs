@@ -15,4 +15,5 @@ mod chat_tools;
 mod kg;
 mod lifecycle;
 mod limits;
+mod mcp_servers;
 mod support;

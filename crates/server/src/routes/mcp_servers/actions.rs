@@ -1,0 +1,166 @@
+//! Using a registered server: test the connection, sync its capabilities, read the cache,
+//! switch a tool on or off, and try a tool (audited, as the caller).
+
+use super::failure::{Failure, upstream_error_body};
+use super::registry;
+use super::views::{capabilities_view, test_view, tool_view};
+use crate::auth::{Scoped, scopes};
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::time::Instant;
+use switchboard_core::ServerId;
+use switchboard_mcp_client::{CallContext, Caller};
+use switchboard_store::NewAuditEvent;
+
+pub(super) async fn test_server(
+    State(state): State<AppState>,
+    Scoped(principal, _): Scoped<scopes::ServersWrite>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, Failure> {
+    let registry = registry(&state)?;
+    let outcome = registry
+        .test(&principal.workspace_id, &ServerId::from(id))
+        .await?;
+    Ok(Json(match outcome {
+        Ok(report) => test_view(&report),
+        Err(error) => {
+            let mut answer = upstream_error_body(&error);
+            answer["ok"] = json!(false);
+            answer["status"] = json!("ERROR");
+            answer
+        }
+    }))
+}
+
+pub(super) async fn sync_server(
+    State(state): State<AppState>,
+    Scoped(principal, _): Scoped<scopes::ServersWrite>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, Failure> {
+    let registry = registry(&state)?;
+    let server_id = ServerId::from(id);
+    let record = state
+        .store
+        .get_server(&principal.workspace_id, &server_id)
+        .await?;
+    registry.client().reset_errors(&server_id);
+    let report = registry.sync_record(&record).await;
+    if let Some(error) = report.error {
+        return Err(error.into());
+    }
+    Ok(Json(json!({
+        "sync_status": report.state,
+        "tool_count": report.tool_count,
+        "resource_count": report.resource_count,
+        "prompt_count": report.prompt_count,
+    })))
+}
+
+pub(super) async fn capabilities(
+    State(state): State<AppState>,
+    Scoped(principal, _): Scoped<scopes::ServersRead>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, Failure> {
+    let registry = registry(&state)?;
+    let view = registry
+        .capabilities(&principal.workspace_id, &ServerId::from(id))
+        .await?;
+    Ok(Json(capabilities_view(&view)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ToolSwitchBody {
+    is_enabled: bool,
+}
+
+pub(super) async fn set_tool_enabled(
+    State(state): State<AppState>,
+    Scoped(principal, _): Scoped<scopes::ServersWrite>,
+    Path((id, name)): Path<(String, String)>,
+    Json(body): Json<ToolSwitchBody>,
+) -> Result<Json<Value>, Failure> {
+    let tool = state
+        .store
+        .set_tool_enabled(
+            &principal.workspace_id,
+            &ServerId::from(id),
+            &name,
+            body.is_enabled,
+        )
+        .await?;
+    Ok(Json(tool_view(&tool)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CallBody {
+    #[serde(default)]
+    arguments: Value,
+}
+
+/// Calls the tool now, on the caller's behalf. Tool-level failures are 200 with `isError`;
+/// invalid arguments are 422 with `details`; upstream failures carry their code.
+pub(super) async fn call_tool(
+    State(state): State<AppState>,
+    Scoped(principal, _): Scoped<scopes::ServersWrite>,
+    Path((id, name)): Path<(String, String)>,
+    Json(body): Json<CallBody>,
+) -> Result<(StatusCode, Json<Value>), Failure> {
+    let registry = registry(&state)?;
+    let server_id = ServerId::from(id);
+    let record = state
+        .store
+        .get_server(&principal.workspace_id, &server_id)
+        .await?;
+    let context = CallContext::new(Caller {
+        user_id: principal.user_id.clone(),
+        conversation_id: None,
+    });
+    let started = Instant::now();
+    let outcome = registry
+        .call_tool(
+            &principal.workspace_id,
+            &server_id,
+            &name,
+            body.arguments,
+            &context,
+        )
+        .await;
+    let status = match &outcome {
+        Ok(result) if result.is_error => "tool_error".to_owned(),
+        Ok(_) => "completed".to_owned(),
+        Err(switchboard_mcp_client::RegistryError::Upstream(error)) => error.code().to_owned(),
+        Err(_) => "failed".to_owned(),
+    };
+    let event = NewAuditEvent {
+        actor: principal.user_id.to_string(),
+        action: "tool_call.tried".into(),
+        target: Some(format!("{}/{}", record.name, name)),
+        user_id: Some(principal.user_id.clone()),
+        conversation_id: None,
+        server_name: Some(record.name.clone()),
+        tool_name: Some(name.clone()),
+        status: Some(status),
+        duration_ms: Some(started.elapsed().as_millis() as i64),
+        details: json!({"via": "api"}),
+    };
+    if let Err(error) = state
+        .store
+        .append_audit_event(&principal.workspace_id, event)
+        .await
+    {
+        tracing::warn!(%error, "auditing a tried tool call failed");
+    }
+    match outcome {
+        Ok(result) => Ok((
+            StatusCode::OK,
+            Json(serde_json::to_value(&result).unwrap_or(Value::Null)),
+        )),
+        Err(error) => Err(error.into()),
+    }
+}

@@ -1,0 +1,321 @@
+//! Request bodies of the registry API and their validation: the name pattern, the fields each
+//! transport needs (and refuses), environment variables and headers a user may not set, and
+//! the URL policy on the URL as written (the resolved address is checked again at connect).
+
+use crate::error::ApiError;
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use switchboard_core::{ServerId, SessionScope, TransportKind, WorkspaceId};
+use switchboard_mcp_client::{
+    RemoteEndpoint, StdioCommand, UpstreamEndpoint, UpstreamServer, Url, UrlPolicy,
+    validate_server_name,
+};
+use switchboard_store::{
+    NewServer, ServerConnectionConfig, ServerPatch, ServerRecord, ServerSecrets,
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CreateServerBody {
+    name: String,
+    transport: TransportKind,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    working_dir: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    api_key: Option<String>,
+    #[serde(default)]
+    session_scope: SessionScope,
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+    #[serde(default = "active_by_default")]
+    is_active: bool,
+}
+
+fn active_by_default() -> bool {
+    true
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct UpdateServerBody {
+    /// The version the change was made against; a stale one is refused with 409.
+    #[serde(default)]
+    pub version: Option<i64>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    transport: Option<TransportKind>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    command: Option<String>,
+    #[serde(default)]
+    args: Option<Vec<String>>,
+    #[serde(default)]
+    env: Option<BTreeMap<String, String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    working_dir: Option<Option<String>>,
+    #[serde(default)]
+    headers: Option<BTreeMap<String, String>>,
+    /// `null` removes the stored key; absent keeps it.
+    #[serde(default, deserialize_with = "nullable")]
+    api_key: Option<Option<String>>,
+    #[serde(default)]
+    session_scope: Option<SessionScope>,
+    #[serde(default, deserialize_with = "nullable_number")]
+    timeout_ms: Option<Option<u64>>,
+    #[serde(default)]
+    is_active: Option<bool>,
+}
+
+fn nullable<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Option<String>>, D::Error> {
+    Ok(Some(Option::<String>::deserialize(deserializer)?))
+}
+
+fn nullable_number<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Option<u64>>, D::Error> {
+    Ok(Some(Option::<u64>::deserialize(deserializer)?))
+}
+
+/// Everything that describes a server, validated as a whole.
+#[derive(Clone, Debug)]
+pub(super) struct Candidate {
+    pub name: String,
+    pub transport: TransportKind,
+    pub url: Option<String>,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub working_dir: Option<String>,
+    pub session_scope: SessionScope,
+    pub timeout_ms: Option<u64>,
+    pub secrets: ServerSecrets,
+    pub is_active: bool,
+}
+
+impl Candidate {
+    /// Runs every rule; errors name the field (422).
+    pub fn validate(&self, policy: &UrlPolicy) -> Result<(), ApiError> {
+        let invalid =
+            |field: &str, message: String| ApiError::Unprocessable(format!("{field}: {message}"));
+        validate_server_name(&self.name).map_err(|error| invalid(&error.field, error.message))?;
+        let endpoint = if self.transport == TransportKind::Stdio {
+            if self.url.is_some() {
+                return Err(invalid("url", "a stdio server has no url".into()));
+            }
+            if !self.secrets.headers.is_empty() || self.secrets.api_key.is_some() {
+                return Err(invalid(
+                    "headers",
+                    "a stdio server takes env, not headers or api_key".into(),
+                ));
+            }
+            UpstreamEndpoint::Stdio(StdioCommand {
+                command: self
+                    .command
+                    .clone()
+                    .ok_or_else(|| invalid("command", "a stdio server needs a command".into()))?,
+                args: self.args.clone(),
+                env: self.secrets.env.clone(),
+                working_dir: self.working_dir.clone().map(Into::into),
+            })
+        } else {
+            if self.command.is_some()
+                || !self.args.is_empty()
+                || !self.secrets.env.is_empty()
+                || self.working_dir.is_some()
+            {
+                return Err(invalid(
+                    "command",
+                    format!(
+                        "a {} server has a url, not command, args, env or working_dir",
+                        self.transport
+                    ),
+                ));
+            }
+            let text = self.url.clone().ok_or_else(|| {
+                invalid("url", format!("a {} server needs a url", self.transport))
+            })?;
+            let url = Url::parse(&text)
+                .map_err(|error| invalid("url", format!("'{text}' is not a URL: {error}")))?;
+            UpstreamEndpoint::Remote(RemoteEndpoint {
+                transport: self.transport,
+                url,
+                headers: self.secrets.headers.clone(),
+                api_key: self.secrets.api_key.clone(),
+            })
+        };
+        if let UpstreamEndpoint::Remote(remote) = &endpoint {
+            let schemes: &[&str] = if self.transport == TransportKind::Websocket {
+                &["ws", "wss"]
+            } else {
+                &["http", "https"]
+            };
+            policy
+                .check_url(&remote.url, schemes)
+                .map_err(|error| invalid("url", error.to_string()))?;
+        }
+        let upstream = UpstreamServer {
+            id: ServerId::from("candidate"),
+            workspace_id: WorkspaceId::from("candidate"),
+            name: self.name.clone(),
+            endpoint,
+            session_scope: self.session_scope,
+            timeout_ms: self.timeout_ms,
+        };
+        upstream
+            .validate()
+            .map_err(|error| invalid(&error.field, error.message))
+    }
+
+    fn connection(&self, base: ServerConnectionConfig) -> ServerConnectionConfig {
+        let mut connection = base;
+        connection.session_scope = self.session_scope;
+        connection.timeout_ms = self.timeout_ms;
+        match &self.working_dir {
+            Some(dir) => {
+                connection
+                    .extra
+                    .insert("working_dir".into(), Value::from(dir.clone()));
+            }
+            None => {
+                connection.extra.remove("working_dir");
+            }
+        }
+        connection
+    }
+}
+
+impl CreateServerBody {
+    pub fn candidate(self) -> Candidate {
+        Candidate {
+            name: self.name,
+            transport: self.transport,
+            url: self.url,
+            command: self.command,
+            args: self.args,
+            working_dir: self.working_dir,
+            session_scope: self.session_scope,
+            timeout_ms: self.timeout_ms,
+            secrets: ServerSecrets {
+                headers: self.headers,
+                api_key: self.api_key,
+                env: self.env,
+            },
+            is_active: self.is_active,
+        }
+    }
+}
+
+impl Candidate {
+    pub fn into_new_server(self) -> NewServer {
+        let connection = self.connection(ServerConnectionConfig::default());
+        NewServer {
+            name: self.name,
+            transport: self.transport,
+            url: self.url,
+            command: self.command,
+            args: self.args,
+            connection,
+            secrets: self.secrets,
+            is_active: self.is_active,
+        }
+    }
+}
+
+impl UpdateServerBody {
+    /// The server as it would be after the change (a transport switch drops the other
+    /// transport's fields).
+    pub fn candidate(&self, record: &ServerRecord, secrets: &ServerSecrets) -> Candidate {
+        let transport = self.transport.unwrap_or(record.transport);
+        let switched = transport != record.transport
+            && (transport == TransportKind::Stdio || record.transport == TransportKind::Stdio);
+        let keep = |value: Option<String>| if switched { None } else { value };
+        let mut secrets = if switched {
+            ServerSecrets::default()
+        } else {
+            secrets.clone()
+        };
+        if let Some(headers) = &self.headers {
+            secrets.headers = headers.clone();
+        }
+        if let Some(env) = &self.env {
+            secrets.env = env.clone();
+        }
+        if let Some(api_key) = &self.api_key {
+            secrets.api_key = api_key.clone();
+        }
+        let stored_dir = record
+            .connection
+            .extra
+            .get("working_dir")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        Candidate {
+            name: self.name.clone().unwrap_or_else(|| record.name.clone()),
+            transport,
+            url: self.url.clone().or_else(|| keep(record.url.clone())),
+            command: self
+                .command
+                .clone()
+                .or_else(|| keep(record.command.clone())),
+            args: self.args.clone().unwrap_or_else(|| {
+                if switched {
+                    Vec::new()
+                } else {
+                    record.args.clone()
+                }
+            }),
+            working_dir: match &self.working_dir {
+                Some(dir) => dir.clone(),
+                None => keep(stored_dir),
+            },
+            session_scope: self
+                .session_scope
+                .unwrap_or(record.connection.session_scope),
+            timeout_ms: match self.timeout_ms {
+                Some(timeout) => timeout,
+                None => record.connection.timeout_ms,
+            },
+            secrets,
+            is_active: self.is_active.unwrap_or(record.is_active),
+        }
+    }
+
+    /// Whether the change touches what a stdio server runs.
+    pub fn touches_stdio_command(&self, record: &ServerRecord, candidate: &Candidate) -> bool {
+        candidate.transport == TransportKind::Stdio
+            && (record.transport != TransportKind::Stdio
+                || self.command.is_some()
+                || self.args.is_some()
+                || self.env.is_some()
+                || self.working_dir.is_some())
+    }
+}
+
+/// The store patch that turns `record` into `candidate`.
+pub(super) fn patch_for(record: &ServerRecord, candidate: Candidate) -> ServerPatch {
+    let connection = candidate.connection(record.connection.clone());
+    ServerPatch {
+        name: Some(candidate.name),
+        transport: Some(candidate.transport),
+        url: Some(candidate.url),
+        command: Some(candidate.command),
+        args: Some(candidate.args),
+        connection: Some(connection),
+        secrets: Some(candidate.secrets),
+        is_active: Some(candidate.is_active),
+    }
+}

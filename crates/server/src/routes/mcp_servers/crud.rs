@@ -1,0 +1,150 @@
+//! Create, read, update and delete registered servers. Changes reach the MCP client at once:
+//! a new or edited active server is synced in the background, an edit closes sessions made
+//! with the old configuration, and a delete stops the server's sessions (and stdio children)
+//! before the row goes.
+
+use super::bodies::{CreateServerBody, UpdateServerBody, patch_for};
+use super::failure::Failure;
+use super::registry;
+use super::views::server_view;
+use crate::auth::{Scoped, scopes};
+use crate::error::ApiError;
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+use switchboard_core::{Principal, Scope, ServerId, TransportKind};
+use switchboard_store::StoreError;
+
+fn require_admin_for_stdio(principal: &Principal, is_stdio_command: bool) -> Result<(), ApiError> {
+    if is_stdio_command && !principal.is_admin() {
+        return Err(ApiError::MissingScope {
+            missing: Scope::Admin,
+        });
+    }
+    Ok(())
+}
+
+pub(super) async fn list_servers(
+    State(state): State<AppState>,
+    Scoped(principal, _): Scoped<scopes::ServersRead>,
+) -> Result<Json<Value>, Failure> {
+    let registry = registry(&state)?;
+    let records = state.store.list_servers(&principal.workspace_id).await?;
+    let overviews = registry
+        .overviews(&principal.workspace_id, &records)
+        .await?;
+    let servers: Vec<Value> = records
+        .iter()
+        .zip(&overviews)
+        .map(|(record, overview)| server_view(record, overview))
+        .collect();
+    Ok(Json(json!({ "servers": servers })))
+}
+
+pub(super) async fn get_server(
+    State(state): State<AppState>,
+    Scoped(principal, _): Scoped<scopes::ServersRead>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, Failure> {
+    let registry = registry(&state)?;
+    let record = state
+        .store
+        .get_server(&principal.workspace_id, &ServerId::from(id))
+        .await?;
+    let overview = registry.overview(&record).await?;
+    Ok(Json(server_view(&record, &overview)))
+}
+
+pub(super) async fn create_server(
+    State(state): State<AppState>,
+    Scoped(principal, _): Scoped<scopes::ServersWrite>,
+    Json(body): Json<CreateServerBody>,
+) -> Result<(StatusCode, Json<Value>), Failure> {
+    let registry = registry(&state)?;
+    let candidate = body.candidate();
+    require_admin_for_stdio(&principal, candidate.transport == TransportKind::Stdio)?;
+    candidate.validate(registry.client().url_policy())?;
+    let record = state
+        .store
+        .create_server(&principal.workspace_id, candidate.into_new_server())
+        .await
+        .map_err(name_conflict)?;
+    registry.server_changed(&record).await;
+    let overview = registry.overview(&record).await?;
+    Ok((StatusCode::CREATED, Json(server_view(&record, &overview))))
+}
+
+pub(super) async fn update_server(
+    State(state): State<AppState>,
+    Scoped(principal, _): Scoped<scopes::ServersWrite>,
+    Path(id): Path<String>,
+    Json(body): Json<UpdateServerBody>,
+) -> Result<Json<Value>, Failure> {
+    let registry = registry(&state)?;
+    let server_id = ServerId::from(id);
+    let record = state
+        .store
+        .get_server(&principal.workspace_id, &server_id)
+        .await?;
+    if let Some(version) = body.version
+        && version != record.version
+    {
+        return Err(ApiError::Conflict(format!(
+            "the server was changed since version {version} (it is at version {}); reload it and apply your change again",
+            record.version
+        ))
+        .into());
+    }
+    let secrets = state
+        .store
+        .server_secrets(&principal.workspace_id, &server_id)
+        .await?;
+    let candidate = body.candidate(&record, &secrets);
+    require_admin_for_stdio(&principal, body.touches_stdio_command(&record, &candidate))?;
+    candidate.validate(registry.client().url_policy())?;
+    let updated = state
+        .store
+        .update_server(
+            &principal.workspace_id,
+            &server_id,
+            record.version,
+            patch_for(&record, candidate),
+        )
+        .await
+        .map_err(name_conflict)?;
+    registry.server_changed(&updated).await;
+    let overview = registry.overview(&updated).await?;
+    Ok(Json(server_view(&updated, &overview)))
+}
+
+pub(super) async fn delete_server(
+    State(state): State<AppState>,
+    Scoped(principal, _): Scoped<scopes::ServersWrite>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, Failure> {
+    let registry = registry(&state)?;
+    let server_id = ServerId::from(id);
+    let record = state
+        .store
+        .get_server(&principal.workspace_id, &server_id)
+        .await?;
+    registry.server_removed(&record.id).await;
+    state
+        .store
+        .delete_server(&principal.workspace_id, &server_id)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// A duplicate name is the caller's conflict, said in words they can act on.
+fn name_conflict(error: StoreError) -> Failure {
+    match error {
+        StoreError::UniqueViolation { .. } => {
+            ApiError::Conflict("a server with this name already exists in the workspace".into())
+                .into()
+        }
+        other => other.into(),
+    }
+}

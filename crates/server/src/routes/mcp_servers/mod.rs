@@ -1,0 +1,101 @@
+//! `/api/mcp/servers` — the workspace's registered MCP servers (`servers:read` to look,
+//! `servers:write` to change or use; stdio servers also need `admin`, since they run a program
+//! on this machine):
+//!
+//! - `GET /mcp/servers` → `{servers: [server]}`; `POST /mcp/servers` → 201 server
+//! - `GET|PATCH|DELETE /mcp/servers/{id}` (PATCH takes `version`; a stale one is 409)
+//! - `POST /mcp/servers/{id}/test` → `{ok, status, latency_ms, server_info, tool_count}` or
+//!   `{ok: false, status: "ERROR", error: {code, message}}`
+//! - `POST /mcp/servers/{id}/sync` → `{sync_status, tool_count, resource_count, prompt_count}`
+//!   (a failed sync is 502 with the upstream's error code, e.g. `needs_auth`)
+//! - `GET /mcp/servers/{id}/capabilities` → cached tools (with `is_enabled`), resources,
+//!   prompts, `last_synced_at`, `sync_status`, `stale`
+//! - `PATCH /mcp/servers/{id}/tools/{name}` `{is_enabled}`
+//! - `POST /mcp/servers/{id}/tools/{name}/call` `{arguments}` → the tool result (audited)
+//!
+//! A server is JSON like `{"name", "transport": "stdio", "command", "args", "env"}` or
+//! `{"name", "transport": "streamable_http"|"sse"|"websocket", "url", "headers", "api_key"}`,
+//! plus `session_scope`, `timeout_ms`, `is_active`. Secret values are write-only.
+
+mod actions;
+mod bodies;
+mod crud;
+mod failure;
+mod views;
+
+use crate::error::ApiError;
+use crate::readiness::{CheckReport, ReadinessCheck};
+use crate::state::AppState;
+use axum::Router;
+use axum::routing::{get, patch, post};
+use serde_json::json;
+use switchboard_mcp_client::McpRegistry;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/mcp/servers",
+            get(crud::list_servers).post(crud::create_server),
+        )
+        .route(
+            "/mcp/servers/{id}",
+            get(crud::get_server)
+                .patch(crud::update_server)
+                .delete(crud::delete_server),
+        )
+        .route("/mcp/servers/{id}/test", post(actions::test_server))
+        .route("/mcp/servers/{id}/sync", post(actions::sync_server))
+        .route("/mcp/servers/{id}/capabilities", get(actions::capabilities))
+        .route(
+            "/mcp/servers/{id}/tools/{name}",
+            patch(actions::set_tool_enabled),
+        )
+        .route(
+            "/mcp/servers/{id}/tools/{name}/call",
+            post(actions::call_tool),
+        )
+}
+
+/// The registry, or 503 when this process runs without one.
+pub(crate) fn registry(state: &AppState) -> Result<&McpRegistry, ApiError> {
+    state.mcp.as_ref().ok_or_else(|| {
+        ApiError::Unavailable("the MCP client is not running in this process".into())
+    })
+}
+
+/// `/readyz` check `mcp_servers`: UP unless every active server is in ERROR.
+#[derive(Debug)]
+pub struct McpServersReadiness {
+    registry: McpRegistry,
+}
+
+impl McpServersReadiness {
+    pub fn new(registry: McpRegistry) -> Self {
+        Self { registry }
+    }
+}
+
+#[async_trait::async_trait]
+impl ReadinessCheck for McpServersReadiness {
+    fn name(&self) -> &'static str {
+        "mcp_servers"
+    }
+
+    async fn check(&self) -> CheckReport {
+        match self.registry.readiness().await {
+            Ok(summary) => {
+                let detail = json!({
+                    "servers": summary.servers,
+                    "usable": summary.usable,
+                    "in_error": summary.in_error,
+                });
+                if summary.is_up() {
+                    CheckReport::up(detail)
+                } else {
+                    CheckReport::down(detail)
+                }
+            }
+            Err(error) => CheckReport::down(json!({"error": error.to_string()})),
+        }
+    }
+}
