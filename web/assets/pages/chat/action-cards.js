@@ -39,7 +39,7 @@ export function renderDefinitionDiff(diff) {
         change.before !== undefined ? h('span', { class: 'diff-removed', text: `- ${stringify(change.before)}` }) : null,
         change.after !== undefined ? h('span', { class: 'diff-added', text: `+ ${stringify(change.after)}` }) : null,
       ];
-    }));
+    }), Number.isInteger(diff.omitted) && diff.omitted > 0 ? h('span', { text: `…and ${diff.omitted} more change${diff.omitted === 1 ? '' : 's'}` }) : null);
   }
   return renderJsonViewer(diff, { label: 'What changed', expandDepth: 2 });
 }
