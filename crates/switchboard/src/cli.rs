@@ -41,6 +41,9 @@ pub enum Command {
     /// Manage workspaces.
     #[command(subcommand)]
     Workspace(WorkspaceCommand),
+    /// Manage the MCP servers of a running instance over its HTTP API (URL and token from
+    /// --api-url/--token or SWITCHBOARD_URL/SWITCHBOARD_TOKEN).
+    Servers(Box<crate::servers::ServersArgs>),
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,7 @@
-//! Keeping caches fresh without anyone asking: every `capability_refresh_interval_secs`, each
-//! active server whose cache is stale (or whose last sync failed for a reason that may pass) is
-//! synced again, a few at a time. Servers that refused credentials wait for a configuration
+//! Keeping caches fresh without anyone asking: shortly after start-up and then every
+//! `capability_refresh_interval_secs`, each active server whose cache is stale (or never
+//! filled, or whose last sync failed for a reason that may pass) is synced again, a few at a
+//! time. Servers that refused credentials wait for a configuration
 //! change; inactive servers are left alone.
 
 use super::McpRegistry;
@@ -11,6 +12,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 const PARALLEL_SYNCS: usize = 4;
+const STARTUP_DELAY: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl McpRegistry {
     /// Starts the periodic refresh; it stops on `shutdown` or [`McpRegistry::shutdown`].
@@ -19,7 +21,10 @@ impl McpRegistry {
         let stop = self.inner.background.clone();
         tokio::spawn(async move {
             let period = registry.client().config().capability_refresh_interval();
-            let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+            // A first pass soon after start-up: caches left stale by downtime, servers
+            // registered while stopped, and errors that may have passed.
+            let first = tokio::time::Instant::now() + period.min(STARTUP_DELAY);
+            let mut ticker = tokio::time::interval_at(first, period);
             ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {

@@ -82,6 +82,13 @@ async fn sync_persists_capabilities_and_states_follow_the_cache() {
         )
         .await
         .unwrap();
+    // The background pass syncs a server nobody synced yet.
+    assert_eq!(registry.refresh_stale().await, 1);
+    assert_eq!(
+        registry.refresh_stale().await,
+        0,
+        "fresh caches are left alone"
+    );
     let report = registry.sync_record(&everything).await;
     assert!(report.error.is_none(), "{:?}", report.error);
     assert_eq!(report.state, CapabilityState::Synced);

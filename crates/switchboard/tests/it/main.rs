@@ -4,4 +4,5 @@
 mod cli;
 mod durability;
 mod process;
+mod servers_cli;
 mod startup;

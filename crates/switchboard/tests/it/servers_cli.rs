@@ -1,0 +1,149 @@
+//! `switchboard servers …` against a running instance: register server-everything (stdio),
+//! list, show, test, sync, switch a tool off, call a tool, read JSON, remove.
+
+use crate::process::{ADMIN_TOKEN, Service, run_cli};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn everything_js() -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        path.exists(),
+        "missing {}: run `bash interop/install.sh` first",
+        path.display()
+    );
+    path.canonicalize().unwrap().to_string_lossy().into_owned()
+}
+
+fn servers(data_dir: &Path, service: &Service, args: &[&str]) -> std::process::Output {
+    let mut full = vec![
+        "servers",
+        "--api-url",
+        &service.base_url,
+        "--token",
+        ADMIN_TOKEN,
+    ];
+    full.extend_from_slice(args);
+    run_cli(data_dir, &full)
+}
+
+fn ok(output: std::process::Output) -> String {
+    assert!(
+        output.status.success(),
+        "failed: {}\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        String::from_utf8_lossy(&output.stdout)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_command_manages_a_running_instance() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let service = Service::start(data_dir.path());
+    let dir = data_dir.path();
+    let script = everything_js();
+
+    let added = ok(servers(
+        dir,
+        &service,
+        &[
+            "add",
+            "everything",
+            "--command",
+            "node",
+            "--",
+            &script,
+            "stdio",
+        ],
+    ));
+    assert!(
+        added.contains("everything") && added.contains("stdio"),
+        "{added}"
+    );
+
+    let tested = ok(servers(dir, &service, &["test", "everything"]));
+    assert!(
+        tested.starts_with("connected to mcp-servers/everything"),
+        "{tested}"
+    );
+    let synced = ok(servers(dir, &service, &["sync", "everything"]));
+    assert!(synced.starts_with("synced:"), "{synced}");
+
+    let listed = ok(servers(dir, &service, &["list"]));
+    let header = listed.lines().next().unwrap();
+    assert!(
+        header.starts_with("NAME") && header.contains("STATUS") && header.contains("TOOLS"),
+        "{listed}"
+    );
+    assert!(
+        listed
+            .lines()
+            .any(|line| line.starts_with("everything") && line.contains("synced")),
+        "{listed}"
+    );
+
+    let tools = ok(servers(
+        dir,
+        &service,
+        &["tools", "everything", "--disable", "echo"],
+    ));
+    assert!(
+        tools
+            .lines()
+            .any(|line| line.starts_with("echo") && line.contains(" no ")),
+        "{tools}"
+    );
+
+    let called = ok(servers(
+        dir,
+        &service,
+        &[
+            "call",
+            "everything",
+            "get-sum",
+            "--args",
+            r#"{"a": 40, "b": 2}"#,
+        ],
+    ));
+    assert!(called.contains("42"), "{called}");
+    let refused = servers(
+        dir,
+        &service,
+        &[
+            "call",
+            "everything",
+            "get-sum",
+            "--args",
+            r#"{"a": "forty"}"#,
+        ],
+    );
+    assert!(!refused.status.success());
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        message.contains("invalid_arguments") && message.contains("/a"),
+        "{message}"
+    );
+
+    let json: Value = serde_json::from_str(&ok(servers(
+        dir,
+        &service,
+        &["show", "everything", "--json"],
+    )))
+    .unwrap();
+    assert_eq!(json["name"], "everything");
+    assert_eq!(json["sync_status"], "synced");
+
+    ok(servers(dir, &service, &["remove", "everything"]));
+    let listed = ok(servers(dir, &service, &["list"]));
+    assert!(
+        !listed.lines().any(|line| line.starts_with("everything")),
+        "{listed}"
+    );
+
+    let missing = servers(dir, &service, &["show", "nope"]);
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no server named 'nope'"));
+    let unauthenticated = run_cli(dir, &["servers", "--api-url", &service.base_url, "list"]);
+    assert!(String::from_utf8_lossy(&unauthenticated.stderr).contains("no API token"));
+}
