@@ -9,7 +9,7 @@ import { renderMarkdown } from '../../lib/markdown.js';
 import { summariseError, summariseResult } from '../../lib/tool-summary.js';
 
 const POLICIES = [
-  { value: '', label: 'Workspace default' },
+  { value: '', label: 'Default' },
   { value: 'ASK_USER', label: 'Ask every time' },
   { value: 'ALWAYS_ALLOW', label: 'Always allow' },
   { value: 'ALWAYS_DENY', label: 'Never allow' },
@@ -84,7 +84,7 @@ function renderToolRow(server, tool, policyView, canWrite, defaultPolicy) {
   });
   const policySelect = h('select', { 'aria-label': `Approval policy for ${tool.name}`, disabled: !canWrite },
     POLICIES.map((option) => h('option', { value: option.value,
-      text: option.value === '' && defaultPolicy ? `${option.label} (${POLICIES.find((candidate) => candidate.value === defaultPolicy)?.label.toLowerCase() ?? defaultPolicy})` : option.label })));
+      text: option.value === '' && defaultPolicy ? `Default: ${POLICIES.find((candidate) => candidate.value === defaultPolicy)?.label.toLowerCase() ?? defaultPolicy}` : option.label })));
   policySelect.value = policy ?? '';
   let savedPolicy = policySelect.value;
   policySelect.addEventListener('change', async () => {

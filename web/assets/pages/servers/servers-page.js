@@ -8,6 +8,7 @@ import { hasScope } from '../../lib/session.js';
 import { openServerDialog } from './server-form.js';
 import { renderStatus, transportName } from './server-status.js';
 import { renderServerTools } from './server-tools.js';
+import { renderUpstreamError } from '../../lib/upstream-errors.js';
 
 const REFRESH_MILLISECONDS = 4000;
 
@@ -133,7 +134,7 @@ class ServerCard {
       server.protocol_version ? h('span', { title: 'Negotiated MCP protocol version', text: `MCP ${server.protocol_version}` }) : null,
       server.session_scope && server.session_scope !== 'shared' ? h('span', { class: 'badge', text: server.session_scope.replace('_', ' ') }) : null);
     const lastError = server.status === 'ERROR' || /error|needs_auth/.test(server.sync_status ?? '') ? server.last_error ?? '' : '';
-    this.errorSlot.textContent = lastError ? `Last error: ${typeof lastError === 'string' ? lastError : lastError.message ?? JSON.stringify(lastError)}` : '';
+    replaceChildren(this.errorSlot, lastError ? renderUpstreamError(server.error_code, String(lastError), { prefix: 'Last error: ' }) : null);
     this.errorSlot.hidden = !lastError;
   }
 
@@ -148,10 +149,11 @@ class ServerCard {
       const count = answer?.tool_count ?? answer?.tools?.length;
       this.testSlot.textContent = ok
         ? `Connected${name ? ` to ${name}` : ''}${latency !== undefined ? ` in ${latency} ms` : ''}${count !== undefined ? `, ${count} tool${count === 1 ? '' : 's'}` : ''}.`
-        : `Connection failed: ${answer?.error?.message ?? answer?.error ?? answer?.message ?? answer?.status}`;
-      if (announce) showToast(this.testSlot.textContent, ok ? 'info' : 'error');
+        : '';
+      if (!ok) replaceChildren(this.testSlot, renderUpstreamError(answer?.error?.code, answer?.error?.message ?? String(answer?.error ?? answer?.status), { prefix: 'Connection failed: ' }));
+      if (announce) showToast(ok ? this.testSlot.textContent : 'The connection test failed; see the server card.', ok ? 'info' : 'error');
     } catch (error) {
-      this.testSlot.textContent = `Connection failed: ${error.message}`;
+      replaceChildren(this.testSlot, renderUpstreamError(error.code, error.message, { prefix: 'Connection failed: ' }));
     }
     await this.page.reload({ quiet: true });
   }
@@ -163,7 +165,7 @@ class ServerCard {
       const count = answer?.tool_count ?? answer?.tools?.length;
       this.testSlot.textContent = count !== undefined ? `Synced: ${count} tool${count === 1 ? '' : 's'}.` : 'Synced.';
     } catch (error) {
-      this.testSlot.textContent = `Sync failed: ${error.message}`;
+      replaceChildren(this.testSlot, renderUpstreamError(error.code, error.message, { prefix: 'Sync failed: ' }));
     }
     await this.page.reload({ quiet: true });
     if (this.toolsDetails.open) renderServerTools(this.toolsSlot, this.server, { canWrite: this.page.canWrite });
