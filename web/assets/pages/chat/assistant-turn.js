@@ -105,6 +105,7 @@ export class AssistantTurn {
     if (event.tool_call_id) view.toolCallId = event.tool_call_id;
     view.update({
       resultTruncated: event.result_truncated === true,
+      errorCode: event.error_code,
       status: recordedState ?? statusWords[event.status] ?? event.status ?? 'started',
       result: event.result,
       error: event.error,

@@ -6,6 +6,7 @@ import { h, replaceChildren } from '../../lib/dom.js';
 import { api, segment } from '../../lib/api.js';
 import { renderJsonViewer, parseJsonLoosely } from '../../lib/json-view.js';
 import { formatDuration, runningLabel, summariseError, summariseResult } from '../../lib/tool-summary.js';
+import { explainUpstreamError } from '../../lib/upstream-errors.js';
 
 /** Splits an LLM-facing tool name `server__tool` into its parts (best effort). */
 export function splitQualifiedToolName(name) {
@@ -35,8 +36,9 @@ export class ToolCallView {
    * Updates the view. `status`: started | completed | error | denied | unknown | waiting_approval.
    * `result`, `error`, `durationMs` as they become known.
    */
-  update({ status, result, error, durationMs, argumentsValue, resultTruncated }) {
+  update({ status, result, error, durationMs, argumentsValue, resultTruncated, errorCode }) {
     this.status = status;
+    if (errorCode !== undefined) this.errorCode = errorCode;
     if (resultTruncated !== undefined) this.resultTruncated = resultTruncated;
     if (argumentsValue !== undefined) this.argumentsValue = argumentsValue;
     if (result !== undefined) this.result = result;
@@ -56,7 +58,9 @@ export class ToolCallView {
     } else if (status === 'unknown') {
       content = [h('span', { class: 'badge badge-warning', text: '? Outcome unknown — the call was interrupted and was not repeated' }), name];
     } else {
-      const label = status === 'denied' ? `✕ Denied${this.error ? `: ${plainError(this.error)}` : ''}` : `⚠ ${summariseError(this.error ?? this.result)}`;
+      const explained = explainUpstreamError(this.errorCode);
+      const label = status === 'denied' ? `✕ Denied${this.error ? `: ${plainError(this.error)}` : ''}`
+        : explained ? `⚠ Failed: ${explained}` : `⚠ ${summariseError(this.error ?? this.result)}`;
       content = [h('span', { class: 'badge badge-danger', text: label }), name, durationText];
     }
     replaceChildren(this.statusSlot, content);
