@@ -7,6 +7,7 @@ import { h } from '../../lib/dom.js';
 import { renderMarkdown } from '../../lib/markdown.js';
 import { ToolCallView } from './tool-call-view.js';
 import { ApprovalCard, ElicitationCard } from './action-cards.js';
+import { getIdentity } from '../../lib/session.js';
 
 /** One assistant answer in the transcript. */
 export class AssistantTurn {
@@ -114,6 +115,16 @@ export class AssistantTurn {
     });
     this.onLayoutChange();
     return view;
+  }
+
+  /** Notes a settled approval on its tool call (history). */
+  noteApproval(approval) {
+    const view = [...this.toolViews.values()].find((candidate) => candidate.toolCallId === approval.tool_call_id);
+    if (!view) return;
+    const who = approval.decided_by && approval.decided_by === getIdentity()?.user_id ? 'you' : approval.decided_by;
+    const words = { approved: 'Approved', denied: 'Denied', expired: 'Expired without a decision', cancelled: 'Cancelled (the answer ended first)' }[approval.status] ?? approval.status;
+    const text = `${words}${who && !/^(timeout|policy)$/.test(who) ? ` by ${who}` : ''}${approval.remember === 'always' ? ', always' : ''}`;
+    view.element.querySelector('summary')?.append(h('span', { class: 'approval-note', text: `· ${text}` }));
   }
 
   addApprovalCard(event) {

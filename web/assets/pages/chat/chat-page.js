@@ -137,15 +137,23 @@ class ChatPage {
     }
   }
 
-  /** Approvals still waiting in this conversation (after a reload) get their cards back. */
+  /**
+   * After a reload: approvals still waiting get their cards back, and decided ones are noted on
+   * their tool calls ("Approved by you, always").
+   */
   async #showPendingApprovals(conversationId) {
-    let pending;
+    let approvals;
     try {
-      pending = listItems(await api.get(`/chat/approvals?conversation_id=${encodeURIComponent(conversationId)}`), 'approvals');
+      approvals = listItems(await api.get(`/chat/approvals?conversation_id=${encodeURIComponent(conversationId)}&state=all`), 'approvals');
     } catch {
       return;
     }
-    const mine = pending.filter((approval) => (approval.conversation_id ?? approval.conversationId) === conversationId);
+    if (this.conversationId !== conversationId) return;
+    for (const approval of approvals) {
+      if (approval.status === 'pending') continue;
+      for (const turn of this.turns) turn.noteApproval(approval);
+    }
+    const mine = approvals.filter((approval) => approval.status === 'pending' && (approval.conversation_id ?? approval.conversationId) === conversationId);
     if (mine.length === 0 || this.conversationId !== conversationId) return;
     let turn = this.turns[this.turns.length - 1];
     if (!turn) {
