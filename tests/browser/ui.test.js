@@ -64,7 +64,7 @@ test('sign in: a wrong token is refused in plain words, the right one opens the 
 });
 
 test('chat: an example question shows the tool activity, then the answer', async () => {
-  await page.getByRole('button', { name: "What's the schema version?" }).click();
+  await page.locator('.example-question', { hasText: "What's the schema version?" }).click();
   const turn = page.locator('.message-assistant').last();
   const call = turn.locator('.tool-call').filter({ hasText: 'schema_version' }).first();
   await call.waitFor();
@@ -159,6 +159,12 @@ test('servers: turning a tool off is saved', async () => {
   await saveScreenshot(page, '05-server-tools');
   await toggle.click();
   await page.getByText('echo enabled.').waitFor();
+  await card.getByLabel('Approval policy for echo').selectOption('ALWAYS_DENY');
+  await page.getByText('Approval for echo: never allow.').waitFor();
+  const { policies } = await apiCall(switchboard, 'GET', `/api/mcp/policies?server_id=${serverId}`);
+  assert.equal(policies.find((policy) => policy.tool_name === 'echo')?.policy, 'ALWAYS_DENY');
+  await card.getByLabel('Approval policy for echo').selectOption('');
+  await page.getByText('Approval for echo: default.').waitFor();
 });
 
 test('xss: markup in a tool result is shown as text and never runs', async () => {
@@ -176,11 +182,11 @@ test('xss: markup in a tool result is shown as text and never runs', async () =>
 });
 
 test('approval: a call that needs approval waits for the user, who approves it once', async () => {
-  const card = page.locator('[data-server-name="kg"]');
-  await card.locator('summary', { hasText: 'Tools' }).click();
-  const policy = card.getByLabel('Approval policy for schema_version');
-  await policy.selectOption('ASK_USER');
-  await page.getByText('Approval for schema_version: ask every time.').waitFor();
+  // The kg server's read-only tools ship as ALWAYS_ALLOW; ask for this one (the policy API is
+  // the set-up here — the Servers page's policy select is exercised with the tool toggle).
+  const { servers } = await apiCall(switchboard, 'GET', '/api/mcp/servers');
+  const kg = servers.find((server) => server.name === 'kg');
+  await apiCall(switchboard, 'PUT', `/api/mcp/servers/${kg.id}/tools/schema_version/policy`, { policy: 'ASK_USER' });
   await page.click('nav >> text=Chat');
   await page.getByRole('button', { name: '+ New conversation' }).click();
   const turn = await askAndWaitForAnswer("What's the schema version?");
