@@ -5,8 +5,12 @@ use crate::config::Config;
 use anyhow::Context;
 use std::sync::Arc;
 use std::time::Instant;
+use switchboard_approvals::Approvals;
+use switchboard_core::Scope;
 use switchboard_mcp_client::{McpClient, McpRegistry};
-use switchboard_mcp_server::{KnowledgeGraphService, register_kg_upstream};
+use switchboard_mcp_server::{
+    KG_UPSTREAM_NAME, KgTool, KnowledgeGraphService, register_kg_upstream,
+};
 use switchboard_server::AppState;
 use switchboard_server::routes::mcp_servers::McpServersReadiness;
 use switchboard_store::{DEFAULT_WORKSPACE_NAME, Store};
@@ -25,12 +29,14 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .with_context(|| format!("binding {}", config.server.bind))?;
     let address = listener.local_addr().context("reading the bound address")?;
     let shutdown_token = CancellationToken::new();
-    let mcp = mcp_registry(&config, &store)?;
+    let approvals = approvals(&config, &store).await?;
+    let mcp = mcp_registry(&config, &store, &approvals)?;
     mcp.spawn_background_refresh(shutdown_token.clone());
-    let knowledge_graph = knowledge_graph(&config, &store, address).await?;
+    let knowledge_graph = knowledge_graph(&config, &store, &approvals, address).await?;
     let state = AppState::new(store.clone(), config.server.clone())
         .with_shutdown_token(shutdown_token.clone())
         .with_mcp_registry(mcp.clone())
+        .with_approvals(approvals)
         .with_readiness_check(Arc::new(McpServersReadiness::new(mcp.clone())))
         .with_knowledge_graph(knowledge_graph);
     tracing::info!(
@@ -81,6 +87,7 @@ async fn bootstrap(store: &Store) -> anyhow::Result<()> {
 async fn knowledge_graph(
     config: &Config,
     store: &Store,
+    approvals: &Approvals,
     address: std::net::SocketAddr,
 ) -> anyhow::Result<KnowledgeGraphService> {
     let default_workspace = store
@@ -122,14 +129,74 @@ async fn knowledge_graph(
             .context("registering the knowledge-graph endpoint as upstream `kg`")?
         {
             tracing::info!(%url, "registered the knowledge-graph endpoint as upstream `kg`");
+            seed_kg_policies(store, approvals, workspace).await?;
         }
     }
     Ok(service)
 }
 
+/// The built-in knowledge-graph server's read-only tools start as `ALWAYS_ALLOW` (editable like
+/// any policy); its write tools keep the default. Only on first registration, so an edited or
+/// deleted policy stays as the operator left it.
+async fn seed_kg_policies(
+    store: &Store,
+    approvals: &Approvals,
+    workspace: &switchboard_core::WorkspaceId,
+) -> anyhow::Result<()> {
+    let Some(server) = store
+        .find_server_by_name(workspace, KG_UPSTREAM_NAME)
+        .await
+        .context("looking up upstream `kg`")?
+    else {
+        return Ok(());
+    };
+    let read_only: Vec<&str> = KgTool::ALL
+        .into_iter()
+        .filter(|tool| tool.required_scope() != Scope::DataWrite)
+        .map(KgTool::name)
+        .collect();
+    let seeded = approvals
+        .seed_read_only_policies(workspace, &server.id, &read_only)
+        .await
+        .context("seeding the kg server's read-only tool policies")?;
+    tracing::info!(
+        seeded,
+        "read-only knowledge-graph tools set to ALWAYS_ALLOW"
+    );
+    Ok(())
+}
+
+/// Approvals, policies, elicitation and the audit log (`[approval]`). Requests left pending by a
+/// previous process are marked expired so their conversations show what happened. The chat
+/// engine's gate must be `approvals.gate()` (the state's instance).
+async fn approvals(config: &Config, store: &Store) -> anyhow::Result<Approvals> {
+    let approvals =
+        Approvals::new(store.clone(), config.approval.clone()).context("invalid configuration")?;
+    let recovered = approvals
+        .recover_after_restart()
+        .await
+        .context("expiring approval requests left by the previous process")?;
+    if recovered.approvals_expired + recovered.elicitations_expired > 0 {
+        tracing::warn!(
+            approvals = recovered.approvals_expired,
+            elicitations = recovered.elicitations_expired,
+            "requests pending when the previous process stopped were marked expired"
+        );
+    }
+    Ok(approvals)
+}
+
 /// The MCP client side: sessions to upstream servers (`[mcp]`) and the server registry over the
-/// store. Chat and approvals must use this same client (`mcp.client()`).
-fn mcp_registry(config: &Config, store: &Store) -> anyhow::Result<McpRegistry> {
-    let client = McpClient::new(config.mcp.clone()).context("starting the MCP client")?;
+/// store. Chat and approvals must use this same client (`mcp.client()`); upstreams' forms
+/// (`elicitation/create`) go to `approvals`.
+fn mcp_registry(
+    config: &Config,
+    store: &Store,
+    approvals: &Approvals,
+) -> anyhow::Result<McpRegistry> {
+    let client = McpClient::builder(config.mcp.clone())
+        .elicitation(approvals.elicitation_responder())
+        .build()
+        .context("starting the MCP client")?;
     Ok(McpRegistry::new(client, store.clone()))
 }
