@@ -135,15 +135,7 @@ impl McpClient {
         let mut params = CallToolRequestParams::new(tool.name.clone());
         params.arguments = Some(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let result = run_request(
-            &slot,
-            &live,
-            request,
-            &limits,
-            &context.cancellation,
-            context.events.clone(),
-        )
-        .await?;
+        let result = run_request(&slot, &live, request, &limits, context).await?;
         match &result {
             ServerResult::InputRequiredResult(_) => {
                 return Err(UpstreamError::Protocol(
@@ -181,15 +173,7 @@ impl McpClient {
         let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
             ReadResourceRequestParams::new(uri),
         ));
-        let result = run_request(
-            &slot,
-            &live,
-            request,
-            &limits,
-            &context.cancellation,
-            context.events.clone(),
-        )
-        .await?;
+        let result = run_request(&slot, &live, request, &limits, context).await?;
         Ok(decode::<Contents>(&result, limits.max_bytes, "resources/read")?.contents)
     }
 
@@ -211,15 +195,7 @@ impl McpClient {
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = Some(arguments);
         let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
-        let result = run_request(
-            &slot,
-            &live,
-            request,
-            &limits,
-            &context.cancellation,
-            context.events.clone(),
-        )
-        .await?;
+        let result = run_request(&slot, &live, request, &limits, context).await?;
         decode(&result, limits.max_bytes, "prompts/get")
     }
 
@@ -374,9 +350,11 @@ async fn run_request(
     live: &Arc<LiveSession>,
     request: ClientRequest,
     limits: &Limits,
-    cancellation: &CancellationToken,
-    events: Option<mpsc::Sender<CallEvent>>,
+    context: &CallContext,
 ) -> Result<ServerResult, UpstreamError> {
+    let cancellation = &context.cancellation;
+    let events = context.events.clone();
+    let conversation_id = context.caller.conversation_id.clone();
     let _call = live.begin_call();
     let options = PeerRequestOptions::with_timeout(limits.timeout)
         .reset_timeout_on_progress()
@@ -395,7 +373,9 @@ async fn run_request(
     let request_id = handle.id.clone();
     // Always registered, so log routing knows how many calls are in flight.
     let sink = events.unwrap_or_else(|| mpsc::channel(1).0);
-    let registration = live.router.register(&handle.progress_token, sink);
+    let registration =
+        live.router
+            .register(&handle.progress_token, &handle.id, conversation_id, sink);
     // rmcp dispatches notifications on tasks of their own, so the last progress report can
     // still be on its way when the answer is in: keep listening a moment after the call.
     let _linger = LingeringRegistration(Some(registration));

@@ -11,15 +11,19 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     Implementation, LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData};
 use serde_json::Value;
 use std::sync::Arc;
+use switchboard_core::ConversationId;
 
 /// A form the upstream asks the user to fill in (`elicitation/create`), rmcp-free.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ElicitationRequest {
     pub server_name: String,
+    /// The conversation whose call the request belongs to, when it can be told (the call whose
+    /// response stream carried it, or the only conversation with calls running).
+    pub conversation_id: Option<ConversationId>,
     pub message: String,
     /// The JSON Schema (flat object of primitive properties) of the expected answer.
     pub requested_schema: Value,
@@ -103,7 +107,7 @@ impl ClientHandler for SessionHandler {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let Some(responder) = self.elicitation.clone() else {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
@@ -112,8 +116,13 @@ impl ClientHandler for SessionHandler {
         if wire.get("mode").and_then(Value::as_str) == Some("url") {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         }
+        let origin = match context.extensions.get::<InboundStreamOrigin>() {
+            Some(InboundStreamOrigin::OutboundRequest(id)) => Some(id.clone()),
+            _ => None,
+        };
         let elicitation = ElicitationRequest {
             server_name: self.router.server_name().to_owned(),
+            conversation_id: self.router.conversation_for(origin.as_ref()),
             message: wire
                 .get("message")
                 .and_then(Value::as_str)

@@ -7,11 +7,12 @@
 //! another user's call must never see them — and always to the logs. List-changed
 //! notifications go to the capability cache's callback.
 
-use rmcp::model::ProgressToken;
+use rmcp::model::{ProgressToken, RequestId};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
+use switchboard_core::ConversationId;
 use tokio::sync::mpsc;
 
 /// What a caller hears about its call while it runs.
@@ -59,6 +60,8 @@ struct RouterState {
     /// lingers briefly for late progress, but no longer receives log messages).
     sinks: HashMap<String, (mpsc::Sender<CallEvent>, bool)>,
     unclaimed: VecDeque<(String, CallEvent)>,
+    /// The conversation of each running call, by request id (for elicitation routing).
+    calls: HashMap<String, Option<ConversationId>>,
 }
 
 impl std::fmt::Debug for NotificationRouter {
@@ -73,15 +76,17 @@ impl std::fmt::Debug for NotificationRouter {
 pub(crate) struct ProgressRegistration {
     router: Arc<NotificationRouter>,
     key: String,
+    call_key: String,
 }
 
 impl ProgressRegistration {
     /// The call has its answer: keep delivering late progress, stop claiming log messages.
     pub fn finish(&self) {
-        if let Ok(mut state) = self.router.state.lock()
-            && let Some((_, active)) = state.sinks.get_mut(&self.key)
-        {
-            *active = false;
+        if let Ok(mut state) = self.router.state.lock() {
+            state.calls.remove(&self.call_key);
+            if let Some((_, active)) = state.sinks.get_mut(&self.key) {
+                *active = false;
+            }
         }
     }
 }
@@ -90,12 +95,17 @@ impl Drop for ProgressRegistration {
     fn drop(&mut self) {
         if let Ok(mut state) = self.router.state.lock() {
             state.sinks.remove(&self.key);
+            state.calls.remove(&self.call_key);
         }
     }
 }
 
 fn token_key(token: &ProgressToken) -> String {
     serde_json::to_string(token).unwrap_or_default()
+}
+
+fn request_key(id: &RequestId) -> String {
+    serde_json::to_string(id).unwrap_or_default()
 }
 
 impl NotificationRouter {
@@ -115,10 +125,14 @@ impl NotificationRouter {
     pub fn register(
         self: &Arc<Self>,
         token: &ProgressToken,
+        request_id: &RequestId,
+        conversation_id: Option<ConversationId>,
         sink: mpsc::Sender<CallEvent>,
     ) -> ProgressRegistration {
         let key = token_key(token);
+        let call_key = request_key(request_id);
         if let Ok(mut state) = self.state.lock() {
+            state.calls.insert(call_key.clone(), conversation_id);
             let mut kept = VecDeque::new();
             for (unclaimed_key, event) in state.unclaimed.drain(..) {
                 if unclaimed_key == key {
@@ -133,6 +147,7 @@ impl NotificationRouter {
         ProgressRegistration {
             router: self.clone(),
             key,
+            call_key,
         }
     }
 
@@ -163,6 +178,23 @@ impl NotificationRouter {
                 state.unclaimed.push_back((key, event));
             }
         }
+    }
+
+    /// The conversation an upstream request belongs to: the one of the call whose response
+    /// stream carried it (`origin`, known on Streamable HTTP), else the one conversation all
+    /// running calls share; `None` when it cannot be told.
+    pub fn conversation_for(&self, origin: Option<&RequestId>) -> Option<ConversationId> {
+        let state = self.state.lock().ok()?;
+        if let Some(origin) = origin
+            && let Some(conversation) = state.calls.get(&request_key(origin))
+        {
+            return conversation.clone();
+        }
+        let mut conversations = state.calls.values();
+        let first = conversations.next()?.clone()?;
+        conversations
+            .all(|conversation| conversation.as_ref() == Some(&first))
+            .then_some(first)
     }
 
     pub fn log(&self, level: String, logger: Option<String>, data: Value) {
@@ -199,7 +231,7 @@ mod tests {
         let token = ProgressToken(NumberOrString::Number(7));
         router.progress(&token, 1.0, Some(3.0), None);
         let (sink, mut events) = mpsc::channel(8);
-        let registration = router.register(&token, sink);
+        let registration = router.register(&token, &RequestId::Number(1), Some("c1".into()), sink);
         assert_eq!(
             events.try_recv().unwrap(),
             CallEvent::Progress {
@@ -213,7 +245,8 @@ mod tests {
 
         let other = ProgressToken(NumberOrString::Number(8));
         let (other_sink, mut other_events) = mpsc::channel(8);
-        let _other_registration = router.register(&other, other_sink);
+        let _other_registration =
+            router.register(&other, &RequestId::Number(2), Some("c2".into()), other_sink);
         router.log("info".into(), None, Value::from("ambiguous"));
         assert!(events.try_recv().is_err());
         assert!(other_events.try_recv().is_err());

@@ -13,6 +13,7 @@ use switchboard_mcp_client::{ElicitationRequest, ElicitationResponse};
 fn form() -> ElicitationRequest {
     ElicitationRequest {
         server_name: "files".into(),
+        conversation_id: None,
         message: "Which folder?\u{1b}[2J".into(),
         requested_schema: json!({
             "type": "object",

@@ -231,3 +231,64 @@ async fn everything_over_legacy_sse() {
     );
     client.shutdown().await;
 }
+
+/// Records elicitation requests and accepts them with the schema's defaults.
+#[derive(Debug, Default)]
+struct RecordingResponder {
+    seen: std::sync::Mutex<Vec<switchboard_mcp_client::ElicitationRequest>>,
+}
+
+impl switchboard_mcp_client::ElicitationResponder for RecordingResponder {
+    fn respond(
+        &self,
+        request: switchboard_mcp_client::ElicitationRequest,
+    ) -> futures::future::BoxFuture<'static, switchboard_mcp_client::ElicitationResponse> {
+        self.seen.lock().unwrap().push(request.clone());
+        switchboard_mcp_client::AcceptSchemaDefaults.respond(request)
+    }
+}
+
+async fn elicitation_names_the_conversation(server: UpstreamServer) {
+    let responder = std::sync::Arc::new(RecordingResponder::default());
+    let client = McpClient::builder(crate::support::quick_config())
+        .elicitation(responder.clone())
+        .build()
+        .unwrap();
+    let snapshot = client
+        .fetch_capabilities(&server, &caller("alice"))
+        .await
+        .unwrap();
+    let mut call_context = context("alice");
+    call_context.caller.conversation_id = Some("conversation-9".into());
+    let result = client
+        .call_tool(
+            &server,
+            tool(&snapshot, "trigger-elicitation-request"),
+            json!({}),
+            &call_context,
+        )
+        .await
+        .unwrap();
+    assert!(!result.is_error, "{result:?}");
+    let seen = responder.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].server_name, "everything");
+    assert_eq!(
+        seen[0].conversation_id.as_ref().map(|id| id.as_str()),
+        Some("conversation-9")
+    );
+    assert!(seen[0].requested_schema["properties"].is_object());
+    client.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elicitation_requests_name_the_conversation_over_stdio_and_http() {
+    elicitation_names_the_conversation(everything_stdio("everything")).await;
+    let peer = everything_http();
+    let server = remote_server(
+        "everything",
+        TransportKind::StreamableHttp,
+        &format!("http://127.0.0.1:{}/mcp", peer.port),
+    );
+    elicitation_names_the_conversation(server).await;
+}
