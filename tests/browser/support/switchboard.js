@@ -21,8 +21,15 @@ export function switchboardBinary() {
   return binary;
 }
 
-/** Starts Switchboard; resolves to `{origin, token, dataDirectory, logs, stop}`. */
+/**
+ * Starts Switchboard; resolves to `{origin, token, dataDirectory, logs, stop}`. With
+ * SWITCHBOARD_TEST_ORIGIN and SWITCHBOARD_TEST_TOKEN set, uses that running instance instead
+ * (for trying the UI tests against a development server; CI always starts its own).
+ */
 export async function startSwitchboard({ env = {}, timeoutMs = 60000 } = {}) {
+  if (process.env.SWITCHBOARD_TEST_ORIGIN && process.env.SWITCHBOARD_TEST_TOKEN) {
+    return { origin: process.env.SWITCHBOARD_TEST_ORIGIN, token: process.env.SWITCHBOARD_TEST_TOKEN, dataDirectory: null, logs: [], stop: async () => {} };
+  }
   const dataDirectory = mkdtempSync(path.join(os.tmpdir(), 'switchboard-browser-'));
   const token = `sb_test_${randomBytes(18).toString('hex')}`;
   const child = spawn(switchboardBinary(), ['serve', '--bind', '127.0.0.1:0', '--data-dir', dataDirectory], {
