@@ -5,7 +5,7 @@
 import { h, replaceChildren } from '../../lib/dom.js';
 import { api, segment } from '../../lib/api.js';
 import { renderJsonViewer, parseJsonLoosely } from '../../lib/json-view.js';
-import { formatDuration, runningLabel, summariseError, summariseResult } from '../../lib/tool-summary.js';
+import { formatDuration, resultPayload, runningLabel, summariseError, summariseResult } from '../../lib/tool-summary.js';
 import { explainUpstreamError } from '../../lib/upstream-errors.js';
 
 /** Splits an LLM-facing tool name `server__tool` into its parts (best effort). */
@@ -73,7 +73,15 @@ export class ToolCallView {
     if (!this.bodyDirty) return;
     this.bodyDirty = false;
     const parts = [renderJsonViewer(parseJsonLoosely(this.argumentsValue ?? {}), { label: 'Arguments', expandDepth: 2 })];
-    if (this.result !== undefined) parts.push(renderJsonViewer(this.result, { label: 'Result', expandDepth: 2 }));
+    if (this.result !== undefined) {
+      // The readable part first (structured content, or the text parsed as JSON); the MCP
+      // envelope stays one click away.
+      const payload = resultPayload(this.result);
+      parts.push(renderJsonViewer(payload, { label: 'Result', expandDepth: 2 }));
+      if (payload !== this.result) {
+        parts.push(h('details', { class: 'small' }, h('summary', { text: 'Raw MCP result' }), renderJsonViewer(this.result, { label: 'Raw MCP result', expandDepth: 1 })));
+      }
+    }
     if (this.error !== undefined && this.error !== null) parts.push(renderJsonViewer(this.error, { label: 'Error', expandDepth: 2 }));
     if (this.toolCallId && this.conversationId && (this.resultTruncated || this.fromHistory) && /^(completed|error)$/.test(this.status)) {
       parts.push(this.#renderFullResultLoader());
