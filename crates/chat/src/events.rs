@@ -24,6 +24,8 @@ pub enum ChatEvent {
     ApprovalResolved(ApprovalResolvedEvent),
     /// An upstream asks the user to fill in a form during a call.
     ElicitationRequired(ElicitationRequiredEvent),
+    /// The form was answered, or nobody answered in time.
+    ElicitationResolved(ElicitationResolvedEvent),
     Error(ErrorEvent),
     Done(DoneEvent),
 }
@@ -38,6 +40,7 @@ impl ChatEvent {
             ChatEvent::ApprovalRequired(_) => "approval_required",
             ChatEvent::ApprovalResolved(_) => "approval_resolved",
             ChatEvent::ElicitationRequired(_) => "elicitation_required",
+            ChatEvent::ElicitationResolved(_) => "elicitation_resolved",
             ChatEvent::Error(_) => "error",
             ChatEvent::Done(_) => "done",
         }
@@ -157,6 +160,14 @@ pub struct ElicitationRequiredEvent {
     pub message: String,
     pub requested_schema: Value,
     pub expires_at: DateTime<Utc>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ElicitationResolvedEvent {
+    pub elicitation_id: ElicitationId,
+    /// `accept`, `decline`, `cancel` (also when nobody answered in time: `expired` is true).
+    pub action: String,
+    pub expired: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -38,7 +38,8 @@ pub use config::ChatConfig;
 pub use error::{ChatError, ChatResult};
 pub use events::{
     ApprovalRequiredEvent, ApprovalResolvedEvent, ChatEvent, DoneEvent, ElicitationRequiredEvent,
-    ErrorEvent, MetaEvent, OfferedTool, ToolEvent, ToolEventStatus, TurnOutcome, UnavailableServer,
+    ElicitationResolvedEvent, ErrorEvent, MetaEvent, OfferedTool, ToolEvent, ToolEventStatus,
+    TurnOutcome, UnavailableServer,
 };
 pub use gate::{
     ApprovalGate, CallReport, EventSink, GateDecision, GateRequest, GateTarget, InterimPolicyGate,

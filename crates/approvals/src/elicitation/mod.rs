@@ -1,8 +1,9 @@
 //! Elicitation: an upstream asks the user for input during a call (`elicitation/create`).
 //!
 //! [`ElicitationRouter`] is the MCP client's responder. It finds the running call the request
-//! belongs to (see [`crate::waiting::WaitingRoom::route_elicitation`]: never a guess between
-//! two conversations — an ambiguous request is declined), records it, emits
+//! belongs to (the conversation the MCP client names — the call whose response stream carried
+//! the request — else see [`crate::waiting::WaitingRoom::route_elicitation`]: never a guess
+//! between two conversations, an ambiguous request is declined), records it, emits
 //! `elicitation_required` into that call's answer stream, and waits for the owner's answer
 //! ([`Approvals::answer_elicitation`]), the deadline (→ `cancel`) or the end of the call
 //! (→ `cancel`). Answers are checked against the requested schema with its defaults applied
@@ -18,7 +19,7 @@ use crate::waiting::{ActiveCall, RouteRefusal};
 use chrono::Utc;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use switchboard_chat::{ChatEvent, ElicitationRequiredEvent};
+use switchboard_chat::{ChatEvent, ElicitationRequiredEvent, ElicitationResolvedEvent};
 use switchboard_core::{ElicitationId, Principal};
 use switchboard_mcp_client::{ElicitationRequest, ElicitationResponder, ElicitationResponse};
 use switchboard_store::{
@@ -59,7 +60,10 @@ impl ElicitationResponder for ElicitationRouter {
 impl Approvals {
     async fn ask_for_input(&self, request: ElicitationRequest) -> ElicitationResponse {
         let inner = &self.inner;
-        let call = match inner.waiting.route_elicitation(&request.server_name, None) {
+        let call = match inner
+            .waiting
+            .route_elicitation(&request.server_name, request.conversation_id.as_ref())
+        {
             Ok(call) => call,
             Err(refusal) => {
                 let why = match refusal {
@@ -116,6 +120,7 @@ impl Approvals {
             _ = call.cancellation.cancelled() => None,
         };
         inner.waiting.stop_waiting_for_elicitation(&elicitation_id);
+        let answer_missing = answer.is_none();
         let response = match answer {
             Some(answer) => answer,
             None => {
@@ -148,7 +153,14 @@ impl Approvals {
                 ElicitationResponse::Cancel
             }
         };
-        metrics::elicitation_finished(&request.server_name, response_action(&response));
+        let action = response_action(&response);
+        call.events
+            .emit(ChatEvent::ElicitationResolved(ElicitationResolvedEvent {
+                elicitation_id,
+                action: action.to_owned(),
+                expired: answer_missing,
+            }));
+        metrics::elicitation_finished(&request.server_name, action);
         response
     }
 

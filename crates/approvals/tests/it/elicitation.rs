@@ -171,6 +171,39 @@ async fn forms_of_two_conversations_on_one_server_are_declined_not_guessed() {
             .await,
         ElicitationResponse::Decline
     );
+    // When the MCP client knows whose call carried the request, it goes to that conversation.
+    let mut bobs_form = form();
+    bobs_form.conversation_id = Some(world.bobs_conversation.clone());
+    let answering = tokio::spawn({
+        let responder = world.approvals.elicitation_responder();
+        async move { responder.respond(bobs_form).await }
+    });
+    let pending = loop {
+        let pending = world
+            .approvals
+            .pending_elicitations(&world.bob, false)
+            .await
+            .unwrap();
+        if !pending.is_empty() {
+            break pending;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(pending[0].conversation_id, world.bobs_conversation);
+    assert!(
+        world
+            .approvals
+            .pending_elicitations(&world.alice, false)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    world
+        .approvals
+        .answer_elicitation(&world.bob, &pending[0].id, ElicitationAnswer::Decline)
+        .await
+        .unwrap();
+    assert_eq!(answering.await.unwrap(), ElicitationResponse::Decline);
 }
 
 #[tokio::test]

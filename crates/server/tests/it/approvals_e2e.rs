@@ -450,6 +450,9 @@ async fn an_upstream_form_is_answered_over_the_api_with_defaults_applied() {
         .await;
     assert_eq!(status, 200, "{body}");
     let events = stream.until_done().await;
+    let resolved = of_type(&events, "elicitation_resolved");
+    assert_eq!(resolved[0]["action"], "accept");
+    assert_eq!(resolved[0]["expired"], false);
     let completed = tool_events(&events, "completed");
     let result = serde_json::to_string(&completed[0]["result"]).unwrap();
     assert!(result.contains("Ada Lovelace"), "{result}");

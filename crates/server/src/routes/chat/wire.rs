@@ -145,6 +145,11 @@ pub fn event(event: &ChatEvent) -> Value {
             "requested_schema": elicitation.requested_schema,
             "expires_at": elicitation.expires_at,
         }),
+        ChatEvent::ElicitationResolved(resolved) => json!({
+            "elicitation_id": resolved.elicitation_id,
+            "action": resolved.action,
+            "expired": resolved.expired,
+        }),
         ChatEvent::Error(error) => json!({"error": error.message, "code": error.code}),
         ChatEvent::Done(done) => json!({
             "conversationId": done.conversation_id,
