@@ -16,17 +16,26 @@ use switchboard_store::{NewAuditEvent, Store};
 /// An upstream connection event, as reported by the MCP client.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ConnectionEvent {
-    Connected,
-    Disconnected,
-    Error(String),
+    Connected {
+        protocol_version: String,
+    },
+    /// `idle`, `closed`, `dead`, `reconfigured`.
+    Disconnected {
+        reason: String,
+    },
+    /// A session could not be started (`code` is the MCP client's stable error code).
+    Error {
+        code: String,
+        message: String,
+    },
 }
 
 impl ConnectionEvent {
     fn status(&self) -> &'static str {
         match self {
-            ConnectionEvent::Connected => "connect",
-            ConnectionEvent::Disconnected => "disconnect",
-            ConnectionEvent::Error(_) => "error",
+            ConnectionEvent::Connected { .. } => "connect",
+            ConnectionEvent::Disconnected { .. } => "disconnect",
+            ConnectionEvent::Error { .. } => "error",
         }
     }
 }
@@ -106,8 +115,11 @@ impl AuditLog {
         event: &ConnectionEvent,
     ) {
         let details = match event {
-            ConnectionEvent::Error(message) => json!({ "error": message }),
-            _ => json!({}),
+            ConnectionEvent::Connected { protocol_version } => {
+                json!({ "protocol_version": protocol_version })
+            }
+            ConnectionEvent::Disconnected { reason } => json!({ "reason": reason }),
+            ConnectionEvent::Error { code, message } => json!({ "code": code, "error": message }),
         };
         self.record(
             workspace_id,

@@ -5,6 +5,7 @@
 //! that waits for it.
 
 use crate::audit::AuditLog;
+use crate::audit::ConnectionEvent;
 use crate::config::ApprovalConfig;
 use crate::elicitation::ElicitationRouter;
 use crate::error::{ApprovalError, ApprovalResult};
@@ -13,7 +14,9 @@ use crate::waiting::WaitingRoom;
 use std::sync::Arc;
 use switchboard_chat::ApprovalGate;
 use switchboard_core::{Principal, UserId};
-use switchboard_mcp_client::ElicitationResponder;
+use switchboard_mcp_client::{
+    ElicitationResponder, SessionEvent, SessionEventHandler, SessionEventKind,
+};
 use switchboard_store::Store;
 
 #[derive(Clone, Debug)]
@@ -69,6 +72,36 @@ impl Approvals {
     /// upstreams reach the conversation whose call caused them.
     pub fn elicitation_responder(&self) -> Arc<dyn ElicitationResponder> {
         Arc::new(ElicitationRouter::new(self.clone()))
+    }
+
+    /// The handler to give the MCP client (`McpClientBuilder::on_session_event`): sessions
+    /// connecting, failing to start and closing are audited (`server.connect`,
+    /// `server.error`, `server.disconnect`).
+    pub fn session_event_handler(&self) -> SessionEventHandler {
+        let audit = self.inner.audit.clone();
+        SessionEventHandler::new(move |event: SessionEvent| {
+            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+                return;
+            };
+            let audit = audit.clone();
+            runtime.spawn(async move {
+                let connection = match event.kind {
+                    SessionEventKind::Connected { protocol_version } => {
+                        ConnectionEvent::Connected { protocol_version }
+                    }
+                    SessionEventKind::StartFailed { code, message } => ConnectionEvent::Error {
+                        code: code.to_owned(),
+                        message,
+                    },
+                    SessionEventKind::Closed { reason } => ConnectionEvent::Disconnected {
+                        reason: reason.to_owned(),
+                    },
+                };
+                audit
+                    .connection_event(&event.workspace_id, &event.server_name, &connection)
+                    .await;
+            });
+        })
     }
 
     /// Start-up: requests left pending by the previous process are marked expired, so the

@@ -14,6 +14,7 @@ use crate::session::live::LiveSession;
 use crate::session::registry::SessionRegistry;
 use crate::session::slot::SessionSlot;
 use crate::session::{SessionKey, SessionScopeKey, SessionStatus, StartContext, VersionMemory};
+use crate::session_events::SessionEventHandler;
 use crate::transport::build_shared_http_client;
 use crate::url_policy::UrlPolicy;
 use std::collections::HashMap;
@@ -40,6 +41,7 @@ pub(crate) struct ClientInner {
     server_names: Mutex<HashMap<ServerId, String>>,
     list_changed: Mutex<Option<ServerListChangedHandler>>,
     elicitation: Option<Arc<dyn ElicitationResponder>>,
+    session_events: Option<SessionEventHandler>,
     pub shutdown: CancellationToken,
 }
 
@@ -57,6 +59,7 @@ pub struct McpClientBuilder {
     config: McpClientConfig,
     policy: Option<UrlPolicy>,
     elicitation: Option<Arc<dyn ElicitationResponder>>,
+    session_events: Option<SessionEventHandler>,
 }
 
 impl McpClientBuilder {
@@ -69,6 +72,12 @@ impl McpClientBuilder {
     /// Declares the elicitation capability and answers `elicitation/create` with `responder`.
     pub fn elicitation(mut self, responder: Arc<dyn ElicitationResponder>) -> Self {
         self.elicitation = Some(responder);
+        self
+    }
+
+    /// Tells `handler` when a session connects, fails to start or closes (the audit log).
+    pub fn on_session_event(mut self, handler: SessionEventHandler) -> Self {
+        self.session_events = Some(handler);
         self
     }
 
@@ -96,6 +105,7 @@ impl McpClientBuilder {
             server_names: Mutex::new(HashMap::new()),
             list_changed: Mutex::new(None),
             elicitation: self.elicitation,
+            session_events: self.session_events,
             shutdown: CancellationToken::new(),
         });
         tokio::spawn(reap_idle_sessions(Arc::downgrade(&inner)));
@@ -145,6 +155,7 @@ impl McpClient {
             config,
             policy: None,
             elicitation: None,
+            session_events: None,
         }
     }
 
@@ -267,6 +278,7 @@ impl McpClient {
             versions: &self.inner.versions,
             list_changed,
             elicitation: self.inner.elicitation.clone(),
+            session_events: self.inner.session_events.clone(),
             shutdown: self.inner.shutdown.clone(),
         }
     }

@@ -41,6 +41,7 @@ pub mod registry;
 pub mod result;
 pub mod server;
 pub mod session;
+pub mod session_events;
 pub mod transport;
 pub mod url_policy;
 
@@ -67,5 +68,6 @@ pub use server::{
     validate_server_name,
 };
 pub use session::{SessionScopeKey, SessionStatus};
+pub use session_events::{SessionEvent, SessionEventHandler, SessionEventKind};
 pub use url::Url;
 pub use url_policy::{UrlPolicy, UrlPolicyError};

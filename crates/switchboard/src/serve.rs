@@ -196,6 +196,7 @@ fn mcp_registry(
 ) -> anyhow::Result<McpRegistry> {
     let client = McpClient::builder(config.mcp.clone())
         .elicitation(approvals.elicitation_responder())
+        .on_session_event(approvals.session_event_handler())
         .build()
         .context("starting the MCP client")?;
     Ok(McpRegistry::new(client, store.clone()))

@@ -68,7 +68,10 @@ async fn calls_decisions_connections_and_policy_changes_are_audited_without_secr
         .connection_event(
             &world.workspace.id,
             "files",
-            &ConnectionEvent::Error("refused".into()),
+            &ConnectionEvent::Error {
+                code: "connect_failed".into(),
+                message: "refused".into(),
+            },
         )
         .await;
 

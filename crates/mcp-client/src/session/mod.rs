@@ -108,6 +108,8 @@ pub(crate) struct StartContext<'a> {
     pub versions: &'a VersionMemory,
     pub list_changed: Option<ListChangedCallback>,
     pub elicitation: Option<Arc<dyn ElicitationResponder>>,
+    /// Told when the session connects, fails to start or closes.
+    pub session_events: Option<crate::session_events::SessionEventHandler>,
     /// Cancelled at shutdown: a start in progress gives up.
     pub shutdown: tokio_util::sync::CancellationToken,
 }

@@ -9,6 +9,7 @@ use super::{SessionKey, SessionStatus, StartContext};
 use crate::UpstreamError;
 use crate::metrics;
 use crate::notifications::NotificationRouter;
+use crate::session_events::{SessionEventKind, SessionObserver};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use switchboard_core::SessionState;
@@ -27,6 +28,8 @@ struct SlotState {
     /// The configuration that failed: a changed configuration is tried at once.
     error_fingerprint: u64,
     changed_at: chrono::DateTime<chrono::Utc>,
+    /// Told about this session's life (set by the last start).
+    observer: Option<SessionObserver>,
 }
 
 impl SlotState {
@@ -54,6 +57,7 @@ impl SessionSlot {
                 error_at: None,
                 error_fingerprint: 0,
                 changed_at: chrono::Utc::now(),
+                observer: None,
             }),
             start_lock: tokio::sync::Mutex::new(()),
         }
@@ -86,6 +90,7 @@ impl SessionSlot {
             Found::Replace(old, reason) => {
                 tracing::info!(server = %context.server.name, reason, detail = old.failure_detail().unwrap_or_default(), "replacing session");
                 metrics::session_closed(&context.server.name, reason);
+                self.emit(SessionEventKind::Closed { reason });
                 let close_within = context.config.shutdown_timeout();
                 tokio::spawn(async move { old.close(close_within).await });
                 None
@@ -144,8 +149,18 @@ impl SessionSlot {
             }
             return Err(UpstreamError::ShuttingDown);
         }
+        state.observer = context
+            .session_events
+            .clone()
+            .map(|handler| SessionObserver::new(handler, context.server));
+        let observer = state.observer.clone();
         match outcome {
             Ok(live) => {
+                if let Some(observer) = &observer {
+                    observer.emit(SessionEventKind::Connected {
+                        protocol_version: live.description.protocol_version.clone(),
+                    });
+                }
                 let live = Arc::new(live);
                 state.live = Some(live.clone());
                 state.last_error = None;
@@ -154,12 +169,31 @@ impl SessionSlot {
                 Ok(live)
             }
             Err(error) => {
+                if let Some(observer) = &observer {
+                    observer.emit(SessionEventKind::StartFailed {
+                        code: error.code(),
+                        message: error.to_string(),
+                    });
+                }
                 state.last_error = Some(error.clone());
                 state.error_at = Some(Instant::now());
                 state.error_fingerprint = context.server.connection_fingerprint();
                 state.set(SessionState::Error);
                 Err(error)
             }
+        }
+    }
+
+    /// Tells the observer of the last start, if any.
+    fn emit(&self, kind: SessionEventKind) {
+        let observer = self
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .observer
+            .clone();
+        if let Some(observer) = observer {
+            observer.emit(kind);
         }
     }
 
@@ -190,6 +224,9 @@ impl SessionSlot {
         {
             state.live = None;
             state.set(SessionState::Idle);
+            if let Some(observer) = &state.observer {
+                observer.emit(SessionEventKind::Closed { reason: "dead" });
+            }
         }
     }
 
@@ -218,6 +255,7 @@ impl SessionSlot {
             Some(live) => {
                 tracing::info!(server = server_name, "closing idle session");
                 metrics::session_closed(server_name, "idle");
+                self.emit(SessionEventKind::Closed { reason: "idle" });
                 live.close(close_within).await;
                 true
             }
@@ -237,6 +275,7 @@ impl SessionSlot {
         };
         if let Some(live) = live {
             metrics::session_closed(server_name, "closed");
+            self.emit(SessionEventKind::Closed { reason: "closed" });
             live.close(close_within).await;
         }
     }

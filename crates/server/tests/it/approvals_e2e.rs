@@ -593,6 +593,12 @@ async fn the_audit_log_records_every_call_and_decision_without_secrets() {
         )
         .await;
     assert_eq!(second["entries"][0]["id"], calls[2]["id"]);
+    // The session to the upstream was audited when it connected.
+    let connected = server
+        .audit("action=server.connect&server=everything")
+        .await;
+    assert!(!connected.is_empty());
+    assert!(connected[0]["details"]["protocol_version"].is_string());
     // Approvals and the policy changes are there too; only admins read the log.
     assert_eq!(server.audit("action=approval.approved").await.len(), 1);
     assert_eq!(server.audit("action=policy.set").await.len(), 2);

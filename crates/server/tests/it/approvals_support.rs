@@ -97,6 +97,7 @@ impl ApprovalServer {
             ..McpClientConfig::default()
         })
         .elicitation(approvals.elicitation_responder())
+        .on_session_event(approvals.session_event_handler())
         .build()
         .unwrap();
         let chat =
