@@ -13,7 +13,9 @@ use crate::pinning::{definition_diff, pin_hash, unknown_previous_definition_diff
 use crate::service::Approvals;
 use serde_json::{Value, json};
 use std::collections::HashMap;
+use std::sync::Arc;
 use switchboard_core::{ApprovalPolicy, ServerId, ToolDefinition, WorkspaceId};
+use switchboard_mcp_client::{SyncedCapabilities, SyncedHandler};
 use switchboard_store::{NewAuditEvent, ToolRuleScope};
 
 /// An `ALWAYS_ALLOW` rule whose tool changed since it was pinned: its calls are asked again.
@@ -29,6 +31,31 @@ pub struct PinDrift {
 }
 
 impl Approvals {
+    /// The handler to give the MCP registry (`McpRegistry::on_synced`): every successful sync
+    /// re-checks the server's pins (in a task; failures are logged).
+    pub fn synced_handler(&self) -> SyncedHandler {
+        let approvals = self.clone();
+        Arc::new(move |synced: SyncedCapabilities| {
+            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+                return;
+            };
+            let approvals = approvals.clone();
+            runtime.spawn(async move {
+                if let Err(error) = approvals
+                    .observe_server_sync(
+                        &synced.workspace_id,
+                        &synced.server_id,
+                        synced.instructions.as_deref(),
+                        &synced.tools,
+                    )
+                    .await
+                {
+                    tracing::warn!(server_id = %synced.server_id, %error, "could not re-check pins after a sync");
+                }
+            });
+        })
+    }
+
     /// See the module docs. Returns the rules that no longer match.
     pub async fn observe_server_sync(
         &self,

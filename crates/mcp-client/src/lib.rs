@@ -60,7 +60,7 @@ pub use handler::{
 pub use notifications::{CallEvent, ListChangeKind};
 pub use registry::{
     CapabilitiesView, CapabilityState, McpRegistry, ReadinessSummary, RegistryError,
-    ServerOverview, SyncReport, Unusable,
+    ServerOverview, SyncReport, SyncedCapabilities, SyncedHandler, Unusable,
 };
 pub use result::{PromptMessage, PromptResult, ResourceContent, ToolContent, ToolResult};
 pub use server::{

@@ -31,6 +31,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let shutdown_token = CancellationToken::new();
     let approvals = approvals(&config, &store).await?;
     let mcp = mcp_registry(&config, &store, &approvals)?;
+    mcp.on_synced(approvals.synced_handler());
     mcp.spawn_background_refresh(shutdown_token.clone());
     let knowledge_graph = knowledge_graph(&config, &store, &approvals, address).await?;
     let state = AppState::new(store.clone(), config.server.clone())

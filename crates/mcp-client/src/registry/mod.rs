@@ -16,7 +16,7 @@ pub mod upstream;
 pub use error::RegistryError;
 pub use operations::{CapabilitiesView, ReadinessSummary, ServerOverview, Unusable};
 pub use state::CapabilityState;
-pub use sync::SyncReport;
+pub use sync::{SyncReport, SyncedCapabilities, SyncedHandler};
 
 use crate::client::McpClient;
 use crate::server::UpstreamServer;
@@ -42,6 +42,8 @@ pub(crate) struct RegistryInner {
     last_failures: Mutex<HashMap<ServerId, crate::UpstreamError>>,
     /// Which workspace a server belongs to, for notifications that name only the server.
     workspaces: Mutex<HashMap<ServerId, WorkspaceId>>,
+    /// Told after every successful sync (approvals re-check their pins).
+    synced: Mutex<Option<SyncedHandler>>,
     background: CancellationToken,
 }
 
@@ -63,6 +65,7 @@ impl McpRegistry {
             syncing: Mutex::new(HashSet::new()),
             last_failures: Mutex::new(HashMap::new()),
             workspaces: Mutex::new(HashMap::new()),
+            synced: Mutex::new(None),
             background: CancellationToken::new(),
         });
         let weak: Weak<RegistryInner> = Arc::downgrade(&inner);
@@ -78,6 +81,14 @@ impl McpRegistry {
                 });
             }));
         Self { inner }
+    }
+
+    /// Calls `handler` after every successful sync (manual, background, on demand, after a
+    /// list change) with what was stored.
+    pub fn on_synced(&self, handler: SyncedHandler) {
+        if let Ok(mut synced) = self.inner.synced.lock() {
+            *synced = Some(handler);
+        }
     }
 
     pub fn client(&self) -> &McpClient {

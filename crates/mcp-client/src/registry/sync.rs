@@ -14,6 +14,18 @@ use serde::Serialize;
 use switchboard_core::{ServerId, SessionScope, UserId};
 use switchboard_store::{McpObservation, ServerRecord, ServerStatus, ServerSync, SyncStatus};
 
+/// What a successful sync stored, for [`McpRegistry::on_synced`] observers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SyncedCapabilities {
+    pub workspace_id: switchboard_core::WorkspaceId,
+    pub server_id: ServerId,
+    pub instructions: Option<String>,
+    pub tools: Vec<switchboard_core::ToolDefinition>,
+}
+
+/// Told after every successful sync; runs inline, so it must return quickly (spawn any IO).
+pub type SyncedHandler = std::sync::Arc<dyn Fn(SyncedCapabilities) + Send + Sync>;
+
 /// The session user of syncs through a shared session.
 pub const SYNC_USER: &str = "system:capability-sync";
 
@@ -154,6 +166,20 @@ impl McpRegistry {
             tracing::warn!(server = %record.name, %error, "recording a sync failed");
         }
         metrics::cache_refresh(&record.name, "success");
+        let handler = self
+            .inner
+            .synced
+            .lock()
+            .ok()
+            .and_then(|handler| handler.clone());
+        if let Some(handler) = handler {
+            handler(SyncedCapabilities {
+                workspace_id: workspace_id.clone(),
+                server_id: record.id.clone(),
+                instructions: snapshot.server.instructions.clone(),
+                tools: snapshot.tools.clone(),
+            });
+        }
         if let Ok(mut failures) = self.inner.last_failures.lock() {
             failures.remove(&record.id);
         }

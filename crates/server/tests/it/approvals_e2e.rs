@@ -622,3 +622,97 @@ async fn the_audit_log_records_every_call_and_decision_without_secrets() {
 fn urlencode(text: &str) -> String {
     text.replace('+', "%2B").replace(':', "%3A")
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_sync_rechecks_pins_and_a_drifted_tool_is_asked_about_again() {
+    let (fake, server, everything) = start(ApprovalConfig::default()).await;
+    let sync_path = format!("/api/mcp/servers/{everything}/sync");
+    let (status, body) = server
+        .send(&server.admin, Method::POST, &sync_path, None)
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let echo = server
+        .store
+        .get_tool(&server.workspace_id, &everything, "echo")
+        .await
+        .unwrap()
+        .definition();
+    let instructions = server
+        .store
+        .get_server_instructions(&server.workspace_id, &everything)
+        .await
+        .unwrap()
+        .and_then(|observed| observed.instructions);
+    // ALWAYS_ALLOW pinned to what the tool looked like before (a description since edited).
+    let mut earlier = echo.clone();
+    earlier.description = "Echoes".into();
+    let pinned = switchboard_approvals::pinning::pin_hash(&earlier, instructions.as_deref());
+    server
+        .store
+        .save_tool_pin_snapshot(
+            &server.workspace_id,
+            &everything,
+            &pinned,
+            &earlier,
+            instructions.as_deref(),
+        )
+        .await
+        .unwrap();
+    server
+        .store
+        .set_tool_policy(
+            &server.workspace_id,
+            switchboard_store::NewToolPolicy {
+                server_id: everything.clone(),
+                tool_name: "echo".into(),
+                policy: switchboard_core::ApprovalPolicy::AlwaysAllow,
+                pinned_definition_hash: Some(pinned),
+                updated_by: None,
+            },
+        )
+        .await
+        .unwrap();
+
+    let (status, body) = server
+        .send(&server.admin, Method::POST, &sync_path, None)
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let mut changed = Vec::new();
+    for _ in 0..100 {
+        changed = server.audit("action=tool_definition.changed").await;
+        if !changed.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(changed.len(), 1, "the sync reported the drifted pin");
+    assert_eq!(changed[0]["tool_name"], "echo");
+    assert_eq!(
+        changed[0]["details"]["diff"]["changes"][0]["before"],
+        "Echoes"
+    );
+    let (_, view) = server
+        .send(
+            &server.admin,
+            Method::GET,
+            &format!("/api/mcp/servers/{everything}/tools/echo/policy"),
+            None,
+        )
+        .await;
+    assert_eq!(view["pin_matches"], false);
+
+    fake.enqueue(ScriptedReply::tool_calls(&[echo_call("call_1", "drifted")]));
+    fake.enqueue(ScriptedReply::text(&["asked"]));
+    let mut stream = server.ask(&server.alice, "echo drifted").await;
+    let (asked, _) = until_approval(&mut stream).await;
+    assert_eq!(asked["diff"]["changes"][0]["field"], "description");
+    assert_eq!(
+        asked["diff"]["changes"][0]["after"],
+        "Echoes back the input string"
+    );
+    server
+        .decide(&server.alice, &asked["approval_id"], "approve", "once")
+        .await;
+    let events = stream.until_done().await;
+    assert_eq!(tool_events(&events, "completed").len(), 1);
+}

@@ -1,7 +1,8 @@
 //! A real server wired the way the binary wires approvals: one `Approvals` whose gate the chat
 //! engine uses, whose elicitation responder the MCP client uses, and which serves
 //! `/chat/approvals`, `/chat/elicitations`, the policy routes and `/api/audit`. The model is
-//! the scripted fake OpenAI server; the upstream is `server-everything` over stdio. Users: the
+//! the scripted fake OpenAI server; the upstream is `server-everything` over stdio, synced by the
+//! MCP registry (which tells approvals after every sync). Users: the
 //! bootstrap admin, and Alice and Bob with `chat:use` tokens.
 
 use crate::chat_sse::SseReader;
@@ -12,7 +13,7 @@ use switchboard_approvals::{ApprovalConfig, Approvals};
 use switchboard_chat::{ChatConfig, ChatService};
 use switchboard_core::{ScopeSet, ServerId, UserId, WorkspaceId};
 use switchboard_llm::{LlmConfig, ProviderKind};
-use switchboard_mcp_client::{McpClient, McpClientConfig};
+use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
 use switchboard_server::{AppState, app, serve_router};
 use switchboard_store::{DatabaseConfig, NewToken, SecretCipher, Store, UserRole};
 use tokio::net::TcpListener;
@@ -100,6 +101,8 @@ impl ApprovalServer {
         .on_session_event(approvals.session_event_handler())
         .build()
         .unwrap();
+        let registry = McpRegistry::new(mcp.clone(), store.clone());
+        registry.on_synced(approvals.synced_handler());
         let chat =
             ChatService::builder(store.clone(), mcp, ChatConfig::default(), llm(llm_base_url))
                 .approval_gate(approvals.gate())
@@ -110,6 +113,7 @@ impl ApprovalServer {
         let state = AppState::new(store.clone(), server_config.clone())
             .with_shutdown_token(shutdown.clone())
             .with_chat(chat)
+            .with_mcp_registry(registry)
             .with_approvals(approvals.clone());
         let router = app(state);
         let (stop, stopped) = oneshot::channel::<()>();
