@@ -151,7 +151,8 @@ export class ElicitationCard {
     }
   }
 
-  resolve({ action }) {
+  resolve({ action, expired }) {
+    if (expired) action = 'expired';
     if (this.element.dataset.state === 'resolved') return;
     this.element.dataset.state = 'resolved';
     const words = { accept: 'Answer sent', decline: 'Declined', cancel: 'Cancelled', expired: 'No answer in time — cancelled' };
