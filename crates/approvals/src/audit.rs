@@ -11,7 +11,7 @@
 use serde_json::{Value, json};
 use switchboard_chat::{CallReport, GateDecision};
 use switchboard_core::{Principal, WorkspaceId};
-use switchboard_store::{NewAuditEvent, Store};
+use switchboard_store::{NewAuditEvent, ServerRecord, Store};
 
 /// An upstream connection event, as reported by the MCP client.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -154,6 +154,40 @@ impl AuditLog {
                 status: Some("changed".to_owned()),
                 details: change.details,
                 ..NewAuditEvent::default()
+            },
+        )
+        .await;
+    }
+}
+
+impl AuditLog {
+    /// A registered server was created, changed or deleted (`server.created`,
+    /// `server.updated`, `server.deleted`). Only what is safe to show is recorded: no header,
+    /// key or environment values, and no command arguments (they may carry credentials) —
+    /// only their names and count.
+    pub async fn server_change(&self, principal: &Principal, action: &str, record: &ServerRecord) {
+        let details = json!({
+            "server_id": record.id,
+            "transport": record.transport,
+            "url": record.url,
+            "command": record.command,
+            "argument_count": record.args.len(),
+            "session_scope": record.connection.session_scope,
+            "timeout_ms": record.connection.timeout_ms,
+            "is_active": record.is_active,
+            "header_names": record.secrets.header_names,
+            "env_names": record.secrets.env_names,
+            "bearer_key_configured": record.secrets.has_api_key,
+            "version": record.version,
+        });
+        self.configuration_change(
+            principal,
+            ConfigurationChange {
+                action,
+                target: record.id.as_str(),
+                server_name: Some(&record.name),
+                tool_name: None,
+                details,
             },
         )
         .await;

@@ -13,8 +13,9 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use switchboard_approvals::ConfigurationChange;
 use switchboard_chat::{BudInput, BudUpdate};
-use switchboard_core::BudId;
+use switchboard_core::{BudId, Principal};
 use switchboard_store::BudRecord;
 
 pub fn router() -> Router<AppState> {
@@ -70,6 +71,7 @@ async fn create_bud(
             },
         )
         .await?;
+    audit_bud(&state, &principal, "bud.created", &bud).await;
     Ok((StatusCode::CREATED, Json(bud_view(&bud))))
 }
 
@@ -135,7 +137,31 @@ async fn update_bud(
             },
         )
         .await?;
+    audit_bud(&state, &principal, "bud.updated", &bud).await;
     Ok(Json(bud_view(&bud)))
+}
+
+/// Bud changes are configuration changes: audited with what the bud is now.
+async fn audit_bud(state: &AppState, principal: &Principal, action: &str, bud: &BudRecord) {
+    state
+        .approvals
+        .audit()
+        .configuration_change(
+            principal,
+            ConfigurationChange {
+                action,
+                target: bud.id.as_str(),
+                server_name: None,
+                tool_name: None,
+                details: json!({
+                    "name": bud.name,
+                    "provider": bud.provider,
+                    "model": bud.model,
+                    "mcp_config": bud.mcp_config,
+                }),
+            },
+        )
+        .await;
 }
 
 async fn delete_bud(
@@ -143,8 +169,23 @@ async fn delete_bud(
     Scoped(principal, _): Scoped<scopes::ChatUse>,
     Path(bud_id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
+    let bud_id = BudId::from(bud_id);
     chat_service(&state)?
-        .delete_bud(&principal, &BudId::from(bud_id))
+        .delete_bud(&principal, &bud_id)
         .await?;
+    state
+        .approvals
+        .audit()
+        .configuration_change(
+            &principal,
+            ConfigurationChange {
+                action: "bud.deleted",
+                target: bud_id.as_str(),
+                server_name: None,
+                tool_name: None,
+                details: json!({}),
+            },
+        )
+        .await;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -11,6 +11,7 @@ use axum::routing::{delete, get};
 use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use switchboard_approvals::ConfigurationChange;
 use switchboard_core::{ScopeSet, TokenId};
 use switchboard_store::{NewToken, TokenRecord};
 
@@ -88,6 +89,24 @@ async fn create_token(
             },
         )
         .await?;
+    state
+        .approvals
+        .audit()
+        .configuration_change(
+            &principal,
+            ConfigurationChange {
+                action: "token.created",
+                target: issued.record.id.as_str(),
+                server_name: None,
+                tool_name: None,
+                details: serde_json::json!({
+                    "name": issued.record.name,
+                    "scopes": issued.record.scopes,
+                    "expires_at": issued.record.expires_at,
+                }),
+            },
+        )
+        .await;
     let body = serde_json::json!({
         "token": TokenView::from(issued.record),
         "plaintext": issued.plaintext.expose(),
@@ -104,5 +123,19 @@ async fn revoke_token(
         .store
         .revoke_token(&principal.workspace_id, &TokenId::from_string(token_id))
         .await?;
+    state
+        .approvals
+        .audit()
+        .configuration_change(
+            &principal,
+            ConfigurationChange {
+                action: "token.revoked",
+                target: record.id.as_str(),
+                server_name: None,
+                tool_name: None,
+                details: serde_json::json!({"name": record.name}),
+            },
+        )
+        .await;
     Ok(Json(record.into()))
 }

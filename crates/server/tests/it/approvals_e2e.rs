@@ -716,3 +716,138 @@ async fn a_registry_sync_rechecks_pins_and_a_drifted_tool_is_asked_about_again()
     let events = stream.until_done().await;
     assert_eq!(tool_events(&events, "completed").len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configuration_changes_are_audited_without_their_secrets() {
+    let (_fake, server, everything) = start(ApprovalConfig::default()).await;
+    let admin = &server.admin;
+    // A server with credentials: names are recorded, values never.
+    let (status, created) = server
+        .send(
+            admin,
+            Method::POST,
+            "/api/mcp/servers",
+            Some(json!({
+                "name": "remote",
+                "transport": "streamable_http",
+                "url": "http://127.0.0.1:9/mcp",
+                "headers": {"X-Upstream-Auth": SECRET},
+                "api_key": SECRET,
+            })),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let remote = created["id"].as_str().unwrap().to_owned();
+    let (status, body) = server
+        .send(
+            admin,
+            Method::PATCH,
+            &format!("/api/mcp/servers/{remote}"),
+            Some(json!({"is_active": false})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _) = server
+        .send(
+            admin,
+            Method::DELETE,
+            &format!("/api/mcp/servers/{remote}"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 204);
+    // A tool switched off, a token issued and revoked, a bud created and deleted.
+    let (status, body) = server
+        .send(
+            admin,
+            Method::POST,
+            &format!("/api/mcp/servers/{everything}/sync"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = server
+        .send(
+            admin,
+            Method::PATCH,
+            &format!("/api/mcp/servers/{everything}/tools/echo"),
+            Some(json!({"is_enabled": false})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, token) = server
+        .send(
+            admin,
+            Method::POST,
+            "/api/tokens",
+            Some(json!({"name": "ci", "scopes": ["chat:use"]})),
+        )
+        .await;
+    assert_eq!(status, 201, "{token}");
+    let plaintext = token["plaintext"].as_str().unwrap().to_owned();
+    let (status, _) = server
+        .send(
+            admin,
+            Method::DELETE,
+            &format!("/api/tokens/{}", token["token"]["id"].as_str().unwrap()),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (status, bud) = server
+        .send(
+            admin,
+            Method::POST,
+            "/api/buds",
+            Some(json!({"name": "Researcher", "system_prompt": "Be brief."})),
+        )
+        .await;
+    assert_eq!(status, 201, "{bud}");
+    let (status, _) = server
+        .send(
+            admin,
+            Method::DELETE,
+            &format!("/api/buds/{}", bud["id"].as_str().unwrap()),
+            None,
+        )
+        .await;
+    assert_eq!(status, 204);
+
+    let changes: Vec<String> = server
+        .audit("status=changed&limit=100")
+        .await
+        .iter()
+        .rev()
+        .map(|entry| entry["action"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        changes,
+        vec![
+            "server.created",
+            "server.updated",
+            "server.deleted",
+            "tool.disabled",
+            "token.created",
+            "token.revoked",
+            "bud.created",
+            "bud.deleted",
+        ]
+    );
+    let created = &server.audit("action=server.created").await[0];
+    assert_eq!(created["actor"], server.admin.id.as_str());
+    assert_eq!(created["server_name"], "remote");
+    assert_eq!(
+        created["details"]["header_names"],
+        json!(["X-Upstream-Auth"])
+    );
+    assert_eq!(created["details"]["bearer_key_configured"], true);
+    let (_, everything_logged) = server
+        .send(admin, Method::GET, "/api/audit?limit=500", None)
+        .await;
+    let text = everything_logged.to_string();
+    assert!(
+        !text.contains(SECRET),
+        "a server secret reached the audit log"
+    );
+    assert!(!text.contains(&plaintext), "a token reached the audit log");
+}

@@ -12,6 +12,7 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::time::Instant;
+use switchboard_approvals::ConfigurationChange;
 use switchboard_core::ServerId;
 use switchboard_mcp_client::{CallContext, Caller};
 use switchboard_store::NewAuditEvent;
@@ -93,6 +94,25 @@ pub(super) async fn set_tool_enabled(
             body.is_enabled,
         )
         .await?;
+    let target = format!("{}/{}", tool.server_id, tool.name);
+    state
+        .approvals
+        .audit()
+        .configuration_change(
+            &principal,
+            ConfigurationChange {
+                action: if tool.is_enabled {
+                    "tool.enabled"
+                } else {
+                    "tool.disabled"
+                },
+                target: &target,
+                server_name: None,
+                tool_name: Some(&tool.name),
+                details: json!({"server_id": tool.server_id, "is_enabled": tool.is_enabled}),
+            },
+        )
+        .await;
     Ok(Json(tool_view(&tool)))
 }
 

@@ -72,6 +72,11 @@ pub(super) async fn create_server(
         .await
         .map_err(name_conflict)?;
     registry.server_changed(&record).await;
+    state
+        .approvals
+        .audit()
+        .server_change(&principal, "server.created", &record)
+        .await;
     let overview = registry.overview(&record).await?;
     Ok((StatusCode::CREATED, Json(server_view(&record, &overview))))
 }
@@ -115,6 +120,11 @@ pub(super) async fn update_server(
         .await
         .map_err(name_conflict)?;
     registry.server_changed(&updated).await;
+    state
+        .approvals
+        .audit()
+        .server_change(&principal, "server.updated", &updated)
+        .await;
     let overview = registry.overview(&updated).await?;
     Ok(Json(server_view(&updated, &overview)))
 }
@@ -135,6 +145,11 @@ pub(super) async fn delete_server(
         .store
         .delete_server(&principal.workspace_id, &server_id)
         .await?;
+    state
+        .approvals
+        .audit()
+        .server_change(&principal, "server.deleted", &record)
+        .await;
     Ok(StatusCode::NO_CONTENT)
 }
 
