@@ -36,6 +36,7 @@
 
 pub mod asking;
 pub mod audit;
+pub mod bud_policies;
 pub mod config;
 pub mod decisions;
 pub mod elicitation;

@@ -1,4 +1,5 @@
-//! Managing policies: per (server, tool) for the workspace and per bud. Setting a policy pins
+//! Managing policies: per (server, tool) for the workspace (per bud: [`crate::bud_policies`]).
+//! Setting a policy pins
 //! it to the tool's current definition and its server's instructions (when the tool is known;
 //! otherwise it is pinned on first use), and every change is audited with its before and
 //! after. The built-in knowledge-graph server's read-only tools are seeded `ALWAYS_ALLOW`
@@ -12,7 +13,7 @@ use crate::waiting::PinContext;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use switchboard_core::{ApprovalPolicy, BudId, Principal, ServerId, UserId, WorkspaceId};
-use switchboard_store::{NewToolPolicy, NewToolRule, ServerRecord, ToolRuleScope};
+use switchboard_store::{NewToolPolicy, ServerRecord};
 
 use crate::audit::ConfigurationChange;
 
@@ -183,135 +184,6 @@ impl Approvals {
         Ok(self.default_view(server, tool_name, None))
     }
 
-    /// A bud's policies.
-    pub async fn list_bud_policies(
-        &self,
-        workspace_id: &WorkspaceId,
-        bud_id: &BudId,
-    ) -> ApprovalResult<Vec<ToolPolicyView>> {
-        let store = &self.inner.store;
-        store.get_bud(workspace_id, bud_id).await?;
-        let servers = store.list_servers(workspace_id).await?;
-        let rules = store
-            .list_tool_rules(workspace_id, &ToolRuleScope::Bud(bud_id.clone()))
-            .await?;
-        let mut views = Vec::with_capacity(rules.len());
-        for rule in rules {
-            let Some(server) = servers.iter().find(|server| server.id == rule.server_id) else {
-                continue;
-            };
-            let current = self
-                .current_pin(workspace_id, server, &rule.tool_name)
-                .await?;
-            views.push(ToolPolicyView {
-                pin_matches: pin_matches(rule.pin_hash.as_deref(), &current),
-                server_id: rule.server_id,
-                server_name: server.name.clone(),
-                tool_name: rule.tool_name,
-                bud_id: Some(bud_id.clone()),
-                policy: rule.policy,
-                source: PolicySource::Explicit,
-                pinned_hash: rule.pin_hash,
-                updated_by: rule.updated_by,
-                updated_at: Some(rule.updated_at),
-            });
-        }
-        Ok(views)
-    }
-
-    /// Sets a bud's policy for one tool (overrides the workspace policy in the bud's
-    /// conversations), pinned like a workspace policy.
-    pub async fn set_bud_policy(
-        &self,
-        principal: &Principal,
-        bud_id: &BudId,
-        server_id: &ServerId,
-        tool_name: &str,
-        policy: ApprovalPolicy,
-    ) -> ApprovalResult<ToolPolicyView> {
-        let store = &self.inner.store;
-        let workspace_id = &principal.workspace_id;
-        store.get_bud(workspace_id, bud_id).await?;
-        let server = store.get_server(workspace_id, server_id).await?;
-        let scope = ToolRuleScope::Bud(bud_id.clone());
-        let before = store
-            .get_tool_rule(workspace_id, &scope, server_id, tool_name)
-            .await?;
-        let pin = self.current_pin(workspace_id, &server, tool_name).await?;
-        if let Some(pin) = &pin {
-            save_snapshot(&self.inner, workspace_id, pin).await?;
-        }
-        let rule = store
-            .set_tool_rule(
-                workspace_id,
-                &scope,
-                NewToolRule {
-                    server_id: server_id.clone(),
-                    tool_name: tool_name.to_owned(),
-                    policy,
-                    pin_hash: pin.as_ref().map(|pin| pin.pin_hash.clone()),
-                    updated_by: Some(principal.user_id.clone()),
-                },
-            )
-            .await?;
-        self.audit_policy_change(
-            principal,
-            "bud_policy.set",
-            &server,
-            tool_name,
-            json!({
-                "bud_id": bud_id,
-                "before": before.map(|rule| rule.policy),
-                "after": policy,
-                "pinned": pin.is_some(),
-            }),
-        )
-        .await;
-        Ok(ToolPolicyView {
-            pin_matches: pin.as_ref().map(|_| true),
-            server_id: rule.server_id,
-            server_name: server.name,
-            tool_name: rule.tool_name,
-            bud_id: Some(bud_id.clone()),
-            policy: rule.policy,
-            source: PolicySource::Explicit,
-            pinned_hash: rule.pin_hash,
-            updated_by: rule.updated_by,
-            updated_at: Some(rule.updated_at),
-        })
-    }
-
-    /// Removes a bud's policy for one tool (the workspace policy applies again).
-    pub async fn delete_bud_policy(
-        &self,
-        principal: &Principal,
-        bud_id: &BudId,
-        server_id: &ServerId,
-        tool_name: &str,
-    ) -> ApprovalResult<()> {
-        let store = &self.inner.store;
-        let workspace_id = &principal.workspace_id;
-        store.get_bud(workspace_id, bud_id).await?;
-        let server = store.get_server(workspace_id, server_id).await?;
-        store
-            .delete_tool_rule(
-                workspace_id,
-                &ToolRuleScope::Bud(bud_id.clone()),
-                server_id,
-                tool_name,
-            )
-            .await?;
-        self.audit_policy_change(
-            principal,
-            "bud_policy.deleted",
-            &server,
-            tool_name,
-            json!({"bud_id": bud_id}),
-        )
-        .await;
-        Ok(())
-    }
-
     /// First registration of the built-in knowledge-graph server: its read-only tools get
     /// `ALWAYS_ALLOW` (pinned on first use), unless a policy is already set. Returns how many
     /// were seeded.
@@ -367,7 +239,7 @@ impl Approvals {
     }
 
     /// The pin of the tool as last synced (`None` when the tool is not known yet).
-    async fn current_pin(
+    pub(crate) async fn current_pin(
         &self,
         workspace_id: &WorkspaceId,
         server: &ServerRecord,
@@ -412,7 +284,7 @@ impl Approvals {
         }
     }
 
-    async fn audit_policy_change(
+    pub(crate) async fn audit_policy_change(
         &self,
         principal: &Principal,
         action: &str,
@@ -437,7 +309,7 @@ impl Approvals {
     }
 }
 
-fn pin_matches(pinned: Option<&str>, current: &Option<PinContext>) -> Option<bool> {
+pub(crate) fn pin_matches(pinned: Option<&str>, current: &Option<PinContext>) -> Option<bool> {
     match (pinned, current) {
         (Some(pinned), Some(current)) => Some(pinned == current.pin_hash),
         _ => None,

@@ -5,7 +5,7 @@
 //! MCP registry (which tells approvals after every sync). Users: the
 //! bootstrap admin, and Alice and Bob with `chat:use` tokens.
 
-use crate::chat_sse::SseReader;
+use crate::chat_sse::{SseReader, of_type};
 use crate::chat_support::everything_stdio;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -16,6 +16,7 @@ use switchboard_llm::{LlmConfig, ProviderKind};
 use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
 use switchboard_server::{AppState, app, serve_router};
 use switchboard_store::{DatabaseConfig, NewToken, SecretCipher, Store, UserRole};
+use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedToolCall};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -244,4 +245,47 @@ impl Drop for ApprovalServer {
             let _ = stop.send(());
         }
     }
+}
+
+// Helpers of the approval tests.
+
+pub const SECRET: &str = "sk-live-DO-NOT-STORE-123";
+
+pub fn echo_call(id: &str, message: &str) -> ScriptedToolCall {
+    ScriptedToolCall::new(id, "everything__echo", json!({"message": message}))
+}
+
+pub fn tool_events<'a>(events: &'a [Value], status: &str) -> Vec<&'a Value> {
+    of_type(events, "mcp_tool")
+        .into_iter()
+        .filter(|event| event["status"] == status)
+        .collect()
+}
+
+/// The `tool` messages the model was sent on its last request.
+pub fn last_tool_messages(fake: &FakeOpenAi) -> Vec<String> {
+    let requests = fake.requests();
+    let last = requests.last().expect("the model was asked");
+    last.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| message["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+pub async fn start(
+    config: ApprovalConfig,
+) -> (FakeOpenAi, ApprovalServer, switchboard_core::ServerId) {
+    let fake = FakeOpenAi::start().await;
+    let server = ApprovalServer::start(config, &fake.base_url()).await;
+    let everything = server.register_everything().await;
+    (fake, server, everything)
+}
+
+/// Reads until `approval_required` and returns it with everything before it.
+pub async fn until_approval(stream: &mut SseReader) -> (Value, Vec<Value>) {
+    let events = stream.until("approval_required").await;
+    (events.last().unwrap().clone(), events)
 }

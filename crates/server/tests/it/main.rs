@@ -1,7 +1,10 @@
 //! End-to-end tests of the HTTP surface: the real accept loop on 127.0.0.1:0, a real SQLite
 //! store in a temporary directory, and reqwest (or a raw TCP socket) as the client.
 
-mod approvals_e2e;
+mod approvals_audit;
+mod approvals_elicitation;
+mod approvals_flow;
+mod approvals_policies;
 mod approvals_support;
 mod auth;
 mod chat_api;
