@@ -501,3 +501,100 @@ async fn requests_pending_at_a_restart_are_expired_and_still_listed() {
     assert_eq!(history[0].status, ApprovalStatus::Expired);
     assert_eq!(history[0].decided_by.as_deref(), Some("restart"));
 }
+
+#[tokio::test]
+async fn a_bud_policy_overrides_the_workspace_policy_in_its_conversations() {
+    let world = World::new(ApprovalConfig::default()).await;
+    let read = tool("read_file", "Reads");
+    world.sync(std::slice::from_ref(&read), None).await;
+    let bud = world
+        .store
+        .create_bud(
+            &world.workspace.id,
+            switchboard_store::NewBud {
+                name: "Careful".into(),
+                system_prompt: String::new(),
+                provider: None,
+                model: None,
+                mcp_config: json!({}),
+            },
+        )
+        .await
+        .unwrap();
+    let buds_conversation = world
+        .store
+        .create_conversation(
+            &world.workspace.id,
+            switchboard_store::NewConversation {
+                owner_user_id: world.alice.user_id.clone(),
+                bud_id: Some(bud.id.clone()),
+                title: "with a bud".into(),
+                mcp_config_overrides: None,
+            },
+        )
+        .await
+        .unwrap()
+        .id;
+    world
+        .approvals
+        .set_tool_policy(
+            &world.admin,
+            &world.server_id(),
+            "read_file",
+            ApprovalPolicy::AlwaysAllow,
+        )
+        .await
+        .unwrap();
+    let view = world
+        .approvals
+        .set_bud_policy(
+            &world.admin,
+            &bud.id,
+            &world.server_id(),
+            "read_file",
+            ApprovalPolicy::AlwaysDeny,
+        )
+        .await
+        .unwrap();
+    assert_eq!(view.bud_id.as_ref(), Some(&bud.id));
+    assert_eq!(view.pin_matches, Some(true));
+    let gate = world.approvals.gate();
+    let recorder = Recorder::default();
+    let in_bud = world
+        .request(&world.alice, &buds_conversation, &read, json!({}))
+        .await;
+    assert!(matches!(
+        gate.review(&in_bud, &recorder.sink()).await,
+        GateDecision::Deny { ref decided_by, .. } if decided_by == "policy:bud"
+    ));
+    let elsewhere = world
+        .request(&world.alice, &world.alices_conversation, &read, json!({}))
+        .await;
+    assert!(matches!(
+        gate.review(&elsewhere, &recorder.sink()).await,
+        GateDecision::Allow { ref decided_by } if decided_by == "policy:workspace"
+    ));
+    assert_eq!(
+        world
+            .approvals
+            .list_bud_policies(&world.workspace.id, &bud.id)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    // Without the bud's policy the workspace's applies again.
+    world
+        .approvals
+        .delete_bud_policy(&world.admin, &bud.id, &world.server_id(), "read_file")
+        .await
+        .unwrap();
+    let in_bud = world
+        .request(&world.alice, &buds_conversation, &read, json!({}))
+        .await;
+    assert!(matches!(
+        gate.review(&in_bud, &recorder.sink()).await,
+        GateDecision::Allow { .. }
+    ));
+    assert!(recorder.all().is_empty());
+}

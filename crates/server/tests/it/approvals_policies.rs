@@ -256,3 +256,106 @@ async fn a_registry_sync_rechecks_pins_and_a_drifted_tool_is_asked_about_again()
     let events = stream.until_done().await;
     assert_eq!(tool_events(&events, "completed").len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bud_policy_set_over_the_api_decides_in_the_buds_conversations() {
+    let (fake, server, everything) = start(ApprovalConfig::default()).await;
+    let admin = &server.admin;
+    let (status, body) = server
+        .send(
+            admin,
+            Method::POST,
+            &format!("/api/mcp/servers/{everything}/sync"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, bud) = server
+        .send(
+            admin,
+            Method::POST,
+            "/api/buds",
+            Some(json!({"name": "Careful", "system_prompt": "Be careful."})),
+        )
+        .await;
+    assert_eq!(status, 201, "{bud}");
+    let bud_id = bud["id"].as_str().unwrap().to_owned();
+    let path = format!("/api/buds/{bud_id}/policies/{everything}/echo");
+    let (status, view) = server
+        .send(
+            admin,
+            Method::PUT,
+            &path,
+            Some(json!({"policy": "ALWAYS_DENY"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{view}");
+    assert_eq!(view["bud_id"], bud_id.as_str());
+    assert_eq!(view["pinned"], true);
+    let (status, _) = server
+        .send(
+            &server.alice,
+            Method::PUT,
+            &path,
+            Some(json!({"policy": "ALWAYS_ALLOW"})),
+        )
+        .await;
+    assert_eq!(status, 403, "changing a policy needs servers:write");
+    let (_, listed) = server
+        .send(
+            admin,
+            Method::GET,
+            &format!("/api/buds/{bud_id}/policies"),
+            None,
+        )
+        .await;
+    assert_eq!(listed["policies"][0]["policy"], "ALWAYS_DENY");
+
+    // A conversation of the bud: denied without asking.
+    let (status, conversation) = server
+        .send(
+            &server.alice,
+            Method::POST,
+            "/chat/conversations",
+            Some(json!({"bud_id": bud_id})),
+        )
+        .await;
+    assert_eq!(status, 201, "{conversation}");
+    fake.enqueue(ScriptedReply::tool_calls(&[echo_call("call_1", "no")]));
+    fake.enqueue(ScriptedReply::text(&["not allowed here"]));
+    let response = server
+        .client
+        .post(server.url("/chat/stream"))
+        .bearer_auth(&server.alice.token)
+        .json(&json!({"conversationId": conversation["id"], "message": "echo no"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let events = crate::chat_sse::SseReader::new(response).until_done().await;
+    assert!(of_type(&events, "approval_required").is_empty());
+    let error = tool_events(&events, "error")[0];
+    assert!(
+        error["error"].as_str().unwrap().contains("bud policy"),
+        "{error}"
+    );
+
+    let (status, _) = server.send(admin, Method::DELETE, &path, None).await;
+    assert_eq!(status, 204);
+    let (status, _) = server.send(admin, Method::DELETE, &path, None).await;
+    assert_eq!(status, 404);
+    // The counters are exported.
+    let metrics = server
+        .client
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("approval_rule_decisions_total"),
+        "{metrics}"
+    );
+}
