@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use switchboard_core::{ConversationId, Principal};
 use switchboard_llm::{LlmConfig, LlmProvider};
-use switchboard_mcp_client::McpClient;
+use switchboard_mcp_client::{McpClient, McpRegistry};
 use switchboard_store::{ConversationRecord, Store};
 use tokio_util::sync::CancellationToken;
 
@@ -45,11 +45,20 @@ pub struct ChatServiceBuilder {
     llm: LlmConfig,
     gate: Option<Arc<dyn ApprovalGate>>,
     provider: Option<Arc<dyn LlmProvider>>,
+    registry: Option<McpRegistry>,
     own_endpoints: OwnEndpoints,
     shutdown: CancellationToken,
 }
 
 impl ChatServiceBuilder {
+    /// Lists registered servers through the process's MCP registry (stale caches refreshed,
+    /// unusable servers reported with their state, sync hooks applied). Pass the registry
+    /// built on the same client. Without one, the chat reads the store's tool lists itself.
+    pub fn registry(mut self, registry: McpRegistry) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+
     /// Replaces the default [`InterimPolicyGate`] (the approvals module plugs in here).
     pub fn approval_gate(mut self, gate: Arc<dyn ApprovalGate>) -> Self {
         self.gate = Some(gate);
@@ -87,12 +96,15 @@ impl ChatServiceBuilder {
         let gate = self
             .gate
             .unwrap_or_else(|| Arc::new(InterimPolicyGate::new(self.store.clone())));
-        let tools = McpTools::new(
+        let mut tools = McpTools::new(
             self.client,
             self.store.clone(),
             self.own_endpoints,
             self.chat.ephemeral_tool_cache_ttl(),
         );
+        if let Some(registry) = self.registry {
+            tools = tools.with_registry(registry);
+        }
         Ok(ChatService {
             engine: Arc::new(Engine {
                 store: self.store,
@@ -121,6 +133,7 @@ impl ChatService {
             llm,
             gate: None,
             provider: None,
+            registry: None,
             own_endpoints: OwnEndpoints::default(),
             shutdown: CancellationToken::new(),
         }

@@ -1,12 +1,17 @@
 //! [`McpTools`]: the tools one turn offers and how their calls reach `mcp-client`.
 //!
-//! For each resolved server the catalog comes from the store's cached tool list (enabled tools
-//! only, filtered by the conversation's configuration); a server that was never synced is
-//! listed once, on demand, and the result stored. Ephemeral servers are listed live (cached per
-//! URL). A server that cannot be listed is reported in `unavailable` and the turn goes on
-//! without it. Names follow `mcp-client`'s [`ToolCatalog`] (`server__tool`, deterministic
-//! order, reverse routing).
+//! For each resolved server the enabled tools come from `mcp-client`'s [`McpRegistry`]
+//! (`usable_tools`: refreshed when stale; inactive, `needs_auth`, `empty` or failing servers are
+//! reported, never silently empty), filtered by the conversation's configuration. Our own kg
+//! endpoint is the exception: the registry cannot list it (it has no user token), so when the
+//! chat carries the user's token it is listed with that token, once, when it was never synced.
+//! Without a registry (tests of this crate) every server goes that way. Ephemeral servers are
+//! listed live (cached per URL). A server that cannot be listed is reported in `unavailable`
+//! and the turn goes on without it. Names follow `mcp-client`'s [`ToolCatalog`]
+//! (`server__tool`, deterministic order, reverse routing); identical catalogs are shared
+//! between turns ([`super::catalog_cache`]), so many open answers do not each hold a copy.
 
+use super::catalog_cache::{CatalogCache, CatalogFingerprint};
 use super::ephemeral::EphemeralToolCache;
 use super::upstream::{OwnEndpoints, UserCredential, upstream_for_record};
 use crate::events::{OfferedTool, UnavailableServer};
@@ -17,7 +22,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use switchboard_core::{Principal, ServerId, ToolDefinition};
 use switchboard_mcp_client::{
-    CallContext, Caller, CatalogServer, McpClient, ToolCatalog, ToolResult, ToolRoute,
+    CallContext, Caller, CatalogServer, McpClient, McpRegistry, ToolCatalog, ToolResult, ToolRoute,
     UpstreamError, UpstreamServer,
 };
 use switchboard_store::{ServerRecord, ServerSync, Store, SyncStatus};
@@ -27,8 +32,10 @@ use switchboard_store::{ServerRecord, ServerSync, Store, SyncStatus};
 pub struct McpTools {
     client: McpClient,
     store: Store,
+    registry: Option<McpRegistry>,
     own_endpoints: OwnEndpoints,
     ephemeral_cache: Arc<EphemeralToolCache>,
+    catalogs: Arc<CatalogCache>,
 }
 
 /// Where a catalog entry's calls go.
@@ -43,7 +50,8 @@ pub struct CallTarget {
 /// The tools of one turn.
 #[derive(Clone, Debug, Default)]
 pub struct TurnTools {
-    pub catalog: ToolCatalog,
+    /// Shared with other turns that see exactly the same tools.
+    pub catalog: Arc<ToolCatalog>,
     targets: HashMap<ServerId, CallTarget>,
     pub unavailable: Vec<UnavailableServer>,
 }
@@ -79,6 +87,8 @@ impl TurnTools {
 
 struct ServerTools {
     catalog: Option<CatalogServer>,
+    /// (tool name, definition hash) of each offered tool, for sharing catalogs.
+    fingerprint: Vec<(String, String)>,
     target: Option<CallTarget>,
     problem: Option<UnavailableServer>,
 }
@@ -94,8 +104,17 @@ impl McpTools {
             client,
             store,
             own_endpoints,
+            registry: None,
             ephemeral_cache: Arc::new(EphemeralToolCache::new(ephemeral_cache_ttl)),
+            catalogs: Arc::new(CatalogCache::default()),
         }
+    }
+
+    /// Lists registered servers through `registry` (the process's one registry, so its sync
+    /// hooks and state apply).
+    pub fn with_registry(mut self, registry: McpRegistry) -> Self {
+        self.registry = Some(registry);
+        self
     }
 
     pub fn client(&self) -> &McpClient {
@@ -123,16 +142,24 @@ impl McpTools {
         );
         let mut turn = TurnTools::default();
         let mut servers = Vec::new();
+        let mut fingerprint = CatalogFingerprint::default();
         for loaded in registered.into_iter().chain(temporary) {
             if let Some(problem) = loaded.problem {
                 turn.unavailable.push(problem);
             }
             if let (Some(catalog), Some(target)) = (loaded.catalog, loaded.target) {
+                fingerprint.add_server(
+                    &catalog.server_id,
+                    &catalog.server_name,
+                    &loaded.fingerprint,
+                );
                 turn.targets.insert(catalog.server_id.clone(), target);
                 servers.push(catalog);
             }
         }
-        turn.catalog = ToolCatalog::build(&servers, &[]);
+        turn.catalog = self
+            .catalogs
+            .get_or_build(fingerprint, || ToolCatalog::build(&servers, &[]));
         turn
     }
 
@@ -160,6 +187,7 @@ impl McpTools {
         let workspace_id = &principal.workspace_id;
         let unavailable = |code: &str, message: String| ServerTools {
             catalog: None,
+            fingerprint: Vec::new(),
             target: None,
             problem: Some(UnavailableServer {
                 server: record.name.clone(),
@@ -167,6 +195,22 @@ impl McpTools {
                 message,
             }),
         };
+        let own_with_token = credential.is_some()
+            && record
+                .url
+                .as_deref()
+                .and_then(|url| url::Url::parse(url).ok())
+                .is_some_and(|url| self.own_endpoints.contains(&url));
+        if let Some(registry) = self.registry.as_ref().filter(|_| !own_with_token) {
+            let upstream = match registry.upstream(record).await {
+                Ok(upstream) => upstream,
+                Err(error) => return unavailable("invalid_config", error.to_string()),
+            };
+            return match registry.usable_tools(record).await {
+                Ok(tools) => offered_tools(record, resolved, upstream, &tools),
+                Err(unusable) => unavailable(&unusable.code, unusable.message),
+            };
+        }
         let secrets = match self.store.server_secrets(workspace_id, &record.id).await {
             Ok(secrets) => secrets,
             Err(error) => return unavailable("secrets_unreadable", error.to_string()),
@@ -188,27 +232,8 @@ impl McpTools {
         if tools.is_empty() {
             return unavailable("empty", "the server lists no tools".to_owned());
         }
-        let definitions: Vec<ToolDefinition> = tools
-            .iter()
-            .filter(|tool| tool.is_enabled && resolved.allows_tool(&record.id, &tool.name))
-            .map(|tool| tool.definition())
-            .collect();
-        ServerTools {
-            catalog: Some(CatalogServer {
-                server_id: record.id.clone(),
-                server_name: record.name.clone(),
-                tools: definitions,
-            }),
-            target: Some(CallTarget {
-                upstream,
-                gate_target: GateTarget::Registered {
-                    server_id: record.id.clone(),
-                    server_name: record.name.clone(),
-                },
-                registered_server_id: Some(record.id.clone()),
-            }),
-            problem: None,
-        }
+        let tools: Vec<_> = tools.into_iter().filter(|tool| tool.is_enabled).collect();
+        offered_tools(record, resolved, upstream, &tools)
     }
 
     /// Lists a never-synced server now and stores what it offers.
@@ -298,6 +323,7 @@ impl McpTools {
                 Err(error) => {
                     return ServerTools {
                         catalog: None,
+                        fingerprint: Vec::new(),
                         target: None,
                         problem: Some(UnavailableServer {
                             server: server.name.clone(),
@@ -313,12 +339,17 @@ impl McpTools {
             code: "empty".to_owned(),
             message: "the server lists no tools".to_owned(),
         });
+        let fingerprint = tools
+            .iter()
+            .map(|tool| (tool.name.clone(), switchboard_store::definition_hash(tool)))
+            .collect();
         ServerTools {
             catalog: Some(CatalogServer {
                 server_id: server.id.clone(),
                 server_name: server.name.clone(),
                 tools,
             }),
+            fingerprint,
             target: Some(CallTarget {
                 upstream: server.clone(),
                 gate_target: GateTarget::Ephemeral {
@@ -329,5 +360,38 @@ impl McpTools {
             }),
             problem,
         }
+    }
+}
+
+/// The offer of one registered server: its enabled `tools` the conversation allows.
+fn offered_tools(
+    record: &ServerRecord,
+    resolved: &ResolvedMcpConfig,
+    upstream: UpstreamServer,
+    tools: &[switchboard_store::ToolRecord],
+) -> ServerTools {
+    let allowed: Vec<&switchboard_store::ToolRecord> = tools
+        .iter()
+        .filter(|tool| resolved.allows_tool(&record.id, &tool.name))
+        .collect();
+    ServerTools {
+        catalog: Some(CatalogServer {
+            server_id: record.id.clone(),
+            server_name: record.name.clone(),
+            tools: allowed.iter().map(|tool| tool.definition()).collect(),
+        }),
+        fingerprint: allowed
+            .iter()
+            .map(|tool| (tool.name.clone(), tool.definition_hash.clone()))
+            .collect(),
+        target: Some(CallTarget {
+            upstream,
+            gate_target: GateTarget::Registered {
+                server_id: record.id.clone(),
+                server_name: record.name.clone(),
+            },
+            registered_server_id: Some(record.id.clone()),
+        }),
+        problem: None,
     }
 }

@@ -7,6 +7,7 @@
 //! background sync keeps caches fresh otherwise).
 
 mod catalog;
+mod catalog_cache;
 mod ephemeral;
 mod result_text;
 mod upstream;

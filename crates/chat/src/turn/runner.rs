@@ -22,7 +22,7 @@ use switchboard_llm::{LlmRequest, ToolChoice};
 use switchboard_mcp_client::Caller;
 
 /// Runs the turn to its end; never panics on upstream failures.
-pub(crate) async fn run_turn(engine: Arc<Engine>, plan: TurnPlan, handle: Arc<TurnHandle>) {
+pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Arc<TurnHandle>) {
     let caller = Caller {
         user_id: plan.principal.user_id.clone(),
         conversation_id: Some(plan.conversation.id.clone()),
@@ -41,6 +41,9 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, plan: TurnPlan, handle: Arc<Tu
     } else {
         TurnTools::default()
     };
+    // The server records (with their capability caches, possibly large) are not needed once
+    // the catalog is built; an answer may stay open for a long time.
+    plan.resolved.servers = Vec::new();
     let run = TurnRun {
         engine: &engine,
         plan: &plan,

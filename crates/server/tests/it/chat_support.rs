@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use switchboard_chat::{ApprovalGate, ChatConfig, ChatService, OwnEndpoints};
 use switchboard_core::{ConversationId, TransportKind, WorkspaceId};
 use switchboard_llm::{LlmConfig, LlmProvider, ProviderKind};
-use switchboard_mcp_client::{McpClient, McpClientConfig};
+use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
 use switchboard_mcp_server::{KgConfig, KnowledgeGraphService, register_kg_upstream};
 use switchboard_server::{AppState, app, serve_router};
 use switchboard_store::{
@@ -96,8 +96,10 @@ impl ChatServer {
         let address = listener.local_addr().unwrap();
         let shutdown = CancellationToken::new();
         let mcp = McpClient::new(options.mcp).unwrap();
+        let registry = McpRegistry::new(mcp.clone(), store.clone());
         let mut builder =
             ChatService::builder(store.clone(), mcp.clone(), options.chat, options.llm)
+                .registry(registry.clone())
                 .own_endpoints(OwnEndpoints::for_listener(address))
                 .shutdown_token(shutdown.clone());
         if let Some(provider) = options.provider {
@@ -121,6 +123,7 @@ impl ChatServer {
         let state = AppState::new(store.clone(), server_config.clone())
             .with_shutdown_token(shutdown.clone())
             .with_knowledge_graph(kg)
+            .with_mcp_registry(registry)
             .with_chat(chat.clone());
         let router = app(state);
         let (stop, stopped) = oneshot::channel::<()>();

@@ -10,6 +10,7 @@ mod auth;
 mod chat_api;
 mod chat_buds;
 mod chat_limits;
+mod chat_offline_everything;
 mod chat_offline_kg;
 mod chat_openai;
 mod chat_sse;
