@@ -111,8 +111,8 @@ pub(crate) async fn ask_person(
         ApprovalStatus::Expired => (
             ApprovalOutcome::TimedOut,
             Some(format!(
-                "nobody approved the call within {} seconds, so it was not run",
-                timeout.as_secs().max(1)
+                "nobody approved the call within {}, so it was not run",
+                human_duration(timeout)
             )),
         ),
         ApprovalStatus::Cancelled => (
@@ -146,6 +146,15 @@ pub(crate) async fn ask_person(
             reason,
             decided_by: outcome.decided_by,
         },
+    }
+}
+
+/// `60 s`, `500 ms`.
+fn human_duration(duration: Duration) -> String {
+    if duration.as_millis() % 1000 == 0 {
+        format!("{} s", duration.as_secs())
+    } else {
+        format!("{} ms", duration.as_millis())
     }
 }
 
