@@ -151,7 +151,7 @@ pub(crate) async fn ask_person(
 
 /// `60 s`, `500 ms`.
 fn human_duration(duration: Duration) -> String {
-    if duration.as_millis() % 1000 == 0 {
+    if duration.as_millis().is_multiple_of(1000) {
         format!("{} s", duration.as_secs())
     } else {
         format!("{} ms", duration.as_millis())
