@@ -165,9 +165,8 @@ impl Store {
             expires_at: clock::truncate_to_micros(new_request.expires_at),
             responded_at: None,
         };
-        let inserted =
-            on_backend!(self, |pool| {
-                sqlx::query(
+        let inserted = on_backend!(self, |pool| {
+            sqlx::query(
             "INSERT INTO elicitation_requests (id, workspace_id, conversation_id, owner_user_id, \
              tool_call_id, server_name, message, requested_schema, status, created_at, expires_at) \
              SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 \
@@ -187,8 +186,8 @@ impl Store {
         .execute(pool)
         .await
         .map(|result| result.rows_affected())
-            })
-            .map_err(insert_error("elicitation request", "id", "conversation"))?;
+        })
+        .map_err(insert_error("elicitation request", "id", "conversation"))?;
         if inserted == 0 {
             return Err(StoreError::not_found("conversation"));
         }
