@@ -6,6 +6,7 @@ use anyhow::Context;
 use std::sync::Arc;
 use std::time::Instant;
 use switchboard_approvals::Approvals;
+use switchboard_chat::{ChatService, OwnEndpoints};
 use switchboard_core::Scope;
 use switchboard_mcp_client::{McpClient, McpRegistry};
 use switchboard_mcp_server::{
@@ -34,12 +35,14 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     mcp.on_synced(approvals.synced_handler());
     mcp.spawn_background_refresh(shutdown_token.clone());
     let knowledge_graph = knowledge_graph(&config, &store, &approvals, address).await?;
+    let chat = chat_engine(&config, &store, &mcp, &approvals, address, &shutdown_token).await?;
     let state = AppState::new(store.clone(), config.server.clone())
         .with_shutdown_token(shutdown_token.clone())
         .with_mcp_registry(mcp.clone())
         .with_approvals(approvals)
         .with_readiness_check(Arc::new(McpServersReadiness::new(mcp.clone())))
-        .with_knowledge_graph(knowledge_graph);
+        .with_knowledge_graph(knowledge_graph)
+        .with_chat(chat.clone());
     tracing::info!(
         %address,
         backend = %store.backend_kind(),
@@ -49,6 +52,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     println!("Switchboard is ready at http://{address}");
     let result = switchboard_server::run(listener, state, crate::shutdown::signal()).await;
     shutdown_token.cancel();
+    // Answers still running save what they produced before sessions and the store go.
+    chat.shutdown(std::time::Duration::from_secs(5)).await;
     // Every MCP session (and stdio child) is closed before the store goes.
     mcp.shutdown().await;
     store.close().await;
@@ -165,6 +170,54 @@ async fn seed_kg_policies(
         "read-only knowledge-graph tools set to ALWAYS_ALLOW"
     );
     Ok(())
+}
+
+/// The chat engine (`[chat]`, `[llm]`): the process's MCP registry and client, the approvals
+/// gate, and our own `/mcp` as the one endpoint that receives the user's token (the URL the
+/// `kg` upstream is registered with). Tool calls a previous process left `dispatched` become
+/// `unknown` here, before anything can run them again.
+async fn chat_engine(
+    config: &Config,
+    store: &Store,
+    mcp: &McpRegistry,
+    approvals: &Approvals,
+    address: std::net::SocketAddr,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<ChatService> {
+    for warning in config.chat.warnings() {
+        tracing::warn!("{warning}");
+    }
+    let host = if address.ip().is_unspecified() {
+        std::net::IpAddr::from([127, 0, 0, 1])
+    } else {
+        address.ip()
+    };
+    let chat = ChatService::builder(
+        store.clone(),
+        mcp.client().clone(),
+        config.chat.clone(),
+        config.llm.clone(),
+    )
+    .registry(mcp.clone())
+    .approval_gate(approvals.gate())
+    .own_endpoints(OwnEndpoints::for_listener(std::net::SocketAddr::new(
+        host,
+        address.port(),
+    )))
+    .shutdown_token(shutdown.clone())
+    .build()
+    .context("starting the chat engine")?;
+    let recovered = chat
+        .recover_interrupted_calls()
+        .await
+        .context("recovering tool calls interrupted by the previous process")?;
+    if recovered > 0 {
+        tracing::warn!(
+            recovered,
+            "tool calls interrupted by the previous process were marked unknown (dispatched) or failed (never sent); none is run again"
+        );
+    }
+    Ok(chat)
 }
 
 /// Approvals, policies, elicitation and the audit log (`[approval]`). Requests left pending by a

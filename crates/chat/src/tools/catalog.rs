@@ -22,8 +22,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use switchboard_core::{Principal, ServerId, ToolDefinition};
 use switchboard_mcp_client::{
-    CallContext, Caller, CatalogServer, McpClient, McpRegistry, ToolCatalog, ToolResult, ToolRoute,
-    UpstreamError, UpstreamServer,
+    CallContext, Caller, CapabilityState, CatalogServer, McpClient, McpRegistry, ToolCatalog,
+    ToolResult, ToolRoute, UpstreamError, UpstreamServer,
 };
 use switchboard_store::{ServerRecord, ServerSync, Store, SyncStatus};
 
@@ -206,7 +206,23 @@ impl McpTools {
                 Ok(upstream) => upstream,
                 Err(error) => return unavailable("invalid_config", error.to_string()),
             };
-            return match registry.usable_tools(record).await {
+            let mut usable = registry.usable_tools(record).await;
+            if let Err(unusable) = &usable
+                && unusable.state == CapabilityState::Syncing
+            {
+                // A sync is running (the server was just added or changed): wait for it
+                // rather than answering without the server.
+                registry.sync_record(record).await;
+                usable = match self
+                    .store
+                    .get_server(&record.workspace_id, &record.id)
+                    .await
+                {
+                    Ok(fresh) => registry.usable_tools(&fresh).await,
+                    Err(error) => return unavailable("store_error", error.to_string()),
+                };
+            }
+            return match usable {
                 Ok(tools) => offered_tools(record, resolved, upstream, &tools),
                 Err(unusable) => unavailable(&unusable.code, unusable.message),
             };

@@ -1,6 +1,7 @@
 //! Tests of the real `switchboard` binary: started as a child process on 127.0.0.1:0 with a
 //! temporary data dir, driven over HTTP and the CLI, stopped with signals (including SIGKILL).
 
+mod chat;
 mod cli;
 mod durability;
 mod process;
