@@ -104,5 +104,6 @@ export function showToast(message, kind = 'info') {
   }
   const toast = h('div', { class: `toast toast-${kind}`, text: message });
   region.append(toast);
+  while (region.children.length > 3) region.firstElementChild.remove();
   setTimeout(() => toast.remove(), kind === 'error' ? 8000 : 4000);
 }

@@ -6,6 +6,15 @@ import { h, formatDateTime, replaceChildren } from '../lib/dom.js';
 import { api, listItems } from '../lib/api.js';
 import { renderJsonViewer } from '../lib/json-view.js';
 import { formatDuration } from '../lib/tool-summary.js';
+import { getIdentity } from '../lib/session.js';
+
+/** "you" for the signed-in user, else a short id (the full one in the tooltip). */
+function renderPerson(id) {
+  if (!id) return '';
+  if (id === getIdentity()?.user_id) return h('span', { title: id, text: 'you' });
+  const text = String(id);
+  return h('span', { class: 'mono', title: text, text: text.length > 12 ? `${text.slice(0, 8)}…` : text });
+}
 
 const PAGE_SIZE = 50;
 
@@ -101,11 +110,11 @@ function renderTable(rows) {
       return h('tr', {},
         h('td', { text: formatDateTime(row.at ?? row.created_at) }),
         h('td', { class: 'mono', text: row.action ?? '' }),
-        h('td', { class: 'mono', text: row.actor ?? row.user_id ?? '' }),
+        h('td', {}, renderPerson(row.actor ?? row.user_id)),
         h('td', { text: [row.server_name, row.tool_name].filter(Boolean).join(' · ') }),
         h('td', {}, row.status ? h('span', { class: `badge ${statusTone(row.status)}`, text: row.status }) : ''),
         h('td', { text: formatDuration(row.duration_ms) }),
-        h('td', { text: approval ? `${approval}${decidedBy ? ` by ${decidedBy}` : ''}` : '' }),
+        h('td', {}, approval ? [String(approval), decidedBy ? [' by ', renderPerson(decidedBy)] : null] : ''),
         h('td', {}, h('details', {}, h('summary', { text: 'Show' }), renderJsonViewer(details, { label: 'Entry', expandDepth: 1 }))));
     }))));
 }

@@ -134,7 +134,7 @@ export class AssistantTurn {
     this.cards.set(key, card);
     this.activity.append(card.element);
     this.onLayoutChange();
-    card.element.querySelector('button')?.focus({ preventScroll: true });
+    card.buttons.querySelector('button')?.focus({ preventScroll: true });
   }
 
   addElicitationCard(event) {

@@ -197,6 +197,7 @@ class ChatPage {
       }
     }
     this.transcript.append(renderUserMessage(text));
+    if (this.title.textContent === 'New conversation') this.title.textContent = text.length > 80 ? `${text.slice(0, 79)}…` : text;
     const body = { message: text };
     if (this.conversationId) body.conversationId = this.conversationId;
     await this.#runStream(controller, { url: '/chat/stream', body });
