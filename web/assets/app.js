@@ -79,6 +79,7 @@ async function route() {
     return;
   }
   for (const dialog of document.querySelectorAll('dialog[open]')) dialog.close();
+  document.getElementById('toast-region')?.replaceChildren();
   const main = renderShell(routeEntry.name);
   pageCleanup?.();
   pageCleanup = null;
