@@ -9,6 +9,7 @@
 mod catalog;
 mod catalog_cache;
 mod ephemeral;
+mod listing;
 mod result_text;
 mod upstream;
 

@@ -10,6 +10,7 @@
 //! back to the model as error results. Only a store failure (we could not record) ends it.
 
 use super::TurnRun;
+use super::call_outcome::{Settled, failure, parse_arguments, settle};
 use crate::error::{ChatError, ChatResult};
 use crate::events::{ChatEvent, ToolEvent, ToolEventStatus};
 use crate::gate::{CallReport, EventSink, GateDecision, GateRequest};
@@ -19,7 +20,7 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use switchboard_core::{ChatMessage, ChatRole, MessageId, ToolCallRequest, ToolCallState};
-use switchboard_mcp_client::{CallContext, ToolResult, UpstreamError};
+use switchboard_mcp_client::CallContext;
 use switchboard_store::{
     MessageStatus, NewMessage, NewToolCall, StoreError, ToolCallOutcome, ToolCallRecord,
 };
@@ -46,15 +47,6 @@ pub(crate) async fn run_tool_calls(
             .collect::<ChatResult<_>>()?;
     finished.sort_by_key(|(index, _)| *index);
     Ok(finished.into_iter().map(|(_, message)| message).collect())
-}
-
-/// How a call ended, before it is written down.
-struct Settled {
-    state: ToolCallState,
-    result: Option<ToolResult>,
-    /// (code, message) of a failure.
-    error: Option<(String, String)>,
-    duration: Option<Duration>,
 }
 
 async fn run_one_call(
@@ -220,55 +212,6 @@ async fn run_one_call(
     Ok(message)
 }
 
-fn failure(state: ToolCallState, code: &str, message: String) -> Settled {
-    Settled {
-        state,
-        result: None,
-        error: Some((code.to_owned(), message)),
-        duration: None,
-    }
-}
-
-/// Where a dispatched call ends: a definite answer is `completed` (or `failed` when the tool
-/// reported an error); a call that never reached the upstream is `failed`; a call that may
-/// have run but whose answer we do not have (connection lost, timeout, cancellation) is
-/// `unknown`.
-fn settle(outcome: Result<ToolResult, UpstreamError>, duration: Duration) -> Settled {
-    match outcome {
-        Ok(result) if result.is_error => Settled {
-            state: ToolCallState::Failed,
-            error: Some(("tool_error".to_owned(), result.text_for_model())),
-            result: Some(result),
-            duration: Some(duration),
-        },
-        Ok(result) => Settled {
-            state: ToolCallState::Completed,
-            result: Some(result),
-            error: None,
-            duration: Some(duration),
-        },
-        Err(error) => {
-            let state = match error {
-                UpstreamError::ConnectionLost(_)
-                | UpstreamError::Timeout(_)
-                | UpstreamError::Cancelled
-                | UpstreamError::Protocol(_) => ToolCallState::Unknown,
-                _ => ToolCallState::Failed,
-            };
-            let mut message = error.to_string();
-            if state == ToolCallState::Unknown {
-                message.push_str(" (the call may have run upstream; its outcome is unknown and it is not retried)");
-            }
-            Settled {
-                state,
-                result: None,
-                error: Some((error.code().to_owned(), message)),
-                duration: Some(duration),
-            }
-        }
-    }
-}
-
 /// Records the final state, stores the tool message for the model, emits the event.
 async fn finish_call(
     run: &TurnRun<'_>,
@@ -368,71 +311,5 @@ async fn transition(
             Ok(())
         }
         Err(error) => Err(ChatError::from(error)),
-    }
-}
-
-/// The model's arguments text as a JSON object (`""` counts as `{}`).
-fn parse_arguments(text: &str) -> Result<Value, String> {
-    if text.trim().is_empty() {
-        return Ok(Value::Object(Map::new()));
-    }
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(map)) => Ok(Value::Object(map)),
-        Ok(other) => Err(format!(
-            "the arguments must be a JSON object, got {}",
-            json_kind(&other)
-        )),
-        Err(error) => Err(format!("the arguments are not valid JSON: {error}")),
-    }
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arguments_must_be_a_json_object() {
-        assert_eq!(parse_arguments("").unwrap(), json!({}));
-        assert_eq!(parse_arguments("{\"a\":1}").unwrap(), json!({"a": 1}));
-        assert!(parse_arguments("[1]").unwrap_err().contains("an array"));
-        assert!(
-            parse_arguments("{\"a\":")
-                .unwrap_err()
-                .contains("not valid JSON")
-        );
-    }
-
-    #[test]
-    fn lost_answers_are_unknown_and_refusals_are_failed() {
-        let unknown = settle(
-            Err(UpstreamError::ConnectionLost("eof".into())),
-            Duration::ZERO,
-        );
-        assert_eq!(unknown.state, ToolCallState::Unknown);
-        assert!(unknown.error.unwrap().1.contains("not retried"));
-        let timeout = settle(
-            Err(UpstreamError::Timeout(Duration::from_secs(1))),
-            Duration::ZERO,
-        );
-        assert_eq!(timeout.state, ToolCallState::Unknown);
-        let refused = settle(
-            Err(UpstreamError::Connect("refused".into())),
-            Duration::ZERO,
-        );
-        assert_eq!(refused.state, ToolCallState::Failed);
-        let tool_error = settle(Ok(ToolResult::error_text("bad")), Duration::ZERO);
-        assert_eq!(tool_error.state, ToolCallState::Failed);
-        assert_eq!(tool_error.error.unwrap().0, "tool_error");
     }
 }
