@@ -34,6 +34,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let mcp = mcp_registry(&config, &store, &approvals)?;
     mcp.on_synced(approvals.synced_handler());
     mcp.spawn_background_refresh(shutdown_token.clone());
+    // Our own /mcp: the one upstream the registry API reaches with the caller's token.
+    mcp.set_own_listener(address);
     let knowledge_graph = knowledge_graph(&config, &store, &approvals, address).await?;
     let chat = chat_engine(&config, &store, &mcp, &approvals, address, &shutdown_token).await?;
     let state = AppState::new(store.clone(), config.server.clone())

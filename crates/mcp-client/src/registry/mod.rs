@@ -8,6 +8,7 @@
 
 mod error;
 mod operations;
+mod own_endpoint;
 mod refresh;
 pub mod state;
 pub mod sync;
@@ -15,6 +16,7 @@ pub mod upstream;
 
 pub use error::RegistryError;
 pub use operations::{CapabilitiesView, ReadinessSummary, ServerOverview, Unusable};
+pub use own_endpoint::OWN_ENDPOINT_MARKER;
 pub use state::CapabilityState;
 pub use sync::{SyncReport, SyncedCapabilities, SyncedHandler};
 
@@ -40,6 +42,8 @@ pub(crate) struct RegistryInner {
     /// The failure of each server's last sync (cleared by a success), for callers that waited
     /// on a sync someone else started.
     last_failures: Mutex<HashMap<ServerId, crate::UpstreamError>>,
+    /// Where this process serves its own MCP endpoint (see [`own_endpoint`]).
+    own_endpoints: Mutex<Vec<url::Url>>,
     /// Which workspace a server belongs to, for notifications that name only the server.
     workspaces: Mutex<HashMap<ServerId, WorkspaceId>>,
     /// Told after every successful sync (approvals re-check their pins).
@@ -64,6 +68,7 @@ impl McpRegistry {
             sync_locks: Mutex::new(HashMap::new()),
             syncing: Mutex::new(HashSet::new()),
             last_failures: Mutex::new(HashMap::new()),
+            own_endpoints: Mutex::new(Vec::new()),
             workspaces: Mutex::new(HashMap::new()),
             synced: Mutex::new(None),
             background: CancellationToken::new(),
@@ -131,7 +136,7 @@ impl McpRegistry {
     pub async fn server_changed(&self, record: &ServerRecord) {
         self.client().close_server(&record.id).await;
         self.client().reset_errors(&record.id);
-        if record.is_active {
+        if record.is_active && !Self::is_marked_own_endpoint(record) {
             let registry = self.clone();
             let record = record.clone();
             tokio::spawn(async move {

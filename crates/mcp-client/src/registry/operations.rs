@@ -157,7 +157,7 @@ impl McpRegistry {
         let record = self.store().get_server(workspace_id, server_id).await?;
         let error_code = self.error_code(&record).await;
         let mut state = self.state_of(&record, error_code.as_deref());
-        if record.is_active && state.wants_refresh() {
+        if record.is_active && state.wants_refresh() && !Self::is_marked_own_endpoint(&record) {
             crate::metrics::cache_lookup("stale");
             let registry = self.clone();
             let stale_record = record.clone();
@@ -252,13 +252,15 @@ impl McpRegistry {
 
     /// `POST …/test`: a fresh connection, initialize, list tools. The outcome is recorded
     /// (status, observation), and the inner `Err` is the upstream's precise failure.
+    /// `credential` (the caller's token) reaches only our own endpoint.
     pub async fn test(
         &self,
         workspace_id: &WorkspaceId,
         server_id: &ServerId,
+        credential: Option<&str>,
     ) -> Result<Result<ConnectionTestReport, UpstreamError>, RegistryError> {
         let record = self.store().get_server(workspace_id, server_id).await?;
-        let upstream = self.upstream(&record).await?;
+        let upstream = self.upstream_as(&record, credential).await?;
         let outcome = self.client().test_connection(&upstream).await;
         match &outcome {
             Ok(report) => {
@@ -302,6 +304,7 @@ impl McpRegistry {
 
     /// `POST …/tools/{name}/call`: calls a cached tool of an active server (arguments are
     /// validated against its schema first). A tool-level failure is `Ok` with `is_error`.
+    /// `credential` (the caller's token) reaches only our own endpoint.
     pub async fn call_tool(
         &self,
         workspace_id: &WorkspaceId,
@@ -309,6 +312,7 @@ impl McpRegistry {
         tool_name: &str,
         arguments: Value,
         context: &CallContext,
+        credential: Option<&str>,
     ) -> Result<ToolResult, RegistryError> {
         let record = self.store().get_server(workspace_id, server_id).await?;
         if !record.is_active {
@@ -325,7 +329,7 @@ impl McpRegistry {
             }
             Err(error) => return Err(error.into()),
         };
-        let upstream = self.upstream(&record).await?;
+        let upstream = self.upstream_as(&record, credential).await?;
         Ok(self
             .client()
             .call_tool(&upstream, &tool.definition(), arguments, context)
@@ -345,7 +349,7 @@ impl McpRegistry {
                 .list_servers(&workspace.id)
                 .await?
                 .into_iter()
-                .filter(|record| record.is_active)
+                .filter(|record| record.is_active && !Self::is_marked_own_endpoint(record))
                 .collect();
             for overview in self.overviews(&workspace.id, &records).await? {
                 summary.servers += 1;

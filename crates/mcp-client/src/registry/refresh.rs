@@ -52,7 +52,11 @@ impl McpRegistry {
             let Ok(servers) = self.store().list_servers(&workspace.id).await else {
                 continue;
             };
-            for record in servers.into_iter().filter(|record| record.is_active) {
+            // Our own endpoint needs a caller's token, which a background pass does not have.
+            let candidates = servers
+                .into_iter()
+                .filter(|record| record.is_active && !Self::is_marked_own_endpoint(record));
+            for record in candidates {
                 if self.needs_background_refresh(&record).await {
                     due.push(record);
                 }

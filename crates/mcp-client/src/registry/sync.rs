@@ -44,6 +44,15 @@ pub struct SyncReport {
 impl McpRegistry {
     /// Syncs `record` now (or waits for the sync already running and reports its outcome).
     pub async fn sync_record(&self, record: &ServerRecord) -> SyncReport {
+        self.sync_record_as(record, None).await
+    }
+
+    /// [`Self::sync_record`] on behalf of a caller whose token may reach our own endpoint.
+    pub async fn sync_record_as(
+        &self,
+        record: &ServerRecord,
+        credential: Option<&str>,
+    ) -> SyncReport {
         let lock = self.sync_lock(&record.id);
         let already_running = lock.try_lock().is_err();
         let _guard = lock.lock().await;
@@ -51,7 +60,7 @@ impl McpRegistry {
             return self.report_current(record).await;
         }
         self.mark_syncing(&record.id, true);
-        let report = self.sync_unlocked(record).await;
+        let report = self.sync_unlocked(record, credential).await;
         self.mark_syncing(&record.id, false);
         report
     }
@@ -84,8 +93,8 @@ impl McpRegistry {
         }
     }
 
-    async fn sync_unlocked(&self, record: &ServerRecord) -> SyncReport {
-        let upstream = match self.upstream(record).await {
+    async fn sync_unlocked(&self, record: &ServerRecord, credential: Option<&str>) -> SyncReport {
+        let upstream = match self.upstream_as(record, credential).await {
             Ok(upstream) => upstream,
             Err(error) => {
                 let error = match error {

@@ -147,12 +147,13 @@ async fn sync_persists_capabilities_and_states_follow_the_cache() {
             "get-sum",
             json!({"a": 1, "b": 2}),
             &context,
+            None,
         )
         .await
         .unwrap();
     assert!(sum.text_for_model().contains('3'));
     let unknown = registry
-        .call_tool(&workspace, &record.id, "nope", json!({}), &context)
+        .call_tool(&workspace, &record.id, "nope", json!({}), &context, None)
         .await
         .unwrap_err();
     assert!(
@@ -305,7 +306,104 @@ async fn refused_credentials_and_empty_servers_are_shown_as_such() {
     let view = registry.capabilities(&workspace, &locked.id).await.unwrap();
     assert_eq!(view.state, CapabilityState::NeedsAuth);
     assert_eq!(view.error_code.as_deref(), Some("needs_auth"));
-    let outcome = registry.test(&workspace, &locked.id).await.unwrap();
+    let outcome = registry.test(&workspace, &locked.id, None).await.unwrap();
     assert_eq!(outcome.unwrap_err().code(), "needs_auth");
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_our_own_endpoint_receives_the_callers_token() {
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir().unwrap();
+    let (store, workspace) = store(&dir).await;
+    let registry = registry_with(&store, quick_config());
+    // An upstream that records the Authorization header it gets and refuses everything.
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let recorded = seen.clone();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let router = axum::Router::new().fallback(move |headers: axum::http::HeaderMap| {
+        let recorded = recorded.clone();
+        async move {
+            let value = headers
+                .get("authorization")
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or("none");
+            recorded.lock().unwrap().push(value.to_owned());
+            (
+                axum::http::StatusCode::UNAUTHORIZED,
+                [("www-authenticate", "Bearer")],
+                "no",
+            )
+        }
+    });
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let register = |name: &str, path: &str, marked: bool| {
+        let mut connection = ServerConnectionConfig::default();
+        if marked {
+            connection.extra.insert(
+                switchboard_mcp_client::registry::OWN_ENDPOINT_MARKER.into(),
+                json!(true),
+            );
+        }
+        NewServer {
+            name: name.into(),
+            transport: TransportKind::StreamableHttp,
+            url: Some(format!("http://127.0.0.1:{port}{path}")),
+            command: None,
+            args: vec![],
+            connection,
+            secrets: ServerSecrets::default(),
+            is_active: true,
+        }
+    };
+    registry.set_own_listener(format!("127.0.0.1:{port}").parse().unwrap());
+    let ours = store
+        .create_server(&workspace, register("kg", "/mcp", true))
+        .await
+        .unwrap();
+    let repointed = store
+        .create_server(&workspace, register("moved", "/elsewhere", true))
+        .await
+        .unwrap();
+    let unmarked = store
+        .create_server(&workspace, register("plain", "/mcp", false))
+        .await
+        .unwrap();
+
+    for server in [&repointed, &unmarked] {
+        seen.lock().unwrap().clear();
+        registry
+            .test(&workspace, &server.id, Some("sb_user_token"))
+            .await
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            seen.lock().unwrap().iter().all(|header| header == "none"),
+            "{}: {:?}",
+            server.name,
+            seen.lock().unwrap()
+        );
+    }
+    seen.lock().unwrap().clear();
+    registry
+        .test(&workspace, &ours.id, Some("sb_user_token"))
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .all(|header| header == "Bearer sb_user_token"),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+    assert!(!seen.lock().unwrap().is_empty());
+
+    // The background pass leaves servers marked as our own endpoint alone (it has no token to
+    // give them); readiness ignores them.
+    assert_eq!(registry.refresh_stale().await, 1);
+    assert_eq!(registry.readiness().await.unwrap().servers, 1);
     registry.shutdown().await;
 }

@@ -8,7 +8,7 @@ use crate::auth::{Scoped, scopes};
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode, header};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::time::Instant;
@@ -21,10 +21,15 @@ pub(super) async fn test_server(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ServersWrite>,
     Path(id): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Json<Value>, Failure> {
     let registry = registry(&state)?;
     let outcome = registry
-        .test(&principal.workspace_id, &ServerId::from(id))
+        .test(
+            &principal.workspace_id,
+            &ServerId::from(id),
+            bearer(&headers),
+        )
         .await?;
     Ok(Json(match outcome {
         Ok(report) => test_view(&report),
@@ -41,6 +46,7 @@ pub(super) async fn sync_server(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ServersWrite>,
     Path(id): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Json<Value>, Failure> {
     let registry = registry(&state)?;
     let server_id = ServerId::from(id);
@@ -49,7 +55,7 @@ pub(super) async fn sync_server(
         .get_server(&principal.workspace_id, &server_id)
         .await?;
     registry.client().reset_errors(&server_id);
-    let report = registry.sync_record(&record).await;
+    let report = registry.sync_record_as(&record, bearer(&headers)).await;
     if let Some(error) = report.error {
         return Err(error.into());
     }
@@ -129,6 +135,7 @@ pub(super) async fn call_tool(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ServersWrite>,
     Path((id, name)): Path<(String, String)>,
+    headers: HeaderMap,
     Json(body): Json<CallBody>,
 ) -> Result<(StatusCode, Json<Value>), Failure> {
     let registry = registry(&state)?;
@@ -149,6 +156,7 @@ pub(super) async fn call_tool(
             &name,
             body.arguments,
             &context,
+            bearer(&headers),
         )
         .await;
     let status = match &outcome {
@@ -183,4 +191,15 @@ pub(super) async fn call_tool(
         )),
         Err(error) => Err(error.into()),
     }
+}
+
+/// The caller's own bearer token: forwarded only to our own knowledge-graph endpoint (the
+/// registry checks that), so its tools apply the caller's scopes.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|token| !token.is_empty())
 }

@@ -1,0 +1,115 @@
+//! Our own knowledge-graph endpoint, registered as an upstream like any other (marked by the
+//! mcp-server crate with `switchboard_own_kg_endpoint` in its connection config). It applies the
+//! *caller's* scopes, so it is only ever reached with the caller's token: the registry does not
+//! sync it in the background (it has no token), leaves it out of readiness, and forwards a
+//! caller's token to it — only when the server is marked **and** its URL is one this process
+//! serves (set by the binary), so a re-pointed registration never receives a user's token.
+
+use super::McpRegistry;
+use crate::server::{UpstreamEndpoint, UpstreamServer};
+use switchboard_core::SessionScope;
+use switchboard_store::ServerRecord;
+use url::Url;
+
+/// The connection-config key the mcp-server crate sets on its own registration.
+pub const OWN_ENDPOINT_MARKER: &str = "switchboard_own_kg_endpoint";
+
+impl McpRegistry {
+    /// The URLs at which this process serves its own MCP endpoint.
+    pub fn set_own_endpoints(&self, urls: Vec<Url>) {
+        if let Ok(mut own) = self.inner.own_endpoints.lock() {
+            *own = urls;
+        }
+    }
+
+    /// `http://<address>/mcp` and `/mcp/rpc` for the listener address (loopback when bound to
+    /// every interface), as the binary registers its own endpoint.
+    pub fn set_own_listener(&self, address: std::net::SocketAddr) {
+        let host = if address.ip().is_unspecified() {
+            std::net::IpAddr::from([127, 0, 0, 1])
+        } else {
+            address.ip()
+        };
+        let base = std::net::SocketAddr::new(host, address.port());
+        let urls = ["/mcp", "/mcp/rpc"]
+            .iter()
+            .filter_map(|path| Url::parse(&format!("http://{base}{path}")).ok())
+            .collect();
+        self.set_own_endpoints(urls);
+    }
+
+    /// Marked as our own endpoint (whether or not its URL still is).
+    pub fn is_marked_own_endpoint(record: &ServerRecord) -> bool {
+        record
+            .connection
+            .extra
+            .get(OWN_ENDPOINT_MARKER)
+            .and_then(|value| value.as_bool())
+            == Some(true)
+    }
+
+    fn points_at_own_endpoint(&self, record: &ServerRecord) -> bool {
+        let Some(url) = record.url.as_deref().and_then(|text| Url::parse(text).ok()) else {
+            return false;
+        };
+        let own = self
+            .inner
+            .own_endpoints
+            .lock()
+            .map(|own| own.clone())
+            .unwrap_or_default();
+        own.iter().any(|candidate| same_endpoint(candidate, &url))
+    }
+
+    /// The upstream for `record`, carrying `credential` when (and only when) the record is our
+    /// own endpoint at one of our own URLs; such sessions are per user.
+    pub async fn upstream_as(
+        &self,
+        record: &ServerRecord,
+        credential: Option<&str>,
+    ) -> Result<UpstreamServer, super::RegistryError> {
+        let mut upstream = self.upstream(record).await?;
+        if let Some(credential) = credential
+            && Self::is_marked_own_endpoint(record)
+            && self.points_at_own_endpoint(record)
+            && let UpstreamEndpoint::Remote(remote) = &mut upstream.endpoint
+        {
+            remote
+                .headers
+                .retain(|name, _| !name.eq_ignore_ascii_case("authorization"));
+            remote.api_key = Some(credential.to_owned());
+            upstream.session_scope = SessionScope::PerUser;
+        }
+        Ok(upstream)
+    }
+}
+
+fn same_endpoint(left: &Url, right: &Url) -> bool {
+    left.scheme() == right.scheme()
+        && left.host_str().map(str::to_ascii_lowercase)
+            == right.host_str().map(str::to_ascii_lowercase)
+        && left.port_or_known_default() == right.port_or_known_default()
+        && left.path().trim_end_matches('/') == right.path().trim_end_matches('/')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_match_on_scheme_host_port_and_path() {
+        let own = Url::parse("http://127.0.0.1:8080/mcp").unwrap();
+        assert!(same_endpoint(
+            &own,
+            &Url::parse("http://127.0.0.1:8080/mcp/").unwrap()
+        ));
+        for other in [
+            "http://127.0.0.1:8081/mcp",
+            "https://127.0.0.1:8080/mcp",
+            "http://127.0.0.1:8080/other",
+            "http://evil.example/mcp",
+        ] {
+            assert!(!same_endpoint(&own, &Url::parse(other).unwrap()), "{other}");
+        }
+    }
+}
