@@ -9,12 +9,22 @@
 //! - [`McpClient`] — sessions and requests for an [`UpstreamServer`] description: lazily
 //!   started, single-flight sessions per (server, [`SessionScopeKey`]); `call_tool`,
 //!   `read_resource`, `get_prompt`, `fetch_capabilities`, `test_connection`; `shutdown`.
+//! - [`McpRegistry`] — registered servers (store records) on top of the client: record →
+//!   upstream (`upstream`, `upstream_as` for our own endpoint with the caller's token),
+//!   capability sync persisted in the store (`sync_record`), states ([`CapabilityState`]:
+//!   synced / stale / empty / needs_auth / error…), on-demand and background refresh, resync on
+//!   `list_changed`, `usable_tools` (what may be offered to an LLM, or why not), `test`,
+//!   `call_tool`, `overview(s)`, `readiness`, `server_changed` / `server_removed`, `shutdown`.
 //! - [`ToolCatalog`] — turns the enabled tools of a set of servers (plus built-in tools) into
 //!   OpenAI-format [`switchboard_core::ToolSpec`]s named `server__tool`, and routes a name back
 //!   to ([`ToolRoute`]) the server and the upstream's own tool name.
 //!
 //! # For the chat engine
 //! ```text
+//! // per resolved server record: Ok(enabled tools, cache refreshed if stale) or Err(Unusable
+//! // { state, code: "needs_auth" | "empty" | "inactive" | <error code>, message })
+//! let tools = registry.usable_tools(&record).await;
+//! let upstream = registry.upstream_as(&record, user_token_for_own_endpoint).await?;
 //! let catalog = ToolCatalog::build(&servers_with_enabled_tools, &builtin_specs);
 //! // offer catalog.specs to the LLM; when it calls `name` with `arguments`:
 //! let route = catalog.route(&name).ok_or(...)?;          // None: built-in or unknown
