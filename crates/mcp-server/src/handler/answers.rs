@@ -1,128 +1,19 @@
-//! [`KgServer`]: the rmcp `ServerHandler` of the knowledge-graph endpoint. It finds the caller
-//! (put into the HTTP request by the guard), checks the scope and rate limit, picks the caller's
-//! workspace graph, and hands over to the tools, resources and prompts modules.
-//!
-//! One instance per MCP session (or per stateless request); all share [`KgServerState`].
+//! The answers of [`KgServer`] to each request, as ordinary async methods. The
+//! `ServerHandler` methods box these futures: rmcp inlines every handler method's future into
+//! the task it spawns per request, so large unboxed futures would be copied on every request.
 
-use crate::auth::Caller;
+use super::KgServer;
 use crate::errors;
-use crate::graphs::{KnowledgeGraphs, WorkspaceGraph};
 use crate::prompts::{self, KgPrompt};
-use crate::rate_limit::RateLimiter;
 use crate::resources::{self, KgResource};
-use crate::subscriptions::Subscriptions;
-use crate::tools::{self, KgTool, ToolCatalog};
-use axum::http::request::Parts;
+use crate::tools::{self, KgTool};
+use rmcp::ErrorData;
 use rmcp::model::*;
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
-use rmcp::{ErrorData, ServerHandler};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use switchboard_core::Scope;
 
-/// What every session of the endpoint shares.
-#[derive(Debug)]
-pub struct KgServerState {
-    pub graphs: KnowledgeGraphs,
-    pub limiter: RateLimiter,
-    pub catalog: ToolCatalog,
-    pub subscriptions: Arc<Subscriptions>,
-    next_session: AtomicU64,
-}
-
-impl KgServerState {
-    pub fn new(graphs: KnowledgeGraphs, limiter: RateLimiter) -> Self {
-        Self {
-            graphs,
-            limiter,
-            catalog: ToolCatalog::default(),
-            subscriptions: Arc::default(),
-            next_session: AtomicU64::new(1),
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct KgServer {
-    state: Arc<KgServerState>,
-    /// Identifies this instance's resource subscriptions.
-    session: u64,
-}
-
-const INSTRUCTIONS: &str = "Switchboard's knowledge graph. Schema tools (schema_version, schema_changelog, type_info, relationship_info, search_types) need schema:read; data tools (find_objects, get_object, traverse, find_path, count_objects) need data:read; create_object and create_relationship need data:write. Object ids look like doc-product-roadmap; start with type_info or find_objects to discover them.";
-
 impl KgServer {
-    pub fn new(state: Arc<KgServerState>) -> Self {
-        let session = state.next_session.fetch_add(1, Ordering::Relaxed);
-        Self { state, session }
-    }
-
-    /// The caller the HTTP guard attached to this request.
-    fn caller(context: &RequestContext<RoleServer>) -> Result<Arc<Caller>, ErrorData> {
-        context
-            .extensions
-            .get::<Parts>()
-            .and_then(|parts| parts.extensions.get::<Arc<Caller>>())
-            .cloned()
-            .ok_or_else(|| {
-                ErrorData::internal_error(
-                    "request reached the knowledge-graph server unauthenticated",
-                    None,
-                )
-            })
-    }
-
-    /// Caller, scope check, rate limit and workspace graph: the common start of a request.
-    async fn admit(
-        &self,
-        context: &RequestContext<RoleServer>,
-        scope: Scope,
-        rate_limited: bool,
-    ) -> Result<(Arc<Caller>, Arc<WorkspaceGraph>), ErrorData> {
-        let caller = Self::caller(context)?;
-        if !caller.principal.allows(scope) {
-            return Err(errors::missing_scope(scope, &caller));
-        }
-        if rate_limited {
-            self.state
-                .limiter
-                .check(caller.key)
-                .map_err(errors::rate_limited)?;
-        }
-        let graph = self
-            .state
-            .graphs
-            .workspace(&caller.principal.workspace_id)
-            .await
-            .map_err(|error| errors::from_graph(&error))?;
-        Ok((caller, graph))
-    }
-}
-
-impl ServerHandler for KgServer {
-    #[allow(deprecated)]
-    fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
-            .enable_logging()
-            .enable_completions()
-            .enable_prompts()
-            .enable_resources()
-            .enable_resources_subscribe()
-            .enable_tools()
-            .build();
-        ServerConfig::new(capabilities)
-            .with_server_info(
-                Implementation::new("switchboard-kg", env!("CARGO_PKG_VERSION"))
-                    .with_title("Switchboard knowledge graph"),
-            )
-            .with_instructions(INSTRUCTIONS)
-    }
-
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.state.catalog.get(name).cloned()
-    }
-
-    async fn list_tools(
+    pub(super) async fn answer_list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
@@ -132,7 +23,7 @@ impl ServerHandler for KgServer {
         ))
     }
 
-    async fn call_tool(
+    pub(super) async fn answer_call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -146,7 +37,7 @@ impl ServerHandler for KgServer {
             .map(CallToolResponse::from)
     }
 
-    async fn list_resources(
+    pub(super) async fn answer_list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
@@ -155,7 +46,7 @@ impl ServerHandler for KgServer {
         Ok(ListResourcesResult::with_all_items(resources::list(&graph)))
     }
 
-    async fn list_resource_templates(
+    pub(super) async fn answer_list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
@@ -165,7 +56,7 @@ impl ServerHandler for KgServer {
         ))
     }
 
-    async fn read_resource(
+    pub(super) async fn answer_read_resource(
         &self,
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
@@ -179,14 +70,10 @@ impl ServerHandler for KgServer {
         resources::read(&graph, &request.uri, &resource).map(ReadResourceResponse::from)
     }
 
-    fn accepted_subscription_filter(
+    pub(super) async fn answer_listen(
         &self,
-        requested: &SubscriptionFilter,
-    ) -> Option<SubscriptionFilter> {
-        crate::listen::accepted_filter(requested)
-    }
-
-    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        context: SubscriptionContext,
+    ) -> Result<(), ErrorData> {
         let caller = Self::caller(context.request_context())?;
         if !caller.principal.allows(Scope::SchemaRead) {
             return Err(errors::missing_scope(Scope::SchemaRead, &caller));
@@ -196,7 +83,7 @@ impl ServerHandler for KgServer {
     }
 
     #[allow(deprecated)]
-    async fn subscribe(
+    pub(super) async fn answer_subscribe(
         &self,
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
@@ -212,7 +99,7 @@ impl ServerHandler for KgServer {
     }
 
     #[allow(deprecated)]
-    async fn unsubscribe(
+    pub(super) async fn answer_unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
@@ -226,7 +113,7 @@ impl ServerHandler for KgServer {
         Ok(())
     }
 
-    async fn list_prompts(
+    pub(super) async fn answer_list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
@@ -234,7 +121,7 @@ impl ServerHandler for KgServer {
         Ok(ListPromptsResult::with_all_items(prompts::list()))
     }
 
-    async fn get_prompt(
+    pub(super) async fn answer_get_prompt(
         &self,
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
@@ -254,7 +141,7 @@ impl ServerHandler for KgServer {
         prompts::get(&graph, prompt, &request.arguments).map(GetPromptResponse::from)
     }
 
-    async fn complete(
+    pub(super) async fn answer_complete(
         &self,
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
@@ -290,7 +177,7 @@ impl ServerHandler for KgServer {
     }
 
     #[allow(deprecated)]
-    async fn set_level(
+    pub(super) async fn answer_set_level(
         &self,
         _request: SetLevelRequestParams,
         context: RequestContext<RoleServer>,
