@@ -123,12 +123,14 @@ async fn start(provider: Arc<dyn LlmProvider>) -> Running {
     .shutdown_token(shutdown.clone())
     .build()
     .unwrap();
-    let kg = KnowledgeGraphService::for_store(
-        store.clone(),
-        KgConfig::default(),
-        Some(workspace.clone()),
-    )
-    .unwrap();
+    // The per-token rate limit protects the endpoint from clients; the bench measures latency.
+    let kg_config = KgConfig {
+        rate_limit_per_minute: 1_000_000,
+        rate_limit_burst: 1_000_000,
+        ..KgConfig::default()
+    };
+    let kg = KnowledgeGraphService::for_store(store.clone(), kg_config, Some(workspace.clone()))
+        .unwrap();
     kg.load_sample_if_configured().await.unwrap();
     register_kg_upstream(&store, &workspace, &format!("http://{address}/mcp"))
         .await

@@ -72,8 +72,22 @@ pub(crate) async fn replay_last_answer(
     if !text.is_empty() {
         events.push(ChatEvent::Token(text));
     }
+    // The answer is finished when it ends with a complete assistant message that asked for no
+    // further tool; ending on tool calls or their results means it was cut short.
+    let ended_on_tools = answer
+        .last()
+        .is_some_and(|message| message.role == ChatRole::Tool || !message.tool_calls.is_empty());
     let outcome = match last_assistant.map(|message| message.status) {
-        Some(MessageStatus::Complete) => TurnOutcome::Completed,
+        Some(MessageStatus::Complete) if !ended_on_tools => TurnOutcome::Completed,
+        Some(MessageStatus::Complete) => {
+            events.push(ChatEvent::Error(ErrorEvent {
+                code: "interrupted".to_owned(),
+                message: "the answer stopped after its tool calls (the client left or the \
+                          service stopped before the model could answer)"
+                    .to_owned(),
+            }));
+            TurnOutcome::Cancelled
+        }
         Some(status) => {
             let metadata = &last_assistant
                 .map(|message| message.metadata.clone())
@@ -82,10 +96,15 @@ pub(crate) async fn replay_last_answer(
                 .get("error_code")
                 .and_then(Value::as_str)
                 .unwrap_or("interrupted");
-            let message = metadata.get("error").and_then(Value::as_str).map(str::to_owned).unwrap_or_else(|| {
-                "the answer was cut short (the client left, the service stopped, or it is still being written)"
-                    .to_owned()
-            });
+            let message = metadata
+                .get("error")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| {
+                    "the answer was cut short (the client left, the service stopped, or it is \
+                     still being written)"
+                        .to_owned()
+                });
             events.push(ChatEvent::Error(ErrorEvent {
                 code: code.to_owned(),
                 message,

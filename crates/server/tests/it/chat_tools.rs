@@ -368,3 +368,62 @@ async fn calls_left_dispatched_by_a_crash_become_unknown_and_are_never_run_again
     assert_eq!(results[0].0, "call_lost");
     assert!(results[0].1.contains("outcome_unknown"), "{}", results[0].1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_leaving_mid_call_cancels_the_call_and_keeps_its_record() {
+    let peer = Peer::everything_http();
+    let fake = FakeOpenAi::start().await;
+    fake.enqueue(ScriptedReply::tool_calls(&[call(
+        "call_slow",
+        "slow__trigger-long-running-operation",
+        json!({"duration": 30, "steps": 30}),
+    )]));
+    let server = ChatServer::start(ChatOptions::openai(&fake.base_url())).await;
+    server
+        .register_server(remote_server("slow", &peer.url()))
+        .await;
+
+    let mut reader = server
+        .ask(json!({"message": "run the long operation"}))
+        .await;
+    let events = reader.until("mcp_tool").await;
+    assert_eq!(events.last().unwrap()["status"], "started");
+    let conversation_id = events[0]["conversationId"].as_str().unwrap().to_owned();
+    let started = std::time::Instant::now();
+    drop(reader);
+
+    server.wait_until_idle(&conversation_id).await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "the 30 s call was abandoned, not awaited"
+    );
+    let records = server.stored_tool_calls(&conversation_id).await;
+    assert_eq!(records.len(), 1);
+    assert_eq!(
+        records[0].state,
+        ToolCallState::Unknown,
+        "sent, then cancelled: its outcome is unknown"
+    );
+    assert!(
+        records[0].error.as_deref().unwrap().contains("cancelled"),
+        "{records:?}"
+    );
+    let roles: Vec<String> = server
+        .stored_messages(&conversation_id)
+        .await
+        .iter()
+        .map(|message| message.role.to_string())
+        .collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "tool"],
+        "the call's record and result are kept"
+    );
+    assert_eq!(
+        fake.requests().len(),
+        1,
+        "the model is not asked again after the client left"
+    );
+    let replay = server.attach(&conversation_id).await.until_done().await;
+    assert_eq!(replay.last().unwrap()["outcome"], "cancelled");
+}
