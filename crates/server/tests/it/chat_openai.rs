@@ -103,10 +103,21 @@ async fn a_mid_stream_failure_keeps_the_partial_text_marked_and_reports_the_erro
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_leaving_cancels_the_llm_request_and_what_was_said_is_kept() {
+    client_leaving_story(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_leaving_story_on_postgresql() {
+    client_leaving_story(true).await;
+}
+
+async fn client_leaving_story(postgres: bool) {
     let fake = FakeOpenAi::start().await;
     fake.enqueue(ScriptedReply::text_then_hang(&["a partial ", "answer"]));
     fake.enqueue(ScriptedReply::text(&["second answer"]));
-    let server = ChatServer::start(ChatOptions::openai(&fake.base_url())).await;
+    let mut options = ChatOptions::openai(&fake.base_url());
+    options.postgres = postgres;
+    let server = ChatServer::start(options).await;
 
     let mut reader = server.ask(json!({"message": "tell me a long story"})).await;
     let meta = reader.next_event().await.unwrap();

@@ -28,6 +28,8 @@ pub struct ChatOptions {
     pub provider: Option<Arc<dyn LlmProvider>>,
     pub gate: Option<Arc<dyn ApprovalGate>>,
     pub mcp: McpClientConfig,
+    /// Run on a fresh PostgreSQL schema instead of SQLite.
+    pub postgres: bool,
 }
 
 impl Default for ChatOptions {
@@ -43,6 +45,7 @@ impl Default for ChatOptions {
                 session_error_retry_secs: 1,
                 ..McpClientConfig::default()
             },
+            postgres: false,
         }
     }
 }
@@ -78,18 +81,24 @@ pub struct ChatServer {
     pub shutdown: CancellationToken,
     stop: Option<oneshot::Sender<()>>,
     _data_dir: tempfile::TempDir,
+    _schema: Option<PostgresSchema>,
 }
 
 impl ChatServer {
     pub async fn start(options: ChatOptions) -> Self {
         let data_dir = tempfile::tempdir().unwrap();
-        let store = Store::open(
-            &DatabaseConfig::default(),
-            data_dir.path(),
-            SecretCipher::generate(),
-        )
-        .await
-        .unwrap();
+        let schema = options.postgres.then(PostgresSchema::create);
+        let database = match &schema {
+            Some(schema) => DatabaseConfig {
+                url: Some(schema.url()),
+                max_connections: 4,
+                ..DatabaseConfig::default()
+            },
+            None => DatabaseConfig::default(),
+        };
+        let store = Store::open(&database, data_dir.path(), SecretCipher::generate())
+            .await
+            .unwrap();
         let bootstrapped = store.bootstrap_default(None).await.unwrap().unwrap();
         let workspace_id = bootstrapped.workspace.id.clone();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -144,6 +153,7 @@ impl ChatServer {
             shutdown,
             stop: Some(stop),
             _data_dir: data_dir,
+            _schema: schema,
         }
     }
 
@@ -386,4 +396,56 @@ impl Drop for Peer {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// A fresh PostgreSQL schema (in the database at `SWITCHBOARD_TEST_POSTGRES_URL`, default
+/// `postgres://postgres@127.0.0.1:5432/test`), dropped on drop. Made with `psql`.
+pub struct PostgresSchema {
+    base: String,
+    name: String,
+}
+
+impl PostgresSchema {
+    pub fn create() -> Self {
+        let base = std::env::var("SWITCHBOARD_TEST_POSTGRES_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
+        let name = format!("chat_test_{}", uuid_like());
+        let schema = Self { base, name };
+        schema.psql(&format!("CREATE SCHEMA \"{}\"", schema.name));
+        schema
+    }
+
+    pub fn url(&self) -> String {
+        let separator = if self.base.contains('?') { '&' } else { '?' };
+        format!("{}{separator}options[search_path]={}", self.base, self.name)
+    }
+
+    fn psql(&self, sql: &str) {
+        let output = Command::new("psql")
+            .arg(&self.base)
+            .args(["-v", "ON_ERROR_STOP=1", "-c", sql])
+            .output()
+            .expect("run psql (the chat tests on PostgreSQL need the psql client)");
+        assert!(
+            output.status.success(),
+            "psql failed on {} ({sql}): {} — start PostgreSQL (CI does) or point \
+             SWITCHBOARD_TEST_POSTGRES_URL at one",
+            self.base,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+impl Drop for PostgresSchema {
+    fn drop(&mut self) {
+        self.psql(&format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.name));
+    }
+}
+
+fn uuid_like() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    format!("{:x}_{}", nanos, std::process::id())
 }

@@ -43,6 +43,15 @@ fn tool_events<'a>(events: &'a [Value], status: &str) -> Vec<&'a Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parallel_calls_run_feed_the_next_step_and_are_replayed_as_history() {
+    parallel_calls_story(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_calls_story_on_postgresql() {
+    parallel_calls_story(true).await;
+}
+
+async fn parallel_calls_story(postgres: bool) {
     let fake = FakeOpenAi::start().await;
     fake.enqueue(ScriptedReply::tool_calls(&[
         call("call_echo", "everything__echo", json!({"message": "hi"})),
@@ -50,7 +59,9 @@ async fn parallel_calls_run_feed_the_next_step_and_are_replayed_as_history() {
     ]));
     fake.enqueue(ScriptedReply::text(&["Echoed and ", "summed."]));
     fake.enqueue(ScriptedReply::text(&["Still 5."]));
-    let server = ChatServer::start(ChatOptions::openai(&fake.base_url())).await;
+    let mut options = ChatOptions::openai(&fake.base_url());
+    options.postgres = postgres;
+    let server = ChatServer::start(options).await;
     server.register_server(everything_stdio("everything")).await;
 
     let events = server
