@@ -28,6 +28,7 @@ pub mod error;
 pub mod events;
 pub mod gate;
 pub mod mcp_config;
+mod metrics;
 mod providers;
 mod replay;
 mod service;

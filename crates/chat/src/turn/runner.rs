@@ -23,6 +23,8 @@ use switchboard_mcp_client::Caller;
 
 /// Runs the turn to its end; never panics on upstream failures.
 pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Arc<TurnHandle>) {
+    let started = std::time::Instant::now();
+    crate::metrics::answer_started();
     let caller = Caller {
         user_id: plan.principal.user_id.clone(),
         conversation_id: Some(plan.conversation.id.clone()),
@@ -78,6 +80,7 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
     }));
     handle.finish();
     engine.turns.end(&handle);
+    crate::metrics::answer_finished(outcome, started.elapsed());
 }
 
 async fn drive(run: &TurnRun<'_>) -> ChatResult<(TurnOutcome, Option<MessageId>)> {

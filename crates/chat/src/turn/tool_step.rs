@@ -268,6 +268,7 @@ async fn finish_call(
             },
         )
         .await?;
+    crate::metrics::tool_call_finished(settled.state);
     let status = if is_error {
         ToolEventStatus::Error
     } else {

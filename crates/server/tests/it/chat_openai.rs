@@ -53,6 +53,24 @@ async fn streamed_text_becomes_token_events_and_a_stored_answer() {
 
     let detail = server.conversation(conversation_id).await;
     assert_eq!(detail["conversation"]["title"], "Say hello");
+
+    let metrics = server
+        .client
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("chat_answers_total{outcome=\"completed\"}"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("chat_answer_duration_seconds"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
