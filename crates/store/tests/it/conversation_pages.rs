@@ -37,7 +37,9 @@ async fn conversations_page_newest_first_with_a_stable_cursor(test: TestStore) {
         .await
         .unwrap();
     let ids = |page: &[switchboard_store::ConversationRecord]| -> Vec<ConversationId> {
-        page.iter().map(|conversation| conversation.id.clone()).collect()
+        page.iter()
+            .map(|conversation| conversation.id.clone())
+            .collect()
     };
     let first = store
         .list_conversations_page(&workspace.id, &alice.id, 2, None)
