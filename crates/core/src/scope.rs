@@ -56,7 +56,9 @@ impl fmt::Display for Scope {
 
 /// A scope string that is not one of [`Scope::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scope '{0}' (known scopes: chat:use, schema:read, data:read, data:write, servers:read, servers:write, admin)")]
+#[error(
+    "unknown scope '{0}' (known scopes: chat:use, schema:read, data:read, data:write, servers:read, servers:write, admin)"
+)]
 pub struct UnknownScope(pub String);
 
 impl FromStr for Scope {
