@@ -3,7 +3,9 @@
 //! anonymous scopes. The result is a [`Caller`], put into the request's extensions for the
 //! MCP handler, the rate limiter and session binding.
 //!
-//! Plaintext tokens are never kept: the cache and every other map key on SHA-256 of the token.
+//! Tokens are kept in memory only as keys of that cache, for `token_cache_secs`; everything
+//! that outlives a request (rate-limit buckets, session owners) keys on SHA-256 of the token,
+//! computed once per verification.
 
 use async_trait::async_trait;
 use sha2::{Digest, Sha256};
@@ -92,11 +94,14 @@ pub struct Authenticator {
     verifier: Arc<dyn TokenVerifier>,
     anonymous: Option<Arc<Caller>>,
     lifetime: Duration,
-    cache: Mutex<HashMap<[u8; 32], CachedVerdict>>,
+    cache: Mutex<HashMap<Box<str>, CachedVerdict>>,
 }
 
 /// Unknown tokens are remembered only briefly, so a token created a moment later works.
 const NEGATIVE_CACHE_LIFETIME: Duration = Duration::from_secs(2);
+/// Longer bearer values are refused without asking the verifier (ours are ~50 bytes); this
+/// also bounds what an attacker can make the cache hold.
+const MAX_TOKEN_BYTES: usize = 512;
 /// Past this many entries, expired ones are swept on insert.
 const CACHE_SWEEP_THRESHOLD: usize = 10_000;
 
@@ -129,14 +134,12 @@ impl Authenticator {
                 None => Authentication::Missing,
             };
         };
-        let Some(token) = bearer_token(header) else {
+        let Some(token) = bearer_token(header).filter(|token| token.len() <= MAX_TOKEN_BYTES)
+        else {
             return Authentication::Invalid;
         };
-        let CallerKey::Token(digest) = CallerKey::for_token(token) else {
-            unreachable!("for_token always hashes")
-        };
         let now = Instant::now();
-        if let Some(verdict) = self.cache.lock().expect("auth cache lock").get(&digest)
+        if let Some(verdict) = self.cache.lock().expect("auth cache lock").get(token)
             && verdict.expires_at > now
         {
             return match &verdict.caller {
@@ -151,7 +154,7 @@ impl Authenticator {
         let caller = principal.map(|principal| {
             Arc::new(Caller {
                 principal,
-                key: CallerKey::Token(digest),
+                key: CallerKey::for_token(token),
             })
         });
         let lifetime = if caller.is_some() {
@@ -164,7 +167,7 @@ impl Authenticator {
             cache.retain(|_, verdict| verdict.expires_at > now);
         }
         cache.insert(
-            digest,
+            Box::from(token),
             CachedVerdict {
                 caller: caller.clone(),
                 expires_at: now + lifetime,
@@ -275,6 +278,16 @@ mod tests {
             auth.authenticate(None).await,
             Authentication::Missing
         ));
+        let huge = format!("Bearer {}", "x".repeat(MAX_TOKEN_BYTES + 1));
+        assert!(matches!(
+            auth.authenticate(Some(huge.as_bytes())).await,
+            Authentication::Invalid
+        ));
+        assert_eq!(
+            verifier.calls.load(Ordering::SeqCst),
+            2,
+            "oversized tokens never reach the verifier"
+        );
     }
 
     #[tokio::test]

@@ -103,7 +103,7 @@ pub fn read(
         KgResource::Schema => json!({
             "version": current.map(|v| v.version.clone()),
             "sequence": current.map_or(0, |v| v.sequence),
-            "created_at": current.map(|v| v.created_at.to_rfc3339()),
+            "created_at": current.map(|v| v.created_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
             "schema": schema,
         }),
         KgResource::Changelog => {

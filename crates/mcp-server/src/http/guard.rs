@@ -10,19 +10,24 @@ use super::session_binding::SessionBindings;
 use crate::auth::{Authentication, Authenticator, Caller};
 use crate::origin_policy::OriginPolicy;
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
-use axum::middleware::Next;
+use axum::extract::Request;
+use axum::http::Response as HttpResponse;
+use axum::http::{HeaderMap, HeaderName, Method, StatusCode, header};
 use axum::response::Response;
+use futures::future::BoxFuture;
+use http_body_util::combinators::BoxBody;
 use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
+use std::convert::Infallible;
 use std::sync::Arc;
+use std::task::{Context, Poll};
+use tower::{Service, ServiceExt};
 
-pub const SESSION_ID_HEADER: &str = "mcp-session-id";
-const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
-const METHOD_HEADER: &str = "mcp-method";
-const NAME_HEADER: &str = "mcp-name";
+pub const SESSION_ID_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 /// From this revision on, the transport itself checks `Mcp-Method`/`Mcp-Name`.
 const STANDARD_HEADERS_VERSION: &str = "2026-07-28";
 
@@ -35,7 +40,11 @@ pub struct Guard {
     pub max_request_body_bytes: usize,
 }
 
-pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+/// Runs the guard around `inner` (the MCP transport).
+async fn guard_request<S>(guard: &Guard, request: Request, inner: S) -> Response
+where
+    S: Service<Request, Response = HttpResponse<BoxBody<Bytes, Infallible>>, Error = Infallible>,
+{
     let authority = request
         .uri()
         .authority()
@@ -60,8 +69,9 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
             return rejection::verifier_unavailable();
         }
     };
-    let session_id = header_text(request.headers(), SESSION_ID_HEADER).map(str::to_owned);
-    if let Some(session_id) = &session_id
+    let session_id = header_text(request.headers(), &SESSION_ID_HEADER);
+    let opens_session = session_id.is_none();
+    if let Some(session_id) = session_id
         && guard
             .bindings
             .owner(session_id)
@@ -70,7 +80,7 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         return rejection::unknown_session();
     }
     if request.method() != Method::POST {
-        return attach_and_run(request, caller, next).await;
+        return attach_and_run(request, caller, inner).await;
     }
 
     let (parts, body) = request.into_parts();
@@ -84,32 +94,66 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     if let Some(response) = check_routing_headers(&parts.headers, &bytes) {
         return response;
     }
-    let declares_json =
-        header_text(&parts.headers, header::CONTENT_TYPE.as_str()).is_some_and(|value| {
-            value
-                .split(';')
-                .next()
-                .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
-        });
+    let declares_json = header_text(&parts.headers, &header::CONTENT_TYPE).is_some_and(|value| {
+        value
+            .split(';')
+            .next()
+            .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+    });
     let request = Request::from_parts(parts, Body::from(bytes.clone()));
-    let response = attach_and_run(request, caller.clone(), next).await;
+    let response = attach_and_run(request, caller.clone(), inner).await;
     if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE && declares_json {
         return rejection::unreadable_message(&bytes);
     }
-    if session_id.is_none()
-        && let Some(new_session) = header_text(response.headers(), SESSION_ID_HEADER)
+    if opens_session && let Some(new_session) = header_text(response.headers(), &SESSION_ID_HEADER)
     {
         guard.bindings.bind(new_session, caller.key);
     }
     response
 }
 
-async fn attach_and_run(mut request: Request, caller: Arc<Caller>, next: Next) -> Response {
+async fn attach_and_run<S>(mut request: Request, caller: Arc<Caller>, inner: S) -> Response
+where
+    S: Service<Request, Response = HttpResponse<BoxBody<Bytes, Infallible>>, Error = Infallible>,
+{
     request.extensions_mut().insert(caller);
-    next.run(request).await
+    match inner.oneshot(request).await {
+        Ok(response) => response.map(Body::new),
+        Err(never) => match never {},
+    }
 }
 
-fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+/// The guard as a tower service wrapping the MCP transport `S`.
+#[derive(Clone, Debug)]
+pub struct Guarded<S> {
+    pub inner: S,
+    pub guard: Arc<Guard>,
+}
+
+impl<S> Service<Request> for Guarded<S>
+where
+    S: Service<Request, Response = HttpResponse<BoxBody<Bytes, Infallible>>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let inner = self.inner.clone();
+        let guard = self.guard.clone();
+        Box::pin(async move { Ok(guard_request(&guard, request, inner).await) })
+    }
+}
+
+fn header_text<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
     headers.get(name).and_then(|value| value.to_str().ok())
 }
 
@@ -134,12 +178,12 @@ struct RoutingParams<'a> {
 /// For revisions before 2026-07-28: a supplied `Mcp-Method` or `Mcp-Name` header must agree
 /// with the body (proxies route on them). Later revisions are checked by the transport.
 fn check_routing_headers(headers: &HeaderMap, body: &Bytes) -> Option<Response> {
-    let method_header = headers.get(METHOD_HEADER);
-    let name_header = headers.get(NAME_HEADER);
+    let method_header = headers.get(&METHOD_HEADER);
+    let name_header = headers.get(&NAME_HEADER);
     if method_header.is_none() && name_header.is_none() {
         return None;
     }
-    let checked_by_transport = header_text(headers, PROTOCOL_VERSION_HEADER)
+    let checked_by_transport = header_text(headers, &PROTOCOL_VERSION_HEADER)
         .is_some_and(|version| version >= STANDARD_HEADERS_VERSION);
     if checked_by_transport {
         return None;

@@ -13,7 +13,6 @@ pub mod session_binding;
 use crate::auth::Authenticator;
 use crate::origin_policy::OriginPolicy;
 use axum::Router;
-use axum::middleware::from_fn_with_state;
 use guard::Guard;
 use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -75,9 +74,13 @@ where
         bindings,
         max_request_body_bytes: settings.max_request_body_bytes,
     });
+    let guarded = guard::Guarded {
+        inner: service,
+        guard,
+    };
     let mut router = Router::new();
     for path in MCP_PATHS {
-        router = router.route_service(path, service.clone());
+        router = router.route_service(path, guarded.clone());
     }
-    router.layer(from_fn_with_state(guard, guard::guard))
+    router
 }

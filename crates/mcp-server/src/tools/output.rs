@@ -2,6 +2,7 @@
 //! text block), and turned into each tool's `outputSchema` by schemars. Conversions from the
 //! graph's records live here too.
 
+use chrono::SecondsFormat;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -14,35 +15,25 @@ use switchboard_kg::{
 pub struct SchemaVersionOutput {
     /// Content hash of the current schema.
     pub version: Option<String>,
-    /// 1 for the first version, +1 per change; 0 when the graph has no schema yet.
+    /// 1 for the first version, +1 per change (so also the number of versions); 0 when the
+    /// graph has no schema yet.
     pub sequence: u64,
     /// When this version was created (RFC 3339).
     pub created_at: Option<String>,
-    pub message: Option<String>,
     pub object_type_count: usize,
     pub relationship_type_count: usize,
     pub property_count: usize,
-    /// How many versions the schema has had.
-    pub version_count: usize,
-    pub object_types: Vec<String>,
 }
 
 impl SchemaVersionOutput {
-    pub fn new(
-        current: Option<&SchemaVersion>,
-        version_count: usize,
-        object_types: Vec<String>,
-    ) -> Self {
+    pub fn new(current: Option<&SchemaVersion>) -> Self {
         Self {
             version: current.map(|v| v.version.clone()),
             sequence: current.map_or(0, |v| v.sequence),
-            created_at: current.map(|v| v.created_at.to_rfc3339()),
-            message: current.and_then(|v| v.message.clone()),
+            created_at: current.map(|v| v.created_at.to_rfc3339_opts(SecondsFormat::Secs, true)),
             object_type_count: current.map_or(0, |v| v.object_type_count),
             relationship_type_count: current.map_or(0, |v| v.relationship_type_count),
             property_count: current.map_or(0, |v| v.property_count),
-            version_count,
-            object_types,
         }
     }
 }
@@ -68,7 +59,7 @@ impl From<&ChangelogEntry> for ChangeOutput {
         Self {
             version: entry.version.clone(),
             sequence: entry.sequence,
-            at: entry.at.to_rfc3339(),
+            at: entry.at.to_rfc3339_opts(SecondsFormat::Secs, true),
             change: entry.change.change.as_str().to_owned(),
             subject: entry.change.subject.as_str().to_owned(),
             type_name: entry.change.type_name.clone(),
@@ -205,8 +196,8 @@ impl From<&ObjectRecord> for ObjectOutput {
             object_type: object.object_type.clone(),
             label: object.label().to_owned(),
             properties: object.properties.clone(),
-            created_at: object.created_at.to_rfc3339(),
-            updated_at: object.updated_at.to_rfc3339(),
+            created_at: object.created_at.to_rfc3339_opts(SecondsFormat::Secs, true),
+            updated_at: object.updated_at.to_rfc3339_opts(SecondsFormat::Secs, true),
         }
     }
 }
@@ -230,7 +221,9 @@ impl From<&RelationshipRecord> for RelationshipRecordOutput {
             from_id: relationship.from_id.clone(),
             to_id: relationship.to_id.clone(),
             properties: relationship.properties.clone(),
-            created_at: relationship.created_at.to_rfc3339(),
+            created_at: relationship
+                .created_at
+                .to_rfc3339_opts(SecondsFormat::Secs, true),
         }
     }
 }

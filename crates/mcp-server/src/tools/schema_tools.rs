@@ -22,11 +22,7 @@ pub fn schema_version(graph: &WorkspaceGraph) -> CallToolResult {
     let (revision, answer) = {
         let knowledge = graph.read();
         let history = knowledge.history();
-        let output = SchemaVersionOutput::new(
-            history.current(),
-            history.versions().len(),
-            knowledge.schema().object_type_names(),
-        );
+        let output = SchemaVersionOutput::new(history.current());
         (graph.answers().revision(), Arc::new(structured(&output)))
     };
     graph
