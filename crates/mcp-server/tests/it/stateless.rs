@@ -2,7 +2,8 @@
 //! 2026-07-28 lifecycle (`server/discover`, per-request `_meta`, JSON answers, no session).
 
 use crate::{DATA_READER, TestServer, answer_of, initialize_request};
-use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::ServiceError;
+use rmcp::model::{CallToolRequestParams, ProtocolVersion, ReadResourceRequestParams};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -96,5 +97,56 @@ async fn the_rmcp_client_works_in_discover_mode() {
         .await
         .unwrap();
     assert_eq!(result.structured_content.unwrap()["sequence"], 4);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn unknown_objects_are_32002_at_2026_07_28_while_unknown_resources_follow_the_revision() {
+    let server = TestServer::start().await;
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(server.url()).auth_header(DATA_READER);
+    let transport = StreamableHttpClientTransport::from_config(config);
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client = ().serve_with_lifecycle(transport, lifecycle).await.expect("discover");
+
+    let unknown_object = client
+        .call_tool(
+            CallToolRequestParams::new("get_object")
+                .with_arguments(json!({"id": "no-such-object"}).as_object().unwrap().clone()),
+        )
+        .await
+        .expect_err("an unknown object is an error");
+    let ServiceError::McpError(error) = unknown_object else {
+        panic!("expected a JSON-RPC error, got {unknown_object:?}");
+    };
+    assert_eq!(error.code.0, -32002, "{error:?}");
+    assert!(
+        error.message.contains("Person"),
+        "lists the types: {}",
+        error.message
+    );
+
+    let unknown_type = client
+        .call_tool(
+            CallToolRequestParams::new("count_objects")
+                .with_arguments(json!({"type": "Invoice"}).as_object().unwrap().clone()),
+        )
+        .await
+        .expect_err("an unknown type is an error");
+    let ServiceError::McpError(error) = unknown_type else {
+        panic!("expected a JSON-RPC error, got {unknown_type:?}");
+    };
+    assert_eq!(error.code.0, -32002, "{error:?}");
+
+    let unknown_resource = client
+        .read_resource(ReadResourceRequestParams::new("kg://types/Invoice"))
+        .await
+        .expect_err("an unknown resource is an error");
+    let ServiceError::McpError(error) = unknown_resource else {
+        panic!("expected a JSON-RPC error, got {unknown_resource:?}");
+    };
+    assert_eq!(error.code.0, -32602, "2026-07-28 resources/read: {error:?}");
     client.cancel().await.unwrap();
 }
