@@ -33,9 +33,13 @@ pub(crate) async fn replay_last_answer(
         ));
     };
     let answer = &messages[question_index + 1..];
-    let calls_by_llm_id: HashMap<&str, &ToolCallRecord> = calls
+    // Keyed by the asking message too: a provider may reuse a call id in a later answer.
+    let calls_by_llm_id: HashMap<(Option<&str>, &str), &ToolCallRecord> = calls
         .iter()
-        .map(|call| (call.llm_call_id.as_str(), call))
+        .map(|call| {
+            let message_id = call.message_id.as_ref().map(|id| id.as_str());
+            ((message_id, call.llm_call_id.as_str()), call)
+        })
         .collect();
     let last_assistant = answer
         .iter()
@@ -63,7 +67,10 @@ pub(crate) async fn replay_last_answer(
         .filter(|message| message.role == ChatRole::Assistant)
     {
         for call in &message.tool_calls {
-            if let Some(record) = calls_by_llm_id.get(call.id.as_str()) {
+            let record = calls_by_llm_id
+                .get(&(Some(message.id.as_str()), call.id.as_str()))
+                .or_else(|| calls_by_llm_id.get(&(None, call.id.as_str())));
+            if let Some(record) = record {
                 events.push(ChatEvent::McpTool(final_tool_event(record, max_chars)));
             }
         }

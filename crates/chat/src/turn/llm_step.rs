@@ -8,6 +8,7 @@
 //! early (cancellation) stops the model.
 
 use super::TurnRun;
+use super::call_ids::ConversationCallIds;
 use crate::error::ChatResult;
 use crate::events::ChatEvent;
 use futures::StreamExt;
@@ -38,11 +39,13 @@ pub(crate) struct StepResult {
 
 /// Runs one generation. `accept_tool_calls` is false on the last allowed step: calls the model
 /// makes anyway are dropped (and reported by the caller) so no call is left without a result.
+/// Calls whose id the conversation already used are renamed before they are stored.
 pub(crate) async fn run_llm_step(
     run: &TurnRun<'_>,
     request: LlmRequest,
     step: u32,
     accept_tool_calls: bool,
+    call_ids: &mut ConversationCallIds,
 ) -> ChatResult<StepResult> {
     let cancellation = run.handle.cancellation.clone();
     let mut writer = AnswerWriter::new(run, step);
@@ -88,6 +91,7 @@ pub(crate) async fn run_llm_step(
         );
         calls.clear();
     }
+    call_ids.make_unique(&mut calls);
     let message_id = writer.finish(&text, &calls, &end, usage).await?;
     Ok(StepResult {
         text,

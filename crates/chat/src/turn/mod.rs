@@ -3,6 +3,7 @@
 //! as it goes; [`handle`] fans the events out to every watching client; [`history`] rebuilds
 //! what the model is shown.
 
+mod call_ids;
 mod call_outcome;
 pub(crate) mod handle;
 pub(crate) mod history;

@@ -7,6 +7,7 @@
 //! produced, emits `done`, and leaves the registry, whether the model finished, failed, or the
 //! turn was cancelled (every client left, or shutdown).
 
+use super::call_ids::ConversationCallIds;
 use super::handle::TurnHandle;
 use super::history::{replay_history, trim_history};
 use super::llm_step::{StepEnd, run_llm_step};
@@ -86,7 +87,7 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
 async fn drive(run: &TurnRun<'_>) -> ChatResult<(TurnOutcome, Option<MessageId>)> {
     let engine = run.engine;
     let plan = run.plan;
-    let mut messages = history_for(run).await?;
+    let (mut messages, mut call_ids) = history_for(run).await?;
     let configured_choice = catalog_choice(&run.tools, &plan.resolved.tool_choice);
     let max_steps = engine.config.max_tool_steps;
     let mut last_message: Option<MessageId> = None;
@@ -103,7 +104,7 @@ async fn drive(run: &TurnRun<'_>) -> ChatResult<(TurnOutcome, Option<MessageId>)
                 .with_tools(run.tools.catalog.specs.clone())
                 .with_tool_choice(choice);
         }
-        let result = run_llm_step(run, request, step, !last_step).await?;
+        let result = run_llm_step(run, request, step, !last_step, &mut call_ids).await?;
         if result.message_id.is_some() {
             last_message = result.message_id.clone();
         }
@@ -144,8 +145,9 @@ async fn drive(run: &TurnRun<'_>) -> ChatResult<(TurnOutcome, Option<MessageId>)
     Ok((TurnOutcome::Completed, last_message))
 }
 
-/// System prompt + the stored conversation (including the question), trimmed to the budget.
-async fn history_for(run: &TurnRun<'_>) -> ChatResult<Vec<ChatMessage>> {
+/// System prompt + the stored conversation (including the question), trimmed to the budget;
+/// and the call ids the conversation has used.
+async fn history_for(run: &TurnRun<'_>) -> ChatResult<(Vec<ChatMessage>, ConversationCallIds)> {
     let store = &run.engine.store;
     let conversation = &run.plan.conversation;
     let (stored, calls) = futures::try_join!(
@@ -166,7 +168,7 @@ async fn history_for(run: &TurnRun<'_>) -> ChatResult<Vec<ChatMessage>> {
     let mut messages = Vec::with_capacity(history.len() + 1);
     messages.push(ChatMessage::system(system_prompt));
     messages.extend(history);
-    Ok(messages)
+    Ok((messages, ConversationCallIds::from_messages(&stored)))
 }
 
 /// Maps a configured forced function (a catalog name or `server.tool`) to the catalog name of

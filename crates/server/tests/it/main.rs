@@ -9,6 +9,7 @@ mod approvals_support;
 mod auth;
 mod chat_api;
 mod chat_buds;
+mod chat_call_ids;
 mod chat_limits;
 mod chat_offline_everything;
 mod chat_offline_kg;

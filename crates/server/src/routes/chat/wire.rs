@@ -21,10 +21,14 @@ pub fn conversation(record: &ConversationRecord) -> Value {
 }
 
 pub fn conversation_detail(detail: &ConversationDetail) -> Value {
-    let calls: HashMap<&str, &ToolCallRecord> = detail
+    // Keyed by the asking message too: a provider may reuse a call id in a later answer.
+    let calls: HashMap<(Option<&str>, &str), &ToolCallRecord> = detail
         .tool_calls
         .iter()
-        .map(|call| (call.llm_call_id.as_str(), call))
+        .map(|call| {
+            let message_id = call.message_id.as_ref().map(|id| id.as_str());
+            ((message_id, call.llm_call_id.as_str()), call)
+        })
         .collect();
     let mut body = conversation(&detail.conversation);
     body["answer_in_flight"] = json!(detail.answer_in_flight);
@@ -35,7 +39,10 @@ pub fn conversation_detail(detail: &ConversationDetail) -> Value {
     })
 }
 
-fn message_view(message: &MessageRecord, calls: &HashMap<&str, &ToolCallRecord>) -> Value {
+fn message_view(
+    message: &MessageRecord,
+    calls: &HashMap<(Option<&str>, &str), &ToolCallRecord>,
+) -> Value {
     let tool_calls: Vec<Value> = message
         .tool_calls
         .iter()
@@ -45,7 +52,10 @@ fn message_view(message: &MessageRecord, calls: &HashMap<&str, &ToolCallRecord>)
                 "name": request.name,
                 "arguments": request.arguments,
             });
-            if let Some(record) = calls.get(request.id.as_str()) {
+            let record = calls
+                .get(&(Some(message.id.as_str()), request.id.as_str()))
+                .or_else(|| calls.get(&(None, request.id.as_str())));
+            if let Some(record) = record {
                 view["tool_call_id"] = json!(record.id);
                 view["server"] = json!(record.server_name);
                 view["tool"] = json!(record.tool_name);
