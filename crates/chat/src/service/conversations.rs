@@ -7,6 +7,7 @@ use super::ChatService;
 use crate::error::{ChatError, ChatResult};
 use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, resolve_mcp_config};
 use serde_json::Value;
+use std::collections::HashSet;
 use std::time::Duration;
 use switchboard_core::{BudId, ConversationId, Principal, ToolCallId, WorkspaceId};
 use switchboard_mcp_client::ToolResult;
@@ -34,6 +35,15 @@ pub struct ConversationPage {
     pub conversations: Vec<ConversationRecord>,
     /// Pass back to get the next page; `None` on the last page.
     pub next_cursor: Option<ConversationCursor>,
+    /// The listed conversations with an answer being generated right now by this process
+    /// (follow one with [`ChatService::attach`]).
+    pub answers_in_flight: HashSet<ConversationId>,
+}
+
+impl ConversationPage {
+    pub fn answer_in_flight(&self, conversation_id: &ConversationId) -> bool {
+        self.answers_in_flight.contains(conversation_id)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -114,9 +124,15 @@ impl ChatService {
         } else {
             None
         };
+        let answers_in_flight = conversations
+            .iter()
+            .filter(|conversation| self.engine.turns.current(&conversation.id).is_some())
+            .map(|conversation| conversation.id.clone())
+            .collect();
         Ok(ConversationPage {
             conversations,
             next_cursor,
+            answers_in_flight,
         })
     }
 

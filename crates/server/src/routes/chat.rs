@@ -2,7 +2,7 @@
 //!
 //! - `POST /chat/conversations` `{bud_id?, title?, mcp_config_overrides?}` → 201 conversation
 //! - `GET /chat/conversations?limit=&cursor=` → `{conversations, next_cursor}` (own, newest
-//!   activity first)
+//!   activity first; each with `answer_in_flight`)
 //! - `GET /chat/conversations/{id}` → `{conversation, messages, tool_calls}`
 //! - `PATCH /chat/conversations/{id}` `{title?, mcp_config_overrides?}`
 //! - `DELETE /chat/conversations/{id}` → 204 (an answer in flight is cancelled first)
@@ -121,7 +121,13 @@ async fn list_conversations(
         .list_conversations(&principal, query.limit.unwrap_or(50), after)
         .await?;
     Ok(Json(json!({
-        "conversations": page.conversations.iter().map(wire::conversation).collect::<Vec<_>>(),
+        "conversations": page
+            .conversations
+            .iter()
+            .map(|conversation| {
+                wire::conversation_with_activity(conversation, page.answer_in_flight(&conversation.id))
+            })
+            .collect::<Vec<_>>(),
         "next_cursor": page.next_cursor.as_ref().map(format_cursor),
     })))
 }

@@ -10,6 +10,7 @@ mod auth;
 mod chat_api;
 mod chat_buds;
 mod chat_call_ids;
+mod chat_in_flight;
 mod chat_limits;
 mod chat_offline_everything;
 mod chat_offline_kg;

@@ -20,6 +20,13 @@ pub fn conversation(record: &ConversationRecord) -> Value {
     })
 }
 
+/// A conversation with whether an answer is being generated in it right now.
+pub fn conversation_with_activity(record: &ConversationRecord, answer_in_flight: bool) -> Value {
+    let mut body = conversation(record);
+    body["answer_in_flight"] = json!(answer_in_flight);
+    body
+}
+
 pub fn conversation_detail(detail: &ConversationDetail) -> Value {
     // Keyed by the asking message too: a provider may reuse a call id in a later answer.
     let calls: HashMap<(Option<&str>, &str), &ToolCallRecord> = detail
@@ -30,10 +37,8 @@ pub fn conversation_detail(detail: &ConversationDetail) -> Value {
             ((message_id, call.llm_call_id.as_str()), call)
         })
         .collect();
-    let mut body = conversation(&detail.conversation);
-    body["answer_in_flight"] = json!(detail.answer_in_flight);
     json!({
-        "conversation": body,
+        "conversation": conversation_with_activity(&detail.conversation, detail.answer_in_flight),
         "messages": detail.messages.iter().map(|message| message_view(message, &calls)).collect::<Vec<_>>(),
         "tool_calls": detail.tool_calls.iter().map(tool_call).collect::<Vec<_>>(),
     })
