@@ -82,7 +82,7 @@ impl Layers {
         })?;
         let document: Table = toml::from_str(&text).map_err(|error| ConfigError::ParseFile {
             path: path.to_owned(),
-            message: error.to_string(),
+            message: error.to_string().trim_end().to_owned(),
         })?;
         let mut layers = Self::default();
         let mut keys = Vec::new();
@@ -135,7 +135,8 @@ impl Layers {
                 insert_at(&mut self.document, &key, replacement);
                 continue;
             }
-            let reason = error.into_inner().to_string();
+            // The message alone: the error's Display adds "in `key`", which we say already.
+            let reason = error.into_inner().message().to_owned();
             return Err(self.invalid_value(key, reason));
         }
     }

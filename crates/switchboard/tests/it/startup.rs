@@ -89,6 +89,53 @@ fn an_invalid_setting_stops_start_up_naming_key_and_reason() {
     assert!(stderr.contains("`server.bind` (set by --bind)"), "{stderr}");
 }
 
+/// The whole answer to a wrong value is one line: no parser trailer repeating the key.
+#[test]
+fn a_wrong_value_is_reported_on_one_line_naming_key_origin_and_reason() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "SWITCHBOARD_APPROVAL_DEFAULT_POLICY",
+            "maybe",
+            "switchboard: invalid configuration: `approval.default_policy` (set by environment \
+             variable SWITCHBOARD_APPROVAL_DEFAULT_POLICY): unknown variant `maybe`, expected one \
+             of `ALWAYS_ALLOW`, `ALWAYS_DENY`, `ASK_USER`",
+        ),
+        (
+            "SWITCHBOARD_APPROVAL_TIMEOUT_SECS",
+            "soon",
+            "switchboard: invalid configuration: `approval.timeout_secs` (set by environment \
+             variable SWITCHBOARD_APPROVAL_TIMEOUT_SECS): invalid type: string \"soon\", expected \
+             u64",
+        ),
+    ];
+    for (name, value, expected) in cases {
+        let output = command(data_dir.path())
+            .env(name, value)
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.trim_end(), expected);
+    }
+    let output = command(data_dir.path())
+        .env("SWITCHBOARD_CHAT_MAX_TOOL_STEPZ", "3")
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "switchboard: invalid configuration: `chat.max_tool_stepz` (set by environment \
+             variable SWITCHBOARD_CHAT_MAX_TOOL_STEPZ): unknown field `max_tool_stepz`"
+        ),
+        "{stderr}"
+    );
+}
+
 #[tokio::test]
 async fn sigterm_stops_the_service_cleanly() {
     let data_dir = tempfile::tempdir().unwrap();
