@@ -21,3 +21,10 @@ if [ ! -x .venv/bin/python ] || [ requirements.txt -nt .venv/.install-stamp ]; t
   .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
   touch .venv/.install-stamp
 fi
+
+# The Python SDK 2.x (stateless 2026-07-28 servers, `subscriptions/listen`) beside 1.x.
+if [ ! -x .venv-mcp2/bin/python ] || [ requirements-mcp2.txt -nt .venv-mcp2/.install-stamp ]; then
+  python3 -m venv .venv-mcp2
+  .venv-mcp2/bin/pip install --quiet --disable-pip-version-check -r requirements-mcp2.txt
+  touch .venv-mcp2/.install-stamp
+fi

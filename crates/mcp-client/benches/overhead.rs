@@ -71,6 +71,7 @@ fn server(name: &str, endpoint: UpstreamEndpoint, scope: SessionScope) -> Upstre
         endpoint,
         session_scope: scope,
         timeout_ms: None,
+        init_timeout_ms: None,
     }
 }
 

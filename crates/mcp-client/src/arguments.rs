@@ -103,7 +103,9 @@ impl ArgumentValidator {
     }
 }
 
-fn json_kind(value: &Value) -> &'static str {
+/// "null", "a boolean", "a number", "a string", "an array", "an object" — for messages about
+/// a value that has the wrong JSON type.
+pub fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

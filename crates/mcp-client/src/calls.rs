@@ -210,7 +210,7 @@ impl McpClient {
             .session(server, Self::scope_for(server, caller))
             .await?;
         let _call = live.begin_call();
-        match tokio::time::timeout(limits.max_total, snapshot(&live.peer, limits.max_bytes)).await {
+        match tokio::time::timeout(limits.max_total, snapshot(&live.peer, &live.errors)).await {
             Ok(Ok(snapshot)) => Ok(snapshot),
             Ok(Err(error)) => Err(after_failure(&slot, &live, error).await),
             Err(_) => Err(UpstreamError::Timeout(limits.max_total)),
@@ -227,7 +227,7 @@ impl McpClient {
         let limits = self.limits(server);
         let live = self.connect_once(server).await?;
         let tools =
-            tokio::time::timeout(limits.max_total, list_tools(&live.peer, limits.max_bytes)).await;
+            tokio::time::timeout(limits.max_total, list_tools(&live.peer, &live.errors)).await;
         let report = match tools {
             Ok(Ok(tools)) => Ok(ConnectionTestReport {
                 latency_ms: started.elapsed().as_millis() as u64,
@@ -249,13 +249,15 @@ impl McpClient {
     ) -> Result<CapabilitySnapshot, UpstreamError> {
         let limits = self.limits(server);
         let live = self.connect_once(server).await?;
-        let outcome =
-            match tokio::time::timeout(limits.max_total, snapshot(&live.peer, limits.max_bytes))
-                .await
-            {
-                Ok(outcome) => outcome,
-                Err(_) => Err(UpstreamError::Timeout(limits.max_total)),
-            };
+        let outcome = match tokio::time::timeout(
+            limits.max_total,
+            snapshot(&live.peer, &live.errors),
+        )
+        .await
+        {
+            Ok(outcome) => outcome,
+            Err(_) => Err(UpstreamError::Timeout(limits.max_total)),
+        };
         live.close(self.inner.config.shutdown_timeout()).await;
         outcome
     }
@@ -279,11 +281,16 @@ impl McpClient {
             )),
             elicitation: None,
         };
-        let init_timeout = self.inner.config.session_init_timeout();
+        let init_timeout = server.init_timeout(self.inner.config.session_init_timeout());
         let live =
             match tokio::time::timeout(init_timeout, crate::session::live::connect(params)).await {
                 Ok(live) => live?,
-                Err(_) => return Err(UpstreamError::InitTimeout(init_timeout)),
+                Err(_) => {
+                    return Err(UpstreamError::InitTimeout {
+                        target: server.display_target(),
+                        after: init_timeout,
+                    });
+                }
             };
         self.inner.versions.remember(
             &server.id,
@@ -362,12 +369,7 @@ async fn run_request(
     let handle = match live.peer.send_request_with_option(request, options).await {
         Ok(handle) => handle,
         Err(error) => {
-            return Err(after_failure(
-                slot,
-                live,
-                UpstreamError::from_service_error(error, limits.max_bytes),
-            )
-            .await);
+            return Err(after_failure(slot, live, live.errors.request_failure(error)).await);
         }
     };
     let request_id = handle.id.clone();
@@ -385,7 +387,7 @@ async fn run_request(
             Err(_) if live.oversized.as_ref().is_some_and(|oversized| oversized.take(&request_id)) => {
                 Err(UpstreamError::ResponseTooLarge { limit: limits.max_bytes })
             }
-            Err(error) => Err(after_failure(slot, live, UpstreamError::from_service_error(error, limits.max_bytes)).await),
+            Err(error) => Err(after_failure(slot, live, live.errors.request_failure(error)).await),
         },
         () = cancellation.cancelled() => {
             let notice = CancelledNotificationParam::new(Some(request_id), Some("cancelled by the caller".to_owned()));
@@ -420,13 +422,13 @@ async fn after_failure(
     if error.is_connection_failure() || !live.is_alive() {
         slot.mark_failed(live);
         let error = match error {
-            UpstreamError::Protocol(message) | UpstreamError::Connect(message) => {
-                UpstreamError::ConnectionLost(message)
+            UpstreamError::Protocol(reason) | UpstreamError::Connect { reason, .. } => {
+                UpstreamError::ConnectionLost(format!("{}: {reason}", live.errors.target))
             }
             precise => precise,
         };
         return match live.settled_failure_detail().await {
-            Some(detail) => with_detail(error, &detail),
+            Some(report) => with_detail(error, &report),
             None => error,
         };
     }

@@ -5,6 +5,7 @@
 //! time, and refuses a cursor that repeats (a server looping on a cursor must not hang a sync).
 
 use crate::UpstreamError;
+use crate::error::from_rmcp::ErrorContext;
 use crate::result::from_wire;
 use rmcp::model::PaginatedRequestParams;
 use rmcp::service::{Peer, RoleClient};
@@ -139,13 +140,13 @@ fn page_params(cursor: Option<String>) -> Option<PaginatedRequestParams> {
 
 pub(crate) async fn list_tools(
     peer: &Peer<RoleClient>,
-    limit: usize,
+    errors: &ErrorContext,
 ) -> Result<Vec<ToolDefinition>, UpstreamError> {
     paginate("tools/list", |cursor| async move {
         let page = peer
             .list_tools(page_params(cursor))
             .await
-            .map_err(|error| UpstreamError::from_service_error(error, limit))?;
+            .map_err(|error| errors.request_failure(error))?;
         let tools = page
             .tools
             .iter()
@@ -161,13 +162,13 @@ pub(crate) async fn list_tools(
 
 pub(crate) async fn list_resources(
     peer: &Peer<RoleClient>,
-    limit: usize,
+    errors: &ErrorContext,
 ) -> Result<Vec<ResourceDefinition>, UpstreamError> {
     paginate("resources/list", |cursor| async move {
         let page = peer
             .list_resources(page_params(cursor))
             .await
-            .map_err(|error| UpstreamError::from_service_error(error, limit))?;
+            .map_err(|error| errors.request_failure(error))?;
         let resources = page
             .resources
             .iter()
@@ -185,13 +186,13 @@ pub(crate) async fn list_resources(
 
 pub(crate) async fn list_prompts(
     peer: &Peer<RoleClient>,
-    limit: usize,
+    errors: &ErrorContext,
 ) -> Result<Vec<PromptDefinition>, UpstreamError> {
     paginate("prompts/list", |cursor| async move {
         let page = peer
             .list_prompts(page_params(cursor))
             .await
-            .map_err(|error| UpstreamError::from_service_error(error, limit))?;
+            .map_err(|error| errors.request_failure(error))?;
         let prompts = page
             .prompts
             .iter()
@@ -210,21 +211,21 @@ pub(crate) async fn list_prompts(
 /// Fetches every list the server declared (a list it did not declare is empty, not an error).
 pub(crate) async fn snapshot(
     peer: &Peer<RoleClient>,
-    limit: usize,
+    errors: &ErrorContext,
 ) -> Result<CapabilitySnapshot, UpstreamError> {
     let server = describe_server(peer);
     let tools = if server.offers_tools {
-        list_tools(peer, limit).await?
+        list_tools(peer, errors).await?
     } else {
         Vec::new()
     };
     let resources = if server.offers_resources {
-        list_resources(peer, limit).await?
+        list_resources(peer, errors).await?
     } else {
         Vec::new()
     };
     let prompts = if server.offers_prompts {
-        list_prompts(peer, limit).await?
+        list_prompts(peer, errors).await?
     } else {
         Vec::new()
     };

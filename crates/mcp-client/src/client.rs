@@ -93,7 +93,10 @@ impl McpClientBuilder {
             .policy
             .unwrap_or_else(|| UrlPolicy::new(self.config.url_policy.clone()));
         let http_client = build_shared_http_client(&policy).map_err(|error| {
-            UpstreamError::Connect(format!("building the HTTP client failed: {error}"))
+            UpstreamError::Config(crate::server::ServerConfigError::new(
+                "mcp",
+                format!("building the shared HTTP client failed: {error}"),
+            ))
         })?;
         let inner = Arc::new(ClientInner {
             config: self.config,

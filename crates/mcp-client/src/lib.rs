@@ -55,6 +55,7 @@ pub mod session_events;
 pub mod transport;
 pub mod url_policy;
 
+pub use arguments::json_kind;
 pub use calls::{CallContext, Caller, ConnectionTestReport};
 pub use capabilities::{
     CapabilitySnapshot, PromptArgumentDefinition, PromptDefinition, ResourceDefinition,
@@ -70,7 +71,7 @@ pub use handler::{
 pub use notifications::{CallEvent, ListChangeKind};
 pub use registry::{
     CapabilitiesView, CapabilityState, McpRegistry, ReadinessSummary, RegistryError,
-    ServerOverview, SyncReport, SyncedCapabilities, SyncedHandler, Unusable,
+    ServerOverview, SyncReport, SyncedCapabilities, SyncedHandler, Unusable, is_same_endpoint,
 };
 pub use result::{PromptMessage, PromptResult, ResourceContent, ToolContent, ToolResult};
 pub use server::{

@@ -121,6 +121,11 @@ impl NotificationRouter {
         &self.server_name
     }
 
+    /// Whether anyone hears list changes (a throw-away connection has nobody).
+    pub fn wants_list_changes(&self) -> bool {
+        self.list_changed.is_some()
+    }
+
     /// Routes the notifications for `token` to `sink` until the registration is dropped.
     pub fn register(
         self: &Arc<Self>,

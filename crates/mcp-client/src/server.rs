@@ -24,6 +24,9 @@ pub struct UpstreamServer {
     pub session_scope: SessionScope,
     /// Per-call timeout override in milliseconds (`None`: the configured default).
     pub timeout_ms: Option<u64>,
+    /// Per-server session initialisation timeout in milliseconds (`None`: the configured
+    /// `session_init_timeout_secs`).
+    pub init_timeout_ms: Option<u64>,
 }
 
 /// The transport-specific half of a server's configuration.
@@ -99,6 +102,22 @@ impl UpstreamServer {
         hasher.finish()
     }
 
+    /// How long a session start may take: the server's own `init_timeout_ms`, else `default`.
+    pub fn init_timeout(&self, default: std::time::Duration) -> std::time::Duration {
+        self.init_timeout_ms
+            .map(std::time::Duration::from_millis)
+            .unwrap_or(default)
+    }
+
+    /// Where the server is, for messages: its URL without credentials, query or fragment
+    /// (those may carry secrets), or its command in backquotes.
+    pub fn display_target(&self) -> String {
+        match &self.endpoint {
+            UpstreamEndpoint::Stdio(command) => format!("`{}`", command.command),
+            UpstreamEndpoint::Remote(remote) => display_url(&remote.url),
+        }
+    }
+
     /// Runs every registration rule; the error names the offending field.
     pub fn validate(&self) -> Result<(), ServerConfigError> {
         validate_server_name(&self.name)?;
@@ -110,11 +129,29 @@ impl UpstreamServer {
                 "must be between 100 and 3600000 milliseconds",
             ));
         }
+        if let Some(init_timeout_ms) = self.init_timeout_ms
+            && !(100..=600_000).contains(&init_timeout_ms)
+        {
+            return Err(ServerConfigError::new(
+                "init_timeout_ms",
+                "must be between 100 and 600000 milliseconds",
+            ));
+        }
         match &self.endpoint {
             UpstreamEndpoint::Stdio(command) => command.validate(),
             UpstreamEndpoint::Remote(remote) => remote.validate(),
         }
     }
+}
+
+/// A URL as it may be shown: scheme, host, port and path only.
+pub fn display_url(url: &Url) -> String {
+    let mut shown = url.clone();
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.set_query(None);
+    shown.set_fragment(None);
+    shown.to_string()
 }
 
 impl StdioCommand {
@@ -375,5 +412,11 @@ mod tests {
             "{printed}"
         );
         assert!(printed.contains("X-API-Key"));
+    }
+
+    #[test]
+    fn shown_urls_drop_what_may_be_secret() {
+        let url = Url::parse("https://example.com:8443/mcp?api_key=secret#frag").unwrap();
+        assert_eq!(display_url(&url), "https://example.com:8443/mcp");
     }
 }

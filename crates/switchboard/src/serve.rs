@@ -37,6 +37,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     // Our own /mcp: the one upstream the registry API reaches with the caller's token.
     mcp.set_own_listener(address);
     let knowledge_graph = knowledge_graph(&config, &store, &approvals, address).await?;
+    // Upstream `kg` follows this listener (the port may differ from the first start's) and
+    // holds the registry's own read-only token for background syncs.
+    mcp.prepare_own_endpoints(&own_mcp_url(address))
+        .await
+        .context("preparing our own knowledge-graph endpoint as upstream `kg`")?;
     let chat = chat_engine(&config, &store, &mcp, &approvals, address, &shutdown_token).await?;
     let state = AppState::new(store.clone(), config.server.clone())
         .with_shutdown_token(shutdown_token.clone())
@@ -123,16 +128,8 @@ async fn knowledge_graph(
         tracing::info!("loaded the sample knowledge graph into the default workspace");
     }
     if let Some(workspace) = &default_workspace {
-        let host = if address.ip().is_unspecified() {
-            std::net::IpAddr::from([127, 0, 0, 1])
-        } else {
-            address.ip()
-        };
-        let url = format!(
-            "http://{}/mcp",
-            std::net::SocketAddr::new(host, address.port())
-        );
-        if register_kg_upstream(store, workspace, &url)
+        let url = own_mcp_url(address);
+        if register_kg_upstream(store, workspace, url.as_str())
             .await
             .context("registering the knowledge-graph endpoint as upstream `kg`")?
         {
@@ -189,11 +186,6 @@ async fn chat_engine(
     for warning in config.chat.warnings() {
         tracing::warn!("{warning}");
     }
-    let host = if address.ip().is_unspecified() {
-        std::net::IpAddr::from([127, 0, 0, 1])
-    } else {
-        address.ip()
-    };
     let chat = ChatService::builder(
         store.clone(),
         mcp.client().clone(),
@@ -202,10 +194,7 @@ async fn chat_engine(
     )
     .registry(mcp.clone())
     .approval_gate(approvals.gate())
-    .own_endpoints(OwnEndpoints::for_listener(std::net::SocketAddr::new(
-        host,
-        address.port(),
-    )))
+    .own_endpoints(OwnEndpoints::for_listener(reachable_listener(address)))
     .shutdown_token(shutdown.clone())
     .build()
     .context("starting the chat engine")?;
@@ -240,6 +229,22 @@ async fn approvals(config: &Config, store: &Store) -> anyhow::Result<Approvals> 
         );
     }
     Ok(approvals)
+}
+
+/// The listener as this process reaches itself: loopback when bound to every interface.
+fn reachable_listener(address: std::net::SocketAddr) -> std::net::SocketAddr {
+    let host = if address.ip().is_unspecified() {
+        std::net::IpAddr::from([127, 0, 0, 1])
+    } else {
+        address.ip()
+    };
+    std::net::SocketAddr::new(host, address.port())
+}
+
+/// Our own `/mcp` at the listener, as upstream `kg` is registered.
+fn own_mcp_url(address: std::net::SocketAddr) -> switchboard_mcp_client::Url {
+    switchboard_mcp_client::Url::parse(&format!("http://{}/mcp", reachable_listener(address)))
+        .expect("an http URL made of a socket address parses")
 }
 
 /// The MCP client side: sessions to upstream servers (`[mcp]`) and the server registry over the

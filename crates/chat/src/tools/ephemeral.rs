@@ -84,6 +84,7 @@ impl EphemeralServer {
             // Never shared between users: the request's headers may be one user's credentials.
             session_scope: SessionScope::PerUser,
             timeout_ms: None,
+            init_timeout_ms: None,
         };
         server.validate().map_err(|error| {
             ChatError::invalid(format!("{field}.{}", error.field), error.message)

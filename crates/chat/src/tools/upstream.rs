@@ -6,8 +6,8 @@
 //! receive a user's token.
 
 use std::fmt;
-use switchboard_core::{SessionScope, TransportKind};
-use switchboard_mcp_client::{RemoteEndpoint, StdioCommand, UpstreamEndpoint, UpstreamServer};
+use switchboard_core::SessionScope;
+use switchboard_mcp_client::{UpstreamEndpoint, UpstreamServer, is_same_endpoint};
 use switchboard_store::{ServerRecord, ServerSecrets};
 use url::Url;
 
@@ -57,76 +57,41 @@ impl OwnEndpoints {
     /// True when `url` is one of ours (same scheme, host, port and path; a trailing `/` and
     /// query are ignored).
     pub fn contains(&self, url: &Url) -> bool {
-        self.urls.iter().any(|own| same_endpoint(own, url))
+        self.urls.iter().any(|own| is_same_endpoint(own, url))
     }
 }
 
-fn same_endpoint(left: &Url, right: &Url) -> bool {
-    left.scheme() == right.scheme()
-        && left.host_str().map(str::to_ascii_lowercase)
-            == right.host_str().map(str::to_ascii_lowercase)
-        && left.port_or_known_default() == right.port_or_known_default()
-        && left.path().trim_end_matches('/') == right.path().trim_end_matches('/')
-}
-
-/// Builds the upstream description `mcp-client` needs. For our own endpoint, `credential`
-/// (when given) replaces any configured key, and sessions become per user (a session is bound
-/// to the token that opened it).
+/// Builds the upstream description `mcp-client` needs (its own mapping of a record, with the
+/// server's credentials). For our own endpoint, `credential` (when given) replaces any
+/// configured key, and sessions become per user (a session is bound to the token that opened
+/// it).
 pub fn upstream_for_record(
     record: &ServerRecord,
     secrets: ServerSecrets,
     own_endpoints: &OwnEndpoints,
     credential: Option<&UserCredential>,
 ) -> Result<UpstreamServer, String> {
-    let mut session_scope = record.connection.session_scope;
-    let endpoint = match record.transport {
-        TransportKind::Stdio => UpstreamEndpoint::Stdio(StdioCommand {
-            command: record.command.clone().unwrap_or_default(),
-            args: record.args.clone(),
-            env: secrets.env,
-            working_dir: record
-                .connection
-                .extra
-                .get("working_dir")
-                .and_then(|value| value.as_str())
-                .map(Into::into),
-        }),
-        transport => {
-            let url_text = record.url.clone().unwrap_or_default();
-            let url = Url::parse(&url_text)
-                .map_err(|error| format!("the server's url '{url_text}' is not a URL: {error}"))?;
-            let mut headers = secrets.headers;
-            let mut api_key = secrets.api_key;
-            if own_endpoints.contains(&url)
-                && let Some(credential) = credential
-            {
-                headers.retain(|name, _| !name.eq_ignore_ascii_case("authorization"));
-                api_key = Some(credential.expose().to_owned());
-                session_scope = SessionScope::PerUser;
-            }
-            UpstreamEndpoint::Remote(RemoteEndpoint {
-                transport,
-                url,
-                headers,
-                api_key,
-            })
-        }
-    };
-    Ok(UpstreamServer {
-        id: record.id.clone(),
-        workspace_id: record.workspace_id.clone(),
-        name: record.name.clone(),
-        endpoint,
-        session_scope,
-        timeout_ms: record.connection.timeout_ms,
-    })
+    let mut upstream =
+        switchboard_mcp_client::registry::upstream::upstream_for_record(record, secrets)
+            .map_err(|error| error.to_string())?;
+    if let Some(credential) = credential
+        && let UpstreamEndpoint::Remote(remote) = &mut upstream.endpoint
+        && own_endpoints.contains(&remote.url)
+    {
+        remote
+            .headers
+            .retain(|name, _| !name.eq_ignore_ascii_case("authorization"));
+        remote.api_key = Some(credential.expose().to_owned());
+        upstream.session_scope = SessionScope::PerUser;
+    }
+    Ok(upstream)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
-    use switchboard_core::{ServerId, WorkspaceId};
+    use switchboard_core::{ServerId, TransportKind, WorkspaceId};
     use switchboard_store::{
         ServerConnectionConfig, ServerSecretsSummary, ServerStatus, SyncStatus,
     };

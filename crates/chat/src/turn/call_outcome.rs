@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 use std::time::Duration;
 use switchboard_core::ToolCallState;
-use switchboard_mcp_client::{ToolResult, UpstreamError};
+use switchboard_mcp_client::{ToolResult, UpstreamError, json_kind};
 
 /// How a call ended, before it is written down.
 pub(crate) struct Settled {
@@ -81,17 +81,6 @@ pub(crate) fn parse_arguments(text: &str) -> Result<Value, String> {
     }
 }
 
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,7 +112,10 @@ mod tests {
         );
         assert_eq!(timeout.state, ToolCallState::Unknown);
         let refused = settle(
-            Err(UpstreamError::Connect("refused".into())),
+            Err(UpstreamError::Connect {
+                target: "http://127.0.0.1:9/mcp".into(),
+                reason: "connection refused".into(),
+            }),
             Duration::ZERO,
         );
         assert_eq!(refused.state, ToolCallState::Failed);

@@ -8,6 +8,7 @@
 
 mod error;
 mod operations;
+mod own_credential;
 mod own_endpoint;
 mod refresh;
 pub mod state;
@@ -16,7 +17,10 @@ pub mod upstream;
 
 pub use error::RegistryError;
 pub use operations::{CapabilitiesView, ReadinessSummary, ServerOverview, Unusable};
-pub use own_endpoint::OWN_ENDPOINT_MARKER;
+pub use own_credential::{
+    OWN_ENDPOINT_SYNC_TOKEN, OWN_ENDPOINT_SYNC_USER, own_endpoint_sync_scopes,
+};
+pub use own_endpoint::{OWN_ENDPOINT_MARKER, is_same_endpoint};
 pub use state::CapabilityState;
 pub use sync::{SyncReport, SyncedCapabilities, SyncedHandler};
 
@@ -112,7 +116,15 @@ impl McpRegistry {
             .store()
             .server_secrets(&record.workspace_id, &record.id)
             .await?;
-        let upstream = upstream::upstream_for_record(record, secrets)?;
+        let mut upstream = upstream::upstream_for_record(record, secrets)?;
+        if Self::is_marked_own_endpoint(record)
+            && !self.points_at_own_endpoint(record)
+            && let crate::server::UpstreamEndpoint::Remote(remote) = &mut upstream.endpoint
+        {
+            // The service credential of our own endpoint goes nowhere else.
+            remote.api_key = None;
+            remote.headers.clear();
+        }
         if let Ok(mut workspaces) = self.inner.workspaces.lock() {
             workspaces.insert(record.id.clone(), record.workspace_id.clone());
         }
@@ -136,7 +148,7 @@ impl McpRegistry {
     pub async fn server_changed(&self, record: &ServerRecord) {
         self.client().close_server(&record.id).await;
         self.client().reset_errors(&record.id);
-        if record.is_active && !Self::is_marked_own_endpoint(record) {
+        if record.is_active {
             let registry = self.clone();
             let record = record.clone();
             tokio::spawn(async move {

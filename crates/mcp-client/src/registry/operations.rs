@@ -157,7 +157,7 @@ impl McpRegistry {
         let record = self.store().get_server(workspace_id, server_id).await?;
         let error_code = self.error_code(&record).await;
         let mut state = self.state_of(&record, error_code.as_deref());
-        if record.is_active && state.wants_refresh() && !Self::is_marked_own_endpoint(&record) {
+        if record.is_active && state.wants_refresh() {
             crate::metrics::cache_lookup("stale");
             let registry = self.clone();
             let stale_record = record.clone();
@@ -349,7 +349,7 @@ impl McpRegistry {
                 .list_servers(&workspace.id)
                 .await?
                 .into_iter()
-                .filter(|record| record.is_active && !Self::is_marked_own_endpoint(record))
+                .filter(|record| record.is_active)
                 .collect();
             for overview in self.overviews(&workspace.id, &records).await? {
                 summary.servers += 1;

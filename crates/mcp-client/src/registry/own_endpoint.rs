@@ -1,9 +1,9 @@
 //! Our own knowledge-graph endpoint, registered as an upstream like any other (marked by the
-//! mcp-server crate with `switchboard_own_kg_endpoint` in its connection config). It applies the
-//! *caller's* scopes, so it is only ever reached with the caller's token: the registry does not
-//! sync it in the background (it has no token), leaves it out of readiness, and forwards a
-//! caller's token to it — only when the server is marked **and** its URL is one this process
-//! serves (set by the binary), so a re-pointed registration never receives a user's token.
+//! mcp-server crate with `switchboard_own_kg_endpoint` in its connection config). It applies
+//! the *caller's* scopes: a caller's token is forwarded to it — only when the server is marked
+//! **and** its URL is one this process serves (set by the binary), so a re-pointed
+//! registration never receives a user's token. For background syncs it has a service token of
+//! its own ([`super::own_credential`]), which likewise goes only to our own URLs.
 
 use super::McpRegistry;
 use crate::server::{UpstreamEndpoint, UpstreamServer};
@@ -48,7 +48,7 @@ impl McpRegistry {
             == Some(true)
     }
 
-    fn points_at_own_endpoint(&self, record: &ServerRecord) -> bool {
+    pub(super) fn points_at_own_endpoint(&self, record: &ServerRecord) -> bool {
         let Some(url) = record.url.as_deref().and_then(|text| Url::parse(text).ok()) else {
             return false;
         };
@@ -58,7 +58,8 @@ impl McpRegistry {
             .lock()
             .map(|own| own.clone())
             .unwrap_or_default();
-        own.iter().any(|candidate| same_endpoint(candidate, &url))
+        own.iter()
+            .any(|candidate| is_same_endpoint(candidate, &url))
     }
 
     /// The upstream for `record`, carrying `credential` when (and only when) the record is our
@@ -84,7 +85,9 @@ impl McpRegistry {
     }
 }
 
-fn same_endpoint(left: &Url, right: &Url) -> bool {
+/// Whether two URLs name the same endpoint: same scheme, host (any case), port and path (a
+/// trailing `/`, the query and the fragment aside).
+pub fn is_same_endpoint(left: &Url, right: &Url) -> bool {
     left.scheme() == right.scheme()
         && left.host_str().map(str::to_ascii_lowercase)
             == right.host_str().map(str::to_ascii_lowercase)
@@ -99,7 +102,7 @@ mod tests {
     #[test]
     fn endpoints_match_on_scheme_host_port_and_path() {
         let own = Url::parse("http://127.0.0.1:8080/mcp").unwrap();
-        assert!(same_endpoint(
+        assert!(is_same_endpoint(
             &own,
             &Url::parse("http://127.0.0.1:8080/mcp/").unwrap()
         ));
@@ -109,7 +112,10 @@ mod tests {
             "http://127.0.0.1:8080/other",
             "http://evil.example/mcp",
         ] {
-            assert!(!same_endpoint(&own, &Url::parse(other).unwrap()), "{other}");
+            assert!(
+                !is_same_endpoint(&own, &Url::parse(other).unwrap()),
+                "{other}"
+            );
         }
     }
 }

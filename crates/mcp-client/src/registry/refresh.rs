@@ -52,10 +52,7 @@ impl McpRegistry {
             let Ok(servers) = self.store().list_servers(&workspace.id).await else {
                 continue;
             };
-            // Our own endpoint needs a caller's token, which a background pass does not have.
-            let candidates = servers
-                .into_iter()
-                .filter(|record| record.is_active && !Self::is_marked_own_endpoint(record));
+            let candidates = servers.into_iter().filter(|record| record.is_active);
             for record in candidates {
                 if self.needs_background_refresh(&record).await {
                     due.push(record);

@@ -94,6 +94,9 @@ impl McpRegistry {
     }
 
     async fn sync_unlocked(&self, record: &ServerRecord, credential: Option<&str>) -> SyncReport {
+        // Our own endpoint is listed with its service token when it has one, so the cache
+        // does not depend on who asked for the sync.
+        let credential = credential.filter(|_| !record.secrets.has_api_key);
         let upstream = match self.upstream_as(record, credential).await {
             Ok(upstream) => upstream,
             Err(error) => {

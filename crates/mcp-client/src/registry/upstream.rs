@@ -51,6 +51,7 @@ pub fn upstream_for_record(
         endpoint,
         session_scope: record.connection.session_scope,
         timeout_ms: record.connection.timeout_ms,
+        init_timeout_ms: record.connection.init_timeout_ms,
     };
     server.validate()?;
     Ok(server)

@@ -6,13 +6,15 @@
 use crate::UpstreamError;
 use crate::capabilities::{ServerDescription, describe_server};
 use crate::config::McpClientConfig;
+use crate::error::from_rmcp::ErrorContext;
 use crate::handler::{ElicitationResponder, SessionHandler};
 use crate::notifications::NotificationRouter;
 use crate::server::{UpstreamEndpoint, UpstreamServer};
+use crate::session::listen::{self, ListChangeListener};
 use crate::transport::http_measured::{MeasuredHttpClient, OversizedAnswers};
 use crate::transport::legacy_sse::LegacySseTransport;
 use crate::transport::stdio::StdioTransport;
-use crate::transport::stdio_process::ProcessGroup;
+use crate::transport::stdio_process::{ProcessGroup, ProcessReport};
 use crate::transport::streamable_http;
 use crate::transport::websocket::WebSocketTransport;
 use crate::url_policy::UrlPolicy;
@@ -59,6 +61,10 @@ pub(crate) struct LiveSession {
     /// Streamable HTTP: requests whose answer was cut for size.
     pub oversized: Option<OversizedAnswers>,
     pub fingerprint: u64,
+    /// Where the session goes, for error messages (see [`ErrorContext`]).
+    pub errors: ErrorContext,
+    /// The `subscriptions/listen` stream of a 2026-07-28 session (stopped on close or drop).
+    listener: Mutex<Option<ListChangeListener>>,
     last_used: Mutex<Instant>,
     in_flight: AtomicUsize,
 }
@@ -119,12 +125,12 @@ impl LiveSession {
     }
 
     /// Why the connection is gone, as precisely as known.
-    pub fn failure_detail(&self) -> Option<String> {
+    pub fn failure_detail(&self) -> Option<ProcessReport> {
         self.process.as_ref().and_then(|process| process.describe())
     }
 
     /// [`Self::failure_detail`], once a dying child has been reaped.
-    pub async fn settled_failure_detail(&self) -> Option<String> {
+    pub async fn settled_failure_detail(&self) -> Option<ProcessReport> {
         match &self.process {
             Some(process) => process.describe_settled().await,
             None => None,
@@ -134,6 +140,9 @@ impl LiveSession {
     /// Ends the session: cancels rmcp's service loop, which closes the transport (for stdio:
     /// stdin, SIGTERM, SIGKILL of the process group).
     pub async fn close(&self, limit: Duration) {
+        if let Ok(mut listener) = self.listener.lock() {
+            listener.take();
+        }
         let service = self.service.lock().await.take();
         if let Some(mut service) = service {
             match service.close_with_timeout(limit).await {
@@ -196,9 +205,10 @@ pub(crate) async fn connect(params: ConnectParams<'_>) -> Result<LiveSession, Up
             match connect_once(&params, &Lifecycle::LegacyInitialize).await {
                 Ok(live) => Ok(live),
                 Err(Attempt::Failed(error)) => Err(error),
-                Err(Attempt::ProbeNotUnderstood) => Err(UpstreamError::Initialize(
-                    "the server did not answer initialize".into(),
-                )),
+                Err(Attempt::ProbeNotUnderstood) => Err(UpstreamError::Initialize {
+                    target: params.server.display_target(),
+                    reason: "it answered neither server/discover nor initialize".into(),
+                }),
             }
         }
         Err(Attempt::Failed(error)) => Err(error),
@@ -222,6 +232,7 @@ async fn connect_once(
     lifecycle: &Lifecycle,
 ) -> Result<LiveSession, Attempt> {
     let limit = params.config.max_tool_response_bytes;
+    let errors = ErrorContext::new(params.server.display_target(), limit);
     let (mode, handler_version) = lifecycle_mode(lifecycle);
     let handler = SessionHandler::new(
         handler_version,
@@ -258,13 +269,13 @@ async fn connect_once(
             }
             TransportKind::Sse => {
                 let transport =
-                    LegacySseTransport::connect(remote, params.http_client, params.policy, limit)
+                    LegacySseTransport::connect(remote, params.http_client, params.policy, &errors)
                         .await?;
                 transport_closed = Some(transport.closed_signal());
                 handler.serve_with_lifecycle(transport, mode).await
             }
             TransportKind::Websocket => {
-                let transport = WebSocketTransport::connect(remote, params.policy, limit).await?;
+                let transport = WebSocketTransport::connect(remote, params.policy, &errors).await?;
                 transport_closed = Some(transport.closed_signal());
                 handler.serve_with_lifecycle(transport, mode).await
             }
@@ -284,13 +295,13 @@ async fn connect_once(
             return Err(Attempt::ProbeNotUnderstood);
         }
         Err(error) => {
-            let error = UpstreamError::from_initialize_error(error, limit);
+            let error = errors.handshake_failure(error);
             let detail = match &process {
                 Some(process) => process.describe_settled().await,
                 None => None,
             };
             return Err(Attempt::Failed(match detail {
-                Some(detail) => with_detail(error, &detail),
+                Some(report) => with_detail(error, &report),
                 None => error,
             }));
         }
@@ -299,6 +310,7 @@ async fn connect_once(
     peer.set_response_cache_config(ClientCacheConfig::disabled())
         .await;
     let description = describe_server(&peer);
+    let listener = listen::start(&peer, &params.router);
     Ok(LiveSession {
         service: tokio::sync::Mutex::new(Some(service)),
         peer,
@@ -308,6 +320,8 @@ async fn connect_once(
         transport_closed,
         oversized,
         fingerprint: params.server.connection_fingerprint(),
+        errors,
+        listener: Mutex::new(listener),
         last_used: Mutex::new(Instant::now()),
         in_flight: AtomicUsize::new(0),
     })
@@ -327,16 +341,33 @@ fn spawn_error(command: &str, error: &std::io::Error) -> UpstreamError {
     }
 }
 
-/// Appends what the child process said to an error's message.
-pub(crate) fn with_detail(error: UpstreamError, detail: &str) -> UpstreamError {
+/// Adds what a stdio child said and how it ended to an error's message. When the child
+/// exited, that is why the connection failed, so it replaces the transport's own words.
+pub(crate) fn with_detail(error: UpstreamError, report: &ProcessReport) -> UpstreamError {
+    let text = &report.text;
+    let combine = |reason: String| {
+        if report.exited {
+            text.clone()
+        } else {
+            format!("{reason}; {text}")
+        }
+    };
     match error {
-        UpstreamError::Initialize(message) => {
-            UpstreamError::Initialize(format!("{message}; {detail}"))
+        UpstreamError::Initialize { target, reason } => UpstreamError::Initialize {
+            target,
+            reason: combine(reason),
+        },
+        UpstreamError::Connect { target, reason } => UpstreamError::Connect {
+            target,
+            reason: combine(reason),
+        },
+        UpstreamError::ConnectionLost(message) if report.exited => {
+            // "`python3` exited with status 1; its last stderr line: …"
+            let target = message.split(": ").next().unwrap_or_default();
+            let ending = text.strip_prefix("it ").unwrap_or(text);
+            UpstreamError::ConnectionLost(format!("{target} {ending}"))
         }
-        UpstreamError::Connect(message) => UpstreamError::Connect(format!("{message}; {detail}")),
-        UpstreamError::ConnectionLost(message) => {
-            UpstreamError::ConnectionLost(format!("{message}; {detail}"))
-        }
+        UpstreamError::ConnectionLost(message) => UpstreamError::ConnectionLost(combine(message)),
         other => other,
     }
 }

@@ -2,6 +2,7 @@
 //! looks like from outside (`SessionStatus`), and the memory of each upstream's negotiated
 //! protocol version.
 
+pub(crate) mod listen;
 pub(crate) mod live;
 pub(crate) mod registry;
 pub(crate) mod slot;

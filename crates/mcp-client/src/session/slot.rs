@@ -88,7 +88,7 @@ impl SessionSlot {
         match self.inspect(context.server.connection_fingerprint()) {
             Found::Usable(live) => Some(live),
             Found::Replace(old, reason) => {
-                tracing::info!(server = %context.server.name, reason, detail = old.failure_detail().unwrap_or_default(), "replacing session");
+                tracing::info!(server = %context.server.name, reason, detail = old.failure_detail().map(|report| report.text).unwrap_or_default(), "replacing session");
                 metrics::session_closed(&context.server.name, reason);
                 self.emit(SessionEventKind::Closed { reason });
                 let close_within = context.config.shutdown_timeout();
@@ -307,6 +307,7 @@ impl SessionSlot {
                 .or_else(|| {
                     live.filter(|live| !live.is_alive()).map(|live| {
                         live.failure_detail()
+                            .map(|report| report.text)
                             .unwrap_or_else(|| "the connection closed".to_owned())
                     })
                 }),
@@ -323,7 +324,11 @@ async fn start_with_retries(context: &StartContext<'_>) -> Result<LiveSession, U
     };
     let mut backoff = context.config.session_init_backoff();
     let attempts = context.config.session_init_retries + 1;
-    let mut last_error = UpstreamError::Initialize("no attempt was made".to_owned());
+    let init_timeout = server.init_timeout(context.config.session_init_timeout());
+    let mut last_error = UpstreamError::Initialize {
+        target: server.display_target(),
+        reason: "no attempt was made".to_owned(),
+    };
     for attempt in 1..=attempts {
         let router = Arc::new(NotificationRouter::new(
             server.name.clone(),
@@ -339,7 +344,7 @@ async fn start_with_retries(context: &StartContext<'_>) -> Result<LiveSession, U
             elicitation: context.elicitation.clone(),
         };
         let started = Instant::now();
-        match tokio::time::timeout(context.config.session_init_timeout(), connect(params)).await {
+        match tokio::time::timeout(init_timeout, connect(params)).await {
             Ok(Ok(live)) => {
                 context.versions.remember(
                     &server.id,
@@ -372,7 +377,10 @@ async fn start_with_retries(context: &StartContext<'_>) -> Result<LiveSession, U
             Err(_) => {
                 metrics::session_start_failed(&server.name, "init_timeout");
                 tracing::warn!(server = %server.name, attempt, "session start timed out");
-                last_error = UpstreamError::InitTimeout(context.config.session_init_timeout());
+                last_error = UpstreamError::InitTimeout {
+                    target: server.display_target(),
+                    after: init_timeout,
+                };
                 lifecycle = match lifecycle {
                     // A server that ignores unknown methods never answers the probe.
                     Lifecycle::Auto => Lifecycle::LegacyInitialize,

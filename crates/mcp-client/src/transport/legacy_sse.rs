@@ -8,6 +8,8 @@
 use super::framing::{response_too_large_message, top_level_id};
 use super::sse_events::{SseEventReader, SseItem};
 use crate::UpstreamError;
+use crate::error::causes::{Cause, status_cause};
+use crate::error::from_rmcp::ErrorContext;
 use crate::server::RemoteEndpoint;
 use crate::url_policy::UrlPolicy;
 use futures::TryStreamExt;
@@ -27,6 +29,7 @@ struct PostTarget {
     endpoint: Url,
     headers: http::HeaderMap,
     api_key: Option<String>,
+    errors: ErrorContext,
 }
 
 pub struct LegacySseTransport {
@@ -49,8 +52,9 @@ impl LegacySseTransport {
         endpoint: &RemoteEndpoint,
         http_client: &reqwest::Client,
         policy: &UrlPolicy,
-        max_message_bytes: usize,
+        errors: &ErrorContext,
     ) -> Result<Self, UpstreamError> {
+        let max_message_bytes = errors.limit;
         policy.check_url(&endpoint.url, &["http", "https"])?;
         let headers: http::HeaderMap = super::streamable_http::header_map(&endpoint.headers)?
             .into_iter()
@@ -62,17 +66,23 @@ impl LegacySseTransport {
         if let Some(api_key) = &endpoint.api_key {
             request = request.bearer_auth(api_key);
         }
-        let response = request.send().await.map_err(|error| http_error(&error))?;
-        check_status(response.status(), "GET of the event stream")?;
+        let response = request
+            .send()
+            .await
+            .map_err(|error| errors.connect_failure(&error))?;
+        check_status(response.status(), errors, Phase::Connecting)?;
         let content_type = response
             .headers()
             .get(http::header::CONTENT_TYPE)
             .and_then(|value| value.to_str().ok())
             .unwrap_or("");
         if !content_type.starts_with("text/event-stream") {
-            return Err(UpstreamError::Connect(format!(
-                "the SSE URL answered with content type '{content_type}', not text/event-stream"
-            )));
+            return Err(UpstreamError::Connect {
+                target: errors.target.clone(),
+                reason: format!(
+                    "it answered with content type '{content_type}', not text/event-stream"
+                ),
+            });
         }
         let body = StreamReader::new(response.bytes_stream().map_err(std::io::Error::other));
         let mut events = SseEventReader::new(tokio::io::BufReader::new(body), max_message_bytes);
@@ -84,14 +94,16 @@ impl LegacySseTransport {
                 }
                 Ok(Some(_)) => continue,
                 Ok(None) => {
-                    return Err(UpstreamError::Connect(
-                        "the event stream ended before its endpoint event".into(),
-                    ));
+                    return Err(UpstreamError::Connect {
+                        target: errors.target.clone(),
+                        reason: "its event stream ended before the endpoint event".into(),
+                    });
                 }
                 Err(error) => {
-                    return Err(UpstreamError::Connect(format!(
-                        "reading the event stream failed: {error}"
-                    )));
+                    return Err(UpstreamError::Connect {
+                        target: errors.target.clone(),
+                        reason: format!("reading its event stream failed: {error}"),
+                    });
                 }
             }
         };
@@ -111,6 +123,7 @@ impl LegacySseTransport {
                 endpoint: endpoint_url,
                 headers,
                 api_key: endpoint.api_key.clone(),
+                errors: errors.clone(),
             }),
             stream_closed,
         })
@@ -211,12 +224,19 @@ impl Transport<RoleClient> for LegacySseTransport {
             if let Some(api_key) = &target.api_key {
                 request = request.bearer_auth(api_key);
             }
-            let response = request.send().await.map_err(|error| http_error(&error))?;
+            let response = request.send().await.map_err(|error| {
+                match target.errors.connect_failure(&error) {
+                    UpstreamError::Connect { target, reason } => {
+                        UpstreamError::ConnectionLost(format!("{target}: {reason}"))
+                    }
+                    other => other,
+                }
+            })?;
             if response.status() == http::StatusCode::NOT_FOUND {
                 // The server forgot this session: end the stream so the session restarts.
                 stream_closed.cancel();
             }
-            check_status(response.status(), "POST to the message endpoint")
+            check_status(response.status(), &target.errors, Phase::InSession)
         }
     }
 
@@ -236,25 +256,38 @@ impl Drop for LegacySseTransport {
     }
 }
 
-fn check_status(status: http::StatusCode, what: &str) -> Result<(), UpstreamError> {
-    if status.is_success() {
-        Ok(())
-    } else if status == http::StatusCode::UNAUTHORIZED || status == http::StatusCode::FORBIDDEN {
-        Err(UpstreamError::AuthRequired(format!(
-            "{what} answered HTTP {status}"
-        )))
-    } else if status == http::StatusCode::NOT_FOUND {
-        Err(UpstreamError::ConnectionLost(format!(
-            "{what} answered HTTP 404 (session not found)"
-        )))
-    } else {
-        Err(UpstreamError::Connect(format!(
-            "{what} answered HTTP {status}"
-        )))
-    }
+/// When an HTTP status was answered.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// The GET of the event stream.
+    Connecting,
+    /// A POST of a message.
+    InSession,
 }
 
-fn http_error(error: &reqwest::Error) -> UpstreamError {
-    crate::error::classify_chain(error, 0)
-        .unwrap_or_else(|| UpstreamError::Connect(crate::error::chain_message(error)))
+fn check_status(
+    status: http::StatusCode,
+    errors: &ErrorContext,
+    phase: Phase,
+) -> Result<(), UpstreamError> {
+    if status.is_success() {
+        return Ok(());
+    }
+    let target = errors.target.clone();
+    if phase == Phase::InSession && status == http::StatusCode::NOT_FOUND {
+        return Err(UpstreamError::ConnectionLost(format!(
+            "{target}: it no longer knows the session (HTTP 404)"
+        )));
+    }
+    Err(match status_cause(status.as_u16(), "") {
+        Cause::Auth(reason) => UpstreamError::AuthRequired { target, reason },
+        Cause::Reason(reason) if phase == Phase::Connecting => {
+            UpstreamError::Connect { target, reason }
+        }
+        Cause::Reason(reason) => UpstreamError::ConnectionLost(format!("{target}: {reason}")),
+        Cause::Upstream(error) => error,
+        Cause::TooLarge => UpstreamError::ResponseTooLarge {
+            limit: errors.limit,
+        },
+    })
 }

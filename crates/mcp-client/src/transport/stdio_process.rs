@@ -174,28 +174,54 @@ impl ProcessGroup {
 
     /// Like [`Self::describe`], after giving a dying child a moment to be reaped (its stdout
     /// closes just before its exit status is known).
-    pub async fn describe_settled(&self) -> Option<String> {
+    pub async fn describe_settled(&self) -> Option<ProcessReport> {
         self.wait_for_exit(std::time::Duration::from_millis(500))
             .await;
         self.describe()
     }
 
-    /// "exited with exit status: 1; stderr: …" when the child is gone or wrote to stderr.
-    pub fn describe(&self) -> Option<String> {
-        let exit =
-            (*self.exit_status.borrow()).map(|status| format!("the process exited ({status})"));
-        let tail = self
+    /// "it exited with status 3; its last stderr line: …" when the child is gone or wrote to
+    /// stderr.
+    pub fn describe(&self) -> Option<ProcessReport> {
+        let exit = (*self.exit_status.borrow()).map(|status| format!("it {}", exit_words(status)));
+        let exited = exit.is_some();
+        let last_line = self
             .stderr_tail
             .lock()
-            .map(|tail| tail.text())
-            .unwrap_or_default();
-        let tail = (!tail.trim().is_empty()).then(|| format!("stderr: {}", tail.trim()));
-        match (exit, tail) {
-            (None, None) => None,
-            (Some(exit), None) => Some(exit),
-            (None, Some(tail)) => Some(tail),
-            (Some(exit), Some(tail)) => Some(format!("{exit}; {tail}")),
-        }
+            .ok()
+            .and_then(|tail| tail.last_line())
+            .map(|line| format!("its last stderr line: {line}"));
+        let text = match (exit, last_line) {
+            (None, None) => return None,
+            (Some(exit), None) => exit,
+            (None, Some(line)) => line,
+            (Some(exit), Some(line)) => format!("{exit}; {line}"),
+        };
+        Some(ProcessReport { exited, text })
+    }
+}
+
+/// How a child ended and what it said last, in words for a message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ProcessReport {
+    /// The child is gone (else it only wrote to stderr).
+    pub exited: bool,
+    /// "it exited with status 3; its last stderr line: …"
+    pub text: String,
+}
+
+/// "exited with status 3", "was killed by signal 9 (SIGKILL)".
+fn exit_words(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = status.code() {
+        return format!("exited with status {code}");
+    }
+    match status.signal() {
+        Some(number) => match Signal::try_from(number) {
+            Ok(signal) => format!("was killed by signal {number} ({})", signal.as_str()),
+            Err(_) => format!("was killed by signal {number}"),
+        },
+        None => "exited".to_owned(),
     }
 }
 
@@ -276,8 +302,25 @@ impl StderrTail {
         }
     }
 
+    #[cfg(test)]
     fn text(&self) -> String {
         self.lines.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// The last line with something on it, at most 300 characters.
+    fn last_line(&self) -> Option<String> {
+        let line = self
+            .lines
+            .iter()
+            .rev()
+            .find(|line| !line.trim().is_empty())?;
+        let line = line.trim();
+        Some(if line.chars().count() > 300 {
+            let cut: String = line.chars().take(300).collect();
+            format!("{cut}…")
+        } else {
+            line.to_owned()
+        })
     }
 }
 
@@ -292,6 +335,7 @@ mod tests {
         tail.push("second");
         tail.push("third");
         assert_eq!(tail.text(), "second\nthird");
+        assert_eq!(tail.last_line().as_deref(), Some("third"));
         tail.push(&"x".repeat(25));
         assert_eq!(tail.text(), "x".repeat(11));
     }

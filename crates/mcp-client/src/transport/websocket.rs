@@ -7,6 +7,8 @@
 
 use super::framing::{response_too_large_message, top_level_id};
 use crate::UpstreamError;
+use crate::error::causes::{Cause, io_reason, status_cause};
+use crate::error::from_rmcp::ErrorContext;
 use crate::server::RemoteEndpoint;
 use crate::url_policy::UrlPolicy;
 use futures::stream::{SplitSink, SplitStream};
@@ -53,27 +55,32 @@ impl WebSocketTransport {
     pub(crate) async fn connect(
         endpoint: &RemoteEndpoint,
         policy: &UrlPolicy,
-        max_message_bytes: usize,
+        errors: &ErrorContext,
     ) -> Result<Self, UpstreamError> {
+        let max_message_bytes = errors.limit;
         let url = &endpoint.url;
         policy.check_url(url, &["ws", "wss"])?;
+        let failed = |reason: String| UpstreamError::Connect {
+            target: errors.target.clone(),
+            reason,
+        };
         let port = url
             .port_or_known_default()
-            .ok_or_else(|| UpstreamError::Connect("the URL has no port".into()))?;
+            .ok_or_else(|| failed("the URL has no port".into()))?;
         let addresses: Vec<SocketAddr> = match url.host() {
             Some(Host::Ipv4(address)) => vec![SocketAddr::new(address.into(), port)],
             Some(Host::Ipv6(address)) => vec![SocketAddr::new(address.into(), port)],
             Some(Host::Domain(name)) => policy.resolve_checked(name, port).await?,
-            None => return Err(UpstreamError::Connect("the URL has no host".into())),
+            None => return Err(failed("the URL has no host".into())),
         };
-        let tcp = connect_first(&addresses).await?;
-        tcp.set_nodelay(true).map_err(|error| {
-            UpstreamError::Connect(format!("setting TCP_NODELAY failed: {error}"))
-        })?;
+        let tcp = connect_first(&addresses).await.map_err(failed)?;
+        tcp.set_nodelay(true)
+            .map_err(|error| failed(format!("setting TCP_NODELAY failed: {error}")))?;
 
-        let mut request = url.as_str().into_client_request().map_err(|error| {
-            UpstreamError::Connect(format!("invalid WebSocket request: {error}"))
-        })?;
+        let mut request = url
+            .as_str()
+            .into_client_request()
+            .map_err(|error| failed(format!("invalid WebSocket request: {error}")))?;
         for (name, value) in super::streamable_http::header_map(&endpoint.headers)? {
             request.headers_mut().insert(name, value);
         }
@@ -92,7 +99,7 @@ impl WebSocketTransport {
             .max_message_size(Some(max_message_bytes))
             .max_frame_size(Some(max_message_bytes));
         let connector = if url.scheme() == "wss" {
-            Connector::Rustls(tls_config()?)
+            Connector::Rustls(tls_config().map_err(failed)?)
         } else {
             Connector::Plain
         };
@@ -104,13 +111,24 @@ impl WebSocketTransport {
         )
         .await
         .map_err(|error| match error {
-            WsError::Http(response) if matches!(response.status().as_u16(), 401 | 403) => {
-                UpstreamError::AuthRequired(format!(
-                    "the WebSocket upgrade answered HTTP {}",
-                    response.status()
-                ))
-            }
-            other => UpstreamError::Connect(format!("the WebSocket handshake failed: {other}")),
+            WsError::Http(response) => match status_cause(response.status().as_u16(), "") {
+                Cause::Auth(reason) => UpstreamError::AuthRequired {
+                    target: errors.target.clone(),
+                    reason,
+                },
+                Cause::Reason(reason) => failed(format!("the WebSocket upgrade: {reason}")),
+                Cause::Upstream(error) => error,
+                Cause::TooLarge => UpstreamError::ResponseTooLarge {
+                    limit: max_message_bytes,
+                },
+            },
+            WsError::Io(error) => failed(
+                io_reason(&error)
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| error.to_string()),
+            ),
+            WsError::Tls(error) => failed(format!("the TLS handshake failed: {error}")),
+            other => failed(format!("the WebSocket handshake failed: {other}")),
         })?;
 
         let (writer, reader) = socket.split();
@@ -134,26 +152,34 @@ impl WebSocketTransport {
     }
 }
 
-async fn connect_first(addresses: &[SocketAddr]) -> Result<TcpStream, UpstreamError> {
+/// The first address that accepts; else why the last one did not, in words.
+async fn connect_first(addresses: &[SocketAddr]) -> Result<TcpStream, String> {
     let mut last_error = None;
     for address in addresses {
         match TcpStream::connect(address).await {
             Ok(stream) => return Ok(stream),
-            Err(error) => last_error = Some(format!("{address}: {error}")),
+            Err(error) => {
+                let reason = io_reason(&error)
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| error.to_string());
+                last_error = Some(if addresses.len() > 1 {
+                    format!("{address}: {reason}")
+                } else {
+                    reason
+                });
+            }
         }
     }
-    Err(UpstreamError::Connect(
-        last_error.unwrap_or_else(|| "no address to connect to".into()),
-    ))
+    Err(last_error.unwrap_or_else(|| "no address to connect to".into()))
 }
 
-fn tls_config() -> Result<Arc<rustls::ClientConfig>, UpstreamError> {
+fn tls_config() -> Result<Arc<rustls::ClientConfig>, String> {
     use rustls_platform_verifier::BuilderVerifierExt;
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .and_then(|builder| builder.with_platform_verifier())
-        .map_err(|error| UpstreamError::Connect(format!("TLS set-up failed: {error}")))?
+        .map_err(|error| format!("TLS set-up failed: {error}"))?
         .with_no_client_auth();
     Ok(Arc::new(config))
 }

@@ -234,7 +234,7 @@ async fn a_child_that_exits_at_start_is_explained_and_not_hammered() {
         .unwrap_err();
     let message = error.to_string();
     assert!(
-        message.contains("the API key is missing") && message.contains("exit status: 3"),
+        message.contains("the API key is missing") && message.contains("exited with status 3"),
         "{message}"
     );
     assert_eq!(lines(&starts).len(), 3, "first attempt and two retries");

@@ -3,11 +3,13 @@
 //! servers written for the fault tests.
 
 mod conformance;
+mod error_messages;
 mod everything;
 mod fastmcp;
 mod faults;
 mod filesystem;
 mod lifecycle;
+mod listen;
 mod registry;
 mod support;
 mod url_policy;

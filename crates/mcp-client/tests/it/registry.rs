@@ -17,7 +17,7 @@ use switchboard_store::{
     ServerStatus, Store,
 };
 
-async fn store(dir: &tempfile::TempDir) -> (Store, WorkspaceId) {
+pub async fn store(dir: &tempfile::TempDir) -> (Store, WorkspaceId) {
     let store = Store::open(
         &DatabaseConfig::default(),
         dir.path(),
@@ -50,7 +50,7 @@ fn stdio(
     }
 }
 
-fn registry_with(store: &Store, config: McpClientConfig) -> McpRegistry {
+pub fn registry_with(store: &Store, config: McpClientConfig) -> McpRegistry {
     McpRegistry::new(McpClient::new(config).unwrap(), store.clone())
 }
 
@@ -340,6 +340,11 @@ async fn only_our_own_endpoint_receives_the_callers_token() {
     tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
     let register = |name: &str, path: &str, marked: bool| {
         let mut connection = ServerConnectionConfig::default();
+        // A marked server holds the registry's own service token (see `own_credential`).
+        let secrets = ServerSecrets {
+            api_key: marked.then(|| format!("sb_service_token_of_{name}")),
+            ..ServerSecrets::default()
+        };
         if marked {
             connection.extra.insert(
                 switchboard_mcp_client::registry::OWN_ENDPOINT_MARKER.into(),
@@ -353,7 +358,7 @@ async fn only_our_own_endpoint_receives_the_callers_token() {
             command: None,
             args: vec![],
             connection,
-            secrets: ServerSecrets::default(),
+            secrets,
             is_active: true,
         }
     };
@@ -401,9 +406,22 @@ async fn only_our_own_endpoint_receives_the_callers_token() {
     );
     assert!(!seen.lock().unwrap().is_empty());
 
-    // The background pass leaves servers marked as our own endpoint alone (it has no token to
-    // give them); readiness ignores them.
-    assert_eq!(registry.refresh_stale().await, 1);
-    assert_eq!(registry.readiness().await.unwrap().servers, 1);
+    // The background pass syncs every active server, our own endpoint included with its own
+    // service token — which goes nowhere but our own URL (the re-pointed registration gets
+    // none) — and never with a caller's token.
+    seen.lock().unwrap().clear();
+    assert_eq!(registry.refresh_stale().await, 3);
+    let headers = seen.lock().unwrap().clone();
+    assert!(
+        headers.contains(&"Bearer sb_service_token_of_kg".to_owned()),
+        "{headers:?}"
+    );
+    assert!(
+        headers
+            .iter()
+            .all(|header| header == "none" || header == "Bearer sb_service_token_of_kg"),
+        "{headers:?}"
+    );
+    assert_eq!(registry.readiness().await.unwrap().servers, 3);
     registry.shutdown().await;
 }

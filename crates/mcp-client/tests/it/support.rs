@@ -186,6 +186,7 @@ pub fn server(name: &str, endpoint: UpstreamEndpoint) -> UpstreamServer {
         endpoint,
         session_scope: SessionScope::Shared,
         timeout_ms: None,
+        init_timeout_ms: None,
     }
 }
 
@@ -259,4 +260,16 @@ pub async fn eventually(limit: Duration, mut condition: impl FnMut() -> bool) ->
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     condition()
+}
+
+/// Python with the MCP SDK 2.x (its servers speak the stateless 2026-07-28 revision).
+pub fn python_mcp2() -> PathBuf {
+    interop(".venv-mcp2/bin/python")
+}
+
+/// tests/fixtures/mcp2_server.py over Streamable HTTP.
+pub fn mcp2_server(port: u16) -> Peer {
+    let mut command = Command::new(python_mcp2());
+    command.arg(fixture("mcp2_server.py")).arg(port.to_string());
+    Peer::start(command, port)
 }

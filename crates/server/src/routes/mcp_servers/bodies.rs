@@ -38,8 +38,13 @@ pub(super) struct CreateServerBody {
     session_scope: SessionScope,
     #[serde(default)]
     timeout_ms: Option<u64>,
+    #[serde(default)]
+    init_timeout_ms: Option<u64>,
     #[serde(default = "active_by_default")]
     is_active: bool,
+    /// Set only by Switchboard on its own knowledge-graph server; refused when sent.
+    #[serde(default, rename = "switchboard_own_kg_endpoint")]
+    own_endpoint_marker: Option<Value>,
 }
 
 fn active_by_default() -> bool {
@@ -75,8 +80,13 @@ pub(super) struct UpdateServerBody {
     session_scope: Option<SessionScope>,
     #[serde(default, deserialize_with = "nullable_number")]
     timeout_ms: Option<Option<u64>>,
+    #[serde(default, deserialize_with = "nullable_number")]
+    init_timeout_ms: Option<Option<u64>>,
     #[serde(default)]
     is_active: Option<bool>,
+    /// Set only by Switchboard on its own knowledge-graph server; refused when sent.
+    #[serde(default, rename = "switchboard_own_kg_endpoint")]
+    own_endpoint_marker: Option<Value>,
 }
 
 fn nullable<'de, D: Deserializer<'de>>(
@@ -102,6 +112,7 @@ pub(super) struct Candidate {
     pub working_dir: Option<String>,
     pub session_scope: SessionScope,
     pub timeout_ms: Option<u64>,
+    pub init_timeout_ms: Option<u64>,
     pub secrets: ServerSecrets,
     pub is_active: bool,
 }
@@ -174,6 +185,7 @@ impl Candidate {
             endpoint,
             session_scope: self.session_scope,
             timeout_ms: self.timeout_ms,
+            init_timeout_ms: self.init_timeout_ms,
         };
         upstream
             .validate()
@@ -184,6 +196,7 @@ impl Candidate {
         let mut connection = base;
         connection.session_scope = self.session_scope;
         connection.timeout_ms = self.timeout_ms;
+        connection.init_timeout_ms = self.init_timeout_ms;
         match &self.working_dir {
             Some(dir) => {
                 connection
@@ -198,7 +211,25 @@ impl Candidate {
     }
 }
 
+/// The connection-config key marking Switchboard's own knowledge-graph server, which alone
+/// receives users' tokens: no request may set or remove it.
+pub(super) const OWN_ENDPOINT_MARKER: &str = switchboard_mcp_client::registry::OWN_ENDPOINT_MARKER;
+
+fn refuse_marker(sent: &Option<Value>) -> Result<(), ApiError> {
+    match sent {
+        None => Ok(()),
+        Some(_) => Err(ApiError::Unprocessable(format!(
+            "{OWN_ENDPOINT_MARKER}: this marker is set by Switchboard on its own knowledge-graph server only and cannot be set or removed through the API"
+        ))),
+    }
+}
+
 impl CreateServerBody {
+    /// Refuses what no request may send (the own-endpoint marker).
+    pub fn check_reserved(&self) -> Result<(), ApiError> {
+        refuse_marker(&self.own_endpoint_marker)
+    }
+
     pub fn candidate(self) -> Candidate {
         Candidate {
             name: self.name,
@@ -209,6 +240,7 @@ impl CreateServerBody {
             working_dir: self.working_dir,
             session_scope: self.session_scope,
             timeout_ms: self.timeout_ms,
+            init_timeout_ms: self.init_timeout_ms,
             secrets: ServerSecrets {
                 headers: self.headers,
                 api_key: self.api_key,
@@ -236,6 +268,35 @@ impl Candidate {
 }
 
 impl UpdateServerBody {
+    /// Refuses what no request may send (the own-endpoint marker).
+    pub fn check_reserved(&self) -> Result<(), ApiError> {
+        refuse_marker(&self.own_endpoint_marker)
+    }
+
+    /// For Switchboard's own knowledge-graph server: its name, address and credentials are
+    /// Switchboard's (the address follows the listener at every start, the token is the
+    /// registry's own); switching it on or off and its timeouts stay editable.
+    pub fn check_own_endpoint_change(&self) -> Result<(), ApiError> {
+        let managed = [
+            ("name", self.name.is_some()),
+            ("transport", self.transport.is_some()),
+            ("url", self.url.is_some()),
+            ("command", self.command.is_some()),
+            ("args", self.args.is_some()),
+            ("env", self.env.is_some()),
+            ("working_dir", self.working_dir.is_some()),
+            ("headers", self.headers.is_some()),
+            ("api_key", self.api_key.is_some()),
+            ("session_scope", self.session_scope.is_some()),
+        ];
+        match managed.iter().find(|(_, sent)| *sent) {
+            Some((field, _)) => Err(ApiError::Unprocessable(format!(
+                "{field}: this is Switchboard's own knowledge-graph server; its name, address, credentials and session scope are managed by Switchboard (you may change is_active, timeout_ms and init_timeout_ms, or delete it)"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The server as it would be after the change (a transport switch drops the other
     /// transport's fields).
     pub fn candidate(&self, record: &ServerRecord, secrets: &ServerSecrets) -> Candidate {
@@ -288,6 +349,10 @@ impl UpdateServerBody {
             timeout_ms: match self.timeout_ms {
                 Some(timeout) => timeout,
                 None => record.connection.timeout_ms,
+            },
+            init_timeout_ms: match self.init_timeout_ms {
+                Some(timeout) => timeout,
+                None => record.connection.init_timeout_ms,
             },
             secrets,
             is_active: self.is_active.unwrap_or(record.is_active),

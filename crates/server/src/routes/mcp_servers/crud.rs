@@ -15,6 +15,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 use switchboard_core::{Principal, Scope, ServerId, TransportKind};
+use switchboard_mcp_client::McpRegistry;
 use switchboard_store::StoreError;
 
 fn require_admin_for_stdio(principal: &Principal, is_stdio_command: bool) -> Result<(), ApiError> {
@@ -63,6 +64,7 @@ pub(super) async fn create_server(
     Json(body): Json<CreateServerBody>,
 ) -> Result<(StatusCode, Json<Value>), Failure> {
     let registry = registry(&state)?;
+    body.check_reserved()?;
     let candidate = body.candidate();
     require_admin_for_stdio(&principal, candidate.transport == TransportKind::Stdio)?;
     candidate.validate(registry.client().url_policy())?;
@@ -88,11 +90,15 @@ pub(super) async fn update_server(
     Json(body): Json<UpdateServerBody>,
 ) -> Result<Json<Value>, Failure> {
     let registry = registry(&state)?;
+    body.check_reserved()?;
     let server_id = ServerId::from(id);
     let record = state
         .store
         .get_server(&principal.workspace_id, &server_id)
         .await?;
+    if McpRegistry::is_marked_own_endpoint(&record) {
+        body.check_own_endpoint_change()?;
+    }
     if let Some(version) = body.version
         && version != record.version
     {
@@ -141,6 +147,7 @@ pub(super) async fn delete_server(
         .get_server(&principal.workspace_id, &server_id)
         .await?;
     registry.server_removed(&record.id).await;
+    registry.own_endpoint_removed(&record).await?;
     state
         .store
         .delete_server(&principal.workspace_id, &server_id)

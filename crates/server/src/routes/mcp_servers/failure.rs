@@ -51,7 +51,9 @@ pub(super) fn upstream_status(error: &UpstreamError) -> StatusCode {
         | UpstreamError::UrlPolicy(_) => StatusCode::UNPROCESSABLE_ENTITY,
         UpstreamError::UnknownTool(_) => StatusCode::NOT_FOUND,
         UpstreamError::Busy { .. } | UpstreamError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
-        UpstreamError::Timeout(_) | UpstreamError::InitTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
+        UpstreamError::Timeout(_) | UpstreamError::InitTimeout { .. } => {
+            StatusCode::GATEWAY_TIMEOUT
+        }
         _ => StatusCode::BAD_GATEWAY,
     }
 }

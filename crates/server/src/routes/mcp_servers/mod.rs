@@ -15,7 +15,10 @@
 //!
 //! A server is JSON like `{"name", "transport": "stdio", "command", "args", "env"}` or
 //! `{"name", "transport": "streamable_http"|"sse"|"websocket", "url", "headers", "api_key"}`,
-//! plus `session_scope`, `timeout_ms`, `is_active`. Secret values are write-only.
+//! plus `session_scope`, `timeout_ms`, `init_timeout_ms`, `is_active`. Secret values are
+//! write-only. Switchboard's own knowledge-graph server (`managed_by_switchboard: true`) keeps
+//! its name, address and credentials as Switchboard set them, and no request may set or remove
+//! the `switchboard_own_kg_endpoint` marker (422 naming the field).
 
 mod actions;
 mod bodies;

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use switchboard_mcp_client::{
-    CapabilitiesView, ConnectionTestReport, ServerOverview, SessionStatus,
+    CapabilitiesView, ConnectionTestReport, McpRegistry, ServerOverview, SessionStatus,
 };
 use switchboard_store::{ServerRecord, ToolRecord};
 
@@ -22,6 +22,8 @@ pub(super) fn server_view(record: &ServerRecord, overview: &ServerOverview) -> V
         "has_api_key": record.secrets.has_api_key,
         "session_scope": record.connection.session_scope,
         "timeout_ms": record.connection.timeout_ms,
+        "init_timeout_ms": record.connection.init_timeout_ms,
+        "managed_by_switchboard": McpRegistry::is_marked_own_endpoint(record),
         "is_active": record.is_active,
         "version": record.version,
         "status": overview.state,

@@ -1,0 +1,160 @@
+//! The registry's own credential for our knowledge-graph endpoint. Our `/mcp` applies the
+//! scopes of whoever calls it, so the registry needs a token of its own to list that
+//! server's capabilities in the background (the chat still forwards each user's own token for
+//! their calls). It is a workspace-scoped token with only `schema:read` and `data:read`,
+//! acting as a dedicated service user, stored encrypted as the server's own secret.
+//!
+//! At every start the binary calls [`McpRegistry::prepare_own_endpoints`]: each marked server
+//! is pointed at this process's listener (the port may change between starts) and given a
+//! working token (a missing or revoked one is replaced). Deleting the server revokes its
+//! token ([`McpRegistry::own_endpoint_removed`]).
+
+use super::{McpRegistry, RegistryError};
+use switchboard_core::{Scope, ScopeSet, TokenId, WorkspaceId};
+use switchboard_store::{NewToken, ServerPatch, ServerRecord, ServerSecrets, UserRole};
+use url::Url;
+
+/// The service user the token acts as (one per workspace, created when first needed).
+pub const OWN_ENDPOINT_SYNC_USER: &str = "switchboard-capability-sync";
+/// The token's name in the workspace's token list.
+pub const OWN_ENDPOINT_SYNC_TOKEN: &str = "kg capability sync (managed by Switchboard)";
+
+/// The only scopes the registry's token carries: listing tools, resources and prompts needs
+/// no more.
+pub fn own_endpoint_sync_scopes() -> ScopeSet {
+    [Scope::SchemaRead, Scope::DataRead].into_iter().collect()
+}
+
+impl McpRegistry {
+    /// Points every marked server of every workspace at `url` and makes sure it holds a
+    /// working service token. Returns how many servers were prepared.
+    pub async fn prepare_own_endpoints(&self, url: &Url) -> Result<usize, RegistryError> {
+        let mut prepared = 0;
+        for workspace in self.store().list_workspaces().await? {
+            let marked: Vec<ServerRecord> = self
+                .store()
+                .list_servers(&workspace.id)
+                .await?
+                .into_iter()
+                .filter(Self::is_marked_own_endpoint)
+                .collect();
+            for record in marked {
+                self.prepare_own_endpoint(&record, url).await?;
+                prepared += 1;
+            }
+        }
+        Ok(prepared)
+    }
+
+    async fn prepare_own_endpoint(
+        &self,
+        record: &ServerRecord,
+        url: &Url,
+    ) -> Result<ServerRecord, RegistryError> {
+        let store = self.store();
+        let secrets = store
+            .server_secrets(&record.workspace_id, &record.id)
+            .await?;
+        let current = match &secrets.api_key {
+            Some(token) => self.sync_token_id(&record.workspace_id, token).await?,
+            None => None,
+        };
+        let token_works = current.is_some() && secrets.headers.is_empty();
+        let url_is_current = record.url.as_deref() == Some(url.as_str());
+        if token_works && url_is_current {
+            return Ok(record.clone());
+        }
+        let patch_secrets = if token_works {
+            None
+        } else {
+            if let Some(old_token) = &current {
+                store.revoke_token(&record.workspace_id, old_token).await?;
+            }
+            Some(ServerSecrets {
+                api_key: Some(self.issue_sync_token(&record.workspace_id).await?),
+                ..ServerSecrets::default()
+            })
+        };
+        let patch = ServerPatch {
+            url: (!url_is_current).then(|| Some(url.to_string())),
+            secrets: patch_secrets,
+            ..ServerPatch::default()
+        };
+        let updated = store
+            .update_server(&record.workspace_id, &record.id, record.version, patch)
+            .await?;
+        tracing::info!(server = %record.name, %url, "prepared our own knowledge-graph endpoint (address and capability-sync token)");
+        // Sessions made with the old address or token are gone; a sync follows.
+        self.server_changed(&updated).await;
+        Ok(updated)
+    }
+
+    /// The id of `token` when it is a live service token of this workspace with exactly the
+    /// sync scopes (never a person's token).
+    async fn sync_token_id(
+        &self,
+        workspace_id: &WorkspaceId,
+        token: &str,
+    ) -> Result<Option<TokenId>, RegistryError> {
+        let Some(principal) = self.store().authenticate(token).await? else {
+            return Ok(None);
+        };
+        let Some(token_id) = principal.token_id else {
+            return Ok(None);
+        };
+        if &principal.workspace_id != workspace_id || principal.scopes != own_endpoint_sync_scopes()
+        {
+            return Ok(None);
+        }
+        let record = self.store().get_token(workspace_id, &token_id).await?;
+        Ok((record.name == OWN_ENDPOINT_SYNC_TOKEN).then_some(token_id))
+    }
+
+    async fn issue_sync_token(&self, workspace_id: &WorkspaceId) -> Result<String, RegistryError> {
+        let store = self.store();
+        let existing = store
+            .list_users(workspace_id)
+            .await?
+            .into_iter()
+            .find(|user| user.name == OWN_ENDPOINT_SYNC_USER);
+        let user = match existing {
+            Some(user) => user,
+            None => {
+                store
+                    .create_user(workspace_id, OWN_ENDPOINT_SYNC_USER, UserRole::Member)
+                    .await?
+            }
+        };
+        let issued = store
+            .create_token(
+                workspace_id,
+                NewToken {
+                    user_id: user.id,
+                    name: OWN_ENDPOINT_SYNC_TOKEN.to_owned(),
+                    scopes: own_endpoint_sync_scopes(),
+                    expires_at: None,
+                },
+            )
+            .await?;
+        Ok(issued.plaintext.into_string())
+    }
+
+    /// Before a marked server is deleted: its service token is revoked.
+    pub async fn own_endpoint_removed(&self, record: &ServerRecord) -> Result<(), RegistryError> {
+        if !Self::is_marked_own_endpoint(record) {
+            return Ok(());
+        }
+        let secrets = self
+            .store()
+            .server_secrets(&record.workspace_id, &record.id)
+            .await?;
+        if let Some(token) = &secrets.api_key
+            && let Some(token_id) = self.sync_token_id(&record.workspace_id, token).await?
+        {
+            self.store()
+                .revoke_token(&record.workspace_id, &token_id)
+                .await?;
+        }
+        Ok(())
+    }
+}
