@@ -32,8 +32,9 @@ macro_rules! id_type {
         }
 
         impl fmt::Display for $name {
+            /// Honours width and alignment (`{:<38}`), so ids line up in tables.
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
+                f.pad(&self.0)
             }
         }
 

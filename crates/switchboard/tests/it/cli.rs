@@ -117,3 +117,61 @@ async fn workspaces_and_tokens_made_on_the_command_line_work_over_http() {
         StatusCode::UNAUTHORIZED
     );
 }
+
+/// Where each column of a table line starts (runs of two or more spaces separate columns;
+/// the header's single-word titles make its starts the reference).
+fn column_starts(line: &str) -> Vec<usize> {
+    let mut starts = vec![0];
+    let bytes = line.as_bytes();
+    for index in 1..bytes.len() {
+        if bytes[index] != b' ' && bytes[index - 1] == b' ' {
+            starts.push(index);
+        }
+    }
+    starts
+}
+
+#[test]
+fn listings_print_aligned_columns() {
+    let data_dir = tempfile::tempdir().unwrap();
+    stdout_of(&run_cli(data_dir.path(), &["workspace", "create", "acme"]));
+    stdout_of(&run_cli(
+        data_dir.path(),
+        &[
+            "token",
+            "create",
+            "--workspace",
+            "acme",
+            "--name",
+            "ci",
+            "--scopes",
+            "chat:use",
+        ],
+    ));
+    for (listing, header_columns) in [
+        (
+            stdout_of(&run_cli(data_dir.path(), &["workspace", "list"])),
+            3,
+        ),
+        (
+            stdout_of(&run_cli(
+                data_dir.path(),
+                &["token", "list", "--workspace", "acme"],
+            )),
+            5,
+        ),
+    ] {
+        let mut lines = listing.lines();
+        let header = column_starts(lines.next().unwrap());
+        assert_eq!(header.len(), header_columns, "{listing}");
+        for line in lines {
+            let starts = column_starts(line);
+            for start in &header[1..] {
+                assert!(
+                    starts.contains(start),
+                    "column at {start} not aligned in:\n{listing}"
+                );
+            }
+        }
+    }
+}
