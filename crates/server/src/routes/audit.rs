@@ -6,7 +6,7 @@
 //! `status` (`completed`, `failed`, `denied`, `unknown`, `approved`, `expired`, `connect`,
 //! `disconnect`, `error`, `changed`…), `action` (exact, or a prefix ending in `.` such as
 //! `tool_call.`). Paging: `limit` (1–500, default 50) and `cursor` (the `next_cursor` of the
-//! previous page). Answer: `{"entries": [entry…], "next_cursor": "…" | null}`; arguments and
+//! previous page; `null` on the last page). Answer: `{"entries": [entry…], "next_cursor": "…" | null}`; arguments and
 //! details were redacted before they were stored.
 
 use crate::auth::{Scoped, scopes};
@@ -80,26 +80,40 @@ async fn search_audit(
         })?),
         None => None,
     };
+    let search = AuditSearch {
+        from: query.from,
+        to: query.to,
+        server_name: given(query.server),
+        tool_name: given(query.tool),
+        user: given(query.user),
+        status: given(query.status),
+        action: given(query.action),
+        before_id,
+        limit,
+    };
     let entries = state
         .store
-        .search_audit(
-            &principal.workspace_id,
-            AuditSearch {
-                from: query.from,
-                to: query.to,
-                server_name: given(query.server),
-                tool_name: given(query.tool),
-                user: given(query.user),
-                status: given(query.status),
-                action: given(query.action),
-                before_id,
-                limit,
-            },
-        )
+        .search_audit(&principal.workspace_id, search.clone())
         .await?;
-    let next_cursor = (entries.len() as i64 == limit)
-        .then(|| entries.last().map(|entry| entry.id.to_string()))
-        .flatten();
+    // A full page has a next one only if an older entry matches: look one entry ahead, so the
+    // last page never points at an empty one.
+    let next_cursor = match entries.last() {
+        Some(last) if entries.len() as i64 == limit => {
+            let older = state
+                .store
+                .search_audit(
+                    &principal.workspace_id,
+                    AuditSearch {
+                        before_id: Some(last.id),
+                        limit: 1,
+                        ..search
+                    },
+                )
+                .await?;
+            (!older.is_empty()).then(|| last.id.to_string())
+        }
+        _ => None,
+    };
     Ok(Json(json!({
         "entries": entries.iter().map(audit_entry_view).collect::<Vec<_>>(),
         "next_cursor": next_cursor,

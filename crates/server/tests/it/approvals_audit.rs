@@ -301,3 +301,48 @@ async fn configuration_changes_are_audited_without_their_secrets() {
     );
     assert!(!text.contains(&plaintext), "a token reached the audit log");
 }
+
+/// Following `next_cursor` ends on the last entry: a page that happens to be exactly full is
+/// not followed by a cursor to an empty page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_paging_stops_at_the_last_entry() {
+    let server = crate::support::TestServer::start().await;
+    for name in ["one", "two", "three", "four"] {
+        let created = server
+            .client
+            .post(server.url("/api/tokens"))
+            .bearer_auth(&server.owner_token)
+            .json(&json!({"name": name, "scopes": ["chat:use"]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(created.status(), 201);
+    }
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let path = match &cursor {
+            Some(cursor) => format!("/api/audit?action=token.created&limit=2&cursor={cursor}"),
+            None => "/api/audit?action=token.created&limit=2".to_owned(),
+        };
+        let page: serde_json::Value = server
+            .get(&path, &server.owner_token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let entries = page["entries"].as_array().unwrap();
+        assert!(!entries.is_empty(), "a cursor led to an empty page");
+        seen.extend(entries.iter().map(|entry| entry["details"]["name"].clone()));
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(
+        seen,
+        [json!("four"), json!("three"), json!("two"), json!("one")]
+    );
+}
