@@ -38,7 +38,12 @@ pub fn check_answer(
         }
     }
     let completed = Value::Object(completed);
-    match jsonschema::validator_for(requested_schema) {
+    // Formats (email, uri, date, date-time) are part of MCP's form schema; JSON Schema treats
+    // them as annotations unless asked to check them.
+    match jsonschema::options()
+        .should_validate_formats(true)
+        .build(requested_schema)
+    {
         Ok(validator) => {
             problems.extend(validator.iter_errors(&completed).map(|error| {
                 let path = error.instance_path().to_string();
@@ -119,6 +124,18 @@ mod tests {
                 .unwrap_err()
                 .join(" ")
                 .contains("age")
+        );
+        let bad_email = check_answer(&schema(), Some(&json!({"age": 3, "email": "nope"})));
+        assert!(
+            bad_email.unwrap_err().join(" ").contains("email"),
+            "formats are checked"
+        );
+        assert!(
+            check_answer(
+                &schema(),
+                Some(&json!({"age": 3, "email": "a@example.org"}))
+            )
+            .is_ok()
         );
     }
 }

@@ -57,6 +57,22 @@ async fn an_upstream_form_is_answered_over_the_api_with_defaults_applied() {
         )
         .await;
     assert_eq!(status, 422, "{body}");
+    // Formats the form asks for are checked too; every problem is named, no value echoed.
+    let (status, body) = server
+        .send(
+            &server.alice,
+            Method::POST,
+            &path,
+            Some(json!({"action": "accept", "content": {
+                "name": "Ada", "email": "not-an-email", "birthdate": "yesterday"
+            }})),
+        )
+        .await;
+    assert_eq!(status, 422, "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("email"), "{message}");
+    assert!(message.contains("birthdate"), "{message}");
+    assert!(!message.contains("not-an-email"), "{message}");
     let (status, body) = server
         .send(
             &server.alice,
