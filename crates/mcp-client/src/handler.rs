@@ -17,6 +17,9 @@ use serde_json::Value;
 use std::sync::Arc;
 use switchboard_core::ConversationId;
 
+/// How long an elicitation waits for its call to be registered (it may overtake it).
+const CALL_REGISTRATION_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// A form the upstream asks the user to fill in (`elicitation/create`), rmcp-free.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ElicitationRequest {
@@ -120,6 +123,11 @@ impl ClientHandler for SessionHandler {
             Some(InboundStreamOrigin::OutboundRequest(id)) => Some(id.clone()),
             _ => None,
         };
+        self.router
+            .await_call(origin.as_ref(), CALL_REGISTRATION_WAIT)
+            .await;
+        // A person is being asked: the call's timeout waits for them.
+        let _paused = self.router.pause_calls(origin.as_ref());
         let elicitation = ElicitationRequest {
             server_name: self.router.server_name().to_owned(),
             conversation_id: self.router.conversation_for(origin.as_ref()),

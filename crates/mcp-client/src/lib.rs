@@ -38,6 +38,7 @@
 //! by this crate.
 
 mod arguments;
+mod call_clock;
 mod calls;
 pub mod capabilities;
 pub mod catalog;

@@ -5,8 +5,11 @@
 //! is held briefly and delivered on registration). Log messages carry no request id: they go to
 //! the caller only while exactly one call is in flight on the session — on a shared session
 //! another user's call must never see them — and always to the logs. List-changed
-//! notifications go to the capability cache's callback.
+//! notifications go to the capability cache's callback. Each running call's timeout clock
+//! ([`CallClock`]) is kept here too: progress touches it, and an elicitation of the call
+//! holds it still.
 
+use crate::call_clock::{CallClock, ClockPause};
 use rmcp::model::{ProgressToken, RequestId};
 use serde::Serialize;
 use serde_json::Value;
@@ -52,6 +55,8 @@ pub(crate) struct NotificationRouter {
     server_name: String,
     state: Mutex<RouterState>,
     list_changed: Option<ListChangedCallback>,
+    /// Signalled when a call registers (see [`NotificationRouter::await_call`]).
+    registered: tokio::sync::Notify,
 }
 
 #[derive(Default)]
@@ -60,8 +65,11 @@ struct RouterState {
     /// lingers briefly for late progress, but no longer receives log messages).
     sinks: HashMap<String, (mpsc::Sender<CallEvent>, bool)>,
     unclaimed: VecDeque<(String, CallEvent)>,
-    /// The conversation of each running call, by request id (for elicitation routing).
-    calls: HashMap<String, Option<ConversationId>>,
+    /// The conversation and timeout clock of each running call, by request id (elicitation
+    /// routing and pausing).
+    calls: HashMap<String, (Option<ConversationId>, Arc<CallClock>)>,
+    /// The timeout clock of each running call, by progress token.
+    clocks: HashMap<String, Arc<CallClock>>,
 }
 
 impl std::fmt::Debug for NotificationRouter {
@@ -84,6 +92,7 @@ impl ProgressRegistration {
     pub fn finish(&self) {
         if let Ok(mut state) = self.router.state.lock() {
             state.calls.remove(&self.call_key);
+            state.clocks.remove(&self.key);
             if let Some((_, active)) = state.sinks.get_mut(&self.key) {
                 *active = false;
             }
@@ -96,6 +105,7 @@ impl Drop for ProgressRegistration {
         if let Ok(mut state) = self.router.state.lock() {
             state.sinks.remove(&self.key);
             state.calls.remove(&self.call_key);
+            state.clocks.remove(&self.key);
         }
     }
 }
@@ -114,6 +124,7 @@ impl NotificationRouter {
             server_name,
             state: Mutex::new(RouterState::default()),
             list_changed,
+            registered: tokio::sync::Notify::new(),
         }
     }
 
@@ -126,18 +137,23 @@ impl NotificationRouter {
         self.list_changed.is_some()
     }
 
-    /// Routes the notifications for `token` to `sink` until the registration is dropped.
+    /// Routes the notifications for `token` to `sink` (and its signs of life to `clock`)
+    /// until the registration is dropped.
     pub fn register(
         self: &Arc<Self>,
         token: &ProgressToken,
         request_id: &RequestId,
         conversation_id: Option<ConversationId>,
         sink: mpsc::Sender<CallEvent>,
+        clock: Arc<CallClock>,
     ) -> ProgressRegistration {
         let key = token_key(token);
         let call_key = request_key(request_id);
         if let Ok(mut state) = self.state.lock() {
-            state.calls.insert(call_key.clone(), conversation_id);
+            state
+                .calls
+                .insert(call_key.clone(), (conversation_id, clock.clone()));
+            state.clocks.insert(key.clone(), clock);
             let mut kept = VecDeque::new();
             for (unclaimed_key, event) in state.unclaimed.drain(..) {
                 if unclaimed_key == key {
@@ -149,6 +165,7 @@ impl NotificationRouter {
             state.unclaimed = kept;
             state.sinks.insert(key.clone(), (sink, true));
         }
+        self.registered.notify_waiters();
         ProgressRegistration {
             router: self.clone(),
             key,
@@ -172,6 +189,9 @@ impl NotificationRouter {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
+        if let Some(clock) = state.clocks.get(&key) {
+            clock.touch();
+        }
         match state.sinks.get(&key) {
             Some((sink, _)) => {
                 let _ = sink.try_send(event);
@@ -185,21 +205,63 @@ impl NotificationRouter {
         }
     }
 
+    /// Waits (up to `limit`) until the call an upstream request belongs to is registered: a
+    /// call registers just after its request is sent, so the upstream's request (an
+    /// elicitation) can arrive first.
+    pub async fn await_call(&self, origin: Option<&RequestId>, limit: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let registered = self.registered.notified();
+            tokio::pin!(registered);
+            registered.as_mut().enable();
+            let known = self.state.lock().is_ok_and(|state| match origin {
+                Some(origin) => state.calls.contains_key(&request_key(origin)),
+                None => !state.calls.is_empty(),
+            });
+            if known {
+                return;
+            }
+            tokio::select! {
+                () = tokio::time::sleep_until(deadline) => return,
+                () = registered => {}
+            }
+        }
+    }
+
     /// The conversation an upstream request belongs to: the one of the call whose response
     /// stream carried it (`origin`, known on Streamable HTTP), else the one conversation all
     /// running calls share; `None` when it cannot be told.
     pub fn conversation_for(&self, origin: Option<&RequestId>) -> Option<ConversationId> {
         let state = self.state.lock().ok()?;
         if let Some(origin) = origin
-            && let Some(conversation) = state.calls.get(&request_key(origin))
+            && let Some((conversation, _)) = state.calls.get(&request_key(origin))
         {
             return conversation.clone();
         }
-        let mut conversations = state.calls.values();
+        let mut conversations = state.calls.values().map(|(conversation, _)| conversation);
         let first = conversations.next()?.clone()?;
         conversations
             .all(|conversation| conversation.as_ref() == Some(&first))
             .then_some(first)
+    }
+
+    /// Holds still the timeout clock of the call an upstream request (an elicitation) belongs
+    /// to — the call whose response stream carried it, else, when that cannot be told, every
+    /// running call of the session (each stays bounded by the hard maximum).
+    pub fn pause_calls(&self, origin: Option<&RequestId>) -> Vec<ClockPause> {
+        let Ok(state) = self.state.lock() else {
+            return Vec::new();
+        };
+        if let Some(origin) = origin
+            && let Some((_, clock)) = state.calls.get(&request_key(origin))
+        {
+            return vec![clock.pause()];
+        }
+        state
+            .calls
+            .values()
+            .map(|(_, clock)| clock.pause())
+            .collect()
     }
 
     pub fn log(&self, level: String, logger: Option<String>, data: Value) {
@@ -236,7 +298,13 @@ mod tests {
         let token = ProgressToken(NumberOrString::Number(7));
         router.progress(&token, 1.0, Some(3.0), None);
         let (sink, mut events) = mpsc::channel(8);
-        let registration = router.register(&token, &RequestId::Number(1), Some("c1".into()), sink);
+        let registration = router.register(
+            &token,
+            &RequestId::Number(1),
+            Some("c1".into()),
+            sink,
+            CallClock::new(),
+        );
         assert_eq!(
             events.try_recv().unwrap(),
             CallEvent::Progress {
@@ -250,8 +318,13 @@ mod tests {
 
         let other = ProgressToken(NumberOrString::Number(8));
         let (other_sink, mut other_events) = mpsc::channel(8);
-        let _other_registration =
-            router.register(&other, &RequestId::Number(2), Some("c2".into()), other_sink);
+        let _other_registration = router.register(
+            &other,
+            &RequestId::Number(2),
+            Some("c2".into()),
+            other_sink,
+            CallClock::new(),
+        );
         router.log("info".into(), None, Value::from("ambiguous"));
         assert!(events.try_recv().is_err());
         assert!(other_events.try_recv().is_err());

@@ -12,5 +12,6 @@ mod lifecycle;
 mod listen;
 mod registry;
 mod support;
+mod timeouts;
 mod url_policy;
 mod websocket;

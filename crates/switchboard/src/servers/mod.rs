@@ -30,7 +30,7 @@ pub struct ServersArgs {
 pub enum ServersCommand {
     /// Register a server: `add NAME --command npx -- -y @modelcontextprotocol/server-everything`
     /// or `add NAME --url https://… [--transport sse|websocket]`.
-    Add(AddArgs),
+    Add(Box<AddArgs>),
     /// List the workspace's servers with their state.
     List,
     /// Show one server (by name or id), with its sessions.
@@ -89,8 +89,12 @@ pub struct AddArgs {
     /// shared, per_user or per_conversation.
     #[arg(long)]
     pub session_scope: Option<String>,
+    /// Tool-call timeout for this server (default: `mcp.tool_call_timeout_secs`).
     #[arg(long)]
     pub timeout_ms: Option<u64>,
+    /// Session start timeout for this server (default: `mcp.session_init_timeout_secs`).
+    #[arg(long)]
+    pub init_timeout_ms: Option<u64>,
     /// Register switched off.
     #[arg(long)]
     pub inactive: bool,
@@ -109,7 +113,7 @@ pub async fn run(arguments: ServersArgs) -> anyhow::Result<()> {
     let json = arguments.json;
     match arguments.command {
         ServersCommand::Add(add) => {
-            let created = api.post("/api/mcp/servers", &add_body(add)?).await?;
+            let created = api.post("/api/mcp/servers", &add_body(*add)?).await?;
             output::print(json, &created, output::server_details)
         }
         ServersCommand::List => {
@@ -221,6 +225,9 @@ fn add_body(add: AddArgs) -> anyhow::Result<Value> {
     }
     if let Some(timeout) = add.timeout_ms {
         body.insert("timeout_ms".into(), json!(timeout));
+    }
+    if let Some(timeout) = add.init_timeout_ms {
+        body.insert("init_timeout_ms".into(), json!(timeout));
     }
     body.insert("is_active".into(), json!(!add.inactive));
     Ok(Value::Object(body))

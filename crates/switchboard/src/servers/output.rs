@@ -98,6 +98,7 @@ pub fn server_details(server: &Value) -> String {
         ("protocol", "protocol_version"),
         ("scope", "session_scope"),
         ("timeout_ms", "timeout_ms"),
+        ("init_ms", "init_timeout_ms"),
         ("active", "is_active"),
         ("version", "version"),
         ("last synced", "last_synced_at"),

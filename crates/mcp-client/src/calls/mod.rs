@@ -6,6 +6,8 @@
 //! A call is never retried here: a tool may have side effects, and only the chat engine knows
 //! whether a retry is safe.
 
+mod request;
+
 use crate::UpstreamError;
 use crate::capabilities::{CapabilitySnapshot, ServerDescription, list_tools, snapshot};
 use crate::client::McpClient;
@@ -14,14 +16,12 @@ use crate::notifications::CallEvent;
 use crate::result::{PromptResult, ResourceContent, ToolResult};
 use crate::server::UpstreamServer;
 use crate::session::SessionScopeKey;
-use crate::session::live::{Lifecycle, LiveSession, with_detail};
-use crate::session::slot::SessionSlot;
+use crate::session::live::{Lifecycle, LiveSession};
+use request::{after_failure, decode, run_request};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-    GetPromptRequest, GetPromptRequestParams, ReadResourceRequest, ReadResourceRequestParams,
-    ServerResult,
+    CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequest,
+    GetPromptRequestParams, ReadResourceRequest, ReadResourceRequestParams, ServerResult,
 };
-use rmcp::service::PeerRequestOptions;
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -66,7 +66,7 @@ pub struct ConnectionTestReport {
     pub tool_count: usize,
 }
 
-struct Limits {
+pub(crate) struct Limits {
     timeout: Duration,
     max_total: Duration,
     max_bytes: usize,
@@ -349,104 +349,4 @@ async fn acquire(
             waited: started.elapsed(),
         }),
     }
-}
-
-/// Sends one request and waits for its answer, routing its notifications to `events`.
-async fn run_request(
-    slot: &Arc<SessionSlot>,
-    live: &Arc<LiveSession>,
-    request: ClientRequest,
-    limits: &Limits,
-    context: &CallContext,
-) -> Result<ServerResult, UpstreamError> {
-    let cancellation = &context.cancellation;
-    let events = context.events.clone();
-    let conversation_id = context.caller.conversation_id.clone();
-    let _call = live.begin_call();
-    let options = PeerRequestOptions::with_timeout(limits.timeout)
-        .reset_timeout_on_progress()
-        .with_max_total_timeout(limits.max_total);
-    let handle = match live.peer.send_request_with_option(request, options).await {
-        Ok(handle) => handle,
-        Err(error) => {
-            return Err(after_failure(slot, live, live.errors.request_failure(error)).await);
-        }
-    };
-    let request_id = handle.id.clone();
-    // Always registered, so log routing knows how many calls are in flight.
-    let sink = events.unwrap_or_else(|| mpsc::channel(1).0);
-    let registration =
-        live.router
-            .register(&handle.progress_token, &handle.id, conversation_id, sink);
-    // rmcp dispatches notifications on tasks of their own, so the last progress report can
-    // still be on its way when the answer is in: keep listening a moment after the call.
-    let _linger = LingeringRegistration(Some(registration));
-    tokio::select! {
-        response = handle.await_response() => match response {
-            Ok(result) => Ok(result),
-            Err(_) if live.oversized.as_ref().is_some_and(|oversized| oversized.take(&request_id)) => {
-                Err(UpstreamError::ResponseTooLarge { limit: limits.max_bytes })
-            }
-            Err(error) => Err(after_failure(slot, live, live.errors.request_failure(error)).await),
-        },
-        () = cancellation.cancelled() => {
-            let notice = CancelledNotificationParam::new(Some(request_id), Some("cancelled by the caller".to_owned()));
-            let _ = live.peer.notify_cancelled(notice).await;
-            Err(UpstreamError::Cancelled)
-        }
-    }
-}
-
-const NOTIFICATION_LINGER: Duration = Duration::from_millis(250);
-
-struct LingeringRegistration(Option<crate::notifications::ProgressRegistration>);
-
-impl Drop for LingeringRegistration {
-    fn drop(&mut self) {
-        if let Some(registration) = self.0.take() {
-            registration.finish();
-            tokio::spawn(async move {
-                tokio::time::sleep(NOTIFICATION_LINGER).await;
-                drop(registration);
-            });
-        }
-    }
-}
-
-/// Adds what is known about a dead connection and lets the slot restart it on next use.
-async fn after_failure(
-    slot: &Arc<SessionSlot>,
-    live: &Arc<LiveSession>,
-    error: UpstreamError,
-) -> UpstreamError {
-    if error.is_connection_failure() || !live.is_alive() {
-        slot.mark_failed(live);
-        let error = match error {
-            UpstreamError::Protocol(reason) | UpstreamError::Connect { reason, .. } => {
-                UpstreamError::ConnectionLost(format!("{}: {reason}", live.errors.target))
-            }
-            precise => precise,
-        };
-        return match live.settled_failure_detail().await {
-            Some(report) => with_detail(error, &report),
-            None => error,
-        };
-    }
-    error
-}
-
-/// Checks the answer's size, then converts it into our shape.
-fn decode<T: serde::de::DeserializeOwned>(
-    result: &ServerResult,
-    max_bytes: usize,
-    method: &str,
-) -> Result<T, UpstreamError> {
-    let bytes =
-        serde_json::to_vec(result).map_err(|error| UpstreamError::Protocol(error.to_string()))?;
-    if bytes.len() > max_bytes {
-        return Err(UpstreamError::ResponseTooLarge { limit: max_bytes });
-    }
-    serde_json::from_slice(&bytes).map_err(|error| {
-        UpstreamError::Protocol(format!("the {method} answer is malformed: {error}"))
-    })
 }

@@ -1,0 +1,126 @@
+//! One request on a live session, from sending to the decoded answer: routing its progress
+//! and log notifications to the caller, its timeout clock, caller cancellation, the size cap,
+//! and what a failed connection means for the session.
+
+use super::{CallContext, Limits};
+use crate::UpstreamError;
+use crate::call_clock::CallClock;
+use crate::session::live::{LiveSession, with_detail};
+use crate::session::slot::SessionSlot;
+use rmcp::model::{CancelledNotificationParam, ClientRequest, ServerResult};
+use rmcp::service::PeerRequestOptions;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// Sends one request and waits for its answer, routing its notifications to `events`. The
+/// call fails with `Timeout` after `limits.timeout` of silence (progress restarts it; an open
+/// elicitation of the call holds it still) or after `limits.max_total` in any case; the
+/// upstream is told with `notifications/cancelled` either way.
+pub(super) async fn run_request(
+    slot: &Arc<SessionSlot>,
+    live: &Arc<LiveSession>,
+    request: ClientRequest,
+    limits: &Limits,
+    context: &CallContext,
+) -> Result<ServerResult, UpstreamError> {
+    let cancellation = &context.cancellation;
+    let events = context.events.clone();
+    let conversation_id = context.caller.conversation_id.clone();
+    let _call = live.begin_call();
+    // rmcp enforces the hard maximum; the idle timeout is the call clock's.
+    let options = PeerRequestOptions::no_options().with_max_total_timeout(limits.max_total);
+    let handle = match live.peer.send_request_with_option(request, options).await {
+        Ok(handle) => handle,
+        Err(error) => {
+            return Err(after_failure(slot, live, live.errors.request_failure(error)).await);
+        }
+    };
+    let request_id = handle.id.clone();
+    let clock = CallClock::new();
+    // Always registered, so log routing knows how many calls are in flight.
+    let sink = events.unwrap_or_else(|| mpsc::channel(1).0);
+    let registration = live.router.register(
+        &handle.progress_token,
+        &handle.id,
+        conversation_id,
+        sink,
+        clock.clone(),
+    );
+    // rmcp dispatches notifications on tasks of their own, so the last progress report can
+    // still be on its way when the answer is in: keep listening a moment after the call.
+    let _linger = LingeringRegistration(Some(registration));
+    tokio::select! {
+        response = handle.await_response() => match response {
+            Ok(result) => Ok(result),
+            Err(_) if live.oversized.as_ref().is_some_and(|oversized| oversized.take(&request_id)) => {
+                Err(UpstreamError::ResponseTooLarge { limit: limits.max_bytes })
+            }
+            Err(error) => Err(after_failure(slot, live, live.errors.request_failure(error)).await),
+        },
+        () = clock.silent_for(limits.timeout) => {
+            let notice = CancelledNotificationParam::new(Some(request_id), Some("request timeout".to_owned()));
+            let _ = live.peer.notify_cancelled(notice).await;
+            Err(UpstreamError::Timeout(limits.timeout))
+        }
+        () = cancellation.cancelled() => {
+            let notice = CancelledNotificationParam::new(Some(request_id), Some("cancelled by the caller".to_owned()));
+            let _ = live.peer.notify_cancelled(notice).await;
+            Err(UpstreamError::Cancelled)
+        }
+    }
+}
+
+const NOTIFICATION_LINGER: Duration = Duration::from_millis(250);
+
+struct LingeringRegistration(Option<crate::notifications::ProgressRegistration>);
+
+impl Drop for LingeringRegistration {
+    fn drop(&mut self) {
+        if let Some(registration) = self.0.take() {
+            registration.finish();
+            tokio::spawn(async move {
+                tokio::time::sleep(NOTIFICATION_LINGER).await;
+                drop(registration);
+            });
+        }
+    }
+}
+
+/// Adds what is known about a dead connection and lets the slot restart it on next use.
+pub(super) async fn after_failure(
+    slot: &Arc<SessionSlot>,
+    live: &Arc<LiveSession>,
+    error: UpstreamError,
+) -> UpstreamError {
+    if error.is_connection_failure() || !live.is_alive() {
+        slot.mark_failed(live);
+        let error = match error {
+            UpstreamError::Protocol(reason) | UpstreamError::Connect { reason, .. } => {
+                UpstreamError::ConnectionLost(format!("{}: {reason}", live.errors.target))
+            }
+            precise => precise,
+        };
+        return match live.settled_failure_detail().await {
+            Some(report) => with_detail(error, &report),
+            None => error,
+        };
+    }
+    error
+}
+
+/// Checks the answer's size, then converts it into our shape.
+pub(super) fn decode<T: serde::de::DeserializeOwned>(
+    result: &ServerResult,
+    max_bytes: usize,
+    method: &str,
+) -> Result<T, UpstreamError> {
+    let bytes =
+        serde_json::to_vec(result).map_err(|error| UpstreamError::Protocol(error.to_string()))?;
+    if bytes.len() > max_bytes {
+        return Err(UpstreamError::ResponseTooLarge { limit: max_bytes });
+    }
+    serde_json::from_slice(&bytes).map_err(|error| {
+        UpstreamError::Protocol(format!("the {method} answer is malformed: {error}"))
+    })
+}
