@@ -22,4 +22,5 @@ mod kg;
 mod lifecycle;
 mod limits;
 mod mcp_servers;
+mod mcp_servers_kg;
 mod support;

@@ -4,6 +4,7 @@
 mod chat;
 mod cli;
 mod durability;
+mod kg_upstream;
 mod process;
 mod servers_cli;
 mod startup;

@@ -1,0 +1,84 @@
+//! Our own knowledge-graph endpoint as upstream `kg`, across restarts of the real binary: the
+//! registry syncs it in the background with a read-only token of its own (so the servers API
+//! shows it synced with its tools), and its URL follows the listener, whose port changes from
+//! one start to the next.
+
+use crate::process::{ADMIN_TOKEN, Service};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// `kg` as `GET /api/mcp/servers` lists it, once `condition` holds (or after 60 s).
+async fn listed_kg(service: &Service, condition: impl Fn(&Value) -> bool) -> Value {
+    let client = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let listed: Value = client
+            .get(service.url("/api/mcp/servers"))
+            .bearer_auth(ADMIN_TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let kg = listed["servers"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{listed}"))
+            .iter()
+            .find(|server| server["name"] == "kg")
+            .cloned()
+            .unwrap_or_else(|| panic!("no kg upstream: {listed}"));
+        if condition(&kg) || Instant::now() > deadline {
+            return kg;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn usable_sync_tokens(service: &Service) -> usize {
+    let tokens: Value = reqwest::Client::new()
+        .get(service.url("/api/tokens"))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    tokens
+        .as_array()
+        .unwrap_or_else(|| panic!("{tokens}"))
+        .iter()
+        .filter(|token| {
+            token["name"] == switchboard_mcp_client::registry::OWN_ENDPOINT_SYNC_TOKEN
+                && token["revoked_at"].is_null()
+        })
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kg_is_synced_in_the_background_and_follows_the_listener_across_restarts() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let first = Service::start(data_dir.path());
+    let own_url = first.url("/mcp");
+    let kg = listed_kg(&first, |kg| kg["sync_status"] == "synced").await;
+    assert_eq!(kg["sync_status"], "synced", "{kg}");
+    assert_eq!(kg["url"], own_url.as_str(), "{kg}");
+    assert!(kg["tool_count"].as_u64().unwrap() > 5, "{kg}");
+    assert_eq!(kg["error_code"], Value::Null, "{kg}");
+    assert_eq!(kg["managed_by_switchboard"], true);
+    assert_eq!(usable_sync_tokens(&first).await, 1);
+    first.terminate(Duration::from_secs(30));
+
+    let second = Service::start(data_dir.path());
+    let new_url = second.url("/mcp");
+    assert_ne!(new_url, own_url, "the second start listens on another port");
+    let kg = listed_kg(&second, |kg| {
+        kg["url"] == new_url.as_str() && kg["sync_status"] == "synced" && kg["last_error"].is_null()
+    })
+    .await;
+    assert_eq!(kg["url"], new_url.as_str(), "{kg}");
+    assert_eq!(kg["sync_status"], "synced", "{kg}");
+    assert_eq!(kg["error_code"], Value::Null, "{kg}");
+    assert_eq!(usable_sync_tokens(&second).await, 1, "the token is reused");
+}
