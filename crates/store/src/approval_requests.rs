@@ -6,6 +6,7 @@
 use crate::backend::on_backend;
 use crate::clock;
 use crate::error::{StoreError, StoreResult, insert_error};
+use crate::storable::{clean_json, clean_optional_json, clean_optional_text, clean_text};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -214,7 +215,7 @@ impl Store {
             return Err(StoreError::invalid("tool_name", "must not be empty"));
         }
         let now = clock::now();
-        let record = ApprovalRequestRecord {
+        let mut record = ApprovalRequestRecord {
             id: new_request.id,
             workspace_id: workspace_id.clone(),
             conversation_id: new_request.conversation_id,
@@ -235,6 +236,16 @@ impl Store {
             expires_at: clock::truncate_to_micros(new_request.expires_at),
             decided_at: None,
         };
+        for text in [
+            &mut record.llm_call_id,
+            &mut record.server_name,
+            &mut record.tool_name,
+            &mut record.description,
+        ] {
+            clean_text(text);
+        }
+        clean_json(&mut record.arguments);
+        clean_optional_json(&mut record.diff);
         on_backend!(self, |pool| sqlx::query(
             "INSERT INTO approval_requests (id, workspace_id, conversation_id, owner_user_id, \
              tool_call_id, llm_call_id, server_id, server_name, tool_name, arguments, description, \
@@ -294,8 +305,9 @@ impl Store {
         &self,
         workspace_id: &WorkspaceId,
         approval_id: &ApprovalId,
-        resolution: ApprovalResolution,
+        mut resolution: ApprovalResolution,
     ) -> StoreResult<ApprovalRequestRecord> {
+        clean_optional_text(&mut resolution.reason);
         if resolution.status == ApprovalStatus::Pending {
             return Err(StoreError::invalid(
                 "status",

@@ -5,6 +5,7 @@
 use crate::backend::on_backend;
 use crate::clock;
 use crate::error::{StoreError, StoreResult, insert_error};
+use crate::storable::{clean_json, clean_optional_text, clean_text};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -88,7 +89,7 @@ impl Store {
     pub async fn append_audit(
         &self,
         workspace_id: &WorkspaceId,
-        entry: NewAuditEntry,
+        mut entry: NewAuditEntry,
     ) -> StoreResult<AuditEntry> {
         if entry.action.trim().is_empty() {
             return Err(StoreError::invalid("action", "must not be empty"));
@@ -96,7 +97,11 @@ impl Store {
         if entry.actor.trim().is_empty() {
             return Err(StoreError::invalid("actor", "must not be empty"));
         }
-        let details = redact_json(&entry.details);
+        let mut details = redact_json(&entry.details);
+        clean_json(&mut details);
+        clean_text(&mut entry.actor);
+        clean_text(&mut entry.action);
+        clean_optional_text(&mut entry.target);
         let at = clock::now();
         let id: i64 = on_backend!(self, |pool| sqlx::query_scalar(
             "INSERT INTO audit_log (workspace_id, at, actor, action, target, details) \

@@ -6,6 +6,7 @@
 use crate::backend::on_backend;
 use crate::clock;
 use crate::error::{StoreError, StoreResult, insert_error};
+use crate::storable::{clean_json, clean_optional_text, clean_text};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -145,7 +146,7 @@ impl Store {
     pub async fn append_audit_event(
         &self,
         workspace_id: &WorkspaceId,
-        event: NewAuditEvent,
+        mut event: NewAuditEvent,
     ) -> StoreResult<AuditEventRecord> {
         if event.action.trim().is_empty() {
             return Err(StoreError::invalid("action", "must not be empty"));
@@ -153,7 +154,18 @@ impl Store {
         if event.actor.trim().is_empty() {
             return Err(StoreError::invalid("actor", "must not be empty"));
         }
-        let details = redact_json(&event.details);
+        let mut details = redact_json(&event.details);
+        clean_json(&mut details);
+        clean_text(&mut event.actor);
+        clean_text(&mut event.action);
+        for text in [
+            &mut event.target,
+            &mut event.server_name,
+            &mut event.tool_name,
+            &mut event.status,
+        ] {
+            clean_optional_text(text);
+        }
         let at = clock::now();
         let id: i64 = on_backend!(self, |pool| sqlx::query_scalar(
             "INSERT INTO audit_log (workspace_id, at, actor, action, target, details, user_id, \

@@ -4,6 +4,7 @@
 use crate::backend::on_backend;
 use crate::clock;
 use crate::error::{StoreError, StoreResult, insert_error};
+use crate::storable::{clean_json, clean_optional_text, clean_text};
 use crate::store::Store;
 use crate::validate;
 use chrono::{DateTime, Utc};
@@ -85,6 +86,15 @@ macro_rules! select_buds {
     };
 }
 
+/// The bud's prompt, model and tool configuration as every backend holds them
+/// ([`crate::storable`]); its name is refused instead when it holds U+0000.
+fn clean_bud(bud: &mut BudRecord) {
+    clean_text(&mut bud.system_prompt);
+    clean_optional_text(&mut bud.provider);
+    clean_optional_text(&mut bud.model);
+    clean_json(&mut bud.mcp_config);
+}
+
 fn validate_bud(name: &str, mcp_config: &Value) -> StoreResult<()> {
     validate::display_text("name", name, 200)?;
     if !mcp_config.is_object() {
@@ -101,7 +111,7 @@ impl Store {
     ) -> StoreResult<BudRecord> {
         validate_bud(&new_bud.name, &new_bud.mcp_config)?;
         let now = clock::now();
-        let record = BudRecord {
+        let mut record = BudRecord {
             id: BudId::generate(),
             workspace_id: workspace_id.clone(),
             name: new_bud.name,
@@ -112,6 +122,7 @@ impl Store {
             created_at: now,
             updated_at: now,
         };
+        clean_bud(&mut record);
         on_backend!(self, |pool| sqlx::query(
             "INSERT INTO buds (id, workspace_id, name, system_prompt, provider, model, mcp_config, \
              created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)"
@@ -182,6 +193,7 @@ impl Store {
         }
         validate_bud(&bud.name, &bud.mcp_config)?;
         bud.updated_at = clock::now();
+        clean_bud(&mut bud);
         let affected = on_backend!(self, |pool| sqlx::query(
             "UPDATE buds SET name = $3, system_prompt = $4, provider = $5, model = $6, \
              mcp_config = $7, updated_at = $8 WHERE workspace_id = $1 AND id = $2"

@@ -5,6 +5,7 @@
 use crate::backend::on_backend;
 use crate::clock;
 use crate::error::{StoreError, StoreResult, insert_error};
+use crate::storable::{clean_optional_json, clean_text};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -83,6 +84,13 @@ macro_rules! select_conversations {
     };
 }
 
+/// The title (often the first question) and overrides as every backend holds them
+/// ([`crate::storable`]).
+fn clean_conversation(conversation: &mut ConversationRecord) {
+    clean_text(&mut conversation.title);
+    clean_optional_json(&mut conversation.mcp_config_overrides);
+}
+
 fn validate_conversation(title: &str, overrides: Option<&Value>) -> StoreResult<()> {
     if title.chars().count() > MAX_TITLE_CHARS {
         return Err(StoreError::invalid(
@@ -112,7 +120,7 @@ impl Store {
             new_conversation.mcp_config_overrides.as_ref(),
         )?;
         let now = clock::now();
-        let record = ConversationRecord {
+        let mut record = ConversationRecord {
             id: ConversationId::generate(),
             workspace_id: workspace_id.clone(),
             owner_user_id: new_conversation.owner_user_id,
@@ -122,6 +130,7 @@ impl Store {
             created_at: now,
             updated_at: now,
         };
+        clean_conversation(&mut record);
         // The bud check and the insert are one statement: the bud must be in this workspace.
         let inserted = on_backend!(self, |pool| sqlx::query(
             "INSERT INTO conversations (id, workspace_id, owner_user_id, bud_id, title, \
@@ -198,6 +207,7 @@ impl Store {
             conversation.mcp_config_overrides.as_ref(),
         )?;
         conversation.updated_at = clock::now();
+        clean_conversation(&mut conversation);
         let affected = on_backend!(self, |pool| sqlx::query(
             "UPDATE conversations SET title = $3, mcp_config_overrides = $4, updated_at = $5 \
              WHERE workspace_id = $1 AND id = $2"

@@ -13,6 +13,9 @@
 //!   ([`secrets`]); token plaintexts are never stored (SHA-256 only).
 //! - Writes are durable when acknowledged: SQLite runs WAL with `synchronous=FULL`, PostgreSQL
 //!   sessions force `synchronous_commit=on`.
+//! - Both backends store the same text: U+0000, which PostgreSQL refuses in TEXT and JSONB, is
+//!   replaced by U+FFFD in content (messages, tool calls, approvals, audit, titles, buds'
+//!   prompts — `storable.rs`) and refused in names.
 //!
 //! # Public API (by module)
 //! - [`Store`]: `open(&DatabaseConfig, data_dir, SecretCipher)` (connect + migrate), `connect`,
@@ -103,6 +106,7 @@ pub mod messages;
 pub mod policies;
 pub mod secrets;
 pub mod servers;
+mod storable;
 mod store;
 pub mod tokens;
 pub mod tool_calls;

@@ -6,6 +6,7 @@
 use crate::backend::{on_backend, write_transaction};
 use crate::clock;
 use crate::error::{StoreError, StoreResult};
+use crate::storable::{clean_json, clean_optional_text, clean_text};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -170,6 +171,18 @@ macro_rules! select_messages {
     };
 }
 
+/// The message's text as every backend holds it ([`crate::storable`]).
+fn clean_message(message: &mut MessageRecord) {
+    clean_text(&mut message.content);
+    for call in &mut message.tool_calls {
+        clean_text(&mut call.id);
+        clean_text(&mut call.name);
+        clean_text(&mut call.arguments);
+    }
+    clean_optional_text(&mut message.tool_call_id);
+    clean_json(&mut message.metadata);
+}
+
 fn validate_metadata(metadata: &Value) -> StoreResult<()> {
     if !metadata.is_object() {
         return Err(StoreError::invalid("metadata", "must be a JSON object"));
@@ -201,6 +214,7 @@ impl Store {
             created_at: now,
             updated_at: now,
         };
+        clean_message(&mut record);
         record.seq = write_transaction!(self, |tx| {
             // Writing the conversation row first serialises appends to one conversation.
             let touched = sqlx::query(
@@ -266,6 +280,7 @@ impl Store {
             message.status = status;
         }
         message.updated_at = clock::now();
+        clean_message(&mut message);
         let affected = on_backend!(self, |pool| sqlx::query(
             "UPDATE messages SET content = $3, tool_calls = $4, metadata = $5, status = $6, \
              updated_at = $7 WHERE workspace_id = $1 AND id = $2"

@@ -6,6 +6,7 @@
 use crate::backend::{on_backend, write_transaction};
 use crate::clock;
 use crate::error::{StoreError, StoreResult};
+use crate::storable::{clean_optional_json, clean_optional_text, clean_text};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -129,7 +130,7 @@ impl Store {
         new_call: NewToolCall,
     ) -> StoreResult<ToolCallRecord> {
         let now = clock::now();
-        let record = ToolCallRecord {
+        let mut record = ToolCallRecord {
             id: ToolCallId::generate(),
             workspace_id: workspace_id.clone(),
             conversation_id: new_call.conversation_id,
@@ -148,6 +149,14 @@ impl Store {
             finished_at: None,
             updated_at: now,
         };
+        for text in [
+            &mut record.llm_call_id,
+            &mut record.server_name,
+            &mut record.tool_name,
+            &mut record.arguments,
+        ] {
+            clean_text(text);
+        }
         write_transaction!(self, |tx| {
             let parents = [
                 (
@@ -223,6 +232,8 @@ impl Store {
         if outcome.error.is_some() {
             call.error = outcome.error;
         }
+        clean_optional_json(&mut call.result);
+        clean_optional_text(&mut call.error);
         match next {
             ToolCallState::Approved | ToolCallState::Denied => call.decided_at = Some(now),
             ToolCallState::Dispatched => call.dispatched_at = Some(now),

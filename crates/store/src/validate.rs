@@ -22,7 +22,8 @@ pub(crate) fn identifier_name(field: &'static str, value: &str) -> Result<(), St
     Ok(())
 }
 
-/// Free text that must not be blank, up to `max_chars` characters.
+/// Free text that must not be blank, up to `max_chars` characters, without U+0000 (which
+/// PostgreSQL cannot store).
 pub(crate) fn display_text(
     field: &'static str,
     value: &str,
@@ -30,6 +31,12 @@ pub(crate) fn display_text(
 ) -> Result<(), StoreError> {
     if value.trim().is_empty() {
         return Err(StoreError::invalid(field, "must not be empty"));
+    }
+    if value.contains('\0') {
+        return Err(StoreError::invalid(
+            field,
+            "must not contain NUL characters (U+0000)",
+        ));
     }
     if value.chars().count() > max_chars {
         return Err(StoreError::invalid(
@@ -58,5 +65,7 @@ mod tests {
         display_text("title", "Hello", 10).unwrap();
         assert!(display_text("title", "   ", 10).is_err());
         assert!(display_text("title", "12345678901", 10).is_err());
+        let nul = display_text("name", "a\0b", 10).unwrap_err();
+        assert!(nul.to_string().contains("U+0000"), "{nul}");
     }
 }

@@ -12,6 +12,7 @@ mod chat_buds;
 mod chat_call_ids;
 mod chat_in_flight;
 mod chat_limits;
+mod chat_nul_characters;
 mod chat_offline_everything;
 mod chat_offline_kg;
 mod chat_openai;

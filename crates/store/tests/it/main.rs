@@ -18,6 +18,7 @@ mod policies;
 mod secrets_at_rest;
 mod server_secrets;
 mod servers;
+mod storable_text;
 mod tokens;
 mod tool_calls;
 mod tools;
