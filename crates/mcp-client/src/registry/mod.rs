@@ -108,22 +108,32 @@ impl McpRegistry {
         &self.inner.store
     }
 
-    /// The upstream description for a record, with its decrypted credentials. Seeds the
-    /// client's protocol-version memory from the store on first use, so a restart does not
-    /// probe again.
+    /// The upstream description for a record, with its decrypted credentials — except for our
+    /// own endpoint, whose stored service token serves capability listing only: calls reach it
+    /// with a caller's token ([`Self::upstream_as`]) or none. Seeds the client's
+    /// protocol-version memory from the store on first use, so a restart does not probe again.
     pub async fn upstream(&self, record: &ServerRecord) -> Result<UpstreamServer, RegistryError> {
+        let mut upstream = self.stored_upstream(record).await?;
+        if Self::is_marked_own_endpoint(record) {
+            without_credentials(&mut upstream);
+        }
+        Ok(upstream)
+    }
+
+    /// [`Self::upstream`] with the stored secrets as they are (for our own endpoint: its
+    /// service token, and only while it points at one of our own URLs).
+    pub(super) async fn stored_upstream(
+        &self,
+        record: &ServerRecord,
+    ) -> Result<UpstreamServer, RegistryError> {
         let secrets = self
             .store()
             .server_secrets(&record.workspace_id, &record.id)
             .await?;
         let mut upstream = upstream::upstream_for_record(record, secrets)?;
-        if Self::is_marked_own_endpoint(record)
-            && !self.points_at_own_endpoint(record)
-            && let crate::server::UpstreamEndpoint::Remote(remote) = &mut upstream.endpoint
-        {
+        if Self::is_marked_own_endpoint(record) && !self.points_at_own_endpoint(record) {
             // The service credential of our own endpoint goes nowhere else.
-            remote.api_key = None;
-            remote.headers.clear();
+            without_credentials(&mut upstream);
         }
         if let Ok(mut workspaces) = self.inner.workspaces.lock() {
             workspaces.insert(record.id.clone(), record.workspace_id.clone());
@@ -188,5 +198,13 @@ impl McpRegistry {
             Ok(_) => {}
             Err(error) => tracing::warn!(%server_id, %error, "cannot resync a server"),
         }
+    }
+}
+
+/// Drops a remote upstream's key and headers.
+fn without_credentials(upstream: &mut UpstreamServer) {
+    if let crate::server::UpstreamEndpoint::Remote(remote) = &mut upstream.endpoint {
+        remote.api_key = None;
+        remote.headers.clear();
     }
 }

@@ -62,6 +62,23 @@ impl McpRegistry {
             .any(|candidate| is_same_endpoint(candidate, &url))
     }
 
+    /// The upstream to list `record`'s capabilities with: for our own endpoint its service
+    /// token when it has one (so the cache does not depend on who asked), else as
+    /// [`Self::upstream_as`].
+    pub(super) async fn listing_upstream(
+        &self,
+        record: &ServerRecord,
+        credential: Option<&str>,
+    ) -> Result<UpstreamServer, super::RegistryError> {
+        if Self::is_marked_own_endpoint(record)
+            && self.points_at_own_endpoint(record)
+            && record.secrets.has_api_key
+        {
+            return self.stored_upstream(record).await;
+        }
+        self.upstream_as(record, credential).await
+    }
+
     /// The upstream for `record`, carrying `credential` when (and only when) the record is our
     /// own endpoint at one of our own URLs; such sessions are per user.
     pub async fn upstream_as(

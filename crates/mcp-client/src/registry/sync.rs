@@ -94,10 +94,7 @@ impl McpRegistry {
     }
 
     async fn sync_unlocked(&self, record: &ServerRecord, credential: Option<&str>) -> SyncReport {
-        // Our own endpoint is listed with its service token when it has one, so the cache
-        // does not depend on who asked for the sync.
-        let credential = credential.filter(|_| !record.secrets.has_api_key);
-        let upstream = match self.upstream_as(record, credential).await {
+        let upstream = match self.listing_upstream(record, credential).await {
             Ok(upstream) => upstream,
             Err(error) => {
                 let error = match error {

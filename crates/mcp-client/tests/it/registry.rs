@@ -423,5 +423,40 @@ async fn only_our_own_endpoint_receives_the_callers_token() {
         "{headers:?}"
     );
     assert_eq!(registry.readiness().await.unwrap().servers, 3);
+
+    // The service token lists capabilities only: a call without a caller's token carries none.
+    store
+        .replace_server_tools(
+            &workspace,
+            &ours.id,
+            &[switchboard_core::ToolDefinition {
+                name: "schema_version".into(),
+                title: None,
+                description: String::new(),
+                input_schema: json!({"type": "object"}),
+                output_schema: None,
+                annotations: None,
+            }],
+        )
+        .await
+        .unwrap();
+    seen.lock().unwrap().clear();
+    let context = CallContext::new(Caller {
+        user_id: "ada".into(),
+        conversation_id: None,
+    });
+    let _ = registry
+        .call_tool(
+            &workspace,
+            &ours.id,
+            "schema_version",
+            json!({}),
+            &context,
+            None,
+        )
+        .await;
+    let headers = seen.lock().unwrap().clone();
+    assert!(!headers.is_empty());
+    assert!(headers.iter().all(|header| header == "none"), "{headers:?}");
     registry.shutdown().await;
 }
