@@ -74,6 +74,15 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
             (TurnOutcome::Failed, None)
         }
     };
+    if outcome == TurnOutcome::Cancelled && engine.shutdown.is_cancelled() {
+        // Not the client leaving: whoever still follows the answer hears why it stops.
+        handle.emit(ChatEvent::Error(ErrorEvent {
+            code: "shutting_down".to_owned(),
+            message: "the service is stopping: the answer was cut short here and what it \
+                      produced so far is saved"
+                .to_owned(),
+        }));
+    }
     handle.emit(ChatEvent::Done(DoneEvent {
         conversation_id: plan.conversation.id.clone(),
         message_id,

@@ -16,6 +16,7 @@ mod chat_nul_characters;
 mod chat_offline_everything;
 mod chat_offline_kg;
 mod chat_openai;
+mod chat_shutdown;
 mod chat_sse;
 mod chat_support;
 mod chat_tools;
