@@ -16,6 +16,14 @@ fn everything_js() -> String {
     path.canonicalize().unwrap().to_string_lossy().into_owned()
 }
 
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 fn servers(data_dir: &Path, service: &Service, args: &[&str]) -> std::process::Output {
     let mut full = vec![
         "servers",
@@ -53,6 +61,8 @@ async fn the_servers_command_manages_a_running_instance() {
             "everything",
             "--command",
             "node",
+            "--init-timeout-ms",
+            "20000",
             "--",
             &script,
             "stdio",
@@ -134,6 +144,36 @@ async fn the_servers_command_manages_a_running_instance() {
     .unwrap();
     assert_eq!(json["name"], "everything");
     assert_eq!(json["sync_status"], "synced");
+    assert_eq!(json["init_timeout_ms"], 20000);
+    let shown = ok(servers(dir, &service, &["show", "everything"]));
+    assert!(
+        shown
+            .lines()
+            .any(|line| line.starts_with("init_ms") && line.ends_with("20000")),
+        "{shown}"
+    );
+
+    // A failure reads as a sentence naming where and why, not as a Rust type.
+    let unreachable = format!("http://127.0.0.1:{}/mcp", free_port());
+    ok(servers(
+        dir,
+        &service,
+        &["add", "gone", "--url", &unreachable],
+    ));
+    let failed = servers(dir, &service, &["test", "gone"]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&failed.stdout),
+        String::from_utf8_lossy(&failed.stderr)
+    );
+    assert!(
+        said.contains(&format!(
+            "could not connect to {unreachable}: connection refused"
+        )),
+        "{said}"
+    );
+    assert!(!said.contains("::") && !said.contains("rmcp"), "{said}");
+    ok(servers(dir, &service, &["remove", "gone"]));
 
     ok(servers(dir, &service, &["remove", "everything"]));
     let listed = ok(servers(dir, &service, &["list"]));
