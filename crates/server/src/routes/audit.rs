@@ -29,8 +29,8 @@ pub fn router() -> Router<AppState> {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AuditQuery {
-    from: Option<DateTime<Utc>>,
-    to: Option<DateTime<Utc>>,
+    from: Option<String>,
+    to: Option<String>,
     server: Option<String>,
     tool: Option<String>,
     user: Option<String>,
@@ -38,6 +38,20 @@ struct AuditQuery {
     action: Option<String>,
     limit: Option<i64>,
     cursor: Option<String>,
+}
+
+/// An RFC 3339 time parameter (`from`, `to`); empty means "any".
+fn time_parameter(name: &str, value: Option<String>) -> Result<Option<DateTime<Utc>>, ApiError> {
+    let Some(text) = given(value) else {
+        return Ok(None);
+    };
+    DateTime::parse_from_rfc3339(&text)
+        .map(|time| Some(time.with_timezone(&Utc)))
+        .map_err(|_| {
+            ApiError::Unprocessable(format!(
+                "`{name}`: '{text}' is not an RFC 3339 time (e.g. 2026-11-22T09:30:00Z)"
+            ))
+        })
 }
 
 /// Empty query values (`?server=`) mean "any".
@@ -72,17 +86,20 @@ async fn search_audit(
     Query(query): Query<AuditQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let limit = query.limit.unwrap_or(DEFAULT_PAGE);
-    let before_id = match given(query.cursor) {
-        Some(cursor) => Some(cursor.parse::<i64>().map_err(|_| {
-            ApiError::Unprocessable(format!(
-                "cursor: '{cursor}' is not a cursor from a previous page"
-            ))
-        })?),
-        None => None,
-    };
+    let before_id =
+        match given(query.cursor) {
+            Some(cursor) => Some(cursor.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(
+                || {
+                    ApiError::Unprocessable(format!(
+                        "cursor: '{cursor}' is not a cursor from a previous page"
+                    ))
+                },
+            )?),
+            None => None,
+        };
     let search = AuditSearch {
-        from: query.from,
-        to: query.to,
+        from: time_parameter("from", query.from)?,
+        to: time_parameter("to", query.to)?,
         server_name: given(query.server),
         tool_name: given(query.tool),
         user: given(query.user),

@@ -346,3 +346,28 @@ async fn audit_paging_stops_at_the_last_entry() {
         [json!("four"), json!("three"), json!("two"), json!("one")]
     );
 }
+
+/// Malformed filters are refused with a message naming the parameter and what it takes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_audit_filters_are_refused_naming_the_parameter() {
+    let server = crate::support::TestServer::start().await;
+    for (query, expected) in [
+        ("from=2026-11-22", "`from`"),
+        ("to=now", "`to`"),
+        ("cursor=-5", "cursor"),
+        ("cursor=abc", "cursor"),
+    ] {
+        let response = server
+            .get(&format!("/api/audit?{query}"), &server.owner_token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 422, "{query}");
+        let (code, message) = crate::support::error_of(response).await;
+        assert_eq!(code, "invalid_request", "{query}");
+        assert!(message.contains(expected), "{query}: {message}");
+        if !query.starts_with("cursor") {
+            assert!(message.contains("RFC 3339"), "{query}: {message}");
+        }
+    }
+}
