@@ -125,17 +125,10 @@ impl McpClient {
             .inner
             .validator
             .check(&tool.name, &tool.input_schema, arguments)?;
-        let limits = self.limits(server);
-        let _permits = self
-            .acquire_permits(server, &context.caller, limits.timeout)
-            .await?;
-        let (slot, live) = self
-            .session(server, Self::scope_for(server, &context.caller))
-            .await?;
         let mut params = CallToolRequestParams::new(tool.name.clone());
         params.arguments = Some(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let result = run_request(&slot, &live, request, &limits, context).await?;
+        let (result, limits) = self.send(server, request, context).await?;
         match &result {
             ServerResult::InputRequiredResult(_) => {
                 return Err(UpstreamError::Protocol(
@@ -152,6 +145,25 @@ impl McpClient {
         decode(&result, limits.max_bytes, "tools/call")
     }
 
+    /// Sends `request` within the caller's concurrency budget on the caller's session; the
+    /// answer comes with the limits it was held to.
+    async fn send(
+        &self,
+        server: &UpstreamServer,
+        request: ClientRequest,
+        context: &CallContext,
+    ) -> Result<(ServerResult, Limits), UpstreamError> {
+        let limits = self.limits(server);
+        let _permits = self
+            .acquire_permits(server, &context.caller, limits.timeout)
+            .await?;
+        let (slot, live) = self
+            .session(server, Self::scope_for(server, &context.caller))
+            .await?;
+        let result = run_request(&slot, &live, request, &limits, context).await?;
+        Ok((result, limits))
+    }
+
     /// `resources/read`.
     pub async fn read_resource(
         &self,
@@ -163,17 +175,10 @@ impl McpClient {
         struct Contents {
             contents: Vec<ResourceContent>,
         }
-        let limits = self.limits(server);
-        let _permits = self
-            .acquire_permits(server, &context.caller, limits.timeout)
-            .await?;
-        let (slot, live) = self
-            .session(server, Self::scope_for(server, &context.caller))
-            .await?;
         let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
             ReadResourceRequestParams::new(uri),
         ));
-        let result = run_request(&slot, &live, request, &limits, context).await?;
+        let (result, limits) = self.send(server, request, context).await?;
         Ok(decode::<Contents>(&result, limits.max_bytes, "resources/read")?.contents)
     }
 
@@ -185,17 +190,10 @@ impl McpClient {
         arguments: serde_json::Map<String, Value>,
         context: &CallContext,
     ) -> Result<PromptResult, UpstreamError> {
-        let limits = self.limits(server);
-        let _permits = self
-            .acquire_permits(server, &context.caller, limits.timeout)
-            .await?;
-        let (slot, live) = self
-            .session(server, Self::scope_for(server, &context.caller))
-            .await?;
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = Some(arguments);
         let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
-        let result = run_request(&slot, &live, request, &limits, context).await?;
+        let (result, limits) = self.send(server, request, context).await?;
         decode(&result, limits.max_bytes, "prompts/get")
     }
 

@@ -25,22 +25,25 @@ impl ErrorContext {
 
     /// A transport failure while connecting.
     pub fn connect_failure(&self, error: &(dyn std::error::Error + 'static)) -> UpstreamError {
-        match cause_of(error) {
-            Cause::Upstream(error) => error,
-            Cause::Auth(reason) => UpstreamError::AuthRequired {
-                target: self.target.clone(),
-                reason,
-            },
-            Cause::TooLarge => UpstreamError::ResponseTooLarge { limit: self.limit },
-            Cause::Reason(reason) => UpstreamError::Connect {
-                target: self.target.clone(),
-                reason,
-            },
-        }
+        self.transport_failure(error, |target, reason| UpstreamError::Connect {
+            target: target.to_owned(),
+            reason,
+        })
     }
 
     /// A transport failure on a live session.
     fn lost(&self, error: &(dyn std::error::Error + 'static)) -> UpstreamError {
+        self.transport_failure(error, |target, reason| {
+            UpstreamError::ConnectionLost(format!("{target}: {reason}"))
+        })
+    }
+
+    /// `error`'s telling cause; a plain reason becomes `plain(target, reason)`.
+    fn transport_failure(
+        &self,
+        error: &(dyn std::error::Error + 'static),
+        plain: impl FnOnce(&str, String) -> UpstreamError,
+    ) -> UpstreamError {
         match cause_of(error) {
             Cause::Upstream(error) => error,
             Cause::Auth(reason) => UpstreamError::AuthRequired {
@@ -48,9 +51,7 @@ impl ErrorContext {
                 reason,
             },
             Cause::TooLarge => UpstreamError::ResponseTooLarge { limit: self.limit },
-            Cause::Reason(reason) => {
-                UpstreamError::ConnectionLost(format!("{}: {reason}", self.target))
-            }
+            Cause::Reason(reason) => plain(&self.target, reason),
         }
     }
 

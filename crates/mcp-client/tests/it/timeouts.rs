@@ -30,6 +30,17 @@ impl ElicitationResponder for SlowPerson {
     }
 }
 
+fn named<'a>(
+    snapshot: &'a switchboard_mcp_client::CapabilitySnapshot,
+    name: &str,
+) -> &'a switchboard_core::ToolDefinition {
+    snapshot
+        .tools
+        .iter()
+        .find(|tool| tool.name == name)
+        .unwrap_or_else(|| panic!("no tool {name}"))
+}
+
 fn slow_init(
     name: &str,
     seconds: &str,
@@ -99,11 +110,7 @@ async fn a_slow_person_does_not_cost_the_call_its_timeout() {
         .fetch_capabilities(&server, &caller("ida"))
         .await
         .unwrap();
-    let elicit = snapshot
-        .tools
-        .iter()
-        .find(|tool| tool.name == "trigger-elicitation-request")
-        .unwrap();
+    let elicit = named(&snapshot, "trigger-elicitation-request");
     let started = Instant::now();
     let result = client
         .call_tool(&server, elicit, json!({}), &context("ida"))
@@ -115,11 +122,7 @@ async fn a_slow_person_does_not_cost_the_call_its_timeout() {
     let error = client
         .call_tool(
             &server,
-            snapshot
-                .tools
-                .iter()
-                .find(|tool| tool.name == "trigger-long-running-operation")
-                .unwrap(),
+            named(&snapshot, "trigger-long-running-operation"),
             json!({"duration": 5, "steps": 1}),
             &context("ida"),
         )
@@ -146,11 +149,7 @@ async fn the_hard_maximum_still_ends_a_call_waiting_on_a_person() {
         .fetch_capabilities(&server, &caller("ida"))
         .await
         .unwrap();
-    let elicit = snapshot
-        .tools
-        .iter()
-        .find(|tool| tool.name == "trigger-elicitation-request")
-        .unwrap();
+    let elicit = named(&snapshot, "trigger-elicitation-request");
     let started = Instant::now();
     let error = client
         .call_tool(&server, elicit, json!({}), &context("ida"))
