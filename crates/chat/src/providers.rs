@@ -76,6 +76,29 @@ impl ProviderSet {
         Ok(ChosenModel { provider, model })
     }
 
+    /// Refuses a bud's provider and model that could never answer: `openai` needs a model,
+    /// the bud's own or `llm.model` when `[llm]` is configured for openai.
+    pub fn check_bud_choice(
+        &self,
+        provider: Option<&str>,
+        model: Option<&str>,
+    ) -> Result<(), ChatError> {
+        let kind = match provider {
+            Some(name) => parse_provider(name)?,
+            None => self.config.provider,
+        };
+        let has_model = model.is_some_and(|model| !model.trim().is_empty())
+            || (kind == self.config.provider && !self.config.model.trim().is_empty());
+        if kind == ProviderKind::Openai && !has_model {
+            return Err(ChatError::invalid(
+                "model",
+                "required with provider 'openai' (no llm.model is configured for it), e.g. \
+                 \"gpt-4o-mini\" or \"llama3.1\"",
+            ));
+        }
+        Ok(())
+    }
+
     fn for_kind(&self, kind: ProviderKind) -> Result<Arc<dyn LlmProvider>, ChatError> {
         let key = provider_name(kind);
         let mut providers = self

@@ -1,10 +1,10 @@
-//! Buds (assistant profiles): CRUD with the checks the store cannot make — a known provider,
-//! and an `mcp_config` whose every server reference is a server of the workspace.
+//! Buds (assistant profiles): CRUD with the checks the store cannot make — a known provider
+//! with a model it can answer with, and an `mcp_config` whose every server reference is a
+//! server of the workspace.
 
 use super::ChatService;
 use crate::error::ChatResult;
 use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, resolve_mcp_config};
-use crate::providers::parse_provider;
 use serde_json::Value;
 use switchboard_core::{BudId, Principal, WorkspaceId};
 use switchboard_store::{BudPatch, BudRecord, NewBud};
@@ -36,9 +36,9 @@ impl ChatService {
         input: BudInput,
     ) -> ChatResult<BudRecord> {
         let workspace_id = &principal.workspace_id;
-        if let Some(provider) = &input.provider {
-            parse_provider(provider)?;
-        }
+        self.engine
+            .providers
+            .check_bud_choice(input.provider.as_deref(), input.model.as_deref())?;
         let mcp_config = self
             .checked_mcp_config(workspace_id, &input.mcp_config)
             .await?;
@@ -77,8 +77,13 @@ impl ChatService {
         update: BudUpdate,
     ) -> ChatResult<BudRecord> {
         let workspace_id = &principal.workspace_id;
-        if let Some(Some(provider)) = &update.provider {
-            parse_provider(provider)?;
+        if update.provider.is_some() || update.model.is_some() {
+            let current = self.engine.store.get_bud(workspace_id, bud_id).await?;
+            let provider = update.provider.clone().unwrap_or(current.provider);
+            let model = update.model.clone().unwrap_or(current.model);
+            self.engine
+                .providers
+                .check_bud_choice(provider.as_deref(), model.as_deref())?;
         }
         let mcp_config = match &update.mcp_config {
             Some(value) => Some(self.checked_mcp_config(workspace_id, value).await?),

@@ -148,3 +148,65 @@ async fn buds_are_validated_against_the_workspace_and_shape_the_turn() {
     .await;
     assert_eq!(deleted.status(), 204);
 }
+
+/// A bud that names the `openai` provider needs a model from somewhere: its own, or
+/// `llm.model` when `[llm]` is configured for openai. Without one it could never answer, so it
+/// is refused when saved, naming the field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bud_that_could_never_answer_is_refused_naming_the_model() {
+    let server = ChatServer::start(ChatOptions::default()).await;
+    let owner = server.token.clone();
+    let response = call(
+        &server,
+        &owner,
+        reqwest::Method::POST,
+        "/api/buds",
+        Some(json!({"name": "no model", "provider": "openai"})),
+    )
+    .await;
+    assert_eq!(response.status(), 422);
+    let (_, message) = error_of(response).await;
+    assert!(message.contains("model"), "{message}");
+    assert!(message.contains("openai"), "{message}");
+
+    let offline: Value = call(
+        &server,
+        &owner,
+        reqwest::Method::POST,
+        "/api/buds",
+        Some(json!({"name": "offline"})),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let path = format!("/api/buds/{}", offline["id"].as_str().unwrap());
+    let response = call(
+        &server,
+        &owner,
+        reqwest::Method::PATCH,
+        &path,
+        Some(json!({"provider": "openai"})),
+    )
+    .await;
+    assert_eq!(response.status(), 422);
+    let response = call(
+        &server,
+        &owner,
+        reqwest::Method::PATCH,
+        &path,
+        Some(json!({"provider": "openai", "model": "llama3.1"})),
+    )
+    .await;
+    assert_eq!(response.status(), 200);
+    // Clearing the model of an openai bud would leave it unable to answer.
+    let response = call(
+        &server,
+        &owner,
+        reqwest::Method::PATCH,
+        &path,
+        Some(json!({"model": null})),
+    )
+    .await;
+    assert_eq!(response.status(), 422);
+}
