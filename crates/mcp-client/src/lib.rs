@@ -7,14 +7,22 @@
 //!
 //! # Layers
 //! - [`McpClient`] — sessions and requests for an [`UpstreamServer`] description: lazily
-//!   started, single-flight sessions per (server, [`SessionScopeKey`]); `call_tool`,
-//!   `read_resource`, `get_prompt`, `fetch_capabilities`, `test_connection`; `shutdown`.
+//!   started, single-flight sessions per (server, [`SessionScopeKey`]), each server's own
+//!   `init_timeout_ms`; `call_tool`, `read_resource`, `get_prompt`, `fetch_capabilities`,
+//!   `test_connection`; `shutdown`. List changes reach `on_list_changed` from both protocol
+//!   generations (notifications of `initialize` sessions, `subscriptions/listen` streams of
+//!   2026-07-28 ones). A call's timeout is silence: progress restarts it and an open
+//!   elicitation of the call holds it still, under the hard maximum.
 //! - [`McpRegistry`] — registered servers (store records) on top of the client: record →
 //!   upstream (`upstream`, `upstream_as` for our own endpoint with the caller's token),
 //!   capability sync persisted in the store (`sync_record`), states ([`CapabilityState`]:
 //!   synced / stale / empty / needs_auth / error…), on-demand and background refresh, resync on
 //!   `list_changed`, `usable_tools` (what may be offered to an LLM, or why not), `test`,
 //!   `call_tool`, `overview(s)`, `readiness`, `server_changed` / `server_removed`, `shutdown`.
+//!   Our own kg endpoint: `prepare_own_endpoints` (at every start: this listener's URL and the
+//!   registry's read-only service token, used for listing only) and `own_endpoint_removed`.
+//! - [`UpstreamError`] — every failure, mapped once from rmcp and the transports; its
+//!   `Display` is a sentence for people (what failed, where, why) and `code()` a stable id.
 //! - [`ToolCatalog`] — turns the enabled tools of a set of servers (plus built-in tools) into
 //!   OpenAI-format [`switchboard_core::ToolSpec`]s named `server__tool`, and routes a name back
 //!   to ([`ToolRoute`]) the server and the upstream's own tool name.

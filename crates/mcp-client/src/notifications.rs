@@ -6,7 +6,7 @@
 //! the caller only while exactly one call is in flight on the session — on a shared session
 //! another user's call must never see them — and always to the logs. List-changed
 //! notifications go to the capability cache's callback. Each running call's timeout clock
-//! ([`CallClock`]) is kept here too: progress touches it, and an elicitation of the call
+//! (`CallClock`) is kept here too: progress touches it, and an elicitation of the call
 //! holds it still.
 
 use crate::call_clock::{CallClock, ClockPause};

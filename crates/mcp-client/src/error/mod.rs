@@ -1,5 +1,5 @@
 //! `UpstreamError`, the one error type at this crate's boundary. rmcp's and the transports'
-//! errors are converted into it in one place ([`from_rmcp`], with [`causes`] reading their
+//! errors are converted into it in one place (`from_rmcp`, with `causes` reading their
 //! source chains), so nothing above this crate ever sees an SDK type name.
 //!
 //! Every variant has a stable `code()` (used in API answers and metrics) and a `Display` that
