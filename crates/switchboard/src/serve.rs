@@ -39,9 +39,9 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let knowledge_graph = knowledge_graph(&config, &store, &approvals, address).await?;
     // Upstream `kg` follows this listener (the port may differ from the first start's) and
     // holds the registry's own read-only token for background syncs.
-    mcp.prepare_own_endpoints(&own_mcp_url(address))
-        .await
-        .context("preparing our own knowledge-graph endpoint as upstream `kg`")?;
+    if let Err(error) = mcp.prepare_own_endpoints(&own_mcp_url(address)).await {
+        tracing::warn!(%error, "could not prepare our own knowledge-graph endpoint as upstream `kg` (it may show needs_auth until the next start)");
+    }
     let chat = chat_engine(&config, &store, &mcp, &approvals, address, &shutdown_token).await?;
     let state = AppState::new(store.clone(), config.server.clone())
         .with_shutdown_token(shutdown_token.clone())

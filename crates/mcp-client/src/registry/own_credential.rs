@@ -89,6 +89,55 @@ impl McpRegistry {
         Ok(updated)
     }
 
+    /// For our own endpoint at one of our URLs whose service token no longer works (revoked
+    /// or missing): a new token, stored; the updated record. `None` when nothing was renewed.
+    pub(super) async fn renew_own_endpoint_token(
+        &self,
+        record: &ServerRecord,
+    ) -> Option<ServerRecord> {
+        if !Self::is_marked_own_endpoint(record) || !self.points_at_own_endpoint(record) {
+            return None;
+        }
+        let renewed = async {
+            let store = self.store();
+            let secrets = store
+                .server_secrets(&record.workspace_id, &record.id)
+                .await?;
+            if let Some(token) = &secrets.api_key
+                && self
+                    .sync_token_id(&record.workspace_id, token)
+                    .await?
+                    .is_some()
+            {
+                return Ok::<_, RegistryError>(None);
+            }
+            let current = store.get_server(&record.workspace_id, &record.id).await?;
+            let patch = ServerPatch {
+                secrets: Some(ServerSecrets {
+                    api_key: Some(self.issue_sync_token(&record.workspace_id).await?),
+                    ..ServerSecrets::default()
+                }),
+                ..ServerPatch::default()
+            };
+            let updated = store
+                .update_server(&record.workspace_id, &record.id, current.version, patch)
+                .await?;
+            self.client().close_server(&record.id).await;
+            Ok(Some(updated))
+        };
+        match renewed.await {
+            Ok(Some(updated)) => {
+                tracing::info!(server = %record.name, "our own knowledge-graph endpoint refused the registry's token; a new one was issued");
+                Some(updated)
+            }
+            Ok(None) => None,
+            Err(error) => {
+                tracing::warn!(server = %record.name, %error, "could not renew the registry's token for our own knowledge-graph endpoint");
+                None
+            }
+        }
+    }
+
     /// The id of `token` when it is a live service token of this workspace with exactly the
     /// sync scopes (never a person's token).
     async fn sync_token_id(

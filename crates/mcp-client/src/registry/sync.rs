@@ -60,7 +60,13 @@ impl McpRegistry {
             return self.report_current(record).await;
         }
         self.mark_syncing(&record.id, true);
-        let report = self.sync_unlocked(record, credential).await;
+        let mut report = self.sync_unlocked(record, credential).await;
+        if report.state == CapabilityState::NeedsAuth
+            && let Some(renewed) = self.renew_own_endpoint_token(record).await
+        {
+            // Our own endpoint refused its service token (revoked): a new one, once.
+            report = self.sync_unlocked(&renewed, credential).await;
+        }
         self.mark_syncing(&record.id, false);
         report
     }

@@ -42,9 +42,12 @@ async fn start() -> KgHarness {
             let approvals = Approvals::new(state.store.clone(), ApprovalConfig::default()).unwrap();
             registry.on_synced(approvals.synced_handler());
             // No default workspace: nothing here needs the sample dataset or anonymous access.
-            let kg =
-                KnowledgeGraphService::for_store(state.store.clone(), KgConfig::default(), None)
-                    .unwrap();
+            // A revoked token is noticed after a second (see the renewal below).
+            let config = KgConfig {
+                token_cache_secs: 1,
+                ..KgConfig::default()
+            };
+            let kg = KnowledgeGraphService::for_store(state.store.clone(), config, None).unwrap();
             *captured.lock().unwrap() = Some((registry.clone(), approvals.clone()));
             state
                 .with_mcp_registry(registry)
@@ -117,6 +120,18 @@ async fn listed_kg(server: &TestServer, condition: impl Fn(&Value) -> bool) -> V
     }
 }
 
+/// The registry's usable service tokens.
+async fn sync_tokens_now(server: &TestServer) -> Vec<Value> {
+    let (_, tokens) = send(server, "GET", "/api/tokens", None).await;
+    tokens
+        .as_array()
+        .unwrap_or_else(|| panic!("{tokens}"))
+        .iter()
+        .filter(|token| token["name"] == OWN_ENDPOINT_SYNC_TOKEN && token["revoked_at"].is_null())
+        .cloned()
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_registry_syncs_our_own_kg_server_with_a_read_only_token_of_its_own() {
     let harness = start().await;
@@ -187,14 +202,32 @@ async fn the_registry_syncs_our_own_kg_server_with_a_read_only_token_of_its_own(
         .prepare_own_endpoints(&harness.own_url)
         .await
         .unwrap();
-    let (_, tokens) = send(server, "GET", "/api/tokens", None).await;
-    let usable = tokens
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|token| token["name"] == OWN_ENDPOINT_SYNC_TOKEN && token["revoked_at"].is_null())
-        .count();
-    assert_eq!(usable, 1, "{tokens}");
+    assert_eq!(sync_tokens_now(server).await.len(), 1);
+
+    // A revoked token is replaced on the next sync, which succeeds.
+    let old_token = sync_tokens_now(server).await;
+    assert_eq!(old_token.len(), 1);
+    let (status, _) = send(
+        server,
+        "DELETE",
+        &format!("/api/tokens/{}", old_token[0]["id"].as_str().unwrap()),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let (status, synced) = send(
+        server,
+        "POST",
+        &format!("/api/mcp/servers/{}/sync", harness.kg.id),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{synced}");
+    assert_eq!(synced["sync_status"], "synced", "{synced}");
+    let renewed = sync_tokens_now(server).await;
+    assert_eq!(renewed.len(), 1, "{renewed:?}");
+    assert_ne!(renewed[0]["id"], old_token[0]["id"]);
 
     // Pins were re-checked on that sync.
     let deadline = Instant::now() + Duration::from_secs(10);
