@@ -51,6 +51,9 @@ pub enum UrlPolicyError {
     },
     #[error("URL has no host")]
     MissingHost,
+    /// The name did not resolve (not a refusal: there is nothing to connect to).
+    #[error("the host name '{host}' could not be resolved")]
+    Unresolved { host: String },
     #[error("{0}")]
     Other(String),
 }
@@ -191,11 +194,16 @@ impl UrlPolicy {
             .lookup
             .lookup(host.trim_end_matches('.'), port)
             .await
-            .map_err(|error| UrlPolicyError::Other(format!("cannot resolve '{host}': {error}")))?;
+            .map_err(|error| {
+                tracing::debug!(%host, %error, "name resolution failed");
+                UrlPolicyError::Unresolved {
+                    host: host.to_owned(),
+                }
+            })?;
         if addresses.is_empty() {
-            return Err(UrlPolicyError::Other(format!(
-                "'{host}' resolved to no address"
-            )));
+            return Err(UrlPolicyError::Unresolved {
+                host: host.to_owned(),
+            });
         }
         for address in &addresses {
             self.check_ip(host, address.ip())?;

@@ -60,7 +60,10 @@ pub(crate) fn cause_of(error: &StdError) -> Cause {
 /// A cause with a precise meaning, if `cause` is one.
 fn telling(cause: &StdError) -> Option<Cause> {
     if let Some(policy) = cause.downcast_ref::<UrlPolicyError>() {
-        return Some(Cause::Upstream(UpstreamError::UrlPolicy(policy.clone())));
+        return Some(match policy {
+            UrlPolicyError::Unresolved { .. } => Cause::Reason(policy.to_string()),
+            refusal => Cause::Upstream(UpstreamError::UrlPolicy(refusal.clone())),
+        });
     }
     if let Some(upstream) = cause.downcast_ref::<UpstreamError>() {
         return Some(Cause::Upstream(upstream.clone()));

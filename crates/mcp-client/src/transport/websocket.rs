@@ -70,7 +70,13 @@ impl WebSocketTransport {
         let addresses: Vec<SocketAddr> = match url.host() {
             Some(Host::Ipv4(address)) => vec![SocketAddr::new(address.into(), port)],
             Some(Host::Ipv6(address)) => vec![SocketAddr::new(address.into(), port)],
-            Some(Host::Domain(name)) => policy.resolve_checked(name, port).await?,
+            Some(Host::Domain(name)) => match policy.resolve_checked(name, port).await {
+                Ok(addresses) => addresses,
+                Err(unresolved @ crate::url_policy::UrlPolicyError::Unresolved { .. }) => {
+                    return Err(failed(unresolved.to_string()));
+                }
+                Err(refused) => return Err(refused.into()),
+            },
             None => return Err(failed("the URL has no host".into())),
         };
         let tcp = connect_first(&addresses).await.map_err(failed)?;

@@ -164,3 +164,40 @@ async fn a_call_timeout_says_how_long_was_waited() {
     assert_plain(&message);
     client.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_that_does_not_resolve_is_said_so_not_called_a_policy_refusal() {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+    use switchboard_mcp_client::url_policy::StaticHostLookup;
+    use switchboard_mcp_client::{UrlPolicy, UrlPolicyConfig};
+
+    // A resolver that knows no names (the system resolver is not asked).
+    let policy = UrlPolicy::with_lookup(
+        UrlPolicyConfig::default(),
+        Arc::new(StaticHostLookup {
+            hosts: HashMap::new(),
+        }),
+    );
+    let client = McpClient::builder(quick_config())
+        .url_policy(policy)
+        .build()
+        .unwrap();
+    for (transport, url) in [
+        (TransportKind::StreamableHttp, "http://mcp.nowhere.test/mcp"),
+        (TransportKind::Sse, "http://mcp.nowhere.test/sse"),
+        (TransportKind::Websocket, "ws://mcp.nowhere.test/ws"),
+    ] {
+        let server = remote_server("nowhere", transport, url);
+        let error = start_error(&client, &server).await;
+        let message = error.to_string();
+        assert_eq!(error.code(), "connect_failed", "{message}");
+        assert!(
+            message.contains(url)
+                && message.contains("the host name 'mcp.nowhere.test' could not be resolved"),
+            "{message}"
+        );
+        assert_plain(&message);
+    }
+    client.shutdown().await;
+}
