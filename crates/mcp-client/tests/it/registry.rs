@@ -320,23 +320,33 @@ async fn only_our_own_endpoint_receives_the_callers_token() {
     // An upstream that records the Authorization header it gets and refuses everything.
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let recorded = seen.clone();
+    // Every credential, with the path it was sent to.
+    let seen_at: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let recorded_at = seen_at.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
-    let router = axum::Router::new().fallback(move |headers: axum::http::HeaderMap| {
-        let recorded = recorded.clone();
-        async move {
-            let value = headers
-                .get("authorization")
-                .and_then(|value| value.to_str().ok())
-                .unwrap_or("none");
-            recorded.lock().unwrap().push(value.to_owned());
-            (
-                axum::http::StatusCode::UNAUTHORIZED,
-                [("www-authenticate", "Bearer")],
-                "no",
-            )
-        }
-    });
+    let router = axum::Router::new().fallback(
+        move |uri: axum::http::Uri, headers: axum::http::HeaderMap| {
+            let recorded = recorded.clone();
+            let recorded_at = recorded_at.clone();
+            async move {
+                let value = headers
+                    .get("authorization")
+                    .and_then(|value| value.to_str().ok())
+                    .unwrap_or("none");
+                recorded.lock().unwrap().push(value.to_owned());
+                recorded_at
+                    .lock()
+                    .unwrap()
+                    .push((uri.path().to_owned(), value.to_owned()));
+                (
+                    axum::http::StatusCode::UNAUTHORIZED,
+                    [("www-authenticate", "Bearer")],
+                    "no",
+                )
+            }
+        },
+    );
     tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
     let register = |name: &str, path: &str, marked: bool| {
         let mut connection = ServerConnectionConfig::default();
@@ -408,20 +418,36 @@ async fn only_our_own_endpoint_receives_the_callers_token() {
 
     // The background pass syncs every active server, our own endpoint included with its own
     // service token — which goes nowhere but our own URL (the re-pointed registration gets
-    // none) — and never with a caller's token.
-    seen.lock().unwrap().clear();
+    // none) — and never with a caller's token. Refused, the made-up token is replaced by a
+    // real one, which also goes to our own URL only.
+    seen_at.lock().unwrap().clear();
     assert_eq!(registry.refresh_stale().await, 3);
-    let headers = seen.lock().unwrap().clone();
+    let sent = seen_at.lock().unwrap().clone();
     assert!(
-        headers.contains(&"Bearer sb_service_token_of_kg".to_owned()),
-        "{headers:?}"
+        sent.contains(&(
+            "/mcp".to_owned(),
+            "Bearer sb_service_token_of_kg".to_owned()
+        )),
+        "{sent:?}"
     );
-    assert!(
-        headers
-            .iter()
-            .all(|header| header == "none" || header == "Bearer sb_service_token_of_kg"),
-        "{headers:?}"
-    );
+    for (path, header) in &sent {
+        assert!(
+            header == "none" || (path == "/mcp" && header.starts_with("Bearer sb_")),
+            "{sent:?}"
+        );
+        assert!(
+            !header.contains("user_token") && !header.contains("of_moved"),
+            "{sent:?}"
+        );
+    }
+    let renewed = store
+        .server_secrets(&workspace, &ours.id)
+        .await
+        .unwrap()
+        .api_key
+        .unwrap();
+    assert_ne!(renewed, "sb_service_token_of_kg");
+    assert!(sent.contains(&("/mcp".to_owned(), format!("Bearer {renewed}"))));
     assert_eq!(registry.readiness().await.unwrap().servers, 3);
 
     // The service token lists capabilities only: a call without a caller's token carries none.
