@@ -24,6 +24,8 @@ pub struct BoundedLineReader<R> {
     reader: R,
     max_line_bytes: usize,
     line: Vec<u8>,
+    /// Inside a line already reported as oversized: its rest is skipped up to its end.
+    discarding: bool,
 }
 
 impl<R: AsyncBufRead + Unpin> BoundedLineReader<R> {
@@ -32,12 +34,16 @@ impl<R: AsyncBufRead + Unpin> BoundedLineReader<R> {
             reader,
             max_line_bytes,
             line: Vec::new(),
+            discarding: false,
         }
     }
 
     /// The next frame, or `None` at end of stream (a trailing unterminated line is dropped).
+    ///
+    /// A line is reported as [`Frame::Oversized`] as soon as it passes the cap, not when it
+    /// ends: a server printing a line that never ends gets its caller an answer at once, and
+    /// the rest of that line is read and dropped until its end.
     pub async fn next_frame(&mut self) -> std::io::Result<Option<Frame>> {
-        let mut oversized_prefix: Option<Vec<u8>> = None;
         loop {
             let available = self.reader.fill_buf().await?;
             if available.is_empty() {
@@ -45,24 +51,24 @@ impl<R: AsyncBufRead + Unpin> BoundedLineReader<R> {
             }
             let newline = available.iter().position(|byte| *byte == b'\n');
             let take = newline.map_or(available.len(), |index| index + 1);
+            if self.discarding {
+                self.discarding = newline.is_none();
+                self.reader.consume(take);
+                continue;
+            }
             let chunk = &available[..newline.unwrap_or(available.len())];
-            if let Some(prefix) = oversized_prefix.as_mut() {
-                let room = OVERSIZED_PREFIX_BYTES.saturating_sub(prefix.len());
-                prefix.extend_from_slice(&chunk[..chunk.len().min(room)]);
-            } else if self.line.len() + chunk.len() > self.max_line_bytes {
+            if self.line.len() + chunk.len() > self.max_line_bytes {
                 let mut prefix = std::mem::take(&mut self.line);
                 prefix.truncate(OVERSIZED_PREFIX_BYTES);
                 let room = OVERSIZED_PREFIX_BYTES.saturating_sub(prefix.len());
                 prefix.extend_from_slice(&chunk[..chunk.len().min(room)]);
-                oversized_prefix = Some(prefix);
-            } else {
-                self.line.extend_from_slice(chunk);
+                self.discarding = newline.is_none();
+                self.reader.consume(take);
+                return Ok(Some(Frame::Oversized { prefix }));
             }
+            self.line.extend_from_slice(chunk);
             self.reader.consume(take);
             if newline.is_some() {
-                if let Some(prefix) = oversized_prefix {
-                    return Ok(Some(Frame::Oversized { prefix }));
-                }
                 let mut line = std::mem::take(&mut self.line);
                 if line.last() == Some(&b'\r') {
                     line.pop();
@@ -141,7 +147,7 @@ pub fn response_too_large_message(id: serde_json::Value, limit: usize) -> serde_
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::BufReader;
+    use tokio::io::{AsyncWriteExt, BufReader};
 
     async fn frames(input: &[u8], cap: usize) -> Vec<Frame> {
         let mut reader = BoundedLineReader::new(BufReader::with_capacity(7, input), cap);
@@ -168,6 +174,36 @@ mod tests {
         assert!(prefix.len() <= OVERSIZED_PREFIX_BYTES);
         assert_eq!(top_level_id(prefix), Some(serde_json::json!(42)));
         assert_eq!(frames[2], Frame::Line(b"{\"b\":2}".to_vec()));
+    }
+
+    #[tokio::test]
+    async fn a_line_that_never_ends_is_reported_once_it_passes_the_cap() {
+        let (mut writer, reader) = tokio::io::duplex(64 * 1024);
+        let mut reader = BoundedLineReader::new(BufReader::new(reader), 1000);
+        writer
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"call-9\",\"result\":\"")
+            .await
+            .unwrap();
+        writer.write_all(&[b'z'; 5000]).await.unwrap();
+        // The writer stays open and no line end ever came: the frame arrives anyway.
+        let frame = tokio::time::timeout(std::time::Duration::from_secs(5), reader.next_frame())
+            .await
+            .expect("reported before the line ends")
+            .unwrap()
+            .unwrap();
+        let Frame::Oversized { prefix } = frame else {
+            panic!("expected oversized, got {frame:?}")
+        };
+        assert_eq!(top_level_id(&prefix), Some(serde_json::json!("call-9")));
+        // The rest of that line is skipped, whatever its length; the next line is whole.
+        writer.write_all(&[b'z'; 20_000]).await.unwrap();
+        writer.write_all(b"\"}\n{\"b\":2}\n").await.unwrap();
+        drop(writer);
+        assert_eq!(
+            reader.next_frame().await.unwrap(),
+            Some(Frame::Line(b"{\"b\":2}".to_vec()))
+        );
+        assert_eq!(reader.next_frame().await.unwrap(), None);
     }
 
     #[test]

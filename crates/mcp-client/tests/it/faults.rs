@@ -311,3 +311,77 @@ async fn a_hundred_concurrent_callers_share_one_session_started_once() {
     assert_eq!(client.session_statuses(&server.id).len(), 1);
     client.shutdown().await;
 }
+
+/// The peak resident memory of this process (`VmHWM`), in bytes.
+fn peak_memory_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status
+        .lines()
+        .find(|line| line.starts_with("VmHWM:"))
+        .unwrap();
+    let kilobytes: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|value| value.parse().ok())
+        .unwrap();
+    kilobytes * 1024
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_that_never_ends_is_refused_at_once_and_never_held_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let done = dir.path().join("done");
+    let config = McpClientConfig {
+        max_tool_response_bytes: 1024 * 1024,
+        ..quick_config()
+    };
+    let client = McpClient::new(config).unwrap();
+    let mut server = misbehaving("endless", "endless", &[("ENDLESS_DONE", &done)]);
+    if let UpstreamEndpoint::Stdio(command) = &mut server.endpoint {
+        command.env.insert("ENDLESS_MB".into(), "300".into());
+    }
+    client
+        .call_tool(&server, &tool("work"), json!({}), &context("erin"))
+        .await
+        .unwrap();
+    let before = peak_memory_bytes();
+
+    // 300 MB without a line end: the caller hears at once, well before the line is over.
+    let started = Instant::now();
+    let error = client
+        .call_tool(&server, &tool("big"), json!({}), &context("erin"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, UpstreamError::ResponseTooLarge { limit: 1_048_576 }),
+        "{error:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    // Every byte was read (the child finished writing) and dropped, not kept.
+    assert!(
+        crate::support::eventually(Duration::from_secs(60), || done.exists()).await,
+        "the server never finished writing: the reader stopped reading"
+    );
+    let grown = peak_memory_bytes().saturating_sub(before);
+    assert!(
+        grown < 64 * 1024 * 1024,
+        "peak memory grew by {} MB while 300 MB were streamed",
+        grown / (1024 * 1024)
+    );
+    // Once the line ends, the same session answers again.
+    let pid_before = client.session_statuses(&server.id)[0].process_id;
+    let result = client
+        .call_tool(&server, &tool("work"), json!({}), &context("erin"))
+        .await
+        .unwrap();
+    assert!(result.text_for_model().starts_with("worked"));
+    assert_eq!(
+        client.session_statuses(&server.id)[0].process_id,
+        pid_before
+    );
+    client.shutdown().await;
+}
