@@ -146,7 +146,8 @@ impl McpClient {
     }
 
     /// Sends `request` within the caller's concurrency budget on the caller's session; the
-    /// answer comes with the limits it was held to.
+    /// answer comes with the limits it was held to. A call waits for a free place under the
+    /// per-conversation and per-server caps for at most its timeout (then `Busy`).
     async fn send(
         &self,
         server: &UpstreamServer,
@@ -154,12 +155,19 @@ impl McpClient {
         context: &CallContext,
     ) -> Result<(ServerResult, Limits), UpstreamError> {
         let limits = self.limits(server);
-        let _permits = self
-            .acquire_permits(server, &context.caller, limits.timeout)
-            .await?;
+        // A caller who gives up while queued behind the concurrency caps leaves the queue at
+        // once; the request is never sent.
+        let _permits = tokio::select! {
+            biased;
+            () = context.cancellation.cancelled() => return Err(UpstreamError::Cancelled),
+            permits = self.acquire_permits(server, &context.caller, limits.timeout) => permits?,
+        };
         let (slot, live) = self
             .session(server, Self::scope_for(server, &context.caller))
             .await?;
+        if context.cancellation.is_cancelled() {
+            return Err(UpstreamError::Cancelled);
+        }
         let result = run_request(&slot, &live, request, &limits, context).await?;
         Ok((result, limits))
     }

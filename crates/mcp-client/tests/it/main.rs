@@ -9,6 +9,7 @@ mod fastmcp;
 mod faults;
 mod filesystem;
 mod lifecycle;
+mod limits;
 mod listen;
 mod registry;
 mod support;
