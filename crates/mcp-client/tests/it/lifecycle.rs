@@ -260,3 +260,99 @@ async fn a_child_that_exits_at_start_is_explained_and_not_hammered() {
     assert_eq!(error.code(), "spawn_failed");
     assert!(error.to_string().contains("no such program"), "{error}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remembered_protocol_version_skips_the_probe_on_later_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let methods = dir.path().join("methods");
+    let client = McpClient::new(fast_exit_config()).unwrap();
+    let server = misbehaving("remembers", "normal", &[("METHOD_LOG", &methods)]);
+    let count = |method: &str| {
+        lines(&methods)
+            .iter()
+            .filter(|line| line.as_str() == method)
+            .count()
+    };
+    client
+        .call_tool(&server, &tool("work"), json!({}), &context("fay"))
+        .await
+        .unwrap();
+    // First contact: the 2026-07-28 probe, refused with -32601, then `initialize`.
+    assert_eq!(
+        (count("server/discover"), count("initialize")),
+        (1, 1),
+        "{:?}",
+        lines(&methods)
+    );
+    assert_eq!(
+        client.remembered_protocol_version(&server).as_deref(),
+        Some("2025-11-25")
+    );
+
+    // A new session (the old one closed) goes straight to `initialize` with that version.
+    client.close_server(&server.id).await;
+    client
+        .call_tool(&server, &tool("work"), json!({}), &context("fay"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (count("server/discover"), count("initialize")),
+        (1, 2),
+        "{:?}",
+        lines(&methods)
+    );
+    assert_eq!(
+        client.session_statuses(&server.id)[0]
+            .protocol_version
+            .as_deref(),
+        Some("2025-11-25")
+    );
+
+    // A changed configuration is a new upstream: it is probed again.
+    let mut changed = server.clone();
+    if let UpstreamEndpoint::Stdio(command) = &mut changed.endpoint {
+        command.env.insert("CHANGED".into(), "yes".into());
+    }
+    assert_eq!(client.remembered_protocol_version(&changed), None);
+    client
+        .call_tool(&changed, &tool("work"), json!({}), &context("fay"))
+        .await
+        .unwrap();
+    assert_eq!(count("server/discover"), 2, "{:?}", lines(&methods));
+    client.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_starts_are_retried_three_times_with_doubling_delays_from_100_ms() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    let client = McpClient::new(McpClientConfig {
+        session_init_retries: 3,
+        session_init_backoff_ms: 100,
+        ..quick_config()
+    })
+    .unwrap();
+    let server = misbehaving("flaky", "exit_on_start", &[("START_LOG", &starts)]);
+    client
+        .call_tool(&server, &tool("work"), json!({}), &context("fay"))
+        .await
+        .unwrap_err();
+    // Each line: the child's pid and the time it started.
+    let times: Vec<f64> = lines(&starts)
+        .iter()
+        .map(|line| line.split_whitespace().nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(times.len(), 4, "the first attempt and three retries");
+    let gaps: Vec<f64> = times.windows(2).map(|pair| pair[1] - pair[0]).collect();
+    for (gap, backoff) in gaps.iter().zip([0.1, 0.2, 0.4]) {
+        // The delay, plus the time the child takes to start and fail (well under a second).
+        assert!(
+            *gap >= backoff && *gap < backoff + 1.0,
+            "gaps between attempts {gaps:?}, expected delays of 0.1, 0.2 and 0.4 s"
+        );
+    }
+    assert!(
+        gaps[2] - gaps[0] >= 0.15,
+        "the delay doubles: gaps {gaps:?}"
+    );
+}
