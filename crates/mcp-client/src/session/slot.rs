@@ -224,6 +224,8 @@ impl SessionSlot {
         {
             state.live = None;
             state.set(SessionState::Idle);
+            // Counted like a dead session found on next use (which this one no longer is).
+            metrics::session_closed(live.router.server_name(), "dead");
             if let Some(observer) = &state.observer {
                 observer.emit(SessionEventKind::Closed { reason: "dead" });
             }
