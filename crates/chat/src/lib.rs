@@ -7,8 +7,9 @@
 //!   `.shutdown_token(…)`): conversations (`create_conversation`, `list_conversations`,
 //!   `conversation_detail`, `update_conversation`, `delete_conversation`, `tool_result_page`),
 //!   answers (`start_turn` → [`TurnStream`], `attach`), buds (`create_bud`, `list_buds`,
-//!   `get_bud`, `update_bud`, `delete_bud`), `recover_interrupted_calls` (start-up),
-//!   `shutdown(grace)`.
+//!   `get_bud`, `update_bud`, `delete_bud`), `recover_interrupted_calls` (start-up), and
+//!   the two shutdown phases: `refuse_new_answers` + `answers_finished` (drain: running
+//!   answers finish) then `shutdown(grace)` (cancel what is left; it is saved).
 //! - [`ChatEvent`] and its payloads: what an answer streams (the HTTP layer owns the JSON).
 //! - [`ApprovalGate`] (the seam the approvals module implements), [`GateRequest`],
 //!   [`GateDecision`], [`CallReport`], [`EventSink`]; [`InterimPolicyGate`] is the default.

@@ -1,8 +1,12 @@
 //! Readiness checks beyond the store: other areas register a [`ReadinessCheck`] (for example
 //! the MCP client's "UP unless every server is in ERROR" summary) and `GET /readyz` runs them
 //! all. Checks must be quick and must not fail the process: they only report.
+//!
+//! One check is always there: `shutdown`, DOWN from the moment a shutdown starts draining, so
+//! a load balancer stops sending work while the answers in flight finish.
 
 use serde::Serialize;
+use tokio_util::sync::CancellationToken;
 
 /// Whether one dependency is usable right now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -43,4 +47,34 @@ pub trait ReadinessCheck: Send + Sync + 'static {
     /// The key under `checks` in the `/readyz` document (`"mcp_servers"`).
     fn name(&self) -> &'static str;
     async fn check(&self) -> CheckReport;
+}
+
+/// `checks.shutdown`: UP until a shutdown begins draining, DOWN from then on.
+#[derive(Debug)]
+pub(crate) struct DrainReadiness {
+    draining: CancellationToken,
+}
+
+impl DrainReadiness {
+    pub(crate) fn new(draining: CancellationToken) -> Self {
+        Self { draining }
+    }
+}
+
+#[async_trait::async_trait]
+impl ReadinessCheck for DrainReadiness {
+    fn name(&self) -> &'static str {
+        "shutdown"
+    }
+
+    async fn check(&self) -> CheckReport {
+        if self.draining.is_cancelled() {
+            CheckReport::down(serde_json::json!({
+                "draining": true,
+                "message": "shutting down: answers in flight are finishing, new ones are refused",
+            }))
+        } else {
+            CheckReport::up(serde_json::Value::Null)
+        }
+    }
 }

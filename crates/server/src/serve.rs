@@ -1,11 +1,22 @@
 //! The accept loop. We own it (instead of `axum::serve`) for three reasons: `TCP_NODELAY` on
 //! every accepted socket (with Nagle on, small SSE and JSON-RPC answers wait ~40 ms for the
 //! peer's delayed ACK), hyper's header-read timeout needs a timer to fire at all (a slow or
-//! idle client is otherwise held open forever), and graceful shutdown with a cap.
+//! idle client is otherwise held open forever), and graceful shutdown in two phases.
 //!
-//! Shutdown: when the `shutdown` future resolves we stop accepting, cancel the state's
-//! shutdown token (SSE streams and sessions wind down), let in-flight requests finish, and give
-//! up after `shutdown_grace_secs`.
+//! Shutdown, once the `shutdown` future resolves:
+//! 1. **Drain** (at most `shutdown_grace_secs`): the state's `draining` token is cancelled
+//!    (`/readyz` reports DOWN) and the chat engine refuses new answers (`POST /chat/stream` →
+//!    503 `shutting_down` with `Retry-After`). Connections are still accepted and served: the
+//!    answers in flight call tools on our own `/mcp` over loopback and wait for people's
+//!    approval decisions, and both may need a new connection. MCP sessions stay up. The drain
+//!    ends as soon as no answer is in flight.
+//! 2. **Cancel** (bounded): the listener is closed; answers still running are cancelled and save
+//!    what they produced (their clients get `error` `shutting_down`, then `done`; an approval
+//!    they wait for is recorded as cancelled) within [`CANCEL_SAVE_TIMEOUT`]; the state's
+//!    `shutdown` token is cancelled (SSE streams, `/mcp` sessions, background tasks wind
+//!    down); open connections finish their request and close, within what is left of the
+//!    grace but never less than [`CLOSE_WINDOW_MIN`]. The caller then closes the MCP
+//!    client's sessions (stdio children included) and the store.
 
 use crate::app::app;
 use crate::config::ServerConfig;
@@ -19,7 +30,9 @@ use hyper_util::service::TowerToHyperService;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
-use tokio::net::TcpListener;
+use switchboard_chat::ChatService;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
@@ -27,8 +40,15 @@ use tower::ServiceExt;
 const ACCEPT_ERROR_BACKOFF: Duration = Duration::from_millis(100);
 /// How often the Prometheus recorder drains histogram samples.
 const METRICS_UPKEEP_INTERVAL: Duration = Duration::from_secs(5);
+/// Phase 2: how long answers cancelled at the end of the drain get to save what they produced
+/// (a few writes each; this bounds a store that stopped answering).
+pub const CANCEL_SAVE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Phase 2: connections get at least this long to send their last bytes (the `error` and
+/// `done` events of cancelled answers) even when the drain used the whole grace.
+pub const CLOSE_WINDOW_MIN: Duration = Duration::from_secs(1);
 
-/// Serves [`app`]`(state)` on `listener` until `shutdown` resolves, then drains (see module doc).
+/// Serves [`app`]`(state)` on `listener` until `shutdown` resolves, then drains the chat
+/// engine's answers and stops (see module doc).
 pub async fn run(
     listener: TcpListener,
     state: AppState,
@@ -47,11 +67,24 @@ pub async fn run(
             }
         }
     });
-    serve_router(listener, app(state), &config, shutdown_token, shutdown).await
+    let work = InFlightWork {
+        draining: state.draining.clone(),
+        chat: state.chat.clone(),
+    };
+    serve_in_phases(
+        listener,
+        app(state),
+        &config,
+        shutdown_token,
+        work,
+        shutdown,
+    )
+    .await
 }
 
-/// The accept loop over any router: [`run`] uses it with [`app`]; tests use it to add routes
-/// (a deliberately slow handler) around the real stack.
+/// The accept loop over any router, without a chat engine to drain: [`run`] is the same loop
+/// with [`app`]; tests use this one to add routes (a deliberately slow handler) around the
+/// real stack. When `shutdown` resolves, in-flight requests get `shutdown_grace_secs`.
 pub async fn serve_router(
     listener: TcpListener,
     router: Router,
@@ -59,56 +92,100 @@ pub async fn serve_router(
     shutdown_token: CancellationToken,
     shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(config.header_read_timeout());
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        // HTTP/2 has no header-read idle timer; ping on the same period to find dead peers.
-        .keep_alive_interval(Some(config.header_read_timeout()));
-    let graceful = GracefulShutdown::new();
+    let work = InFlightWork {
+        draining: CancellationToken::new(),
+        chat: None,
+    };
+    serve_in_phases(listener, router, config, shutdown_token, work, shutdown).await
+}
+
+/// What phase 1 waits for and phase 2 cancels.
+struct InFlightWork {
+    /// Cancelled when the drain starts (`/readyz` reads it).
+    draining: CancellationToken,
+    chat: Option<ChatService>,
+}
+
+impl InFlightWork {
+    fn begin_drain(&self) -> usize {
+        self.draining.cancel();
+        match &self.chat {
+            Some(chat) => {
+                chat.refuse_new_answers();
+                chat.answers_in_flight()
+            }
+            None => 0,
+        }
+    }
+
+    async fn finished(&self) {
+        if let Some(chat) = &self.chat {
+            chat.answers_finished().await;
+        }
+    }
+
+    fn answers_in_flight(&self) -> usize {
+        self.chat.as_ref().map_or(0, ChatService::answers_in_flight)
+    }
+
+    async fn cancel_the_rest(&self) {
+        if let Some(chat) = &self.chat {
+            chat.shutdown(CANCEL_SAVE_TIMEOUT).await;
+        }
+    }
+}
+
+async fn serve_in_phases(
+    listener: TcpListener,
+    router: Router,
+    config: &ServerConfig,
+    shutdown_token: CancellationToken,
+    work: InFlightWork,
+    shutdown: impl Future<Output = ()> + Send,
+) -> std::io::Result<()> {
+    let connections = Connections::new(router, config);
     tokio::pin!(shutdown);
     loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    tracing::warn!(%error, "accept failed; backing off");
-                    tokio::time::sleep(ACCEPT_ERROR_BACKOFF).await;
-                    continue;
-                }
-            },
+        tokio::select! {
+            accepted = listener.accept() => connections.serve(accepted).await,
             () = &mut shutdown => break,
-        };
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::debug!(%error, %peer, "could not set TCP_NODELAY");
         }
-        let service = router
-            .clone()
-            .map_request(move |mut request: axum::extract::Request<_>| {
-                request
-                    .extensions_mut()
-                    .insert(ConnectInfo::<SocketAddr>(peer));
-                request
-            });
-        let connection = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(service))
-            .into_owned();
-        let connection = graceful.watch(connection);
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::debug!(%peer, error = %error, "connection closed with an error");
-            }
-        });
     }
-    drop(listener);
-    tracing::info!("shutting down: no longer accepting connections");
-    shutdown_token.cancel();
+
     let grace = config.shutdown_grace();
-    match tokio::time::timeout(grace, graceful.shutdown()).await {
+    let deadline = Instant::now() + grace;
+    let in_flight = work.begin_drain();
+    tracing::info!(
+        answers_in_flight = in_flight,
+        grace_secs = grace.as_secs(),
+        "shutting down: draining (new answers refused, /readyz DOWN; answers in flight may finish)"
+    );
+    let finished = work.finished();
+    tokio::pin!(finished);
+    let drained = loop {
+        tokio::select! {
+            () = &mut finished => break true,
+            () = tokio::time::sleep_until(deadline) => break false,
+            accepted = listener.accept() => connections.serve(accepted).await,
+        }
+    };
+
+    drop(listener);
+    if drained {
+        tracing::info!("shutting down: no answer in flight; no longer accepting connections");
+    } else {
+        tracing::warn!(
+            answers_in_flight = work.answers_in_flight(),
+            grace_secs = grace.as_secs(),
+            "shutting down: the grace period is over; cancelling the answers still running (what they produced is saved)"
+        );
+    }
+    work.cancel_the_rest().await;
+    shutdown_token.cancel();
+    let close_within = deadline
+        .saturating_duration_since(Instant::now())
+        .max(CLOSE_WINDOW_MIN);
+    match tokio::time::timeout(close_within, connections.graceful.shutdown()).await {
         Ok(()) => tracing::info!("all connections closed"),
         Err(_) => tracing::warn!(
             grace_secs = grace.as_secs(),
@@ -116,4 +193,64 @@ pub async fn serve_router(
         ),
     }
     Ok(())
+}
+
+/// Serves accepted sockets and tracks them for the graceful close.
+struct Connections {
+    builder: auto::Builder<TokioExecutor>,
+    router: Router,
+    graceful: GracefulShutdown,
+}
+
+impl Connections {
+    fn new(router: Router, config: &ServerConfig) -> Self {
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(config.header_read_timeout());
+        builder
+            .http2()
+            .timer(TokioTimer::new())
+            // HTTP/2 has no header-read idle timer; ping on the same period to find dead peers.
+            .keep_alive_interval(Some(config.header_read_timeout()));
+        Self {
+            builder,
+            router,
+            graceful: GracefulShutdown::new(),
+        }
+    }
+
+    async fn serve(&self, accepted: std::io::Result<(TcpStream, SocketAddr)>) {
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(error) => {
+                tracing::warn!(%error, "accept failed; backing off");
+                tokio::time::sleep(ACCEPT_ERROR_BACKOFF).await;
+                return;
+            }
+        };
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, %peer, "could not set TCP_NODELAY");
+        }
+        let service =
+            self.router
+                .clone()
+                .map_request(move |mut request: axum::extract::Request<_>| {
+                    request
+                        .extensions_mut()
+                        .insert(ConnectInfo::<SocketAddr>(peer));
+                    request
+                });
+        let connection = self
+            .builder
+            .serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(service))
+            .into_owned();
+        let connection = self.graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%peer, error = %error, "connection closed with an error");
+            }
+        });
+    }
 }

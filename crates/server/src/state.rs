@@ -3,7 +3,7 @@
 //! builder method, so constructing a state for tests stays one line.
 
 use crate::config::ServerConfig;
-use crate::readiness::ReadinessCheck;
+use crate::readiness::{DrainReadiness, ReadinessCheck};
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::Arc;
 use switchboard_approvals::{ApprovalConfig, Approvals};
@@ -20,8 +20,11 @@ pub struct AppState {
     pub config: Arc<ServerConfig>,
     /// Renders `/metrics`; the recorder behind it is process-global.
     pub metrics: PrometheusHandle,
-    /// Cancelled when shutdown starts: long-lived work (SSE streams, MCP sessions, background
-    /// tasks) selects on it and winds down so in-flight requests can finish within the grace.
+    /// Cancelled when phase 1 of a shutdown (the drain) starts: `/readyz` reports DOWN and
+    /// new answers are refused, while answers in flight, `/mcp` and MCP sessions keep working.
+    pub draining: CancellationToken,
+    /// Cancelled at phase 2 of a shutdown (the drain is over or its grace ran out): long-lived
+    /// work (SSE streams, `/mcp` sessions, background tasks) selects on it and winds down.
     pub shutdown: CancellationToken,
     /// Extra checks `/readyz` runs after pinging the store.
     pub readiness_checks: Arc<Vec<Arc<dyn ReadinessCheck>>>,
@@ -42,12 +45,15 @@ impl AppState {
         let store_for_kg = store.clone();
         let approvals = Approvals::new(store.clone(), ApprovalConfig::default())
             .expect("the default [approval] settings are valid");
+        let draining = CancellationToken::new();
+        let not_draining: Arc<dyn ReadinessCheck> = Arc::new(DrainReadiness::new(draining.clone()));
         Self {
             store,
             config: Arc::new(config),
             metrics: crate::metrics::prometheus_handle(),
+            draining,
             shutdown: CancellationToken::new(),
-            readiness_checks: Arc::new(Vec::new()),
+            readiness_checks: Arc::new(vec![not_draining]),
             mcp: None,
             chat: None,
             kg: KnowledgeGraphService::for_store(store_for_kg, KgConfig::default(), None)

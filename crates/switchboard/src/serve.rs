@@ -1,5 +1,6 @@
 //! `switchboard serve`: open (and migrate) the store, bootstrap an empty one, bind, serve until
-//! SIGINT/SIGTERM, then drain and close the store.
+//! SIGINT/SIGTERM, then drain (answers in flight finish within the grace), cancel what is left,
+//! close the MCP sessions and the store.
 
 use crate::config::Config;
 use anyhow::Context;
@@ -42,14 +43,16 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     if let Err(error) = mcp.prepare_own_endpoints(&own_mcp_url(address)).await {
         tracing::warn!(%error, "could not prepare our own knowledge-graph endpoint as upstream `kg` (it may show needs_auth until the next start)");
     }
-    let chat = chat_engine(&config, &store, &mcp, &approvals, address, &shutdown_token).await?;
+    // The chat engine has its own token: `run` cancels its answers (phase 2) before the
+    // shared token ends `/mcp` sessions and background work.
+    let chat = chat_engine(&config, &store, &mcp, &approvals, address).await?;
     let state = AppState::new(store.clone(), config.server.clone())
         .with_shutdown_token(shutdown_token.clone())
         .with_mcp_registry(mcp.clone())
         .with_approvals(approvals)
         .with_readiness_check(Arc::new(McpServersReadiness::new(mcp.clone())))
         .with_knowledge_graph(knowledge_graph)
-        .with_chat(chat.clone());
+        .with_chat(chat);
     tracing::info!(
         %address,
         backend = %store.backend_kind(),
@@ -57,11 +60,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         "listening"
     );
     println!("Switchboard is ready at http://{address}");
+    // Drain (answers in flight finish within `server.shutdown_grace_secs`), then cancel the
+    // rest, which saves what it produced (see `switchboard_server::serve`).
     let result = switchboard_server::run(listener, state, crate::shutdown::signal()).await;
     shutdown_token.cancel();
-    // Answers still running save what they produced before sessions and the store go.
-    chat.shutdown(std::time::Duration::from_secs(5)).await;
-    // Every MCP session (and stdio child) is closed before the store goes.
+    // Every MCP session is closed (stdio children: stdin closed, then SIGTERM, then SIGKILL
+    // of their process group) before the store goes.
     mcp.shutdown().await;
     store.close().await;
     tracing::info!("stopped");
@@ -181,7 +185,6 @@ async fn chat_engine(
     mcp: &McpRegistry,
     approvals: &Approvals,
     address: std::net::SocketAddr,
-    shutdown: &CancellationToken,
 ) -> anyhow::Result<ChatService> {
     for warning in config.chat.warnings() {
         tracing::warn!("{warning}");
@@ -195,7 +198,6 @@ async fn chat_engine(
     .registry(mcp.clone())
     .approval_gate(approvals.gate())
     .own_endpoints(OwnEndpoints::for_listener(reachable_listener(address)))
-    .shutdown_token(shutdown.clone())
     .build()
     .context("starting the chat engine")?;
     let recovered = chat

@@ -6,6 +6,7 @@
 
 mod buds;
 mod conversations;
+mod drain;
 mod turns;
 
 pub use buds::{BudInput, BudUpdate};
@@ -33,6 +34,8 @@ use tokio_util::sync::CancellationToken;
 #[derive(Clone, Debug)]
 pub struct ChatService {
     engine: Arc<Engine>,
+    /// Phase 1 of a shutdown: whether new answers are refused (see `drain`).
+    drain: Arc<drain::Drain>,
 }
 
 /// Builds a [`ChatService`]; everything but the store, MCP client and configurations has a
@@ -115,6 +118,7 @@ impl ChatServiceBuilder {
                 turns: TurnRegistry::default(),
                 shutdown: self.shutdown,
             }),
+            drain: Arc::default(),
         })
     }
 }
@@ -154,8 +158,11 @@ impl ChatService {
         self.engine.turns.all().len()
     }
 
-    /// Cancels every answer and waits (up to `grace`) until each has saved what it produced.
+    /// Phase 2 of a shutdown: refuses new answers, cancels every answer still running and
+    /// waits (up to `grace`) until each has saved what it produced (its clients get an `error`
+    /// event with code `shutting_down`, then `done`).
     pub async fn shutdown(&self, grace: Duration) {
+        self.refuse_new_answers();
         self.engine.shutdown.cancel();
         let turns = self.engine.turns.all();
         let waiting = futures::future::join_all(turns.iter().map(|turn| turn.wait_finished()));

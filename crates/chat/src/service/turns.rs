@@ -114,7 +114,7 @@ impl ChatService {
             }
             ephemeral.push(server.to_upstream(&field, &principal.workspace_id, policy)?);
         }
-        if engine.shutdown.is_cancelled() {
+        if engine.shutdown.is_cancelled() || self.is_refusing_new_answers() {
             return Err(ChatError::ShuttingDown);
         }
 
@@ -179,16 +179,7 @@ impl ChatService {
             }
         };
 
-        let Some((handle, watcher)) = engine
-            .turns
-            .begin(&conversation.id, engine.shutdown.child_token())
-        else {
-            return Err(ChatError::Conflict(
-                "an answer is already being generated in this conversation; follow it with \
-                 GET /chat/{id}/stream or wait until it is done"
-                    .to_owned(),
-            ));
-        };
+        let (handle, watcher) = self.register_answer(&conversation.id)?;
         let stored = store
             .append_message(
                 workspace_id,

@@ -13,12 +13,13 @@ use switchboard_core::{ConversationId, TransportKind, WorkspaceId};
 use switchboard_llm::{LlmConfig, LlmProvider, ProviderKind};
 use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
 use switchboard_mcp_server::{KgConfig, KnowledgeGraphService, register_kg_upstream};
-use switchboard_server::{AppState, app, serve_router};
+use switchboard_server::{AppState, run};
 use switchboard_store::{
     DatabaseConfig, NewServer, SecretCipher, ServerConnectionConfig, ServerSecrets, Store,
 };
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 /// What to vary between chat tests.
@@ -30,6 +31,8 @@ pub struct ChatOptions {
     pub mcp: McpClientConfig,
     /// Run on a fresh PostgreSQL schema instead of SQLite.
     pub postgres: bool,
+    /// `server.shutdown_grace_secs` (how long a shutdown lets answers in flight finish).
+    pub shutdown_grace_secs: u64,
 }
 
 impl Default for ChatOptions {
@@ -46,6 +49,7 @@ impl Default for ChatOptions {
                 ..McpClientConfig::default()
             },
             postgres: false,
+            shutdown_grace_secs: crate::support::test_config().shutdown_grace_secs,
         }
     }
 }
@@ -80,6 +84,8 @@ pub struct ChatServer {
     pub chat: ChatService,
     pub shutdown: CancellationToken,
     stop: Option<oneshot::Sender<()>>,
+    /// `switchboard_server::run`, until it returns after a shutdown.
+    serving: Option<JoinHandle<std::io::Result<()>>>,
     _data_dir: tempfile::TempDir,
     _schema: Option<PostgresSchema>,
 }
@@ -128,21 +134,19 @@ impl ChatServer {
         register_kg_upstream(&store, &workspace_id, &format!("http://{address}/mcp"))
             .await
             .unwrap();
-        let server_config = crate::support::test_config();
+        let server_config = switchboard_server::ServerConfig {
+            shutdown_grace_secs: options.shutdown_grace_secs,
+            ..crate::support::test_config()
+        };
         let state = AppState::new(store.clone(), server_config.clone())
             .with_shutdown_token(shutdown.clone())
             .with_knowledge_graph(kg)
             .with_mcp_registry(registry)
             .with_chat(chat.clone());
-        let router = app(state);
         let (stop, stopped) = oneshot::channel::<()>();
-        let token = shutdown.clone();
-        tokio::spawn(async move {
-            serve_router(listener, router, &server_config, token, async {
-                let _ = stopped.await;
-            })
-            .await
-        });
+        let serving = tokio::spawn(run(listener, state, async {
+            let _ = stopped.await;
+        }));
         Self {
             address,
             store,
@@ -152,6 +156,7 @@ impl ChatServer {
             chat,
             shutdown,
             stop: Some(stop),
+            serving: Some(serving),
             _data_dir: data_dir,
             _schema: schema,
         }
@@ -159,6 +164,15 @@ impl ChatServer {
 
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.address)
+    }
+
+    /// Resolves the server's shutdown future (as SIGTERM does in the binary) and returns the
+    /// task serving it, which ends once the drain and the cancel phase are over.
+    pub fn begin_shutdown(&mut self) -> JoinHandle<std::io::Result<()>> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.serving.take().expect("shutdown begun twice")
     }
 
     pub async fn send(

@@ -2,8 +2,8 @@
 //!
 //! - `POST /chat/stream` `{conversationId?, message, mcp_servers?}`: stores the question
 //!   (creating a conversation when no id is given) and streams the answer. Refusals (unknown
-//!   conversation, bad input, an answer already in flight → 409) are plain JSON errors before
-//!   any event.
+//!   conversation, bad input, an answer already in flight → 409; the service shutting down →
+//!   503 `shutting_down` with `Retry-After`) are plain JSON errors before any event.
 //! - `GET /chat/{id}/stream`: attaches to the answer in flight — every event from its start,
 //!   then live until `done` — or, when none is in flight, replays the last answer from the
 //!   store (`meta` with `replay: true` … `done`).
@@ -18,7 +18,7 @@ use crate::auth::{Scoped, scopes};
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -28,7 +28,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::time::Duration;
-use switchboard_chat::{EphemeralServer, TurnRequest, TurnStream, UserCredential};
+use switchboard_chat::{ChatError, EphemeralServer, TurnRequest, TurnStream, UserCredential};
 use switchboard_core::{ConversationId, TransportKind};
 
 pub fn router() -> Router<AppState> {
@@ -92,8 +92,32 @@ async fn start_answer(
             .collect(),
         credential: bearer_token(&headers).map(UserCredential::new),
     };
-    let turn = chat.start_turn(&principal, request).await?;
+    let turn = match chat.start_turn(&principal, request).await {
+        Ok(turn) => turn,
+        Err(ChatError::ShuttingDown) => return Ok(shutting_down()),
+        Err(error) => return Err(error.into()),
+    };
     Ok(event_stream(turn, chat.config().heartbeat_interval()))
+}
+
+/// How soon a client refused during a shutdown may try again (a restart, or another instance
+/// behind the load balancer, which `/readyz` already steers to).
+const RETRY_AFTER_SECS: &str = "5";
+
+/// 503 `shutting_down` with `Retry-After`: the service is draining (answers already running
+/// finish; new ones are refused).
+fn shutting_down() -> Response {
+    let body = crate::error::error_body(
+        "shutting_down",
+        "the service is shutting down: answers already running may finish, new ones are \
+         refused; retry shortly",
+    );
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::RETRY_AFTER, RETRY_AFTER_SECS)],
+        Json(body),
+    )
+        .into_response()
 }
 
 async fn attach_to_answer(
