@@ -193,7 +193,7 @@ async fn configuration_changes_are_audited_without_their_secrets() {
             admin,
             Method::PATCH,
             &format!("/api/mcp/servers/{remote}"),
-            Some(json!({"is_active": false})),
+            Some(json!({"version": created["version"], "is_active": false})),
         )
         .await;
     assert_eq!(status, 200, "{body}");

@@ -25,4 +25,5 @@ mod lifecycle;
 mod limits;
 mod mcp_servers;
 mod mcp_servers_kg;
+mod mcp_servers_locking;
 mod support;

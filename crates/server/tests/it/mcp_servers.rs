@@ -21,7 +21,7 @@ fn everything_js() -> String {
     path.canonicalize().unwrap().to_string_lossy().into_owned()
 }
 
-async fn start() -> TestServer {
+pub(crate) async fn start() -> TestServer {
     TestServer::start_with(
         test_config(),
         |router| router,
@@ -38,7 +38,7 @@ async fn start() -> TestServer {
     .await
 }
 
-async fn send(
+pub(crate) async fn send(
     server: &TestServer,
     method: &str,
     path: &str,
@@ -56,7 +56,7 @@ async fn send(
     request.send().await.unwrap()
 }
 
-async fn json_of(response: reqwest::Response, expected: u16) -> Value {
+pub(crate) async fn json_of(response: reqwest::Response, expected: u16) -> Value {
     let status = response.status().as_u16();
     let body: Value = response.json().await.unwrap_or(Value::Null);
     assert_eq!(status, expected, "{body}");

@@ -289,7 +289,10 @@ async fn the_own_endpoint_marker_and_what_switchboard_manages_cannot_be_changed(
     assert!(!body.to_string().contains("impostor"));
 
     // …nor unmark, re-point or re-key ours.
-    for (change, field) in [
+    let (status, current) = send(server, "GET", &kg_path, None).await;
+    assert_eq!(status, 200, "{current}");
+    let version = current["version"].as_i64().unwrap();
+    for (mut change, field) in [
         (
             json!({"switchboard_own_kg_endpoint": false}),
             "switchboard_own_kg_endpoint",
@@ -299,6 +302,7 @@ async fn the_own_endpoint_marker_and_what_switchboard_manages_cannot_be_changed(
         (json!({"headers": {"X-Api-Key": "x"}}), "headers"),
         (json!({"name": "graph"}), "name"),
     ] {
+        change["version"] = json!(version);
         let (status, body) = send(server, "PATCH", &kg_path, Some(change.clone())).await;
         assert_eq!(status, 422, "{change}: {body}");
         let message = body["error"]["message"].as_str().unwrap();
@@ -309,7 +313,9 @@ async fn the_own_endpoint_marker_and_what_switchboard_manages_cannot_be_changed(
         server,
         "PATCH",
         &kg_path,
-        Some(json!({"is_active": false, "timeout_ms": 20000, "init_timeout_ms": 4000})),
+        Some(
+            json!({"version": version, "is_active": false, "timeout_ms": 20000, "init_timeout_ms": 4000}),
+        ),
     )
     .await;
     assert_eq!(status, 200, "{body}");
@@ -328,7 +334,7 @@ async fn the_own_endpoint_marker_and_what_switchboard_manages_cannot_be_changed(
         server,
         "PATCH",
         &kg_path,
-        Some(json!({"init_timeout_ms": 5})),
+        Some(json!({"version": body["version"], "init_timeout_ms": 5})),
     )
     .await;
     assert_eq!(status, 422, "{body}");

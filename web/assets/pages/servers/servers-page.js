@@ -175,8 +175,8 @@ class ServerCard {
     openServerDialog({
       server: this.server,
       onSave: async (body) => {
-        const patch = { ...body };
-        if (this.server.version !== undefined) patch.version = this.server.version;
+        // The version read with the list: a change made meanwhile by someone else is a 409.
+        const patch = { ...body, version: this.server.version };
         await api.patch(`/api/mcp/servers/${segment(this.server.id)}`, patch);
         showToast(`${body.name} saved.`);
         await this.page.reload();

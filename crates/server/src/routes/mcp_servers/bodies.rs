@@ -54,9 +54,10 @@ fn active_by_default() -> bool {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct UpdateServerBody {
-    /// The version the change was made against; a stale one is refused with 409.
+    /// The version the change was made against (required: missing is 422, stale is 409).
+    /// Optional here only so that its absence gets our own message, not serde's.
     #[serde(default)]
-    pub version: Option<i64>,
+    version: Option<i64>,
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
@@ -268,6 +269,16 @@ impl Candidate {
 }
 
 impl UpdateServerBody {
+    /// The version the caller read: every change is made against one, so that two editors
+    /// cannot silently overwrite each other (a change without it would always win).
+    pub fn required_version(&self) -> Result<i64, ApiError> {
+        self.version.ok_or_else(|| {
+            ApiError::Unprocessable(
+                "version is required: send the version you read with GET".into(),
+            )
+        })
+    }
+
     /// Refuses what no request may send (the own-endpoint marker).
     pub fn check_reserved(&self) -> Result<(), ApiError> {
         refuse_marker(&self.own_endpoint_marker)

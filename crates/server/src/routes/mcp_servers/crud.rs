@@ -90,6 +90,7 @@ pub(super) async fn update_server(
     Json(body): Json<UpdateServerBody>,
 ) -> Result<Json<Value>, Failure> {
     let registry = registry(&state)?;
+    let version = body.required_version()?;
     body.check_reserved()?;
     let server_id = ServerId::from(id);
     let record = state
@@ -99,9 +100,7 @@ pub(super) async fn update_server(
     if McpRegistry::is_marked_own_endpoint(&record) {
         body.check_own_endpoint_change()?;
     }
-    if let Some(version) = body.version
-        && version != record.version
-    {
+    if version != record.version {
         return Err(ApiError::Conflict(format!(
             "the server was changed since version {version} (it is at version {}); reload it and apply your change again",
             record.version
@@ -120,7 +119,7 @@ pub(super) async fn update_server(
         .update_server(
             &principal.workspace_id,
             &server_id,
-            record.version,
+            version,
             patch_for(&record, candidate),
         )
         .await

@@ -3,7 +3,8 @@
 //! on this machine):
 //!
 //! - `GET /mcp/servers` → `{servers: [server]}`; `POST /mcp/servers` → 201 server
-//! - `GET|PATCH|DELETE /mcp/servers/{id}` (PATCH takes `version`; a stale one is 409)
+//! - `GET|PATCH|DELETE /mcp/servers/{id}` (PATCH requires the `version` read
+//!   with GET: missing is 422, stale is 409)
 //! - `POST /mcp/servers/{id}/test` → `{ok, status, latency_ms, server_info, tool_count}` or
 //!   `{ok: false, status: "ERROR", error: {code, message}}`
 //! - `POST /mcp/servers/{id}/sync` → `{sync_status, tool_count, resource_count, prompt_count}`
