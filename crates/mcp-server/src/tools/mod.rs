@@ -96,7 +96,7 @@ impl KgTool {
     fn description(self) -> &'static str {
         match self {
             KgTool::SchemaVersion => {
-                "Current knowledge-graph schema version: its hash, when it was created, and how many object types, relationship types and properties it has."
+                "Current knowledge-graph schema version: its hash, when and why (the change message) it was created, and how many object types, relationship types and properties it has."
             }
             KgTool::SchemaChangelog => {
                 "What changed in the schema (types, properties, relationships added, modified or removed), newest first, optionally since a version or an ISO date."

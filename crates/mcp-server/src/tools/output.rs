@@ -20,6 +20,8 @@ pub struct SchemaVersionOutput {
     pub sequence: u64,
     /// When this version was created (RFC 3339).
     pub created_at: Option<String>,
+    /// Why the schema changed, as given with the change (absent when none was given).
+    pub message: Option<String>,
     pub object_type_count: usize,
     pub relationship_type_count: usize,
     pub property_count: usize,
@@ -31,6 +33,7 @@ impl SchemaVersionOutput {
             version: current.map(|v| v.version.clone()),
             sequence: current.map_or(0, |v| v.sequence),
             created_at: current.map(|v| v.created_at.to_rfc3339_opts(SecondsFormat::Secs, true)),
+            message: current.and_then(|v| v.message.clone()),
             object_type_count: current.map_or(0, |v| v.object_type_count),
             relationship_type_count: current.map_or(0, |v| v.relationship_type_count),
             property_count: current.map_or(0, |v| v.property_count),

@@ -166,6 +166,10 @@ async fn answers_are_about_the_real_graph() {
     assert_eq!(version["version"], expected);
     assert_eq!(version["sequence"], 4);
     assert_eq!(version["object_type_count"], 5);
+    assert_eq!(
+        version["message"], "Retire tasks; documents can reference documents; project due dates",
+        "the latest version's message"
+    );
     let path = call(
         "find_path",
         json!({"from_id": "doc-q4-okrs", "to_id": "team-platform"}),
@@ -252,4 +256,69 @@ async fn resources_and_prompts_carry_graph_facts() {
         "{missing_argument}"
     );
     client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn find_objects_pages_through_every_match_with_its_cursor() {
+    let server = TestServer::start().await;
+    let session = server.initialize(Some(DATA_READER)).await;
+    let find =
+        |arguments: Value| server.call_tool(Some(DATA_READER), &session, "find_objects", arguments);
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let mut arguments = json!({"type": "Document", "limit": 2});
+        if let Some(cursor) = &cursor {
+            arguments["cursor"] = json!(cursor);
+        }
+        let answer = find(arguments).await;
+        let page = crate::structured(&answer).clone();
+        pages += 1;
+        let objects = page["objects"].as_array().unwrap();
+        assert!(objects.len() <= 2, "{page}");
+        seen.extend(objects.iter().map(|o| o["id"].as_str().unwrap().to_owned()));
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+        assert!(pages < 50, "the cursor must move forward");
+    }
+    let total = crate::structured(
+        &server
+            .call_tool(
+                Some(DATA_READER),
+                &session,
+                "count_objects",
+                json!({"type": "Document"}),
+            )
+            .await,
+    )["total"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(seen.len() as u64, total, "every document once: {seen:?}");
+    let mut unique = seen.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), seen.len(), "no document twice: {seen:?}");
+    assert!(
+        pages > 2,
+        "limit 2 over {total} documents takes several pages"
+    );
+
+    let filtered =
+        find(json!({"type": "Document", "filter": {"status": "draft"}, "limit": 1})).await;
+    let filtered = crate::structured(&filtered);
+    assert_eq!(filtered["objects"].as_array().unwrap().len(), 1);
+    assert!(filtered["total_matching"].as_u64().unwrap() >= 1);
+
+    let bad = find(json!({"type": "Document", "cursor": "not-a-cursor"})).await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cursor is not one returned by find_objects"),
+        "{bad}"
+    );
 }
