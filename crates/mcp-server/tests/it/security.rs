@@ -238,3 +238,34 @@ async fn sessions_belong_to_the_token_that_created_them() {
         .await;
     assert_eq!(after.status(), 404, "a deleted session is gone");
 }
+
+#[tokio::test]
+async fn an_unsupported_protocol_version_header_is_refused() {
+    let server = TestServer::start().await;
+    let session = server.initialize(Some(DATA_READER)).await;
+    let list = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"});
+    let refused = server
+        .post(
+            Some(DATA_READER),
+            &list,
+            &[
+                ("mcp-session-id", &session),
+                ("mcp-protocol-version", "1999-01-01"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status(), 400);
+    let text = refused.text().await.unwrap();
+    assert!(text.contains("1999-01-01"), "names the version: {text}");
+    let accepted = server
+        .post(
+            Some(DATA_READER),
+            &list,
+            &[
+                ("mcp-session-id", &session),
+                ("mcp-protocol-version", "2025-11-25"),
+            ],
+        )
+        .await;
+    assert_eq!(accepted.status(), 200);
+}
