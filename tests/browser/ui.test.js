@@ -22,7 +22,7 @@ let pageErrors;
 before(async () => {
   switchboard = await startSwitchboard();
   browser = await launchChromium();
-  context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  context = await browser.newContext({ viewport: { width: 1280, height: 860 }, permissions: ['clipboard-read', 'clipboard-write'] });
   page = await context.newPage();
   pageErrors = watchPageErrors(page);
 });
@@ -50,6 +50,58 @@ async function waitForTurnToFinish(turn) {
   await page.waitForFunction((element) => !element.hasAttribute('aria-busy'), await turn.elementHandle(), { timeout: 30000 });
 }
 
+/** Presses Tab (or Shift+Tab) until the focused element matches `selector`; fails after `limit` presses. */
+async function tabTo(targetPage, selector, { backwards = false, limit = 60 } = {}) {
+  for (let presses = 0; presses < limit; presses += 1) {
+    if (await targetPage.evaluate((wanted) => document.activeElement?.matches(wanted) ?? false, selector)) return;
+    await targetPage.keyboard.press(backwards ? 'Shift+Tab' : 'Tab');
+  }
+  throw new Error(`focus never reached ${selector} in ${limit} presses of ${backwards ? 'Shift+Tab' : 'Tab'}`);
+}
+
+/** The focused element's outline, so a test can see keyboard focus is visible. */
+function focusOutline(targetPage) {
+  return targetPage.evaluate(() => {
+    const style = getComputedStyle(document.activeElement);
+    return { style: style.outlineStyle, width: parseFloat(style.outlineWidth) };
+  });
+}
+
+/**
+ * Visible controls (inputs, selects, text areas, buttons, tabs, switches, summaries, links) that
+ * have no accessible name: no label, aria-label(ledby), text or title. Placeholders do not count.
+ */
+function unnamedControls(targetPage) {
+  return targetPage.evaluate(() => {
+    const visible = (element) => {
+      const box = element.getBoundingClientRect();
+      return box.width > 0 && box.height > 0 && getComputedStyle(element).visibility !== 'hidden';
+    };
+    const nameOf = (element) => {
+      const labelledBy = element.getAttribute('aria-labelledby');
+      const byIds = labelledBy ? labelledBy.split(/\s+/).map((id) => document.getElementById(id)?.textContent ?? '').join(' ').trim() : '';
+      const labels = [...(element.labels ?? [])].map((label) => label.textContent).join(' ').trim();
+      const ownText = /^(BUTTON|SUMMARY|A)$/.test(element.tagName) || element.getAttribute('role') === 'tab' ? element.textContent.trim() : '';
+      return byIds || element.getAttribute('aria-label')?.trim() || labels || ownText || element.getAttribute('title')?.trim() || '';
+    };
+    return [...document.querySelectorAll('input:not([type=hidden]), select, textarea, button, [role=switch], [role=tab], summary, a[href]')]
+      .filter(visible)
+      .filter((element) => !nameOf(element))
+      .map((element) => element.outerHTML.slice(0, 160));
+  });
+}
+
+/** How far the page scrolls sideways (0 when it fits the viewport). */
+function sidewaysOverflow(targetPage) {
+  return targetPage.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+}
+
+/** The box of an element, rounded to the pixel. */
+async function boxOf(locator) {
+  const box = await locator.boundingBox();
+  return box && Object.fromEntries(Object.entries(box).map(([key, value]) => [key, Math.round(value)]));
+}
+
 test('sign in: a wrong token is refused in plain words, the right one opens the chat', async () => {
   await page.goto(`${switchboard.origin}/`);
   await page.locator('#token-input').waitFor();
@@ -63,6 +115,39 @@ test('sign in: a wrong token is refused in plain words, the right one opens the 
   await saveScreenshot(page, '02-chat-empty');
 });
 
+test('keyboard: sign in, ask an example question and open its tool call without a mouse', async () => {
+  const keyboardContext = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const keyboardPage = await keyboardContext.newPage();
+  const errors = watchPageErrors(keyboardPage);
+  try {
+    await keyboardPage.goto(`${switchboard.origin}/`);
+    await keyboardPage.locator('#token-input').waitFor();
+    assert.equal(await keyboardPage.evaluate(() => document.activeElement?.id), 'token-input', 'the token field has focus');
+    await keyboardPage.keyboard.type(switchboard.token);
+    await keyboardPage.keyboard.press('Enter');
+    await keyboardPage.locator('.example-question').first().waitFor();
+    assert.equal(await keyboardPage.evaluate(() => document.activeElement?.id), 'chat-input', 'the question box has focus');
+    // The "Try asking" questions come just before the question box.
+    await keyboardPage.keyboard.press('Shift+Tab');
+    await tabTo(keyboardPage, '.example-question', { backwards: true });
+    const outline = await focusOutline(keyboardPage);
+    assert.ok(outline.style !== 'none' && outline.width > 0, `keyboard focus is visible: ${JSON.stringify(outline)}`);
+    const question = await keyboardPage.evaluate(() => document.activeElement.textContent);
+    await keyboardPage.keyboard.press('Enter');
+    const turn = keyboardPage.locator('.message-assistant').last();
+    await turn.locator('.tool-call').first().waitFor();
+    await keyboardPage.waitForFunction((element) => !element.hasAttribute('aria-busy'), await turn.elementHandle(), { timeout: 30000 });
+    assert.equal((await keyboardPage.locator('.message-user').last().textContent()).trim(), question);
+    await tabTo(keyboardPage, '.tool-call summary', { backwards: true });
+    await keyboardPage.keyboard.press('Enter');
+    await turn.locator('.tool-call[open], .tool-call details[open]').first().waitFor();
+    await saveScreenshot(keyboardPage, '02b-chat-keyboard');
+  } finally {
+    await keyboardContext.close();
+  }
+  assert.deepEqual(errors.filter((error) => !/Failed to load resource/.test(error)), []);
+});
+
 test('chat: an example question shows the tool activity, then the answer', async () => {
   await page.locator('.example-question', { hasText: "What's the schema version?" }).click();
   const turn = page.locator('.message-assistant').last();
@@ -74,7 +159,13 @@ test('chat: an example question shows the tool activity, then the answer', async
   const answer = (await turn.locator('.answer').textContent()).trim();
   assert.ok(answer.length > 10, `expected an answer, got "${answer}"`);
   await call.locator('summary').click();
-  await call.locator('.json-viewer').nth(1).waitFor();
+  const resultViewer = call.locator('.json-viewer').nth(1);
+  await resultViewer.waitFor();
+  const copy = resultViewer.getByRole('button', { name: /^Copy .* to clipboard$/ });
+  await copy.click();
+  await copy.filter({ hasText: 'Copied' }).waitFor();
+  const copied = JSON.parse(await page.evaluate(() => navigator.clipboard.readText()));
+  assert.match(JSON.stringify(copied), /"version"/, 'the copied result is the tool result as JSON');
   assert.match(page.url(), /#\/chat\/.+/, 'the new conversation is in the address');
   await saveScreenshot(page, '03-chat-answer');
 });
@@ -167,6 +258,31 @@ test('servers: turning a tool off is saved', async () => {
   await page.getByText('Approval for echo: default.').waitFor();
 });
 
+test('servers: a server that cannot start turns red, says why in words, and can be deleted', async () => {
+  await page.getByRole('button', { name: '+ Add server' }).click();
+  const dialog = page.locator('dialog[open]');
+  await dialog.getByLabel('Name', { exact: true }).fill('broken');
+  await dialog.getByLabel('Transport').selectOption('stdio');
+  await dialog.getByLabel('Command').fill(process.execPath);
+  await dialog.getByLabel('Arguments (one per line)').fill('-e\nprocess.stderr.write("no config file found\\n"); process.exit(3)');
+  await dialog.getByRole('button', { name: 'Add server' }).click();
+  const card = page.locator('[data-server-name="broken"]');
+  await card.locator('.status-dot[data-status="red"]').waitFor({ timeout: 30000 });
+  const label = (await card.locator('.status-label').textContent()).trim();
+  assert.match(label, /Error|failed/i);
+  const reason = card.locator('.server-error, [role=alert]').filter({ hasText: /./ }).first();
+  await reason.waitFor();
+  const words = (await reason.textContent()).trim();
+  assert.match(words, /exit|status 3|no config file found/i, `the reason names what happened: ${words}`);
+  assert.doesNotMatch(words, /^\s*[{[]/, 'the reason is words, not raw JSON');
+  await saveScreenshot(page, '05b-server-error');
+  await card.getByRole('button', { name: 'Delete' }).click();
+  await card.getByRole('button', { name: 'Delete broken' }).click();
+  await card.waitFor({ state: 'detached' });
+  const { servers } = await apiCall(switchboard, 'GET', '/api/mcp/servers');
+  assert.equal(servers.some((server) => server.name === 'broken'), false);
+});
+
 test('xss: markup in a tool result is shown as text and never runs', async () => {
   const card = page.locator('[data-server-name="everything"]');
   await card.getByRole('button', { name: 'Try echo' }).click();
@@ -201,9 +317,87 @@ test('approval: a call that needs approval waits for the user, who approves it o
   assert.equal(await turn.locator('.tool-call').filter({ hasText: 'schema_version' }).first().getAttribute('data-status'), 'completed');
 });
 
+test('stop: Escape ends an answer that waits for approval, and the composer never moves', async () => {
+  await page.getByRole('button', { name: '+ New conversation' }).click();
+  const textBox = page.locator('#chat-input');
+  const before = await boxOf(textBox);
+  const turn = await askAndWaitForAnswer("What's the schema version?");
+  await turn.locator('.approval-card').waitFor();
+  await page.getByRole('button', { name: 'Stop' }).waitFor();
+  assert.deepEqual(await boxOf(textBox), before, 'the question box stays put while the answer streams');
+  await textBox.focus();
+  await page.keyboard.press('Escape');
+  await turn.getByText('Stopped.').waitFor();
+  await waitForTurnToFinish(turn);
+  await page.getByRole('button', { name: 'Send' }).waitFor();
+  assert.equal(await page.getByRole('button', { name: 'Stop' }).isVisible(), false);
+  assert.deepEqual(await boxOf(textBox), before, 'nor when it ends');
+  await saveScreenshot(page, '07b-chat-stopped');
+  const { servers } = await apiCall(switchboard, 'GET', '/api/mcp/servers');
+  const kg = servers.find((server) => server.name === 'kg');
+  await apiCall(switchboard, 'PUT', `/api/mcp/servers/${kg.id}/tools/schema_version/policy`, { policy: 'ALWAYS_ALLOW' });
+});
+
+test('conversations: rename and delete from the list, by keyboard', async () => {
+  // The oldest conversation: the newest may still have an answer waiting on the server.
+  await page.locator('.conversation-item').first().waitFor();
+  const item = page.locator('.conversation-item').last();
+  const conversationId = await item.getAttribute('data-conversation-id');
+  await item.getByRole('button', { name: /^Rename/ }).focus();
+  await page.keyboard.press('Enter');
+  const titleBox = page.getByLabel('New conversation title');
+  await titleBox.waitFor();
+  await titleBox.fill('Renamed by the browser test');
+  await page.keyboard.press('Enter');
+  const renamed = page.locator(`.conversation-item[data-conversation-id="${conversationId}"]`);
+  await renamed.getByText('Renamed by the browser test').waitFor();
+  const listed = await apiCall(switchboard, 'GET', '/chat/conversations?limit=100');
+  const conversations = listed.conversations ?? listed.items ?? listed;
+  assert.equal(conversations.find((conversation) => conversation.id === conversationId)?.title, 'Renamed by the browser test');
+  await renamed.getByRole('button', { name: /^Delete/ }).focus();
+  await page.keyboard.press('Enter');
+  const confirm = renamed.getByRole('group', { name: 'Confirm delete' }).getByRole('button', { name: 'Delete' });
+  assert.equal(await confirm.evaluate((element) => element === document.activeElement), true, 'the confirmation has focus');
+  await page.keyboard.press('Enter');
+  await renamed.waitFor({ state: 'detached' });
+  const after = await apiCall(switchboard, 'GET', '/chat/conversations?limit=100');
+  assert.equal((after.conversations ?? after.items ?? after).some((conversation) => conversation.id === conversationId), false);
+});
+
+test('elicitation: a server asks for details and the form the UI builds from its schema answers it', async () => {
+  await page.getByRole('button', { name: '+ New conversation' }).click();
+  const turn = await askAndWaitForAnswer('Trigger an elicitation request');
+  const approval = turn.locator('.approval-card');
+  await approval.waitFor({ timeout: 30000 });
+  assert.match(await approval.textContent(), /elicitation/);
+  await approval.getByRole('button', { name: 'Approve once' }).click();
+  const card = turn.locator('.elicitation-card');
+  await card.waitFor({ timeout: 30000 });
+  // The form is built from the server's schema: one field per property, typed by its format.
+  const form = card.locator('form');
+  await form.locator('input[name=name][required]').fill('Ada Lovelace');
+  await form.locator('input[name=email][type=email]').fill('not-an-email');
+  await form.locator('button[type=submit]').click();
+  await form.getByText('must be an email address').waitFor();
+  await form.locator('input[name=email]').fill('ada@example.com');
+  await saveScreenshot(page, '07c-elicitation-form');
+  await form.locator('button[type=submit]').click();
+  await card.getByRole('status').filter({ hasText: 'Answer sent' }).waitFor();
+  await waitForTurnToFinish(turn);
+  const call = turn.locator('.tool-call').filter({ hasText: 'elicitation' }).first();
+  assert.equal(await call.getAttribute('data-status'), 'completed');
+});
+
 test('knowledge graph: types, relationships and changelog', async () => {
   await page.goto(`${switchboard.origin}/#/kg`);
   await page.locator('.kg-type').filter({ hasText: 'Document' }).first().waitFor();
+  // The badge names the current version; beside it, why that version exists (its message).
+  const { versions } = await apiCall(switchboard, 'GET', '/api/kg/versions');
+  const latest = versions[0];
+  assert.ok(latest.message, 'the latest schema version has a message');
+  await page.locator('#kg-version', { hasText: latest.version }).waitFor();
+  await page.locator('#kg-version-note', { hasText: latest.message }).waitFor();
+  assert.ok((await page.locator('#kg-version').getAttribute('title')).includes(latest.message), 'and in its tooltip');
   await saveScreenshot(page, '08-knowledge-graph');
   await page.getByRole('tab', { name: 'Relationships' }).click();
   await page.locator('#kg-panel table').waitFor();
@@ -223,14 +417,56 @@ test('audit: the tool calls of this session are listed and filterable', async ()
   await saveScreenshot(page, '10-audit');
 });
 
-test('phone width: the chat stays usable', async () => {
+test('every page: controls are named, and nothing scrolls sideways at phone width', async () => {
+  const pages = [
+    { hash: '#/chat', ready: '.example-question', shot: '11-chat-phone' },
+    { hash: '#/servers', ready: '[data-server-name="everything"]', shot: '12-servers-phone' },
+    { hash: '#/kg', ready: '.kg-type', shot: '13-knowledge-graph-phone' },
+    { hash: '#/audit', ready: '.audit-table tbody tr', shot: '14-audit-phone' },
+  ];
+  for (const { hash, ready } of pages) {
+    await page.goto(`${switchboard.origin}/${hash}`);
+    await page.locator(ready).first().waitFor();
+    assert.deepEqual(await unnamedControls(page), [], `every control on ${hash} has a name`);
+  }
+  await page.goto(`${switchboard.origin}/#/servers`);
+  await page.getByRole('button', { name: '+ Add server' }).click();
+  await page.locator('dialog[open]').waitFor();
+  assert.deepEqual(await unnamedControls(page), [], 'every control of the add-server dialog has a name');
+  // Templates fill the form, and the transport shows only its own fields.
+  const dialog = page.locator('dialog[open]');
+  for (const [template, transport, shown, notShown] of [
+    ['Filesystem', 'stdio', 'Command', 'Server URL'],
+    ['Everything (demo)', 'stdio', 'Command', 'Server URL'],
+    ['Fetch', 'stdio', 'Command', 'Server URL'],
+    ['n8n', 'sse', 'Server URL', 'Command'],
+  ]) {
+    await dialog.getByRole('button', { name: template, exact: true }).click();
+    assert.equal(await dialog.getByLabel('Transport').inputValue(), transport, template);
+    assert.equal(await dialog.getByLabel(shown, { exact: true }).isVisible(), true, `${template} shows ${shown}`);
+    assert.equal(await dialog.getByLabel(notShown, { exact: true }).isVisible(), false, `${template} hides ${notShown}`);
+  }
+  assert.equal(await dialog.getByLabel('API key', { exact: true }).getAttribute('type'), 'password', 'the API key is never shown');
+  await dialog.getByLabel('Server URL', { exact: true }).fill('n8n.example.com/mcp');
+  await dialog.getByRole('button', { name: 'Add server' }).click();
+  await dialog.getByText('Enter an http:// or https:// address.').waitFor();
+  assert.equal(await dialog.getByLabel('Server URL', { exact: true }).getAttribute('aria-invalid'), 'true');
+  await saveScreenshot(page, '12b-add-server-error');
+  await page.keyboard.press('Escape');
+  await page.locator('dialog[open]').waitFor({ state: 'detached' });
+
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.goto(`${switchboard.origin}/#/chat`);
-  await page.locator('.example-question').first().waitFor();
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-  assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px at phone width`);
-  await saveScreenshot(page, '11-chat-phone');
-  await page.setViewportSize({ width: 1280, height: 860 });
+  try {
+    for (const { hash, ready, shot } of pages) {
+      await page.goto(`${switchboard.origin}/${hash}`);
+      await page.locator(ready).first().waitFor();
+      const overflow = await sidewaysOverflow(page);
+      assert.ok(overflow <= 0, `${hash} scrolls sideways by ${overflow}px at phone width`);
+      await saveScreenshot(page, shot);
+    }
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 860 });
+  }
 });
 
 test('no script errors on any page', () => {

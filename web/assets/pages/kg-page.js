@@ -15,7 +15,9 @@ const TABS = [
 /** Draws the page; returns its cleanup. */
 export async function renderPage(container, { query }) {
   const client = new McpHttpClient('/mcp');
-  const versionSlot = h('span', { class: 'badge badge-info', text: 'version …' });
+  const versionSlot = h('span', { class: 'badge badge-info', id: 'kg-version', text: 'version …' });
+  // Why the current version exists (its change message) and when: shown, not only as a tooltip.
+  const versionNote = h('p', { class: 'small muted kg-version-note', id: 'kg-version-note', hidden: true });
   const panel = h('div', { role: 'tabpanel', id: 'kg-panel', tabindex: '0' });
   const tabButtons = TABS.map((tab) => h('button', {
     type: 'button', role: 'tab', class: 'tab', id: `kg-tab-${tab.id}`, 'aria-controls': 'kg-panel', text: tab.label,
@@ -31,7 +33,7 @@ export async function renderPage(container, { query }) {
   });
   container.append(
     h('div', { class: 'page-header' }, h('h1', { text: 'Knowledge graph' }), versionSlot),
-    tabList, panel);
+    versionNote, tabList, panel);
 
   let current = null;
   async function select(tabId) {
@@ -55,7 +57,14 @@ export async function renderPage(container, { query }) {
   client.callTool('schema_version', {}).then((answer) => {
     const version = answer?.version;
     versionSlot.textContent = version ? `Schema version ${version}${answer.sequence ? ` (#${answer.sequence})` : ''}` : 'No schema yet';
-    versionSlot.title = answer?.created_at ? `Since ${formatDateTime(answer.created_at)}${answer.message ? ` — ${answer.message}` : ''}` : '';
+    const when = answer?.created_at ? formatDateTime(answer.created_at) : '';
+    const message = typeof answer?.message === 'string' ? answer.message.trim() : '';
+    versionSlot.title = [when ? `Since ${when}` : '', message].filter(Boolean).join(' — ');
+    if (version && (when || message)) {
+      versionNote.textContent = message ? `Latest change${when ? ` (${when})` : ''}: ${message}` : `Created ${when}`;
+      versionNote.hidden = false;
+      versionSlot.setAttribute('aria-describedby', versionNote.id);
+    }
   }).catch(() => { versionSlot.textContent = 'Schema version unavailable'; });
   await select(TABS.some((tab) => tab.id === query.get('view')) ? query.get('view') : 'types');
   return () => { current = null; client.close(); };
