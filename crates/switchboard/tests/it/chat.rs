@@ -95,7 +95,7 @@ async fn the_example_questions_work_from_a_fresh_start_without_a_key() {
     }
 }
 
-fn everything_js() -> String {
+pub(crate) fn everything_js() -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(
@@ -106,7 +106,7 @@ fn everything_js() -> String {
     path.canonicalize().unwrap().to_string_lossy().into_owned()
 }
 
-fn with_model(data_dir: &std::path::Path, fake: &FakeOpenAi) -> std::process::Command {
+pub(crate) fn with_model(data_dir: &std::path::Path, fake: &FakeOpenAi) -> std::process::Command {
     let mut command = command(data_dir);
     command
         .env("SWITCHBOARD_ADMIN_TOKEN", ADMIN_TOKEN)

@@ -7,4 +7,5 @@ mod durability;
 mod kg_upstream;
 mod process;
 mod servers_cli;
+mod shutdown;
 mod startup;
