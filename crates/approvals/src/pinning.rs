@@ -1,17 +1,23 @@
 //! Pinning: a decision to always allow a tool holds only for the definition it was made for.
 //!
-//! The pin hash is SHA-256 over canonical JSON (object keys sorted at every depth, no
-//! whitespace) of `{"tool": {name, title, description, inputSchema, outputSchema,
-//! annotations}, "instructions": <server instructions or null>}`: the same definition hashes
-//! the same whatever key order or tool order the upstream used, and any edit to the text a model
-//! or person reads — description, schemas, annotations, the server's instructions — changes it.
+//! The pin hash is SHA-256 over canonical JSON ([`switchboard_core::canonical`]: object keys
+//! sorted at every depth, no whitespace, U+0000 counted as U+FFFD) of `{"tool": {name, title,
+//! description, inputSchema, outputSchema, annotations}, "instructions": <server instructions
+//! or null>}`: the same definition hashes the same whatever key order or tool order the
+//! upstream used, and whether it is hashed as the upstream sent it or as the store keeps it
+//! (U+0000 stored as U+FFFD), so a pin does not drift because its tool was stored; any edit to
+//! the text a model or person reads — description, schemas, annotations, the server's
+//! instructions — changes it.
 //! When it changes, [`definition_diff`] says what changed (strings sanitised: they are
 //! untrusted), for the approval card.
 
 use crate::sanitize::sanitize_json_strings;
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 use switchboard_core::ToolDefinition;
+/// `value` with object keys sorted at every depth (arrays keep their order: it is meaningful)
+/// and U+0000 counted as U+FFFD, as the store keeps it. Shared with the store's definition hash.
+pub use switchboard_core::canonical::canonical_json;
+use switchboard_core::canonical::canonical_sha256;
 
 /// Most changes listed in one diff (the rest are counted).
 pub const MAX_DIFF_CHANGES: usize = 40;
@@ -20,29 +26,10 @@ const MAX_DIFF_TEXT_CHARS: usize = 600;
 
 /// The pin hash of `definition` as served with `instructions`.
 pub fn pin_hash(definition: &ToolDefinition, instructions: Option<&str>) -> String {
-    let document = json!({
+    canonical_sha256(&json!({
         "tool": serde_json::to_value(definition).unwrap_or(Value::Null),
         "instructions": instructions,
-    });
-    let canonical = serde_json::to_vec(&canonical_json(&document)).unwrap_or_default();
-    hex::encode(Sha256::digest(canonical))
-}
-
-/// `value` with object keys sorted at every depth (arrays keep their order: it is meaningful).
-pub fn canonical_json(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|key| (key.clone(), canonical_json(&map[key])))
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(canonical_json).collect()),
-        other => other.clone(),
-    }
+    }))
 }
 
 /// What changed between the pinned definition (and instructions) and the current one:
@@ -209,6 +196,28 @@ mod tests {
         assert_ne!(pin_hash(&base, Some("j")), hash);
         assert_ne!(pin_hash(&base, None), hash);
         assert_eq!(pin_hash(&base, Some("i")), hash);
+    }
+
+    #[test]
+    fn a_definition_hashes_the_same_as_sent_and_as_stored() {
+        // The store keeps U+0000 as U+FFFD: a pin made on either form matches the other.
+        let mut sent = tool(
+            "Reads\0",
+            json!({"type": "object", "properties": {"p\0": {}}}),
+        );
+        let mut stored = tool(
+            "Reads\u{FFFD}",
+            json!({"type": "object", "properties": {"p\u{FFFD}": {}}}),
+        );
+        assert_eq!(
+            pin_hash(&sent, Some("be\0careful")),
+            pin_hash(&stored, Some("be\u{FFFD}careful"))
+        );
+        sent.title = Some("t\0".into());
+        stored.title = Some("t\u{FFFD}".into());
+        assert_eq!(pin_hash(&sent, None), pin_hash(&stored, None));
+        let diff = definition_diff(&stored, Some("i\u{FFFD}"), &sent, Some("i\0"));
+        assert_eq!(diff["changes"], json!([]));
     }
 
     #[test]

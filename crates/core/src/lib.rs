@@ -4,6 +4,7 @@
 //! Invariant: this crate does no IO and names no protocol SDK type (no rmcp, no sqlx, no axum).
 //! Anything here must be cheap to depend on from every other crate.
 
+pub mod canonical;
 pub mod ids;
 pub mod message;
 pub mod policy;

@@ -5,6 +5,7 @@
 use crate::backend::on_backend;
 use crate::clock;
 use crate::error::{StoreError, StoreResult, insert_error};
+use crate::storable::{clean_json, clean_text, storable_text};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -147,8 +148,12 @@ impl Store {
     pub async fn create_elicitation_request(
         &self,
         workspace_id: &WorkspaceId,
-        new_request: NewElicitationRequest,
+        mut new_request: NewElicitationRequest,
     ) -> StoreResult<ElicitationRequestRecord> {
+        // The message and schema come from the upstream: stored as every backend can hold them.
+        clean_text(&mut new_request.server_name);
+        clean_text(&mut new_request.message);
+        clean_json(&mut new_request.requested_schema);
         let now = clock::now();
         let record = ElicitationRequestRecord {
             id: new_request.id,
@@ -226,6 +231,7 @@ impl Store {
                 "a resolution cannot be pending",
             ));
         }
+        let responded_by = storable_text(responded_by);
         let now = clock::now();
         let affected = on_backend!(self, |pool| sqlx::query(
             "UPDATE elicitation_requests SET status = $3, responded_by = $4, responded_at = $5 \
@@ -234,7 +240,7 @@ impl Store {
         .bind(workspace_id.as_str())
         .bind(elicitation_id.as_str())
         .bind(status.as_str())
-        .bind(responded_by)
+        .bind(&*responded_by)
         .bind(now)
         .execute(pool)
         .await

@@ -1,10 +1,14 @@
 //! The knowledge graph of each workspace: schema versions (content hash + full schema JSON),
 //! their changelog entries, objects and relationships. The graph is validated and versioned by
-//! `switchboard-kg` before it gets here; this module stores exactly what it is given and loads
-//! it back in order.
+//! `switchboard-kg` before it gets here; this module stores what it is given and loads it back
+//! in order. Free text in it — property values, schema descriptions, version messages,
+//! changelog descriptions — comes from people and models and is stored with U+0000 as U+FFFD
+//! (see `storable`); names and ids are already restricted by `switchboard-kg` (no control
+//! characters), so references between the parts stay intact.
 
 use crate::backend::{on_backend, write_transaction};
 use crate::error::{StoreError, StoreResult, insert_error};
+use crate::storable::{clean_json, storable_object, storable_optional_text, storable_text};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
@@ -91,10 +95,19 @@ fn count(value: i64) -> usize {
     usize::try_from(value).unwrap_or_default()
 }
 
+/// The schema as stored (its descriptions and allowed values are people's text).
+fn storable_schema(schema: &switchboard_kg::Schema) -> StoreResult<Value> {
+    let mut value = serde_json::to_value(schema)
+        .map_err(|error| StoreError::invalid("schema", error.to_string()))?;
+    clean_json(&mut value);
+    Ok(value)
+}
+
 /// Inserts one version row and its changelog rows inside transaction `$tx`.
 macro_rules! insert_version {
     ($tx:ident, $ws:expr, $versioned:expr, $entries:expr) => {{
         let version: &VersionedSchema = $versioned;
+        let schema = storable_schema(&version.schema)?;
         let sequence = i64::try_from(version.version.sequence).unwrap_or(i64::MAX);
         sqlx::query(
             "INSERT INTO kg_schema_versions (workspace_id, sequence, version, message, schema, object_type_count, \
@@ -104,8 +117,8 @@ macro_rules! insert_version {
         .bind($ws)
         .bind(sequence)
         .bind(&version.version.version)
-        .bind(&version.version.message)
-        .bind(Json(&version.schema))
+        .bind(storable_optional_text(version.version.message.as_deref()))
+        .bind(Json(&schema))
         .bind(version.version.object_type_count as i64)
         .bind(version.version.relationship_type_count as i64)
         .bind(version.version.property_count as i64)
@@ -129,7 +142,7 @@ macro_rules! insert_version {
             .bind(&entry.change.type_name)
             .bind(&entry.change.relationship_name)
             .bind(&entry.change.property_name)
-            .bind(&entry.change.description)
+            .bind(storable_text(&entry.change.description))
             .bind(entry.at)
             .execute(&mut *$tx)
             .await?;
@@ -147,7 +160,7 @@ macro_rules! insert_object {
         .bind($ws)
         .bind(&object.id)
         .bind(&object.object_type)
-        .bind(Json(&object.properties))
+        .bind(Json(storable_object(&object.properties)))
         .bind(object.created_at)
         .bind(object.updated_at)
         .execute(&mut *$tx)
@@ -168,7 +181,7 @@ macro_rules! insert_relationship {
         .bind(&relationship.relationship_type)
         .bind(&relationship.from_id)
         .bind(&relationship.to_id)
-        .bind(Json(&relationship.properties))
+        .bind(Json(storable_object(&relationship.properties)))
         .bind(relationship.created_at)
         .execute(&mut *$tx)
         .await

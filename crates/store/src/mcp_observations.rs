@@ -7,6 +7,7 @@
 use crate::backend::on_backend;
 use crate::clock;
 use crate::error::{StoreResult, insert_error};
+use crate::storable::storable_optional_text;
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use switchboard_core::{ServerId, WorkspaceId};
@@ -64,6 +65,15 @@ impl Store {
         server_id: &ServerId,
         observation: &McpObservation,
     ) -> StoreResult<()> {
+        // All four come from the upstream (or describe its failure): stored as every backend
+        // can hold them.
+        let [protocol_version, server_name, server_version, error_code] = [
+            &observation.protocol_version,
+            &observation.server_name,
+            &observation.server_version,
+            &observation.error_code,
+        ]
+        .map(|text| storable_optional_text(text.as_deref()));
         let now = clock::now();
         on_backend!(self, |pool| sqlx::query(
             "INSERT INTO mcp_server_observations (workspace_id, server_id, protocol_version, \
@@ -75,10 +85,10 @@ impl Store {
         )
         .bind(workspace_id.as_str())
         .bind(server_id.as_str())
-        .bind(observation.protocol_version.as_deref())
-        .bind(observation.server_name.as_deref())
-        .bind(observation.server_version.as_deref())
-        .bind(observation.error_code.as_deref())
+        .bind(protocol_version.as_deref())
+        .bind(server_name.as_deref())
+        .bind(server_version.as_deref())
+        .bind(error_code.as_deref())
         .bind(now)
         .execute(pool)
         .await

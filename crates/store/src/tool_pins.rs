@@ -2,10 +2,13 @@
 //! canonical definition and its server's instructions) names a snapshot kept here, so when the
 //! upstream later changes either, the gate can show exactly what changed. Also the server
 //! instructions last observed by a capability sync (the gate's "current" side of the check).
+//! Both are upstream text, stored with U+0000 as U+FFFD (see `storable`); the pin hash counts
+//! U+0000 as U+FFFD too, so a snapshot still matches the hash that names it.
 
 use crate::backend::on_backend;
 use crate::clock;
 use crate::error::{StoreError, StoreResult, insert_error};
+use crate::storable::{clean_tool_definition, storable_optional_text};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;
@@ -59,6 +62,9 @@ impl Store {
         if pin_hash.is_empty() {
             return Err(StoreError::invalid("pin_hash", "must not be empty"));
         }
+        let mut definition = definition.clone();
+        clean_tool_definition(&mut definition);
+        let instructions = storable_optional_text(instructions);
         let now = clock::now();
         on_backend!(self, |pool| sqlx::query(
             "INSERT INTO tool_pin_snapshots (workspace_id, server_id, pin_hash, tool_name, \
@@ -69,8 +75,8 @@ impl Store {
         .bind(server_id.as_str())
         .bind(pin_hash)
         .bind(&definition.name)
-        .bind(Json(definition))
-        .bind(instructions)
+        .bind(Json(&definition))
+        .bind(instructions.as_deref())
         .bind(now)
         .execute(pool)
         .await
@@ -110,6 +116,7 @@ impl Store {
         server_id: &ServerId,
         instructions: Option<&str>,
     ) -> StoreResult<()> {
+        let instructions = storable_optional_text(instructions);
         let now = clock::now();
         on_backend!(self, |pool| sqlx::query(
             "INSERT INTO server_instructions (workspace_id, server_id, instructions, observed_at) \
@@ -118,7 +125,7 @@ impl Store {
         )
         .bind(workspace_id.as_str())
         .bind(server_id.as_str())
-        .bind(instructions)
+        .bind(instructions.as_deref())
         .bind(now)
         .execute(pool)
         .await

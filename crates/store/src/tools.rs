@@ -5,12 +5,13 @@
 use crate::backend::{on_backend, write_transaction};
 use crate::clock;
 use crate::error::{StoreError, StoreResult};
+use crate::storable::clean_tool_definition;
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use sqlx::types::Json;
 use std::collections::BTreeSet;
+use switchboard_core::canonical::canonical_sha256;
 use switchboard_core::{ServerId, ToolDefinition, WorkspaceId};
 
 /// A tool of a registered server.
@@ -46,28 +47,11 @@ impl ToolRecord {
     }
 }
 
-/// SHA-256 (hex) of the definition's JSON with object keys sorted at every depth: the same
-/// definition hashes the same whatever key order the upstream sent.
+/// SHA-256 (hex) of the definition's canonical JSON ([`switchboard_core::canonical`]): the
+/// same definition hashes the same whatever key order the upstream sent, and whether it is
+/// hashed as the upstream sent it or as the store keeps it (U+0000 stored as U+FFFD).
 pub fn definition_hash(definition: &ToolDefinition) -> String {
-    let value = serde_json::to_value(definition).unwrap_or(Value::Null);
-    let canonical = serde_json::to_vec(&canonical_json(&value)).unwrap_or_default();
-    hex::encode(Sha256::digest(canonical))
-}
-
-fn canonical_json(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|key| (key.clone(), canonical_json(&map[key])))
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(canonical_json).collect()),
-        other => other.clone(),
-    }
+    canonical_sha256(&serde_json::to_value(definition).unwrap_or(Value::Null))
 }
 
 #[derive(sqlx::FromRow)]
@@ -124,8 +108,18 @@ impl Store {
         server_id: &ServerId,
         definitions: &[ToolDefinition],
     ) -> StoreResult<Vec<ToolRecord>> {
+        // Stored as every backend can hold it (U+0000 → U+FFFD); the hash is the same either
+        // way (see `definition_hash`), so a sync of an unchanged tool changes nothing.
+        let definitions: Vec<ToolDefinition> = definitions
+            .iter()
+            .cloned()
+            .map(|mut definition| {
+                clean_tool_definition(&mut definition);
+                definition
+            })
+            .collect();
         let mut names = BTreeSet::new();
-        for definition in definitions {
+        for definition in &definitions {
             if definition.name.is_empty() {
                 return Err(StoreError::invalid("tools", "a tool has an empty name"));
             }
@@ -168,7 +162,7 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
             }
-            for definition in definitions {
+            for definition in &definitions {
                 sqlx::query(
                     "INSERT INTO mcp_tools (workspace_id, server_id, name, title, description, \
                      input_schema, output_schema, annotations, is_enabled, definition_hash, \

@@ -259,3 +259,49 @@ async fn a_policy_set_before_the_tool_is_known_is_pinned_on_first_use() {
     world.sync(&changed, None).await;
     assert!(review(&world, &changed[0]).await.is_err());
 }
+
+#[tokio::test]
+async fn a_tool_with_nul_characters_stays_pinned_across_syncs() {
+    // The store keeps U+0000 as U+FFFD; the pin made from the stored tool must still match
+    // the definition and instructions as the upstream sends them, sync after sync.
+    let world = World::new(ApprovalConfig::default()).await;
+    let mut tools = base_tools();
+    tools[0].description = "Reads\0a file".into();
+    tools[0].input_schema = json!({"type": "object", "properties": {"path\0": {"type": "string"}}});
+    let instructions = Some("Use\0with care");
+    world.sync(&tools, instructions).await;
+    world
+        .approvals
+        .set_tool_policy(
+            &world.admin,
+            &world.server_id(),
+            "read_file",
+            ApprovalPolicy::AlwaysAllow,
+        )
+        .await
+        .unwrap();
+    for _ in 0..2 {
+        let drifts = world
+            .approvals
+            .observe_server_sync(
+                &world.workspace.id,
+                &world.server_id(),
+                instructions,
+                &tools,
+            )
+            .await
+            .unwrap();
+        assert!(drifts.is_empty(), "{drifts:?}");
+        world.sync(&tools, instructions).await;
+    }
+    let view = world
+        .approvals
+        .tool_policy(&world.workspace.id, &world.server_id(), "read_file")
+        .await
+        .unwrap();
+    assert_eq!(view.pin_matches, Some(true));
+    assert!(matches!(
+        review(&world, &tools[0]).await,
+        Ok(GateDecision::Allow { .. })
+    ));
+}

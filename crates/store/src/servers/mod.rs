@@ -1,5 +1,6 @@
 //! Registered upstream MCP servers: configuration with optimistic locking, connection status,
-//! capability caches, and encrypted credentials.
+//! capability caches, and encrypted credentials. What upstreams report (caches, errors) is
+//! stored with U+0000 as U+FFFD (see `storable`).
 //!
 //! Reads return [`ServerRecord`], which carries only a summary of the secrets. The decrypted
 //! [`ServerSecrets`] come from [`Store::server_secrets`], meant for the MCP client when it
@@ -15,6 +16,7 @@ pub use model::{
 use crate::backend::on_backend;
 use crate::clock;
 use crate::error::{StoreError, StoreResult, insert_error, unique_violation};
+use crate::storable::{clean_optional_json, clean_optional_text, storable_optional_text};
 use crate::store::Store;
 use crate::validate;
 use chrono::{DateTime, Utc};
@@ -368,6 +370,7 @@ impl Store {
         status: ServerStatus,
         last_error: Option<&str>,
     ) -> StoreResult<()> {
+        let last_error = storable_optional_text(last_error);
         let affected = on_backend!(self, |pool| {
             sqlx::query(
             "UPDATE mcp_servers SET status = $3, last_error = $4 WHERE workspace_id = $1 AND id = $2"
@@ -375,7 +378,7 @@ impl Store {
         .bind(workspace_id.as_str())
         .bind(server_id.as_str())
         .bind(status.as_str())
-        .bind(last_error)
+        .bind(last_error.as_deref())
         .execute(pool)
         .await
         .map(|result| result.rows_affected())
@@ -393,8 +396,12 @@ impl Store {
         &self,
         workspace_id: &WorkspaceId,
         server_id: &ServerId,
-        sync: ServerSync,
+        mut sync: ServerSync,
     ) -> StoreResult<()> {
+        for cache in [&mut sync.tools, &mut sync.resources, &mut sync.prompts] {
+            clean_optional_json(cache);
+        }
+        clean_optional_text(&mut sync.error);
         let synced_at = (sync.sync_status == SyncStatus::Synced)
             .then(|| clock::truncate_to_micros(sync.synced_at));
         let affected = on_backend!(self, |pool| {
