@@ -28,7 +28,8 @@
 //!   `encrypt`/`decrypt` with associated data), `ENCRYPTION_KEY_ENV`, `KEY_FILE_NAME`.
 //! - [`workspaces`]: `create_workspace`, `get_workspace`, `find_workspace_by_name`,
 //!   `list_workspaces`.
-//! - [`users`]: `create_user`, `get_user`, `list_users`; [`UserRole`].
+//! - [`users`]: `create_user`, `get_user`, `find_user_by_name`, `list_users`,
+//!   `check_token_holder` (a member may not hold `admin`); [`UserRole`].
 //! - [`tokens`]: `create_token` → [`IssuedToken`] (plaintext once), `import_token`, `get_token`,
 //!   `list_tokens`, `revoke_token`, `authenticate(plaintext)` / `authenticate_at(plaintext, now)`
 //!   → `Option<Principal>`; `hash_token`.

@@ -1,5 +1,7 @@
 //! Users: the people (or automations) of a workspace. A user acts through API tokens
-//! (`tokens.rs`); the store keeps no passwords.
+//! (`tokens.rs`); the store keeps no passwords. What a token may do comes from its scopes;
+//! a user's role bounds which scopes its tokens may carry (only owners and admins may hold
+//! `admin`, see [`Store::check_token_holder`]).
 
 use crate::backend::on_backend;
 use crate::clock;
@@ -10,14 +12,19 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
-use switchboard_core::{UserId, WorkspaceId};
+use switchboard_core::{Scope, ScopeSet, UserId, WorkspaceId};
+
+/// Longest user name, in characters (an e-mail address fits).
+pub const MAX_USER_NAME_CHARS: usize = 200;
 
 /// What a user is to its workspace. Permissions come from token scopes; the role records
-/// ownership (the bootstrap user is the owner).
+/// ownership (the bootstrap user is the owner) and bounds the scopes: a member's tokens may
+/// not carry `admin`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UserRole {
     Owner,
+    Admin,
     Member,
 }
 
@@ -25,8 +32,14 @@ impl UserRole {
     pub fn as_str(self) -> &'static str {
         match self {
             UserRole::Owner => "owner",
+            UserRole::Admin => "admin",
             UserRole::Member => "member",
         }
+    }
+
+    /// True when tokens of a user with this role may carry `scope`.
+    pub fn may_hold(self, scope: Scope) -> bool {
+        scope != Scope::Admin || matches!(self, UserRole::Owner | UserRole::Admin)
     }
 }
 
@@ -42,9 +55,10 @@ impl FromStr for UserRole {
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         match value {
             "owner" => Ok(UserRole::Owner),
+            "admin" => Ok(UserRole::Admin),
             "member" => Ok(UserRole::Member),
             other => Err(format!(
-                "unknown user role '{other}' (expected owner or member)"
+                "unknown user role '{other}' (expected owner, admin or member)"
             )),
         }
     }
@@ -95,7 +109,7 @@ impl Store {
         name: &str,
         role: UserRole,
     ) -> StoreResult<UserRecord> {
-        validate::display_text("name", name, 200)?;
+        validate_user_name(name)?;
         let record = UserRecord {
             id: UserId::generate(),
             workspace_id: workspace_id.clone(),
@@ -133,6 +147,46 @@ impl Store {
         row.ok_or_else(|| StoreError::not_found("user"))?.try_into()
     }
 
+    /// The workspace's user called `name` (names are unique per workspace), if any.
+    pub async fn find_user_by_name(
+        &self,
+        workspace_id: &WorkspaceId,
+        name: &str,
+    ) -> StoreResult<Option<UserRecord>> {
+        let row: Option<UserRow> = on_backend!(self, |pool| {
+            sqlx::query_as(
+            "SELECT id, workspace_id, name, role, created_at FROM users WHERE workspace_id = $1 AND name = $2"
+        )
+        .bind(workspace_id.as_str())
+        .bind(name)
+        .fetch_optional(pool)
+        .await
+        })?;
+        row.map(UserRecord::try_from).transpose()
+    }
+
+    /// The user a new token with `scopes` would act as, checked: `NotFound { entity: "user" }`
+    /// when it is not a user of the workspace, `InvalidInput { field: "scopes" }` when its
+    /// role may not hold one of the scopes (a member and `admin`).
+    pub async fn check_token_holder(
+        &self,
+        workspace_id: &WorkspaceId,
+        user_id: &UserId,
+        scopes: &ScopeSet,
+    ) -> StoreResult<UserRecord> {
+        let user = self.get_user(workspace_id, user_id).await?;
+        if let Some(scope) = scopes.iter().find(|scope| !user.role.may_hold(*scope)) {
+            return Err(StoreError::invalid(
+                "scopes",
+                format!(
+                    "user '{}' is a {}; only owners and admins may hold the `{scope}` scope",
+                    user.name, user.role
+                ),
+            ));
+        }
+        Ok(user)
+    }
+
     /// The workspace's users, oldest first.
     pub async fn list_users(&self, workspace_id: &WorkspaceId) -> StoreResult<Vec<UserRecord>> {
         let rows: Vec<UserRow> = on_backend!(self, |pool| {
@@ -144,5 +198,51 @@ impl Store {
         .await
         })?;
         rows.into_iter().map(UserRecord::try_from).collect()
+    }
+}
+
+/// A user name: not blank, no surrounding spaces, no control characters, at most
+/// [`MAX_USER_NAME_CHARS`]. It is how people are told apart in lists and on the CLI.
+fn validate_user_name(name: &str) -> StoreResult<()> {
+    validate::display_text("name", name, MAX_USER_NAME_CHARS)?;
+    if name.trim() != name {
+        return Err(StoreError::invalid(
+            "name",
+            "must not start or end with spaces",
+        ));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(StoreError::invalid(
+            "name",
+            "must not contain control characters (line breaks, tabs…)",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_round_trip_and_bound_the_admin_scope() {
+        for role in [UserRole::Owner, UserRole::Admin, UserRole::Member] {
+            assert_eq!(role.as_str().parse::<UserRole>(), Ok(role));
+            assert!(role.may_hold(Scope::ChatUse));
+        }
+        assert!(UserRole::Owner.may_hold(Scope::Admin));
+        assert!(UserRole::Admin.may_hold(Scope::Admin));
+        assert!(!UserRole::Member.may_hold(Scope::Admin));
+        assert!("root".parse::<UserRole>().is_err());
+    }
+
+    #[test]
+    fn user_names_are_trimmed_printable_and_bounded() {
+        validate_user_name("alice@example.com").unwrap();
+        validate_user_name("Alice Example").unwrap();
+        for bad in ["", "  ", " alice", "alice\n", "a\tb"] {
+            assert!(validate_user_name(bad).is_err(), "{bad:?}");
+        }
+        assert!(validate_user_name(&"x".repeat(MAX_USER_NAME_CHARS + 1)).is_err());
     }
 }

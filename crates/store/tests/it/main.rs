@@ -24,4 +24,5 @@ mod tokens;
 mod tool_calls;
 mod tools;
 mod users;
+mod users;
 mod workspaces;
