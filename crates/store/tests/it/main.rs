@@ -24,5 +24,4 @@ mod tokens;
 mod tool_calls;
 mod tools;
 mod users;
-mod users;
 mod workspaces;
