@@ -11,6 +11,7 @@ mod filesystem;
 mod lifecycle;
 mod limits;
 mod listen;
+mod metrics;
 mod registry;
 mod support;
 mod timeouts;
