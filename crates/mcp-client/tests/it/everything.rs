@@ -1,5 +1,6 @@
 //! `@modelcontextprotocol/server-everything` over stdio, Streamable HTTP and legacy SSE: sync,
-//! calls with every content kind, argument validation, progress, resources and prompts.
+//! calls answering text, images, embedded resources, resource links, structured content and
+//! isError, argument validation, progress, resources and prompts.
 
 use crate::support::{
     caller, client, context, everything_http, everything_sse, everything_stdio, remote_server,
@@ -132,6 +133,38 @@ async fn exercise(client: &McpClient, server: &UpstreamServer) {
             .iter()
             .any(|block| matches!(block, ToolContent::ResourceLink { .. })),
         "{links:?}"
+    );
+
+    let embedded = client
+        .call_tool(
+            server,
+            tool(&snapshot, "get-resource-reference"),
+            json!({"resourceType": "Blob", "resourceId": 3}),
+            &context("alice"),
+        )
+        .await
+        .unwrap();
+    assert!(
+        embedded.content.iter().any(|block| matches!(
+            block,
+            ToolContent::Resource { resource } if resource.uri.ends_with("/3") && resource.blob.is_some()
+        )),
+        "{embedded:?}"
+    );
+    // A tool that throws answers with isError: a result, not a failed call.
+    let refused = client
+        .call_tool(
+            server,
+            tool(&snapshot, "get-resource-reference"),
+            json!({"resourceType": "Text", "resourceId": 0}),
+            &context("alice"),
+        )
+        .await
+        .unwrap();
+    assert!(refused.is_error, "{refused:?}");
+    assert!(
+        refused.text_for_model().contains("Invalid resourceId"),
+        "{refused:?}"
     );
 
     let (events, mut received) = mpsc::channel(32);
