@@ -366,6 +366,23 @@ test('conversations: rename and delete from the list, by keyboard', async () => 
   assert.equal((after.conversations ?? after.items ?? after).some((conversation) => conversation.id === conversationId), false);
 });
 
+test('bud selector: a new conversation is answered by the chosen assistant, which it keeps', async () => {
+  const bud = await apiCall(switchboard, 'POST', '/api/buds', { name: 'Graph guide', system_prompt: 'You answer questions about the knowledge graph.', provider: 'offline' });
+  const budId = bud.id ?? bud.bud?.id;
+  await page.goto(`${switchboard.origin}/#/chat`);
+  const select = page.getByLabel('Assistant', { exact: true });
+  await select.locator('option', { hasText: 'Graph guide' }).waitFor({ state: 'attached' });
+  await select.selectOption({ label: 'Graph guide' });
+  const turn = await askAndWaitForAnswer('What types of objects are in my knowledge base?');
+  await waitForTurnToFinish(turn);
+  const conversationId = decodeURIComponent(new URL(page.url()).hash.replace(/^#\/chat\//, ''));
+  const detail = await apiCall(switchboard, 'GET', `/chat/conversations/${encodeURIComponent(conversationId)}`);
+  const conversation = detail.conversation ?? detail;
+  assert.equal(conversation.bud_id ?? conversation.source_bud_id, budId);
+  assert.equal(await select.isDisabled(), true, 'a conversation keeps the assistant it started with');
+  assert.equal(await select.inputValue(), budId);
+});
+
 test('elicitation: a server asks for details and the form the UI builds from its schema answers it', async () => {
   await page.getByRole('button', { name: '+ New conversation' }).click();
   const turn = await askAndWaitForAnswer('Trigger an elicitation request');
@@ -452,6 +469,26 @@ test('knowledge graph: types, relationships and changelog', async () => {
   await saveScreenshot(page, '09-knowledge-graph-changelog');
 });
 
+test('knowledge graph: opened at a host name the MCP endpoint does not allow, the page says so and what to change', async () => {
+  // DNS-rebinding protection refuses /mcp for hosts outside kg.allowed_hosts; the page must explain that.
+  const { port } = new URL(switchboard.origin);
+  const foreignBrowser = await launchChromium({ args: ['--host-resolver-rules=MAP switchboard.test 127.0.0.1'] });
+  try {
+    const foreignContext = await foreignBrowser.newContext();
+    await foreignContext.addInitScript((token) => sessionStorage.setItem('switchboard.token', token), switchboard.token);
+    const foreignPage = await foreignContext.newPage();
+    await foreignPage.goto(`http://switchboard.test:${port}/#/kg`);
+    const alert = foreignPage.getByRole('alert').filter({ hasText: 'does not serve its knowledge graph' });
+    await alert.waitFor();
+    const words = await alert.textContent();
+    assert.ok(words.includes(`switchboard.test:${port}`) && words.includes('kg.allowed_origins') && words.includes('kg.allowed_hosts'), words);
+    await foreignPage.getByText('Schema version unavailable').waitFor();
+    await saveScreenshot(foreignPage, '09b-knowledge-graph-foreign-host');
+  } finally {
+    await foreignBrowser.close();
+  }
+});
+
 test('audit: the tool calls of this session are listed and filterable', async () => {
   await page.goto(`${switchboard.origin}/#/audit`);
   await page.locator('.audit-table tbody tr').first().waitFor();
@@ -461,6 +498,13 @@ test('audit: the tool calls of this session are listed and filterable', async ()
   const tools = await page.locator('.audit-table tbody tr td:nth-child(4)').allTextContents();
   assert.ok(tools.length > 0 && tools.every((text) => text.includes('schema_version')), `filtered rows: ${tools}`);
   await saveScreenshot(page, '10-audit');
+  // The call denied earlier in this session, found by its status.
+  await page.getByLabel('Tool').fill('');
+  await page.getByLabel('Status').selectOption('denied');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.locator('.audit-table tbody tr', { hasText: 'count_zebras' }).first().waitFor();
+  const statuses = await page.locator('.audit-table tbody tr td:nth-child(5)').allTextContents();
+  assert.ok(statuses.every((text) => text.includes('denied')), `filtered rows: ${statuses}`);
 });
 
 test('every page: controls are named, and nothing scrolls sideways at phone width', async () => {

@@ -16,12 +16,12 @@ const CHROMIUM_FLAGS = [
   '--disable-sync', '--no-first-run', '--disable-quic', '--disable-dev-shm-usage',
 ];
 
-/** Launches headless Chromium; fails with a clear message when it is not installed. */
-export async function launchChromium() {
+/** Launches headless Chromium (plus `args`); fails with a clear message when it is not installed. */
+export async function launchChromium({ args = [] } = {}) {
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(`Chromium not found at ${CHROMIUM_PATH}: install Debian's package (apt-get install chromium) — .ci/run does this.`);
   }
-  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_FLAGS });
+  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: [...CHROMIUM_FLAGS, ...args] });
 }
 
 /** Saves a full-page screenshot as <name>.png in the screenshot folder; returns its path. */

@@ -74,6 +74,10 @@ function explain(error) {
   if (error.code === -32001) return `Your token cannot read the schema (${error.data?.required_scope ?? 'schema:read'} is needed).`;
   if (error.status === 401) return 'The knowledge-graph server did not accept your token.';
   if (error.status === 404) return 'The knowledge-graph server is not available on this Switchboard.';
+  if (error.status === 403) {
+    return `This Switchboard does not serve its knowledge graph to pages opened at ${location.host}. `
+      + `An administrator can allow it by adding ${location.origin} to kg.allowed_origins and ${location.hostname} to kg.allowed_hosts.`;
+  }
   return `The knowledge graph could not be read: ${error.message}`;
 }
 
