@@ -343,3 +343,120 @@ async fn sigterm_with_a_short_grace_cuts_the_answer_keeps_it_and_leaves_no_child
     );
     assert_eq!(fake.requests().len(), 1, "the model was not asked again");
 }
+
+/// The service with every tool call waiting for a person's approval.
+fn asking_service(
+    data_dir: &std::path::Path,
+    fake: &FakeOpenAi,
+    grace_secs: Option<&str>,
+) -> Service {
+    let mut command = with_model(data_dir, fake);
+    command.env("SWITCHBOARD_APPROVAL_DEFAULT_POLICY", "ASK_USER");
+    if let Some(grace_secs) = grace_secs {
+        command.env("SWITCHBOARD_SERVER_SHUTDOWN_GRACE_SECS", grace_secs);
+    }
+    Service::start_command(command)
+}
+
+fn echo_call() -> ScriptedReply {
+    ScriptedReply::tool_calls(&[ScriptedToolCall::new(
+        "call_echo",
+        "slow__echo",
+        json!({"message": "hello"}),
+    )])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_decided_during_the_drain_lets_the_answer_finish() {
+    let fake = FakeOpenAi::start().await;
+    fake.enqueue(echo_call());
+    fake.enqueue(ScriptedReply::text(&["Echoed."]));
+    let data_dir = tempfile::tempdir().unwrap();
+    let client = reqwest::Client::new();
+    let mut service = asking_service(data_dir.path(), &fake, None);
+    register_slow_stdio_server(&client, &service).await;
+
+    let mut events = Events::new(ask(&client, &service, "echo hello").await);
+    let mut seen = events
+        .until(|event| event["type"] == "approval_required")
+        .await;
+    let approval_id = seen.last().unwrap()["approval_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    send_sigterm(&service);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let decided = client
+        .post(service.url(&format!("/chat/approvals/{approval_id}")))
+        .bearer_auth(ADMIN_TOKEN)
+        .json(&json!({"decision": "approve", "remember": "once"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        decided.status(),
+        200,
+        "a decision is taken during the drain: {}",
+        decided.text().await.unwrap()
+    );
+    seen.extend(events.until(is_done).await);
+    let resolved = of_type(&seen, "approval_resolved");
+    assert_eq!(resolved[0]["decision"], "approved", "{seen:#?}");
+    assert!(
+        of_type(&seen, "mcp_tool")
+            .iter()
+            .any(|event| event["status"] == "completed"),
+        "{seen:#?}"
+    );
+    assert_eq!(text_of(&seen), "Echoed.");
+    assert_eq!(seen.last().unwrap()["outcome"], "completed");
+    let status = wait_for_exit(&mut service, Duration::from_secs(10)).await;
+    assert!(status.success(), "exit status {status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_still_waiting_when_the_grace_ends_is_cancelled_not_left_pending() {
+    let fake = FakeOpenAi::start().await;
+    fake.enqueue(echo_call());
+    let data_dir = tempfile::tempdir().unwrap();
+    let client = reqwest::Client::new();
+    let mut service = asking_service(data_dir.path(), &fake, Some("1"));
+    register_slow_stdio_server(&client, &service).await;
+
+    let mut events = Events::new(ask(&client, &service, "echo hello").await);
+    let mut seen = events
+        .until(|event| event["type"] == "approval_required")
+        .await;
+    let conversation_id = seen[0]["conversationId"].as_str().unwrap().to_owned();
+    send_sigterm(&service);
+    seen.extend(events.until(is_done).await);
+    let resolved = of_type(&seen, "approval_resolved");
+    assert_eq!(resolved.len(), 1, "{seen:#?}");
+    assert_eq!(resolved[0]["decision"], "cancelled", "{seen:#?}");
+    assert_eq!(of_type(&seen, "error")[0]["code"], "shutting_down");
+    assert_eq!(seen.last().unwrap()["outcome"], "cancelled");
+    let status = wait_for_exit(&mut service, Duration::from_secs(15)).await;
+    assert!(status.success(), "exit status {status:?}");
+
+    let service = Service::start_command(with_model(data_dir.path(), &fake));
+    let detail = conversation(&client, &service, &conversation_id).await;
+    assert_eq!(
+        detail["tool_calls"][0]["state"], "denied",
+        "never run: {detail:#}"
+    );
+    let listed: Value = client
+        .get(service.url(&format!(
+            "/chat/approvals?conversation_id={conversation_id}&state=all"
+        )))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        listed["approvals"][0]["status"], "cancelled",
+        "recorded by the shutdown, not expired by the next start: {listed:#}"
+    );
+}
