@@ -285,6 +285,33 @@ test('servers: a server that cannot start turns red, says why in words, and can 
   assert.equal(servers.some((server) => server.name === 'broken'), false);
 });
 
+test('servers: editing keeps a write-only API key that is never shown', async () => {
+  const secret = `sk-browser-test-${Date.now()}`;
+  const created = await apiCall(switchboard, 'POST', '/api/mcp/servers', { name: 'keyed', transport: 'streamable_http', url: 'http://127.0.0.1:9/mcp', api_key: secret });
+  const serverId = created.id ?? created.server?.id;
+  try {
+    await page.goto(`${switchboard.origin}/#/servers`);
+    const card = page.locator('[data-server-name="keyed"]');
+    await card.getByText('API key set').waitFor();
+    await card.getByRole('button', { name: 'Edit' }).click();
+    const dialog = page.locator('dialog[open]');
+    const apiKey = dialog.getByLabel('API key', { exact: true });
+    assert.equal(await apiKey.inputValue(), '', 'the stored key is not sent to the browser');
+    await dialog.getByText('Write-only: leave empty to keep the current key.').waitFor();
+    await dialog.locator('summary', { hasText: 'Advanced' }).click();
+    await dialog.getByLabel('Tool call timeout (ms)').fill('45000');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('keyed saved.').waitFor();
+    const server = await apiCall(switchboard, 'GET', `/api/mcp/servers/${serverId}`);
+    const record = server.server ?? server;
+    assert.equal(record.timeout_ms, 45000);
+    assert.equal(record.has_api_key, true, 'the key was kept');
+    assert.equal((await page.content()).includes(secret), false, 'the key never reaches the page');
+  } finally {
+    await apiCall(switchboard, 'DELETE', `/api/mcp/servers/${serverId}`);
+  }
+});
+
 test('xss: markup in a tool result is shown as text and never runs', async () => {
   const card = page.locator('[data-server-name="everything"]');
   await card.getByRole('button', { name: 'Try echo' }).click();
@@ -486,6 +513,29 @@ test('knowledge graph: opened at a host name the MCP endpoint does not allow, th
     await saveScreenshot(foreignPage, '09b-knowledge-graph-foreign-host');
   } finally {
     await foreignBrowser.close();
+  }
+});
+
+test('a member token: no Audit page, read-only servers, and a knowledge-graph refusal in words', async () => {
+  const created = await apiCall(switchboard, 'POST', '/api/tokens', { name: 'browser test member', scopes: ['chat:use', 'servers:read'] });
+  const memberContext = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  await memberContext.addInitScript((token) => sessionStorage.setItem('switchboard.token', token), created.plaintext);
+  const memberPage = await memberContext.newPage();
+  try {
+    await memberPage.goto(`${switchboard.origin}/#/chat`);
+    await memberPage.locator('.example-question').first().waitFor();
+    assert.deepEqual(await memberPage.locator('nav .nav-link').allTextContents(), ['Chat', 'Servers', 'Knowledge graph']);
+    await memberPage.goto(`${switchboard.origin}/#/audit`);
+    await memberPage.getByText('Only workspace administrators can see this page.').waitFor();
+    await memberPage.goto(`${switchboard.origin}/#/servers`);
+    await memberPage.locator('[data-server-name="everything"]').waitFor();
+    assert.equal(await memberPage.getByRole('button', { name: '+ Add server' }).isDisabled(), true);
+    assert.equal(await memberPage.locator('[data-server-name="everything"]').getByRole('button', { name: 'Edit' }).isDisabled(), true);
+    await memberPage.goto(`${switchboard.origin}/#/kg`);
+    await memberPage.getByRole('alert').filter({ hasText: 'Your token cannot read the schema (schema:read is needed).' }).waitFor();
+    await saveScreenshot(memberPage, '09c-knowledge-graph-without-scope');
+  } finally {
+    await memberContext.close();
   }
 });
 
