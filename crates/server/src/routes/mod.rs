@@ -16,12 +16,14 @@ pub mod mcp_servers;
 pub mod me;
 pub mod policies;
 pub mod tokens;
+pub mod users;
 
 /// Everything under `/api`.
 pub(crate) fn api_router() -> Router<AppState> {
     Router::new()
         .merge(me::router())
         .merge(tokens::router())
+        .merge(users::router())
         .merge(policies::router())
         .merge(audit::router())
         .merge(buds::router())

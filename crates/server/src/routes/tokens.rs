@@ -1,6 +1,8 @@
 //! `/api/tokens`: an admin manages the API tokens of its own workspace. Creating returns the
-//! plaintext once; listing never does; revoking takes effect on the next request. Tokens of
-//! other workspaces are invisible (404), never forbidden, so ids do not leak across tenants.
+//! plaintext once; listing never does; revoking takes effect on the next request. A token acts
+//! as the caller unless `user_id` names another user of the workspace (see `/api/users`); a
+//! member's token may not carry `admin`. Tokens of other workspaces are invisible (404), never
+//! forbidden, so ids do not leak across tenants.
 
 use crate::auth::{Scoped, scopes};
 use crate::error::ApiError;
@@ -12,8 +14,8 @@ use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use switchboard_approvals::ConfigurationChange;
-use switchboard_core::{ScopeSet, TokenId};
-use switchboard_store::{NewToken, TokenRecord};
+use switchboard_core::{ScopeSet, TokenId, UserId};
+use switchboard_store::{NewToken, StoreError, TokenRecord};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -29,12 +31,17 @@ pub struct CreateTokenRequest {
     pub scopes: ScopeSet,
     #[serde(default)]
     pub expires_at: Option<DateTime<Utc>>,
+    /// The user the token acts as; the caller when absent.
+    #[serde(default)]
+    pub user_id: Option<UserId>,
 }
 
 /// A token as the API shows it: never the secret, never its hash.
 #[derive(Debug, Serialize)]
 pub struct TokenView {
     pub id: TokenId,
+    /// The user the token acts as.
+    pub user_id: UserId,
     pub name: String,
     pub display_prefix: String,
     pub scopes: ScopeSet,
@@ -48,6 +55,7 @@ impl From<TokenRecord> for TokenView {
     fn from(record: TokenRecord) -> Self {
         Self {
             id: record.id,
+            user_id: record.user_id,
             name: record.name,
             display_prefix: record.display_prefix,
             scopes: record.scopes,
@@ -77,12 +85,24 @@ async fn create_token(
             "`scopes` must name at least one scope".into(),
         ));
     }
+    let user_id = request.user_id.unwrap_or_else(|| principal.user_id.clone());
+    state
+        .store
+        .check_token_holder(&principal.workspace_id, &user_id, &request.scopes)
+        .await
+        .map_err(|error| match error {
+            // A body naming a user that is not there is invalid input, not a missing resource.
+            StoreError::NotFound { .. } => ApiError::Unprocessable(format!(
+                "user_id: no user with id '{user_id}' in this workspace (see GET /api/users)"
+            )),
+            other => other.into(),
+        })?;
     let issued = state
         .store
         .create_token(
             &principal.workspace_id,
             NewToken {
-                user_id: principal.user_id.clone(),
+                user_id,
                 name: request.name,
                 scopes: request.scopes,
                 expires_at: request.expires_at,
@@ -100,6 +120,7 @@ async fn create_token(
                 server_name: None,
                 tool_name: None,
                 details: serde_json::json!({
+                    "user_id": issued.record.user_id,
                     "name": issued.record.name,
                     "scopes": issued.record.scopes,
                     "expires_at": issued.record.expires_at,

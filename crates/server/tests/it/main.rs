@@ -27,3 +27,4 @@ mod mcp_servers;
 mod mcp_servers_kg;
 mod mcp_servers_locking;
 mod support;
+mod users;
