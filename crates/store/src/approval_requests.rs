@@ -8,6 +8,7 @@ use crate::clock;
 use crate::error::{StoreError, StoreResult, insert_error};
 use crate::storable::{clean_json, clean_optional_json, clean_optional_text, clean_text};
 use crate::store::Store;
+use crate::validate;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
@@ -350,12 +351,7 @@ impl Store {
         workspace_id: &WorkspaceId,
         filter: ApprovalRequestFilter,
     ) -> StoreResult<Vec<ApprovalRequestRecord>> {
-        if filter.limit < 1 || filter.limit > MAX_APPROVAL_PAGE {
-            return Err(StoreError::invalid(
-                "limit",
-                format!("must be between 1 and {MAX_APPROVAL_PAGE}"),
-            ));
-        }
+        validate::page_limit(filter.limit, MAX_APPROVAL_PAGE)?;
         let rows: Vec<ApprovalRequestRow> =
             on_backend!(self, |pool| sqlx::query_as(select_approval_requests!(
                 "WHERE workspace_id = $1 AND ($2 IS NULL OR owner_user_id = $2) \

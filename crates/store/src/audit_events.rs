@@ -8,6 +8,7 @@ use crate::clock;
 use crate::error::{StoreError, StoreResult, insert_error};
 use crate::storable::{clean_json, clean_optional_text, clean_text};
 use crate::store::Store;
+use crate::validate;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
@@ -92,7 +93,7 @@ impl Default for AuditSearch {
 }
 
 #[derive(sqlx::FromRow)]
-struct AuditEventRow {
+pub(crate) struct AuditEventRow {
     id: i64,
     workspace_id: String,
     at: DateTime<Utc>,
@@ -127,6 +128,15 @@ impl From<AuditEventRow> for AuditEventRecord {
         }
     }
 }
+
+/// The columns of an [`AuditEventRow`], for `concat!` with a `WHERE` clause.
+macro_rules! select_audit_events {
+    () => {
+        "SELECT id, workspace_id, at, actor, action, target, user_id, conversation_id, \
+         server_name, tool_name, status, duration_ms, details FROM audit_log "
+    };
+}
+pub(crate) use select_audit_events;
 
 /// `LIKE` pattern matching values that start with `prefix` literally.
 fn like_prefix(prefix: &str) -> String {
@@ -212,12 +222,7 @@ impl Store {
         workspace_id: &WorkspaceId,
         search: AuditSearch,
     ) -> StoreResult<Vec<AuditEventRecord>> {
-        if search.limit < 1 || search.limit > MAX_AUDIT_SEARCH_PAGE {
-            return Err(StoreError::invalid(
-                "limit",
-                format!("must be between 1 and {MAX_AUDIT_SEARCH_PAGE}"),
-            ));
-        }
+        validate::page_limit(search.limit, MAX_AUDIT_SEARCH_PAGE)?;
         if let (Some(from), Some(to)) = (search.from, search.to)
             && from >= to
         {
@@ -230,15 +235,14 @@ impl Store {
         };
         let from = search.from.map(clock::truncate_to_micros);
         let to = search.to.map(clock::truncate_to_micros);
-        let rows: Vec<AuditEventRow> = on_backend!(self, |pool| sqlx::query_as(
-            "SELECT id, workspace_id, at, actor, action, target, user_id, conversation_id, \
-             server_name, tool_name, status, duration_ms, details FROM audit_log \
-             WHERE workspace_id = $1 AND ($2 IS NULL OR at >= $2) AND ($3 IS NULL OR at < $3) \
+        let rows: Vec<AuditEventRow> = on_backend!(self, |pool| sqlx::query_as(concat!(
+            select_audit_events!(),
+            "WHERE workspace_id = $1 AND ($2 IS NULL OR at >= $2) AND ($3 IS NULL OR at < $3) \
              AND ($4 IS NULL OR server_name = $4) AND ($5 IS NULL OR tool_name = $5) \
              AND ($6 IS NULL OR user_id = $6 OR actor = $6) AND ($7 IS NULL OR status = $7) \
              AND ($8 IS NULL OR action = $8) AND ($9 IS NULL OR action LIKE $9 ESCAPE '\\') \
              AND ($10 IS NULL OR id < $10) ORDER BY id DESC LIMIT $11"
-        )
+        ))
         .bind(workspace_id.as_str())
         .bind(from)
         .bind(to)

@@ -47,6 +47,17 @@ pub(crate) fn display_text(
     Ok(())
 }
 
+/// A page size: 1 to `max` (`limit` is the field it is refused as).
+pub(crate) fn page_limit(limit: i64, max: i64) -> Result<(), StoreError> {
+    if limit < 1 || limit > max {
+        return Err(StoreError::invalid(
+            "limit",
+            format!("must be between 1 and {max}"),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,5 +78,18 @@ mod tests {
         assert!(display_text("title", "12345678901", 10).is_err());
         let nul = display_text("name", "a\0b", 10).unwrap_err();
         assert!(nul.to_string().contains("U+0000"), "{nul}");
+    }
+
+    #[test]
+    fn page_limits_are_one_to_max() {
+        page_limit(1, 500).unwrap();
+        page_limit(500, 500).unwrap();
+        for refused in [0, -1, 501] {
+            let error = page_limit(refused, 500).unwrap_err();
+            assert!(
+                error.to_string().contains("must be between 1 and 500"),
+                "{error}"
+            );
+        }
     }
 }
