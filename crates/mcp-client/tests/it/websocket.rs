@@ -1,8 +1,11 @@
 //! The WebSocket transport against a WebSocket MCP server written here (rmcp's server over
 //! tokio-tungstenite; no off-the-shelf one fits): the 2026-07-28 `server/discover` path,
-//! paginated tools, the API key header, refused credentials, and an oversized answer.
+//! paginated tools, the API key header, refused credentials, an oversized answer, and `wss://`
+//! through a TLS front (tests/fixtures/tls_proxy.py) whose certificate is verified.
 
-use crate::support::{caller, context, init_tracing, quick_config, remote_server};
+use crate::support::{
+    Peer, caller, context, fixture, free_port, init_tracing, python, quick_config, remote_server,
+};
 use futures::{SinkExt, StreamExt};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult,
@@ -245,4 +248,92 @@ async fn websocket_refused_credentials_mean_needs_auth() {
         .await
         .unwrap();
     assert_eq!(report.tool_count, TOOL_COUNT);
+}
+
+/// Where the child run of [`wss_with_a_trusted_authority`] finds the TLS front.
+const WSS_URL_VARIABLE: &str = "SWITCHBOARD_TEST_WSS_URL";
+
+fn wss_server(url: &str) -> switchboard_mcp_client::UpstreamServer {
+    let mut server = remote_server("wss", TransportKind::Websocket, url);
+    if let UpstreamEndpoint::Remote(RemoteEndpoint { api_key, .. }) = &mut server.endpoint {
+        *api_key = Some(TOKEN.to_owned());
+    }
+    server
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket_over_tls_verifies_the_server_certificate() {
+    let ws_port = start_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let authority = dir.path().join("ca.pem");
+    let tls_port = free_port();
+    let mut command = std::process::Command::new(python());
+    command
+        .arg(fixture("tls_proxy.py"))
+        .arg(tls_port.to_string())
+        .arg(ws_port.to_string())
+        .arg(&authority);
+    let _front = Peer::start(command, tls_port);
+    let url = format!("wss://127.0.0.1:{tls_port}/mcp");
+
+    // Signed by an authority nobody trusts: refused, and said so.
+    let client = McpClient::new(quick_config()).unwrap();
+    let error = client
+        .fetch_capabilities(&wss_server(&url), &caller("dave"))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "connect_failed", "{error}");
+    assert!(
+        error.to_string().contains(&url) && error.to_string().contains("certificate"),
+        "{error}"
+    );
+
+    // Trusting the authority: the platform verifier reads SSL_CERT_FILE, and this process's
+    // environment is not ours to change, so a child run of this test binary does the calls.
+    let output = tokio::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "websocket::wss_with_a_trusted_authority",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env("SSL_CERT_FILE", &authority)
+        .env(WSS_URL_VARIABLE, &url)
+        .output()
+        .await
+        .unwrap();
+    let transcript = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.status.success() && transcript.contains("1 passed"),
+        "{transcript}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "run by websocket_over_tls_verifies_the_server_certificate in a child process"]
+async fn wss_with_a_trusted_authority() {
+    let url = std::env::var(WSS_URL_VARIABLE)
+        .expect("run by websocket_over_tls_verifies_the_server_certificate");
+    let client = McpClient::new(quick_config()).unwrap();
+    let server = wss_server(&url);
+    let snapshot = client
+        .fetch_capabilities(&server, &caller("dave"))
+        .await
+        .unwrap();
+    assert_eq!(snapshot.tools.len(), TOOL_COUNT, "all pages over TLS");
+    let echo = snapshot
+        .tools
+        .iter()
+        .find(|tool| tool.name == "echo")
+        .unwrap();
+    let answer = client
+        .call_tool(&server, echo, json!({"text": "over tls"}), &context("dave"))
+        .await
+        .unwrap();
+    assert_eq!(answer.text_for_model(), "over tls");
+    client.shutdown().await;
 }
