@@ -31,10 +31,14 @@ pub struct McpClientConfig {
     /// Hard maximum for one call, however much progress the upstream reports.
     pub tool_call_max_timeout_secs: u64,
     /// Largest single message (and so largest tool result) accepted from an upstream, in bytes.
+    /// A message is refused as soon as it passes the cap (never buffered whole), even one
+    /// that never ends.
     pub max_tool_response_bytes: usize,
-    /// Calls in flight at once against one server (across all its sessions).
+    /// Calls in flight at once against one server (across all its sessions). A call beyond
+    /// the cap waits for a place at most its own timeout, then fails `busy`; a caller who
+    /// cancels while waiting leaves at once and nothing is sent.
     pub max_concurrent_calls_per_server: usize,
-    /// Calls in flight at once for one conversation (across all servers).
+    /// Calls in flight at once for one conversation (across all servers); waiting as above.
     pub max_concurrent_calls_per_conversation: usize,
     /// Capability cache lifetime; older entries are refreshed before use.
     pub capability_cache_ttl_secs: u64,
