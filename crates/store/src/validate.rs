@@ -1,6 +1,7 @@
 //! Input checks shared by the area modules. Each failure names the field it refuses.
 
 use crate::error::StoreError;
+use serde_json::Value;
 
 /// A short identifier-like name: 1–64 of `A–Z a–z 0–9 _ -`.
 pub(crate) fn identifier_name(field: &'static str, value: &str) -> Result<(), StoreError> {
@@ -32,12 +33,7 @@ pub(crate) fn display_text(
     if value.trim().is_empty() {
         return Err(StoreError::invalid(field, "must not be empty"));
     }
-    if value.contains('\0') {
-        return Err(StoreError::invalid(
-            field,
-            "must not contain NUL characters (U+0000)",
-        ));
-    }
+    no_nul(field, value)?;
     if value.chars().count() > max_chars {
         return Err(StoreError::invalid(
             field,
@@ -45,6 +41,33 @@ pub(crate) fn display_text(
         ));
     }
     Ok(())
+}
+
+/// Configuration text (a URL, a command, an argument) without U+0000: PostgreSQL cannot store
+/// it, and no URL or process could use it, so it is refused rather than replaced.
+pub(crate) fn no_nul(field: &'static str, value: &str) -> Result<(), StoreError> {
+    if value.contains('\0') {
+        return Err(StoreError::invalid(
+            field,
+            "must not contain NUL characters (U+0000)",
+        ));
+    }
+    Ok(())
+}
+
+/// [`no_nul`] for every string and object key of a JSON value.
+pub(crate) fn no_nul_in_json(field: &'static str, value: &Value) -> Result<(), StoreError> {
+    match value {
+        Value::String(text) => no_nul(field, text),
+        Value::Array(items) => items
+            .iter()
+            .try_for_each(|item| no_nul_in_json(field, item)),
+        Value::Object(map) => map.iter().try_for_each(|(key, item)| {
+            no_nul(field, key)?;
+            no_nul_in_json(field, item)
+        }),
+        Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
+    }
 }
 
 /// A page size: 1 to `max` (`limit` is the field it is refused as).
@@ -90,6 +113,20 @@ mod tests {
                 error.to_string().contains("must be between 1 and 500"),
                 "{error}"
             );
+        }
+    }
+
+    #[test]
+    fn configuration_text_refuses_nul_at_any_depth() {
+        no_nul("url", "https://a/b").unwrap();
+        no_nul_in_json("connection", &serde_json::json!({"a": ["b", 1, null]})).unwrap();
+        assert!(no_nul("command", "np\0x").is_err());
+        for value in [
+            serde_json::json!({"a": ["b\0"]}),
+            serde_json::json!({"a\0": 1}),
+        ] {
+            let error = no_nul_in_json("connection", &value).unwrap_err();
+            assert!(error.to_string().contains("U+0000"), "{error}");
         }
     }
 }

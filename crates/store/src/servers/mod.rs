@@ -20,7 +20,7 @@ use crate::storable::{clean_optional_json, clean_optional_text, storable_optiona
 use crate::store::Store;
 use crate::validate;
 use chrono::{DateTime, Utc};
-use model::validate_endpoint;
+use model::{validate_configuration_text, validate_endpoint};
 use serde_json::Value;
 use sqlx::types::Json;
 use switchboard_core::{ServerId, WorkspaceId};
@@ -126,6 +126,13 @@ impl Store {
             new_server.transport,
             new_server.url.as_deref(),
             new_server.command.as_deref(),
+        )?;
+        validate_configuration_text(
+            new_server.url.as_deref(),
+            new_server.command.as_deref(),
+            &new_server.args,
+            &new_server.connection,
+            Some(&new_server.secrets),
         )?;
         let id = ServerId::generate();
         let sealed = self.seal_server_secrets(workspace_id, &id, &new_server.secrets)?;
@@ -266,6 +273,13 @@ impl Store {
             updated.transport,
             updated.url.as_deref(),
             updated.command.as_deref(),
+        )?;
+        validate_configuration_text(
+            updated.url.as_deref(),
+            updated.command.as_deref(),
+            &updated.args,
+            &updated.connection,
+            patch.secrets.as_ref(),
         )?;
         let replace_secrets = patch.secrets.is_some();
         let sealed = match &patch.secrets {

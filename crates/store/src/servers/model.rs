@@ -2,6 +2,7 @@
 //! store returns, and the secrets kept apart from both.
 
 use crate::error::StoreError;
+use crate::validate;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -227,6 +228,36 @@ pub struct ServerSync {
     pub synced_at: DateTime<Utc>,
     /// The failure, for `SyncStatus::Failed`; cleared otherwise.
     pub error: Option<String>,
+}
+
+/// Configuration text is refused when it holds U+0000 (see [`validate::no_nul`]), checked on
+/// create and update; secrets are checked only for their names (values are stored encrypted).
+pub(crate) fn validate_configuration_text(
+    url: Option<&str>,
+    command: Option<&str>,
+    args: &[String],
+    connection: &ServerConnectionConfig,
+    secrets: Option<&ServerSecrets>,
+) -> Result<(), StoreError> {
+    validate::no_nul("url", url.unwrap_or_default())?;
+    validate::no_nul("command", command.unwrap_or_default())?;
+    args.iter()
+        .try_for_each(|arg| validate::no_nul("args", arg))?;
+    for (key, value) in &connection.extra {
+        validate::no_nul("connection", key)?;
+        validate::no_nul_in_json("connection", value)?;
+    }
+    if let Some(secrets) = secrets {
+        secrets
+            .headers
+            .keys()
+            .try_for_each(|name| validate::no_nul("secrets.headers", name))?;
+        secrets
+            .env
+            .keys()
+            .try_for_each(|name| validate::no_nul("secrets.env", name))?;
+    }
+    Ok(())
 }
 
 /// The configuration fields that must agree with each other, checked on create and update.

@@ -1,6 +1,8 @@
 //! U+0000 in what upstream servers, models and people send (tool definitions, capability caches,
 //! server reports, instructions, pin snapshots, elicitation requests, knowledge-graph text) is
 //! stored as U+FFFD on both backends, and a tool definition hashes the same before and after.
+//! Server configuration (URL, command, arguments, settings, secret names) refuses it instead:
+//! nothing could use it.
 
 use crate::fixtures::{new_conversation, stdio_server, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
@@ -9,8 +11,8 @@ use serde_json::json;
 use switchboard_core::{ElicitationId, ToolDefinition};
 use switchboard_kg::{ObjectRecord, sample_graph};
 use switchboard_store::{
-    ElicitationStatus, McpObservation, NewElicitationRequest, ServerStatus, ServerSync,
-    StoredKnowledgeGraph, SyncStatus, definition_hash,
+    ElicitationStatus, McpObservation, NewElicitationRequest, ServerPatch, ServerStatus,
+    ServerSync, StoreError, StoredKnowledgeGraph, SyncStatus, definition_hash,
 };
 
 store_test!(
@@ -18,6 +20,7 @@ store_test!(
     pin_snapshots_and_instructions_keep_no_nul,
     elicitation_requests_keep_no_nul,
     knowledge_graph_text_keeps_no_nul,
+    server_configuration_with_nul_is_refused,
 );
 
 const R: char = '\u{FFFD}';
@@ -320,4 +323,65 @@ async fn knowledge_graph_text_keeps_no_nul(test: TestStore) {
     // Everything else round-trips as it was.
     assert_eq!(loaded.objects.len(), sample.objects.len() + 1);
     assert_eq!(loaded.versions[1..], sample.versions[1..]);
+}
+
+async fn server_configuration_with_nul_is_refused(test: TestStore) {
+    let store = &test.store;
+    let (workspace, _) = workspace_with_owner(store, "acme").await;
+    let refused_field = |error: StoreError| match error {
+        StoreError::InvalidInput { field, reason } => {
+            assert!(reason.contains("U+0000"), "{reason}");
+            field
+        }
+        other => panic!("{other:?}"),
+    };
+    let mut with_nul_arg = stdio_server("everything");
+    with_nul_arg.args.push("--x\0".into());
+    let mut with_nul_command = stdio_server("everything");
+    with_nul_command.command = Some("np\0x".into());
+    let mut with_nul_setting = stdio_server("everything");
+    with_nul_setting
+        .connection
+        .extra
+        .insert("retry".into(), json!({"mode": "fa\0st"}));
+    let mut with_nul_env_name = stdio_server("everything");
+    with_nul_env_name
+        .secrets
+        .env
+        .insert("TOK\0EN".into(), "v".into());
+    for (new_server, field) in [
+        (with_nul_arg, "args"),
+        (with_nul_command, "command"),
+        (with_nul_setting, "connection"),
+        (with_nul_env_name, "secrets.env"),
+    ] {
+        let error = store
+            .create_server(&workspace.id, new_server)
+            .await
+            .unwrap_err();
+        assert_eq!(refused_field(error), field);
+    }
+    assert!(store.list_servers(&workspace.id).await.unwrap().is_empty());
+
+    let server = store
+        .create_server(&workspace.id, stdio_server("everything"))
+        .await
+        .unwrap();
+    let error = store
+        .update_server(
+            &workspace.id,
+            &server.id,
+            server.version,
+            ServerPatch {
+                args: Some(vec!["a\0".into()]),
+                ..ServerPatch::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(refused_field(error), "args");
+    assert_eq!(
+        store.get_server(&workspace.id, &server.id).await.unwrap(),
+        server
+    );
 }
