@@ -1,7 +1,8 @@
-//! Admin subcommands (`migrate`, `token …`, `workspace …`): they act on the store directly, so
-//! they work with the service stopped and need no token. Output is plain text for people.
+//! Admin subcommands (`migrate`, `token …`, `workspace …`, `user …`): they act on the store
+//! directly, so they work with the service stopped and need no token. Output is plain text for
+//! people.
 
-use crate::cli::{TokenCommand, WorkspaceCommand};
+use crate::cli::{NewUserRole, TokenCommand, UserCommand, WorkspaceCommand};
 use crate::config::Config;
 use anyhow::{Context, bail};
 use chrono::{TimeDelta, Utc};
@@ -38,13 +39,20 @@ async fn run_token_command(store: &Store, command: TokenCommand) -> anyhow::Resu
             scopes,
             workspace,
             expires_in_days,
+            user,
         } => {
             let workspace = find_workspace(store, &workspace).await?;
             let scopes = ScopeSet::parse_list(&scopes)?;
             if scopes.is_empty() {
                 bail!("--scopes must name at least one scope");
             }
-            let user_id = owner_of(store, &workspace).await?;
+            let user_id = match user {
+                Some(name) => find_user(store, &workspace, &name).await?,
+                None => owner_of(store, &workspace).await?,
+            };
+            store
+                .check_token_holder(&workspace.id, &user_id, &scopes)
+                .await?;
             let expires_at =
                 expires_in_days.map(|days| Utc::now() + TimeDelta::days(i64::from(days)));
             let issued = store
@@ -96,6 +104,52 @@ async fn run_token_command(store: &Store, command: TokenCommand) -> anyhow::Resu
                 .await
                 .context("revoking the token")?;
             println!("revoked token {} ({})", token.id, token.name);
+        }
+    }
+    Ok(())
+}
+
+pub async fn user(config: &Config, command: UserCommand) -> anyhow::Result<()> {
+    let store = crate::open_store(config, true).await?;
+    let result = run_user_command(&store, command).await;
+    store.close().await;
+    result
+}
+
+async fn run_user_command(store: &Store, command: UserCommand) -> anyhow::Result<()> {
+    match command {
+        UserCommand::Create {
+            name,
+            role,
+            workspace,
+        } => {
+            let workspace = find_workspace(store, &workspace).await?;
+            let role = match role {
+                NewUserRole::Member => UserRole::Member,
+                NewUserRole::Admin => UserRole::Admin,
+            };
+            let user = store
+                .create_user(&workspace.id, &name, role)
+                .await
+                .with_context(|| {
+                    format!("creating user '{name}' in workspace '{}'", workspace.name)
+                })?;
+            println!("user id: {}", user.id);
+            println!("name:    {}", user.name);
+            println!("role:    {}", user.role);
+        }
+        UserCommand::List { workspace } => {
+            let workspace = find_workspace(store, &workspace).await?;
+            println!("{:<38} {:<24} {:<8} created", "id", "name", "role");
+            for user in store.list_users(&workspace.id).await? {
+                println!(
+                    "{:<38} {:<24} {:<8} {}",
+                    user.id,
+                    user.name,
+                    user.role.as_str(),
+                    user.created_at.to_rfc3339()
+                );
+            }
         }
     }
     Ok(())
@@ -156,6 +210,24 @@ async fn find_workspace(store: &Store, name: &str) -> anyhow::Result<WorkspaceRe
         .find_workspace_by_name(name)
         .await?
         .with_context(|| format!("no workspace named '{name}' (see `switchboard workspace list`)"))
+}
+
+/// The user called `name` in the workspace, for `token create --user`.
+async fn find_user(
+    store: &Store,
+    workspace: &WorkspaceRecord,
+    name: &str,
+) -> anyhow::Result<UserId> {
+    let user = store
+        .find_user_by_name(&workspace.id, name)
+        .await?
+        .with_context(|| {
+            format!(
+                "no user named '{name}' in workspace '{}' (see `switchboard user list --workspace {}`)",
+                workspace.name, workspace.name
+            )
+        })?;
+    Ok(user.id)
 }
 
 /// The user new CLI tokens act as: the workspace's first owner, created if there is none.

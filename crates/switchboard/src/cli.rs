@@ -1,7 +1,7 @@
 //! The command line: `serve` and the admin subcommands. Flags that mirror settings are
 //! applied on top of the configuration file and environment (see `config`).
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -41,6 +41,9 @@ pub enum Command {
     /// Manage workspaces.
     #[command(subcommand)]
     Workspace(WorkspaceCommand),
+    /// Manage the users of a workspace (the people or automations tokens act as).
+    #[command(subcommand)]
+    User(UserCommand),
     /// Manage the MCP servers of a running instance over its HTTP API (URL and token from
     /// --api-url/--token or SWITCHBOARD_URL/SWITCHBOARD_TOKEN).
     Servers(Box<crate::servers::ServersArgs>),
@@ -70,6 +73,10 @@ pub enum TokenCommand {
         /// Expire the token after this many days (never, when omitted).
         #[arg(long, value_name = "DAYS")]
         expires_in_days: Option<u32>,
+        /// The user the token acts as, by name (see `user list`); the workspace's owner when
+        /// omitted. A member's token may not carry `admin`.
+        #[arg(long, value_name = "NAME")]
+        user: Option<String>,
     },
     /// List a workspace's tokens (never their secrets).
     List {
@@ -90,4 +97,32 @@ pub enum WorkspaceCommand {
     Create { name: String },
     /// List workspaces.
     List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Add a user to a workspace; issue its tokens with `token create --user NAME`.
+    Create {
+        /// A display name or e-mail address, unique in the workspace.
+        name: String,
+        /// What the user is to the workspace: only admins (and the owner) may hold the
+        /// `admin` scope.
+        #[arg(long, value_enum, default_value_t = NewUserRole::Member)]
+        role: NewUserRole,
+        /// Workspace name.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
+    /// List a workspace's users.
+    List {
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
+}
+
+/// The roles a user can be given here (the owner comes with the workspace).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum NewUserRole {
+    Member,
+    Admin,
 }

@@ -72,6 +72,7 @@ async fn dispatch(command: Command, config: Config) -> anyhow::Result<()> {
         Command::Migrate => admin::migrate(&config).await,
         Command::Token(command) => admin::token(&config, command).await,
         Command::Workspace(command) => admin::workspace(&config, command).await,
+        Command::User(command) => admin::user(&config, command).await,
         Command::Servers(arguments) => servers::run(*arguments).await,
     }
 }

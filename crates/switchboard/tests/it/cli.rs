@@ -148,6 +148,10 @@ fn listings_print_aligned_columns() {
             "chat:use",
         ],
     ));
+    stdout_of(&run_cli(
+        data_dir.path(),
+        &["user", "create", "bob", "--workspace", "acme"],
+    ));
     for (listing, header_columns) in [
         (
             stdout_of(&run_cli(data_dir.path(), &["workspace", "list"])),
@@ -159,6 +163,13 @@ fn listings_print_aligned_columns() {
                 &["token", "list", "--workspace", "acme"],
             )),
             5,
+        ),
+        (
+            stdout_of(&run_cli(
+                data_dir.path(),
+                &["user", "list", "--workspace", "acme"],
+            )),
+            4,
         ),
     ] {
         let mut lines = listing.lines();
@@ -174,4 +185,131 @@ fn listings_print_aligned_columns() {
             }
         }
     }
+}
+
+fn failure_of(output: &std::process::Output) -> String {
+    assert!(!output.status.success(), "command succeeded unexpectedly");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn users_made_on_the_command_line_act_through_their_own_tokens() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let dir = data_dir.path();
+    stdout_of(&run_cli(dir, &["workspace", "create", "acme"]));
+    let bob = stdout_of(&run_cli(
+        dir,
+        &["user", "create", "bob", "--workspace", "acme"],
+    ));
+    let bob_id = field(&bob, "user id:");
+    assert_eq!(field(&bob, "role:"), "member");
+    let carol = stdout_of(&run_cli(
+        dir,
+        &[
+            "user",
+            "create",
+            "carol",
+            "--role",
+            "admin",
+            "--workspace",
+            "acme",
+        ],
+    ));
+    assert_eq!(field(&carol, "role:"), "admin");
+
+    let duplicate = failure_of(&run_cli(
+        dir,
+        &["user", "create", "bob", "--workspace", "acme"],
+    ));
+    assert!(
+        duplicate.contains("creating user 'bob' in workspace 'acme'")
+            && duplicate.contains("a user with this name already exists"),
+        "{duplicate}"
+    );
+    let blank = failure_of(&run_cli(
+        dir,
+        &["user", "create", " ", "--workspace", "acme"],
+    ));
+    assert!(blank.contains("invalid name: must not be empty"), "{blank}");
+    let owner_role = failure_of(&run_cli(
+        dir,
+        &[
+            "user",
+            "create",
+            "eve",
+            "--role",
+            "owner",
+            "--workspace",
+            "acme",
+        ],
+    ));
+    assert!(owner_role.contains("invalid value 'owner'"), "{owner_role}");
+
+    let listed = stdout_of(&run_cli(dir, &["user", "list", "--workspace", "acme"]));
+    let rows: Vec<Vec<&str>> = listed
+        .lines()
+        .skip(1)
+        .map(|line| line.split_whitespace().take(3).collect())
+        .collect();
+    assert_eq!(
+        rows.iter().map(|row| (row[1], row[2])).collect::<Vec<_>>(),
+        vec![("owner", "owner"), ("bob", "member"), ("carol", "admin")],
+        "{listed}"
+    );
+    assert_eq!(rows[1][0], bob_id);
+
+    let token_for = |user: &str, scopes: &str| {
+        run_cli(
+            dir,
+            &[
+                "token",
+                "create",
+                "--workspace",
+                "acme",
+                "--name",
+                "laptop",
+                "--scopes",
+                scopes,
+                "--user",
+                user,
+            ],
+        )
+    };
+    let bob_token = field(&stdout_of(&token_for("bob", "chat:use")), "token:");
+    let carol_token = field(&stdout_of(&token_for("carol", "admin")), "token:");
+    let member_admin = failure_of(&token_for("bob", "chat:use,admin"));
+    assert!(
+        member_admin.contains(
+            "invalid scopes: user 'bob' is a member; only owners and admins may hold the `admin` scope"
+        ),
+        "{member_admin}"
+    );
+    let nobody = failure_of(&token_for("nobody", "chat:use"));
+    assert!(
+        nobody.contains("no user named 'nobody' in workspace 'acme'"),
+        "{nobody}"
+    );
+
+    let service = Service::start(dir);
+    let client = reqwest::Client::new();
+    let bob_me: Value = client
+        .get(service.url("/api/me"))
+        .bearer_auth(&bob_token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(bob_me["user_id"], bob_id.as_str());
+    assert_eq!(bob_me["scopes"], serde_json::json!(["chat:use"]));
+    let users = client
+        .get(service.url("/api/users"))
+        .bearer_auth(&carol_token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(users.status(), StatusCode::OK);
+    let users: Value = users.json().await.unwrap();
+    assert_eq!(users.as_array().unwrap().len(), 3, "{users}");
 }
