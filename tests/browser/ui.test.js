@@ -377,9 +377,15 @@ test('conversations: rename and delete from the list, by keyboard', async () => 
   const titleBox = page.getByLabel('New conversation title');
   await titleBox.waitFor();
   await titleBox.fill('Renamed by the browser test');
+  const renames = [];
+  const countRenames = (request) => { if (request.method() === 'PATCH' && request.url().includes('/chat/conversations/')) renames.push(request.url()); };
+  page.on('request', countRenames);
   await page.keyboard.press('Enter');
   const renamed = page.locator(`.conversation-item[data-conversation-id="${conversationId}"]`);
   await renamed.getByText('Renamed by the browser test').waitFor();
+  await page.waitForTimeout(300);
+  page.off('request', countRenames);
+  assert.equal(renames.length, 1, `one rename is one request: ${renames}`);
   const listed = await apiCall(switchboard, 'GET', '/chat/conversations?limit=100');
   const conversations = listed.conversations ?? listed.items ?? listed;
   assert.equal(conversations.find((conversation) => conversation.id === conversationId)?.title, 'Renamed by the browser test');
@@ -489,7 +495,10 @@ test('knowledge graph: types, relationships and changelog', async () => {
   await page.locator('#kg-version-note', { hasText: latest.message }).waitFor();
   assert.ok((await page.locator('#kg-version').getAttribute('title')).includes(latest.message), 'and in its tooltip');
   await saveScreenshot(page, '08-knowledge-graph');
-  await page.getByRole('tab', { name: 'Relationships' }).click();
+  // The tabs follow the arrow keys.
+  await page.getByRole('tab', { name: 'Object types' }).focus();
+  await page.keyboard.press('ArrowRight');
+  assert.equal(await page.getByRole('tab', { name: 'Relationships' }).getAttribute('aria-selected'), 'true');
   await page.locator('#kg-panel table').waitFor();
   await page.getByRole('tab', { name: 'Changelog' }).click();
   await page.locator('#kg-panel table').waitFor();
