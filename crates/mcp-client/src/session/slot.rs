@@ -133,10 +133,18 @@ impl SessionSlot {
             }
             state.set(SessionState::Initializing);
         }
+        // The caller may give up on the start (its future dropped: a client that went away);
+        // what was being started is dropped with it (a stdio child is killed), so the slot
+        // must not keep saying INITIALIZING.
+        let mut abandoned = AbandonedStart {
+            slot: self,
+            finished: false,
+        };
         let outcome = tokio::select! {
             outcome = start_with_retries(context) => outcome,
             () = context.shutdown.cancelled() => Err(UpstreamError::ShuttingDown),
         };
+        abandoned.finished = true;
         let mut state = self
             .state
             .lock()
@@ -313,6 +321,28 @@ impl SessionSlot {
                             .unwrap_or_else(|| "the connection closed".to_owned())
                     })
                 }),
+        }
+    }
+}
+
+/// Puts a slot whose start was abandoned half-way back to IDLE (see `acquire`).
+struct AbandonedStart<'a> {
+    slot: &'a SessionSlot,
+    finished: bool,
+}
+
+impl Drop for AbandonedStart<'_> {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let mut state = self
+            .slot
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if state.state == SessionState::Initializing {
+            state.set(SessionState::Idle);
         }
     }
 }

@@ -356,3 +356,47 @@ async fn failed_starts_are_retried_three_times_with_doubling_delays_from_100_ms(
         "the delay doubles: gaps {gaps:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_its_caller_abandons_leaves_no_child_and_no_initializing_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    let client = McpClient::new(fast_exit_config()).unwrap();
+    let mut server = misbehaving("abandoned", "slow_init", &[("START_LOG", &starts)]);
+    if let UpstreamEndpoint::Stdio(command) = &mut server.endpoint {
+        command.env.insert("SLOW_INIT_SECS".into(), "1.5".into());
+    }
+    // The caller goes away half-way (as an HTTP client that disconnects drops its request).
+    let gave_up = tokio::time::timeout(
+        Duration::from_millis(400),
+        client.call_tool(&server, &tool("work"), json!({}), &context("fay")),
+    )
+    .await;
+    assert!(gave_up.is_err(), "the start takes 1.5 s");
+    let started = lines(&starts);
+    assert_eq!(started.len(), 1, "{started:?}");
+    let child: i32 = started[0]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        eventually(Duration::from_secs(3), || processes_in_group(child)
+            .is_empty())
+        .await,
+        "the half-started child is gone"
+    );
+    let statuses = client.session_statuses(&server.id);
+    assert_eq!(statuses.len(), 1);
+    assert_eq!(statuses[0].state, SessionState::Idle, "{statuses:?}");
+
+    // The next caller who waits gets a session.
+    let result = client
+        .call_tool(&server, &tool("work"), json!({}), &context("fay"))
+        .await
+        .unwrap();
+    assert!(result.text_for_model().starts_with("worked"));
+    assert_eq!(lines(&starts).len(), 2);
+    client.shutdown().await;
+}
