@@ -6,6 +6,7 @@
 use crate::backend::on_backend;
 use crate::clock;
 use crate::error::{StoreError, StoreResult, insert_error};
+use crate::storable::{clean_text, storable_text};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use switchboard_core::{ApprovalPolicy, ServerId, UserId, WorkspaceId};
@@ -78,8 +79,10 @@ impl Store {
     pub async fn set_tool_policy(
         &self,
         workspace_id: &WorkspaceId,
-        new_policy: NewToolPolicy,
+        mut new_policy: NewToolPolicy,
     ) -> StoreResult<ToolPolicyRecord> {
+        // Tool names come from upstreams: kept as the tool catalog keeps them.
+        clean_text(&mut new_policy.tool_name);
         if new_policy.tool_name.is_empty() {
             return Err(StoreError::invalid("tool_name", "must not be empty"));
         }
@@ -115,12 +118,13 @@ impl Store {
         server_id: &ServerId,
         tool_name: &str,
     ) -> StoreResult<Option<ToolPolicyRecord>> {
+        let tool_name = storable_text(tool_name);
         let row: Option<ToolPolicyRow> = on_backend!(self, |pool| sqlx::query_as(
             select_policies!("WHERE workspace_id = $1 AND server_id = $2 AND tool_name = $3")
         )
         .bind(workspace_id.as_str())
         .bind(server_id.as_str())
-        .bind(tool_name)
+        .bind(&*tool_name)
         .fetch_optional(pool)
         .await)?;
         row.map(ToolPolicyRecord::try_from).transpose()
@@ -151,13 +155,14 @@ impl Store {
         server_id: &ServerId,
         tool_name: &str,
     ) -> StoreResult<()> {
+        let tool_name = storable_text(tool_name);
         let affected = on_backend!(self, |pool| {
             sqlx::query(
             "DELETE FROM tool_approval_policies WHERE workspace_id = $1 AND server_id = $2 AND tool_name = $3"
         )
         .bind(workspace_id.as_str())
         .bind(server_id.as_str())
-        .bind(tool_name)
+        .bind(&*tool_name)
         .execute(pool)
         .await
         .map(|result| result.rows_affected())

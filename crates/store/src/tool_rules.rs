@@ -6,6 +6,7 @@
 use crate::backend::on_backend;
 use crate::clock;
 use crate::error::{StoreError, StoreResult, insert_error};
+use crate::storable::{clean_text, storable_text};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use switchboard_core::{ApprovalPolicy, BudId, ServerId, UserId, WorkspaceId};
@@ -148,8 +149,10 @@ impl Store {
         &self,
         workspace_id: &WorkspaceId,
         scope: &ToolRuleScope,
-        rule: NewToolRule,
+        mut rule: NewToolRule,
     ) -> StoreResult<ToolRuleRecord> {
+        // Tool names come from upstreams: kept as the tool catalog keeps them.
+        clean_text(&mut rule.tool_name);
         if rule.tool_name.is_empty() {
             return Err(StoreError::invalid("tool_name", "must not be empty"));
         }
@@ -189,12 +192,13 @@ impl Store {
         server_id: &ServerId,
         tool_name: &str,
     ) -> StoreResult<Option<ToolRuleRecord>> {
+        let tool_name = storable_text(tool_name);
         let (sql, bud) = sql_for(scope);
         let row: Option<ToolRuleRow> = on_backend!(self, |pool| sqlx::query_as(sql.select_one)
             .bind(workspace_id.as_str())
             .bind(scope.id())
             .bind(server_id.as_str())
-            .bind(tool_name)
+            .bind(&*tool_name)
             .fetch_optional(pool)
             .await)?;
         row.map(|row| row.into_record(bud)).transpose()
@@ -259,12 +263,13 @@ impl Store {
         server_id: &ServerId,
         tool_name: &str,
     ) -> StoreResult<()> {
+        let tool_name = storable_text(tool_name);
         let (sql, _) = sql_for(scope);
         let affected = on_backend!(self, |pool| sqlx::query(sql.delete)
             .bind(workspace_id.as_str())
             .bind(scope.id())
             .bind(server_id.as_str())
-            .bind(tool_name)
+            .bind(&*tool_name)
             .execute(pool)
             .await
             .map(|result| result.rows_affected()))?;

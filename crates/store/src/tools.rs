@@ -5,7 +5,7 @@
 use crate::backend::{on_backend, write_transaction};
 use crate::clock;
 use crate::error::{StoreError, StoreResult};
-use crate::storable::clean_tool_definition;
+use crate::storable::{clean_tool_definition, storable_text};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -232,12 +232,14 @@ impl Store {
         server_id: &ServerId,
         name: &str,
     ) -> StoreResult<ToolRecord> {
+        // Looked up as stored (a name from an upstream may have had U+0000).
+        let name = storable_text(name);
         let row: Option<ToolRow> = on_backend!(self, |pool| sqlx::query_as(select_tools!(
             "WHERE workspace_id = $1 AND server_id = $2 AND name = $3"
         ))
         .bind(workspace_id.as_str())
         .bind(server_id.as_str())
-        .bind(name)
+        .bind(&*name)
         .fetch_optional(pool)
         .await)?;
         row.map(ToolRecord::from)
@@ -252,13 +254,14 @@ impl Store {
         name: &str,
         is_enabled: bool,
     ) -> StoreResult<ToolRecord> {
+        let name = storable_text(name);
         let affected = on_backend!(self, |pool| sqlx::query(
             "UPDATE mcp_tools SET is_enabled = $4, updated_at = $5 \
              WHERE workspace_id = $1 AND server_id = $2 AND name = $3"
         )
         .bind(workspace_id.as_str())
         .bind(server_id.as_str())
-        .bind(name)
+        .bind(&*name)
         .bind(is_enabled)
         .bind(clock::now())
         .execute(pool)
@@ -267,7 +270,7 @@ impl Store {
         if affected == 0 {
             return Err(StoreError::not_found("tool"));
         }
-        self.get_tool(workspace_id, server_id, name).await
+        self.get_tool(workspace_id, server_id, &name).await
     }
 }
 

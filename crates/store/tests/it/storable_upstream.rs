@@ -8,11 +8,12 @@ use crate::fixtures::{new_conversation, stdio_server, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
 use chrono::{Duration, DurationRound, TimeDelta, Utc};
 use serde_json::json;
-use switchboard_core::{ElicitationId, ToolDefinition};
+use switchboard_core::{ApprovalPolicy, ElicitationId, ToolDefinition};
 use switchboard_kg::{ObjectRecord, sample_graph};
 use switchboard_store::{
-    ElicitationStatus, McpObservation, NewElicitationRequest, ServerPatch, ServerStatus,
-    ServerSync, StoreError, StoredKnowledgeGraph, SyncStatus, definition_hash,
+    ElicitationStatus, McpObservation, NewElicitationRequest, NewToolPolicy, NewToolRule,
+    ServerPatch, ServerStatus, ServerSync, StoreError, StoredKnowledgeGraph, SyncStatus,
+    ToolRuleScope, definition_hash,
 };
 
 store_test!(
@@ -21,6 +22,7 @@ store_test!(
     elicitation_requests_keep_no_nul,
     knowledge_graph_text_keeps_no_nul,
     server_configuration_with_nul_is_refused,
+    tool_names_with_nul_are_looked_up_as_stored,
 );
 
 const R: char = '\u{FFFD}';
@@ -383,5 +385,94 @@ async fn server_configuration_with_nul_is_refused(test: TestStore) {
     assert_eq!(
         store.get_server(&workspace.id, &server.id).await.unwrap(),
         server
+    );
+}
+
+async fn tool_names_with_nul_are_looked_up_as_stored(test: TestStore) {
+    // A tool name from an upstream is a key of the catalog, of policies and of rules: whichever
+    // form a caller passes (as sent, or as stored), it finds the same row.
+    let store = &test.store;
+    let (workspace, alice) = workspace_with_owner(store, "acme").await;
+    let server = store
+        .create_server(&workspace.id, stdio_server("everything"))
+        .await
+        .unwrap();
+    let mut odd = tool_with_nul();
+    odd.name = "se\0arch".into();
+    store
+        .replace_server_tools(&workspace.id, &server.id, &[odd])
+        .await
+        .unwrap();
+    let stored_name = format!("se{R}arch");
+    let found = store
+        .get_tool(&workspace.id, &server.id, "se\0arch")
+        .await
+        .unwrap();
+    assert_eq!(found.name, stored_name);
+    let disabled = store
+        .set_tool_enabled(&workspace.id, &server.id, "se\0arch", false)
+        .await
+        .unwrap();
+    assert!(!disabled.is_enabled);
+
+    let policy = store
+        .set_tool_policy(
+            &workspace.id,
+            NewToolPolicy {
+                server_id: server.id.clone(),
+                tool_name: "se\0arch".into(),
+                policy: ApprovalPolicy::AlwaysAllow,
+                pinned_definition_hash: Some(found.definition_hash.clone()),
+                updated_by: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(policy.tool_name, stored_name);
+    assert_eq!(
+        store
+            .get_tool_policy(&workspace.id, &server.id, &stored_name)
+            .await
+            .unwrap(),
+        Some(policy)
+    );
+    store
+        .delete_tool_policy(&workspace.id, &server.id, "se\0arch")
+        .await
+        .unwrap();
+
+    let scope = ToolRuleScope::User(alice.id.clone());
+    let rule = store
+        .set_tool_rule(
+            &workspace.id,
+            &scope,
+            NewToolRule {
+                server_id: server.id.clone(),
+                tool_name: "se\0arch".into(),
+                policy: ApprovalPolicy::AlwaysDeny,
+                pin_hash: None,
+                updated_by: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(rule.tool_name, stored_name);
+    assert_eq!(
+        store
+            .get_tool_rule(&workspace.id, &scope, &server.id, "se\0arch")
+            .await
+            .unwrap(),
+        Some(rule)
+    );
+    store
+        .delete_tool_rule(&workspace.id, &scope, &server.id, &stored_name)
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .get_tool_rule(&workspace.id, &scope, &server.id, "se\0arch")
+            .await
+            .unwrap(),
+        None
     );
 }
