@@ -274,8 +274,9 @@ test('servers: a server that cannot start turns red, says why in words, and can 
   assert.match(label, /Error|failed/i);
   const reason = card.locator('.server-error, [role=alert]').filter({ hasText: /./ }).first();
   await reason.waitFor();
-  const words = (await reason.textContent()).trim();
-  assert.match(words, /exit|status 3|no config file found/i, `the reason names what happened: ${words}`);
+  const words = (await reason.innerText()).trim();
+  assert.match(words, /exited with status 3/, `the reason, visible, names what happened: ${words}`);
+  assert.match(words, /no config file found/, `and the server's last words: ${words}`);
   assert.doesNotMatch(words, /^\s*[{[]/, 'the reason is words, not raw JSON');
   await saveScreenshot(page, '05b-server-error');
   await card.getByRole('button', { name: 'Delete' }).click();

@@ -306,6 +306,30 @@ test('tool summaries read well for common result shapes', async () => {
   assert.deepEqual(summaries.duration, ['12 ms', '1.5 s']);
 });
 
+test('upstream errors: the plain explanation, then the client\'s own short message in view; long ones folded', async () => {
+  const shown = await inPage(['upstream-errors'], ({ 'upstream-errors': errors }) => {
+    const render = (...args) => {
+      const element = errors.renderUpstreamError(...args);
+      document.body.append(element);
+      const result = { visible: element.innerText, folded: element.querySelector('details')?.textContent ?? null };
+      element.remove();
+      return result;
+    };
+    return {
+      exited: render('init_failed', 'could not initialize a session with `node`: it exited with status 3; its last stderr line: no config file found', { prefix: 'Last error: ' }),
+      long: render('protocol_error', 'x'.repeat(500)),
+      unknownCode: render('something_new', 'the upstream said no'),
+      noMessage: render('busy', ''),
+    };
+  });
+  assert.equal(shown.exited.visible, 'Last error: The server did not complete the MCP handshake. Could not initialize a session with `node`: it exited with status 3; its last stderr line: no config file found.');
+  assert.equal(shown.exited.folded, null);
+  assert.match(shown.long.visible, /^The server sent something that is not valid MCP\.\s+Details$/);
+  assert.match(shown.long.folded, /x{500}/);
+  assert.equal(shown.unknownCode.visible, 'the upstream said no');
+  assert.equal(shown.noMessage.visible, 'Too many calls are running on this server; try again in a moment.');
+});
+
 test('chat turn: stream events become tool activity, an approval card that posts the decision, a form, and Markdown', async () => {
   const outcome = await inPage(['pages/chat/assistant-turn'], async ({ 'pages/chat/assistant-turn': turnModule }) => {
     const realFetch = window.fetch;

@@ -1,5 +1,6 @@
-// upstream-errors: plain-words explanations of the MCP client's stable error codes, shown first;
-// the upstream's own (often technical) message stays available under "Details".
+// upstream-errors: plain-words explanations of the MCP client's stable error codes, shown first,
+// followed by the client's own message (what, where, why: "it exited with status 3; its last
+// stderr line: …") when it is short enough to read; longer messages go under "Details".
 
 import { h } from './dom.js';
 
@@ -7,7 +8,7 @@ const EXPLANATIONS = {
   needs_auth: 'The server asks for credentials, or refused the ones configured. Check its API key or headers.',
   connect_failed: 'Could not connect to the server. Check the address and that the server is running.',
   connection_lost: 'The connection to the server broke during the call.',
-  init_failed: 'The server answered but the MCP handshake failed.',
+  init_failed: 'The server did not complete the MCP handshake.',
   init_timeout: 'The server did not finish the MCP handshake in time.',
   timeout: 'The server took too long to answer.',
   spawn_failed: 'The command could not be started. Check the program name and its arguments.',
@@ -29,10 +30,22 @@ export function explainUpstreamError(code) {
   return EXPLANATIONS[code] ?? null;
 }
 
-/** The explanation (or the message alone) with the raw message in a collapsible "Details". */
+/** Longest message shown inline after the explanation; longer ones are folded under "Details". */
+const INLINE_MESSAGE_LIMIT = 240;
+
+/** The explanation, then the message itself (inline when short, else in a collapsible "Details"). */
 export function renderUpstreamError(code, message, { prefix = '' } = {}) {
   const plain = explainUpstreamError(code);
   if (!plain) return h('span', { text: `${prefix}${message ?? 'unknown error'}` });
+  const text = String(message ?? '').trim();
+  if (!text) return h('span', { text: `${prefix}${plain}` });
+  if (text.length <= INLINE_MESSAGE_LIMIT && !text.includes('\n')) {
+    return h('span', {}, `${prefix}${plain} `, h('span', { class: 'upstream-message', text: capitalise(text.replace(/\.$/, '')) + '.' }));
+  }
   return h('span', {}, `${prefix}${plain} `,
-    message ? h('details', { class: 'inline-details' }, h('summary', { text: 'Details' }), h('span', { class: 'mono', text: message })) : null);
+    h('details', { class: 'inline-details' }, h('summary', { text: 'Details' }), h('span', { class: 'mono', text })));
+}
+
+function capitalise(text) {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
