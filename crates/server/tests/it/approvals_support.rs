@@ -180,6 +180,33 @@ impl ApprovalServer {
         (status, body)
     }
 
+    /// A new user of the workspace made the way an operator makes one — `POST /api/users`,
+    /// then `POST /api/tokens {user_id}` with the bootstrap admin's token — and its token.
+    pub async fn person_via_api(&self, name: &str, role: &str, scopes: &[&str]) -> Person {
+        let (status, user) = self
+            .send(
+                &self.admin,
+                reqwest::Method::POST,
+                "/api/users",
+                Some(json!({"name": name, "role": role})),
+            )
+            .await;
+        assert_eq!(status, 201, "{user}");
+        let (status, token) = self
+            .send(
+                &self.admin,
+                reqwest::Method::POST,
+                "/api/tokens",
+                Some(json!({"name": name, "scopes": scopes, "user_id": user["id"]})),
+            )
+            .await;
+        assert_eq!(status, 201, "{token}");
+        Person {
+            id: UserId::from_string(user["id"].as_str().unwrap()),
+            token: token["plaintext"].as_str().unwrap().to_owned(),
+        }
+    }
+
     /// Starts an answer as `who`.
     pub async fn ask(&self, who: &Person, message: &str) -> SseReader {
         let response = self
