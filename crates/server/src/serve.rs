@@ -9,7 +9,8 @@
 //!    503 `shutting_down` with `Retry-After`). Connections are still accepted and served: the
 //!    answers in flight call tools on our own `/mcp` over loopback and wait for people's
 //!    approval decisions, and both may need a new connection. MCP sessions stay up. The drain
-//!    ends as soon as no answer is in flight.
+//!    ends as soon as no answer is in flight, or at once when the state's `end_drain` token is
+//!    cancelled (the binary does on a second signal).
 //! 2. **Cancel** (bounded): the listener is closed; answers still running are cancelled and save
 //!    what they produced (their clients get `error` `shutting_down`, then `done`; an approval
 //!    they wait for is recorded as cancelled) within [`CANCEL_SAVE_TIMEOUT`]; the state's
@@ -69,6 +70,7 @@ pub async fn run(
     });
     let work = InFlightWork {
         draining: state.draining.clone(),
+        end_drain: state.end_drain.clone(),
         chat: state.chat.clone(),
     };
     serve_in_phases(
@@ -94,6 +96,7 @@ pub async fn serve_router(
 ) -> std::io::Result<()> {
     let work = InFlightWork {
         draining: CancellationToken::new(),
+        end_drain: CancellationToken::new(),
         chat: None,
     };
     serve_in_phases(listener, router, config, shutdown_token, work, shutdown).await
@@ -103,6 +106,8 @@ pub async fn serve_router(
 struct InFlightWork {
     /// Cancelled when the drain starts (`/readyz` reads it).
     draining: CancellationToken,
+    /// Cancelled to stop draining before the grace is over.
+    end_drain: CancellationToken,
     chat: Option<ChatService>,
 }
 
@@ -166,6 +171,7 @@ async fn serve_in_phases(
         tokio::select! {
             () = &mut finished => break true,
             () = tokio::time::sleep_until(deadline) => break false,
+            () = work.end_drain.cancelled() => break false,
             accepted = listener.accept() => connections.serve(accepted).await,
         }
     };
@@ -177,7 +183,8 @@ async fn serve_in_phases(
         tracing::warn!(
             answers_in_flight = work.answers_in_flight(),
             grace_secs = grace.as_secs(),
-            "shutting down: the grace period is over; cancelling the answers still running (what they produced is saved)"
+            ended_early = work.end_drain.is_cancelled(),
+            "shutting down: the drain is over; cancelling the answers still running (what they produced is saved)"
         );
     }
     work.cancel_the_rest().await;

@@ -23,6 +23,9 @@ pub struct AppState {
     /// Cancelled when phase 1 of a shutdown (the drain) starts: `/readyz` reports DOWN and
     /// new answers are refused, while answers in flight, `/mcp` and MCP sessions keep working.
     pub draining: CancellationToken,
+    /// Cancel to end the drain at once (the binary does on a second SIGINT/SIGTERM): what is
+    /// still running is cancelled and saved as at the end of the grace.
+    pub end_drain: CancellationToken,
     /// Cancelled at phase 2 of a shutdown (the drain is over or its grace ran out): long-lived
     /// work (SSE streams, `/mcp` sessions, background tasks) selects on it and winds down.
     pub shutdown: CancellationToken,
@@ -52,6 +55,7 @@ impl AppState {
             config: Arc::new(config),
             metrics: crate::metrics::prometheus_handle(),
             draining,
+            end_drain: CancellationToken::new(),
             shutdown: CancellationToken::new(),
             readiness_checks: Arc::new(vec![not_draining]),
             mcp: None,

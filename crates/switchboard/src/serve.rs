@@ -59,10 +59,14 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         startup_ms = started.elapsed().as_millis() as u64,
         "listening"
     );
+    // Listening before saying ready, so a signal sent right after the ready line is ours. A
+    // second signal ends the drain at once.
+    let stop = crate::shutdown::StopSignals::listen()
+        .first_then_end_drain_on_second(state.end_drain.clone());
     println!("Switchboard is ready at http://{address}");
     // Drain (answers in flight finish within `server.shutdown_grace_secs`), then cancel the
     // rest, which saves what it produced (see `switchboard_server::serve`).
-    let result = switchboard_server::run(listener, state, crate::shutdown::signal()).await;
+    let result = switchboard_server::run(listener, state, stop).await;
     shutdown_token.cancel();
     // Every MCP session is closed (stdio children: stdin closed, then SIGTERM, then SIGKILL
     // of their process group) before the store goes.

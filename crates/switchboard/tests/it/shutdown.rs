@@ -227,17 +227,7 @@ async fn sigterm_lets_the_answer_in_flight_finish_its_tool_call_then_exits() {
     send_sigterm(&service);
 
     // The drain: not ready, new answers refused, this one goes on.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let ready = client.get(service.url("/readyz")).send().await.unwrap();
-        if ready.status() == 503 {
-            let body: Value = ready.json().await.unwrap();
-            assert_eq!(body["checks"]["shutdown"]["status"], "DOWN", "{body}");
-            break;
-        }
-        assert!(Instant::now() < deadline, "/readyz still 200 after SIGTERM");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until_draining(&client, &service).await;
     let refused = ask(&client, &service, "one more question").await;
     assert_eq!(refused.status(), 503);
     assert!(refused.headers().contains_key("retry-after"));
@@ -459,4 +449,60 @@ async fn an_approval_still_waiting_when_the_grace_ends_is_cancelled_not_left_pen
         listed["approvals"][0]["status"], "cancelled",
         "recorded by the shutdown, not expired by the next start: {listed:#}"
     );
+}
+
+/// Polls `/readyz` until the drain shows there (503, `checks.shutdown` DOWN).
+async fn wait_until_draining(client: &reqwest::Client, service: &Service) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let ready = client.get(service.url("/readyz")).send().await.unwrap();
+        if ready.status() == 503 {
+            let body: Value = ready.json().await.unwrap();
+            assert_eq!(body["checks"]["shutdown"]["status"], "DOWN", "{body}");
+            return;
+        }
+        assert!(Instant::now() < deadline, "/readyz still 200 after SIGTERM");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_sigterm_ends_the_drain_at_once() {
+    let fake = FakeOpenAi::start().await;
+    fake.enqueue(ScriptedReply::tool_calls(&[ScriptedToolCall::new(
+        "call_slow",
+        "slow__trigger-long-running-operation",
+        json!({"duration": 60, "steps": 60}),
+    )]));
+    let data_dir = tempfile::tempdir().unwrap();
+    let client = reqwest::Client::new();
+    let mut service = Service::start_command(with_model(data_dir.path(), &fake));
+    register_slow_stdio_server(&client, &service).await;
+
+    let mut events = Events::new(ask(&client, &service, "run the long operation").await);
+    let mut seen = events
+        .until(|event| event["type"] == "mcp_tool" && event["status"] == "started")
+        .await;
+    let children = descendants(service.child.id());
+    send_sigterm(&service);
+    wait_until_draining(&client, &service).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let second = Instant::now();
+    send_sigterm(&service);
+
+    seen.extend(events.until(is_done).await);
+    assert!(
+        second.elapsed() < Duration::from_secs(3),
+        "cut {:?} after the second SIGTERM (the grace is 30 s)",
+        second.elapsed()
+    );
+    assert_eq!(
+        of_type(&seen, "error")[0]["code"],
+        "shutting_down",
+        "{seen:#?}"
+    );
+    assert_eq!(seen.last().unwrap()["outcome"], "cancelled");
+    let status = wait_for_exit(&mut service, Duration::from_secs(10)).await;
+    assert!(status.success(), "exit status {status:?}");
+    assert_all_gone(&children);
 }
