@@ -306,6 +306,39 @@ test('tool summaries read well for common result shapes', async () => {
   assert.deepEqual(summaries.duration, ['12 ms', '1.5 s']);
 });
 
+test('server status: the registry\'s states and sync states become green, yellow, red or grey with words', async () => {
+  const shown = await inPage(['pages/servers/server-status'], ({ 'pages/servers/server-status': status }) => {
+    const cases = {
+      connected: { status: 'ACTIVE', sync_status: 'synced' },
+      idleButSynced: { status: 'IDLE', sync_status: 'synced' },
+      connecting: { status: 'INITIALIZING', sync_status: 'never_synced' },
+      syncing: { status: 'IDLE', sync_status: 'syncing' },
+      stale: { status: 'ACTIVE', sync_status: 'stale' },
+      failed: { status: 'ERROR', sync_status: 'error' },
+      syncFailed: { status: 'IDLE', sync_status: 'error' },
+      needsAuth: { status: 'IDLE', sync_status: 'needs_auth' },
+      disabled: { status: 'ACTIVE', sync_status: 'synced', is_active: false },
+      closed: { status: 'CLOSED', sync_status: 'never_synced' },
+    };
+    return Object.fromEntries(Object.entries(cases).map(([name, server]) => {
+      const { colour, label } = status.describeServerStatus(server);
+      return [name, `${colour}: ${label}`];
+    }));
+  });
+  assert.deepEqual(shown, {
+    connected: 'green: Connected',
+    idleButSynced: 'green: Ready — connects on first use',
+    connecting: 'yellow: Connecting…',
+    syncing: 'yellow: Syncing tools…',
+    stale: 'yellow: Connected — tool list out of date',
+    failed: 'red: Error',
+    syncFailed: 'red: Tool sync failed',
+    needsAuth: 'red: Needs credentials',
+    disabled: 'grey: Disabled',
+    closed: 'grey: Closed',
+  });
+});
+
 test('upstream errors: the plain explanation, then the client\'s own short message in view; long ones folded', async () => {
   const shown = await inPage(['upstream-errors'], ({ 'upstream-errors': errors }) => {
     const render = (...args) => {
