@@ -16,7 +16,8 @@
 //!    they wait for is recorded as cancelled) within [`CANCEL_SAVE_TIMEOUT`]; the state's
 //!    `shutdown` token is cancelled (SSE streams, `/mcp` sessions, background tasks wind
 //!    down); open connections finish their request and close, within what is left of the
-//!    grace but never less than [`CLOSE_WINDOW_MIN`]. The caller then closes the MCP
+//!    grace (only [`CLOSE_WINDOW_MIN`] after `end_drain`) but never less than
+//!    [`CLOSE_WINDOW_MIN`]. The caller then closes the MCP
 //!    client's sessions (stdio children included) and the store.
 
 use crate::app::app;
@@ -189,9 +190,14 @@ async fn serve_in_phases(
     }
     work.cancel_the_rest().await;
     shutdown_token.cancel();
-    let close_within = deadline
-        .saturating_duration_since(Instant::now())
-        .max(CLOSE_WINDOW_MIN);
+    // Hurried by `end_drain`, connections get only the minimum; otherwise the rest of the grace.
+    let close_within = if work.end_drain.is_cancelled() {
+        CLOSE_WINDOW_MIN
+    } else {
+        deadline
+            .saturating_duration_since(Instant::now())
+            .max(CLOSE_WINDOW_MIN)
+    };
     match tokio::time::timeout(close_within, connections.graceful.shutdown()).await {
         Ok(()) => tracing::info!("all connections closed"),
         Err(_) => tracing::warn!(
