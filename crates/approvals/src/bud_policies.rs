@@ -2,8 +2,7 @@
 //! conversations; pinned and audited like workspace policies ([`crate::policies`]).
 
 use crate::error::ApprovalResult;
-use crate::evaluation::save_snapshot;
-use crate::policies::{PolicySource, ToolPolicyView, pin_matches};
+use crate::policies::ToolPolicyView;
 use crate::service::Approvals;
 use serde_json::json;
 use switchboard_core::{ApprovalPolicy, BudId, Principal, ServerId, WorkspaceId};
@@ -28,20 +27,14 @@ impl Approvals {
                 continue;
             };
             let current = self
-                .current_pin(workspace_id, server, &rule.tool_name)
+                .current_pin(workspace_id, &server.id, &rule.tool_name)
                 .await?;
-            views.push(ToolPolicyView {
-                pin_matches: pin_matches(rule.pin_hash.as_deref(), &current),
-                server_id: rule.server_id,
-                server_name: server.name.clone(),
-                tool_name: rule.tool_name,
-                bud_id: Some(bud_id.clone()),
-                policy: rule.policy,
-                source: PolicySource::Explicit,
-                pinned_hash: rule.pin_hash,
-                updated_by: rule.updated_by,
-                updated_at: Some(rule.updated_at),
-            });
+            views.push(ToolPolicyView::explicit(
+                rule.into(),
+                server.name.clone(),
+                Some(bud_id.clone()),
+                &current,
+            ));
         }
         Ok(views)
     }
@@ -64,10 +57,9 @@ impl Approvals {
         let before = store
             .get_tool_rule(workspace_id, &scope, server_id, tool_name)
             .await?;
-        let pin = self.current_pin(workspace_id, &server, tool_name).await?;
-        if let Some(pin) = &pin {
-            save_snapshot(&self.inner, workspace_id, pin).await?;
-        }
+        let pin = self
+            .pin_current_definition(workspace_id, server_id, tool_name)
+            .await?;
         let rule = store
             .set_tool_rule(
                 workspace_id,
@@ -94,18 +86,12 @@ impl Approvals {
             }),
         )
         .await;
-        Ok(ToolPolicyView {
-            pin_matches: pin.as_ref().map(|_| true),
-            server_id: rule.server_id,
-            server_name: server.name,
-            tool_name: rule.tool_name,
-            bud_id: Some(bud_id.clone()),
-            policy: rule.policy,
-            source: PolicySource::Explicit,
-            pinned_hash: rule.pin_hash,
-            updated_by: rule.updated_by,
-            updated_at: Some(rule.updated_at),
-        })
+        Ok(ToolPolicyView::explicit(
+            rule.into(),
+            server.name,
+            Some(bud_id.clone()),
+            &pin,
+        ))
     }
 
     /// Removes a bud's policy for one tool (the workspace policy applies again).

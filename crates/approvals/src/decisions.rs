@@ -5,7 +5,6 @@
 
 use crate::error::{ApprovalError, ApprovalResult};
 use crate::evaluation::remember_for_user;
-use crate::pinning::pin_hash;
 use crate::service::{Approvals, authorize_owner_or_admin};
 use crate::waiting::{PersonDecision, PinContext};
 use chrono::Utc;
@@ -178,26 +177,8 @@ impl Approvals {
         let Some(server_id) = &record.server_id else {
             return Ok(None);
         };
-        let store = &self.inner.store;
-        let tool = match store
-            .get_tool(&record.workspace_id, server_id, &record.tool_name)
+        self.current_pin(&record.workspace_id, server_id, &record.tool_name)
             .await
-        {
-            Ok(tool) => tool,
-            Err(error) if error.is_not_found() => return Ok(None),
-            Err(error) => return Err(error.into()),
-        };
-        let instructions = store
-            .get_server_instructions(&record.workspace_id, server_id)
-            .await?
-            .and_then(|observed| observed.instructions);
-        let definition = tool.definition();
-        Ok(Some(PinContext {
-            server_id: server_id.clone(),
-            pin_hash: pin_hash(&definition, instructions.as_deref()),
-            definition,
-            instructions,
-        }))
     }
 
     /// Requests of the caller's conversations (see [`ApprovalListing`]), oldest first.

@@ -13,7 +13,7 @@ use crate::waiting::PinContext;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use switchboard_core::{ApprovalPolicy, BudId, Principal, ServerId, UserId, WorkspaceId};
-use switchboard_store::{NewToolPolicy, ServerRecord};
+use switchboard_store::{NewToolPolicy, ServerRecord, ToolPolicyRecord, ToolRuleRecord};
 
 use crate::audit::ConfigurationChange;
 
@@ -45,6 +45,65 @@ pub struct ToolPolicyView {
     pub updated_at: Option<DateTime<Utc>>,
 }
 
+/// What a view shows of an explicit row: a workspace policy or a bud's rule.
+pub(crate) struct ExplicitRule {
+    server_id: ServerId,
+    tool_name: String,
+    policy: ApprovalPolicy,
+    pinned_hash: Option<String>,
+    updated_by: Option<UserId>,
+    updated_at: DateTime<Utc>,
+}
+
+impl From<ToolPolicyRecord> for ExplicitRule {
+    fn from(record: ToolPolicyRecord) -> Self {
+        ExplicitRule {
+            server_id: record.server_id,
+            tool_name: record.tool_name,
+            policy: record.policy,
+            pinned_hash: record.pinned_definition_hash,
+            updated_by: record.updated_by,
+            updated_at: record.updated_at,
+        }
+    }
+}
+
+impl From<ToolRuleRecord> for ExplicitRule {
+    fn from(rule: ToolRuleRecord) -> Self {
+        ExplicitRule {
+            server_id: rule.server_id,
+            tool_name: rule.tool_name,
+            policy: rule.policy,
+            pinned_hash: rule.pin_hash,
+            updated_by: rule.updated_by,
+            updated_at: rule.updated_at,
+        }
+    }
+}
+
+impl ToolPolicyView {
+    /// The view of an explicit row, compared with the tool's `current` pin.
+    pub(crate) fn explicit(
+        rule: ExplicitRule,
+        server_name: String,
+        bud_id: Option<BudId>,
+        current: &Option<PinContext>,
+    ) -> Self {
+        ToolPolicyView {
+            pin_matches: pin_matches(rule.pinned_hash.as_deref(), current),
+            server_id: rule.server_id,
+            server_name,
+            tool_name: rule.tool_name,
+            bud_id,
+            policy: rule.policy,
+            source: PolicySource::Explicit,
+            pinned_hash: rule.pinned_hash,
+            updated_by: rule.updated_by,
+            updated_at: Some(rule.updated_at),
+        }
+    }
+}
+
 impl Approvals {
     /// The workspace policy of one tool (the default when no row is set).
     pub async fn tool_policy(
@@ -58,20 +117,9 @@ impl Approvals {
         let explicit = store
             .get_tool_policy(workspace_id, server_id, tool_name)
             .await?;
-        let current = self.current_pin(workspace_id, &server, tool_name).await?;
+        let current = self.current_pin(workspace_id, server_id, tool_name).await?;
         Ok(match explicit {
-            Some(record) => ToolPolicyView {
-                pin_matches: pin_matches(record.pinned_definition_hash.as_deref(), &current),
-                server_id: record.server_id,
-                server_name: server.name,
-                tool_name: record.tool_name,
-                bud_id: None,
-                policy: record.policy,
-                source: PolicySource::Explicit,
-                pinned_hash: record.pinned_definition_hash,
-                updated_by: record.updated_by,
-                updated_at: Some(record.updated_at),
-            },
+            Some(record) => ToolPolicyView::explicit(record.into(), server.name, None, &current),
             None => self.default_view(server, tool_name, None),
         })
     }
@@ -94,20 +142,14 @@ impl Approvals {
                 continue;
             };
             let current = self
-                .current_pin(workspace_id, server, &record.tool_name)
+                .current_pin(workspace_id, &server.id, &record.tool_name)
                 .await?;
-            views.push(ToolPolicyView {
-                pin_matches: pin_matches(record.pinned_definition_hash.as_deref(), &current),
-                server_id: record.server_id,
-                server_name: server.name.clone(),
-                tool_name: record.tool_name,
-                bud_id: None,
-                policy: record.policy,
-                source: PolicySource::Explicit,
-                pinned_hash: record.pinned_definition_hash,
-                updated_by: record.updated_by,
-                updated_at: Some(record.updated_at),
-            });
+            views.push(ToolPolicyView::explicit(
+                record.into(),
+                server.name.clone(),
+                None,
+                &current,
+            ));
         }
         Ok(views)
     }
@@ -126,10 +168,9 @@ impl Approvals {
         let before = store
             .get_tool_policy(workspace_id, server_id, tool_name)
             .await?;
-        let pin = self.current_pin(workspace_id, &server, tool_name).await?;
-        if let Some(pin) = &pin {
-            save_snapshot(&self.inner, workspace_id, pin).await?;
-        }
+        let pin = self
+            .pin_current_definition(workspace_id, server_id, tool_name)
+            .await?;
         store
             .set_tool_policy(
                 workspace_id,
@@ -238,26 +279,41 @@ impl Approvals {
         Ok(seeded.len())
     }
 
+    /// [`Self::current_pin`] with its snapshot kept, for a rule about to be pinned to it (so a
+    /// later change can be shown as a diff).
+    pub(crate) async fn pin_current_definition(
+        &self,
+        workspace_id: &WorkspaceId,
+        server_id: &ServerId,
+        tool_name: &str,
+    ) -> ApprovalResult<Option<PinContext>> {
+        let pin = self.current_pin(workspace_id, server_id, tool_name).await?;
+        if let Some(pin) = &pin {
+            save_snapshot(&self.inner, workspace_id, pin).await?;
+        }
+        Ok(pin)
+    }
+
     /// The pin of the tool as last synced (`None` when the tool is not known yet).
     pub(crate) async fn current_pin(
         &self,
         workspace_id: &WorkspaceId,
-        server: &ServerRecord,
+        server_id: &ServerId,
         tool_name: &str,
     ) -> ApprovalResult<Option<PinContext>> {
         let store = &self.inner.store;
-        let tool = match store.get_tool(workspace_id, &server.id, tool_name).await {
+        let tool = match store.get_tool(workspace_id, server_id, tool_name).await {
             Ok(tool) => tool,
             Err(error) if error.is_not_found() => return Ok(None),
             Err(error) => return Err(error.into()),
         };
         let instructions = store
-            .get_server_instructions(workspace_id, &server.id)
+            .get_server_instructions(workspace_id, server_id)
             .await?
             .and_then(|observed| observed.instructions);
         let definition = tool.definition();
         Ok(Some(PinContext {
-            server_id: server.id.clone(),
+            server_id: server_id.clone(),
             pin_hash: pin_hash(&definition, instructions.as_deref()),
             definition,
             instructions,
