@@ -549,19 +549,24 @@ test('a member token: no Audit page, read-only servers, and a knowledge-graph re
   }
 });
 
+/** Applies the audit page's filters and waits until the table shows their answer (not the rows before). */
+async function applyAuditFilters() {
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.locator('.audit-results:not([aria-busy])').waitFor({ state: 'attached' });
+}
+
 test('audit: the tool calls of this session are listed and filterable', async () => {
   await page.goto(`${switchboard.origin}/#/audit`);
   await page.locator('.audit-table tbody tr').first().waitFor();
   await page.getByLabel('Tool').fill('schema_version');
-  await page.getByRole('button', { name: 'Apply' }).click();
-  await page.locator('.audit-table tbody tr').first().waitFor();
+  await applyAuditFilters();
   const tools = await page.locator('.audit-table tbody tr td:nth-child(4)').allTextContents();
   assert.ok(tools.length > 0 && tools.every((text) => text.includes('schema_version')), `filtered rows: ${tools}`);
   await saveScreenshot(page, '10-audit');
   // The call denied earlier in this session, found by its status.
   await page.getByLabel('Tool').fill('');
   await page.getByLabel('Status').selectOption('denied');
-  await page.getByRole('button', { name: 'Apply' }).click();
+  await applyAuditFilters();
   await page.locator('.audit-table tbody tr', { hasText: 'count_zebras' }).first().waitFor();
   const statuses = await page.locator('.audit-table tbody tr td:nth-child(5)').allTextContents();
   assert.ok(statuses.every((text) => text.includes('denied')), `filtered rows: ${statuses}`);

@@ -41,7 +41,7 @@ export async function renderPage(container, { query }) {
       h('button', { type: 'submit', class: 'button button-primary', text: 'Apply' }),
       h('button', { type: 'reset', class: 'button', text: 'Clear' })));
   const status = h('p', { class: 'muted', role: 'status' });
-  const tableSlot = h('div', {});
+  const tableSlot = h('div', { class: 'audit-results', 'aria-live': 'polite' });
   const previous = h('button', { type: 'button', class: 'button button-small', text: '← Newer' });
   const next = h('button', { type: 'button', class: 'button button-small', text: 'Older →' });
   const pager = h('div', { class: 'pager' }, previous, next);
@@ -51,7 +51,13 @@ export async function renderPage(container, { query }) {
 
   const cursors = [null];
   let pageIndex = 0;
+  // Only the newest request may fill the table: an older answer arriving late (a slow page
+  // before a quick filter) must not replace it. aria-busy tells assistive tech (and the
+  // browser tests) that the rows shown are about to change.
+  let latestRequest = 0;
   async function load() {
+    const request = ++latestRequest;
+    tableSlot.setAttribute('aria-busy', 'true');
     const params = new URLSearchParams();
     for (const [name, control] of Object.entries(filters)) {
       const value = control.value.trim();
@@ -65,6 +71,7 @@ export async function renderPage(container, { query }) {
     status.textContent = 'Loading…';
     try {
       const answer = await api.get(`/api/audit?${params}`);
+      if (request !== latestRequest) return;
       const rows = listItems(answer, 'entries');
       status.textContent = rows.length ? `Showing ${rows.length} entr${rows.length === 1 ? 'y' : 'ies'}${answer?.total !== undefined ? ` of ${answer.total}` : ''}.` : 'Nothing matches these filters.';
       replaceChildren(tableSlot, rows.length ? renderTable(rows) : null);
@@ -73,10 +80,13 @@ export async function renderPage(container, { query }) {
       previous.disabled = pageIndex === 0;
       next.disabled = !cursors[pageIndex + 1];
     } catch (error) {
+      if (request !== latestRequest) return;
       status.textContent = '';
       replaceChildren(tableSlot, h('p', { class: 'alert alert-error', role: 'alert', text: error.status === 403 ? 'Only administrators can read the audit log.' : `The audit log could not be loaded: ${error.message}` }));
       previous.disabled = true;
       next.disabled = true;
+    } finally {
+      if (request === latestRequest) tableSlot.removeAttribute('aria-busy');
     }
   }
   form.addEventListener('submit', (event) => {
