@@ -16,9 +16,8 @@
 //!    they wait for is recorded as cancelled) within [`CANCEL_SAVE_TIMEOUT`]; the state's
 //!    `shutdown` token is cancelled (SSE streams, `/mcp` sessions, background tasks wind
 //!    down); open connections finish their request and close, within what is left of the
-//!    grace (only [`CLOSE_WINDOW_MIN`] after `end_drain`) but never less than
-//!    [`CLOSE_WINDOW_MIN`]. The caller then closes the MCP
-//!    client's sessions (stdio children included) and the store.
+//!    grace but never less than [`CLOSE_WINDOW_MIN`] (only that after `end_drain`). The caller
+//!    then closes the MCP client's sessions (stdio children included) and the store.
 
 use crate::app::app;
 use crate::config::ServerConfig;
