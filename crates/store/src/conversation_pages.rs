@@ -2,13 +2,11 @@
 //! keyset cursor (`updated_at`, `id`) so pages stay stable while conversations move.
 
 use crate::backend::on_backend;
-use crate::conversations::ConversationRecord;
+use crate::conversations::{ConversationRecord, ConversationRow, select_conversations};
 use crate::error::StoreResult;
 use crate::store::Store;
 use chrono::{DateTime, Utc};
-use serde_json::Value;
-use sqlx::types::Json;
-use switchboard_core::{BudId, ConversationId, UserId, WorkspaceId};
+use switchboard_core::{ConversationId, UserId, WorkspaceId};
 
 /// Where the previous page ended: the last conversation it returned.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,18 +24,6 @@ impl ConversationCursor {
     }
 }
 
-#[derive(sqlx::FromRow)]
-struct PageRow {
-    id: String,
-    workspace_id: String,
-    owner_user_id: String,
-    bud_id: Option<String>,
-    title: String,
-    mcp_config_overrides: Option<Json<Value>>,
-    created_at: DateTime<Utc>,
-    updated_at: DateTime<Utc>,
-}
-
 impl Store {
     /// Up to `limit` of `owner`'s conversations that come after `after` in the order
     /// (`updated_at` descending, then `id` descending).
@@ -48,33 +34,20 @@ impl Store {
         limit: u32,
         after: Option<&ConversationCursor>,
     ) -> StoreResult<Vec<ConversationRecord>> {
-        let rows: Vec<PageRow> = on_backend!(self, |pool| sqlx::query_as(
-            "SELECT id, workspace_id, owner_user_id, bud_id, title, mcp_config_overrides, \
-             created_at, updated_at FROM conversations \
-             WHERE workspace_id = $1 AND owner_user_id = $2 \
-             AND ($3 = 0 OR updated_at < $4 OR (updated_at = $4 AND id < $5)) \
-             ORDER BY updated_at DESC, id DESC LIMIT $6"
-        )
-        .bind(workspace_id.as_str())
-        .bind(owner.as_str())
-        .bind(i64::from(after.is_some()))
-        .bind(after.map(|cursor| cursor.updated_at).unwrap_or_default())
-        .bind(after.map(|cursor| cursor.id.as_str()).unwrap_or_default())
-        .bind(i64::from(limit))
-        .fetch_all(pool)
-        .await)?;
-        Ok(rows
-            .into_iter()
-            .map(|row| ConversationRecord {
-                id: ConversationId::from_string(row.id),
-                workspace_id: WorkspaceId::from_string(row.workspace_id),
-                owner_user_id: UserId::from_string(row.owner_user_id),
-                bud_id: row.bud_id.map(BudId::from_string),
-                title: row.title,
-                mcp_config_overrides: row.mcp_config_overrides.map(|json| json.0),
-                created_at: row.created_at,
-                updated_at: row.updated_at,
-            })
-            .collect())
+        let rows: Vec<ConversationRow> =
+            on_backend!(self, |pool| sqlx::query_as(select_conversations!(
+                "WHERE workspace_id = $1 AND owner_user_id = $2 \
+                 AND ($3 = 0 OR updated_at < $4 OR (updated_at = $4 AND id < $5)) \
+                 ORDER BY updated_at DESC, id DESC LIMIT $6"
+            ))
+            .bind(workspace_id.as_str())
+            .bind(owner.as_str())
+            .bind(i64::from(after.is_some()))
+            .bind(after.map(|cursor| cursor.updated_at).unwrap_or_default())
+            .bind(after.map(|cursor| cursor.id.as_str()).unwrap_or_default())
+            .bind(i64::from(limit))
+            .fetch_all(pool)
+            .await)?;
+        Ok(rows.into_iter().map(ConversationRecord::from).collect())
     }
 }

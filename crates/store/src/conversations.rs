@@ -48,7 +48,7 @@ pub struct ConversationRecord {
 }
 
 #[derive(sqlx::FromRow)]
-struct ConversationRow {
+pub(crate) struct ConversationRow {
     id: String,
     workspace_id: String,
     owner_user_id: String,
@@ -83,6 +83,7 @@ macro_rules! select_conversations {
         )
     };
 }
+pub(crate) use select_conversations;
 
 /// The title (often the first question) and overrides as every backend holds them
 /// ([`crate::storable`]).
