@@ -162,6 +162,7 @@ impl ChatService {
             }
         }
         let chosen = engine.providers.choose(bud.as_ref())?;
+        let created_here = existing.is_none();
         let mut conversation = match existing {
             Some(conversation) => conversation,
             None => {
@@ -179,7 +180,21 @@ impl ChatService {
             }
         };
 
-        let (handle, watcher) = self.register_answer(&conversation.id)?;
+        let (handle, watcher) = match self.register_answer(&conversation.id) {
+            Ok(registered) => registered,
+            Err(error) => {
+                // Refused because a shutdown began meanwhile: the conversation made for this
+                // question would stay empty.
+                if created_here
+                    && let Err(cleanup) = store
+                        .delete_conversation(workspace_id, &conversation.id)
+                        .await
+                {
+                    tracing::warn!(%cleanup, "could not remove the conversation of a refused question");
+                }
+                return Err(error);
+            }
+        };
         let stored = store
             .append_message(
                 workspace_id,
