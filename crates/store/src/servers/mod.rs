@@ -20,7 +20,7 @@ use crate::storable::{clean_optional_json, clean_optional_text, storable_optiona
 use crate::store::Store;
 use crate::validate;
 use chrono::{DateTime, Utc};
-use model::{validate_configuration_text, validate_endpoint};
+use model::validate_configuration;
 use serde_json::Value;
 use sqlx::types::Json;
 use switchboard_core::{ServerId, WorkspaceId};
@@ -122,12 +122,8 @@ impl Store {
         new_server: NewServer,
     ) -> StoreResult<ServerRecord> {
         validate::identifier_name("name", &new_server.name)?;
-        validate_endpoint(
+        validate_configuration(
             new_server.transport,
-            new_server.url.as_deref(),
-            new_server.command.as_deref(),
-        )?;
-        validate_configuration_text(
             new_server.url.as_deref(),
             new_server.command.as_deref(),
             &new_server.args,
@@ -269,12 +265,8 @@ impl Store {
         if let Some(is_active) = patch.is_active {
             updated.is_active = is_active;
         }
-        validate_endpoint(
+        validate_configuration(
             updated.transport,
-            updated.url.as_deref(),
-            updated.command.as_deref(),
-        )?;
-        validate_configuration_text(
             updated.url.as_deref(),
             updated.command.as_deref(),
             &updated.args,

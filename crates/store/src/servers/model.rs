@@ -230,15 +230,19 @@ pub struct ServerSync {
     pub error: Option<String>,
 }
 
-/// Configuration text is refused when it holds U+0000 (see [`validate::no_nul`]), checked on
-/// create and update; secrets are checked only for their names (values are stored encrypted).
-pub(crate) fn validate_configuration_text(
+/// A server's configuration as a create or an update would store it: the endpoint fields
+/// agree with the transport ([`validate_endpoint`]) and no text holds U+0000 (see
+/// [`validate::no_nul`]); secrets are checked only for their names (values are stored
+/// encrypted), and only when they are being set.
+pub(crate) fn validate_configuration(
+    transport: TransportKind,
     url: Option<&str>,
     command: Option<&str>,
     args: &[String],
     connection: &ServerConnectionConfig,
     secrets: Option<&ServerSecrets>,
 ) -> Result<(), StoreError> {
+    validate_endpoint(transport, url, command)?;
     validate::no_nul("url", url.unwrap_or_default())?;
     validate::no_nul("command", command.unwrap_or_default())?;
     args.iter()
