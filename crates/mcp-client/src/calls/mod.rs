@@ -42,7 +42,9 @@ pub struct Caller {
 #[derive(Clone, Debug)]
 pub struct CallContext {
     pub caller: Caller,
-    /// Cancel to abandon the call; the upstream is told with `notifications/cancelled`.
+    /// Cancel to abandon the call at any point: waiting under the concurrency caps or for
+    /// its session to start (nothing is sent), or in flight (the upstream is told with
+    /// `notifications/cancelled`).
     pub cancellation: CancellationToken,
     /// Receives progress and log notifications while the call runs (dropped when full).
     pub events: Option<mpsc::Sender<CallEvent>>,
@@ -162,12 +164,13 @@ impl McpClient {
             () = context.cancellation.cancelled() => return Err(UpstreamError::Cancelled),
             permits = self.acquire_permits(server, &context.caller, limits.timeout) => permits?,
         };
-        let (slot, live) = self
-            .session(server, Self::scope_for(server, &context.caller))
-            .await?;
-        if context.cancellation.is_cancelled() {
-            return Err(UpstreamError::Cancelled);
-        }
+        // Likewise while the session starts: if this caller was the one starting it, the
+        // half-done start is dropped (its child killed) and the next user starts afresh.
+        let (slot, live) = tokio::select! {
+            biased;
+            () = context.cancellation.cancelled() => return Err(UpstreamError::Cancelled),
+            session = self.session(server, Self::scope_for(server, &context.caller)) => session?,
+        };
         let result = run_request(&slot, &live, request, &limits, context).await?;
         Ok((result, limits))
     }

@@ -400,3 +400,58 @@ async fn a_start_its_caller_abandons_leaves_no_child_and_no_initializing_slot() 
     assert_eq!(lines(&starts).len(), 2);
     client.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_who_cancels_during_a_slow_start_is_answered_at_once_and_others_still_connect() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    let client = McpClient::new(fast_exit_config()).unwrap();
+    let mut server = misbehaving("slow_start", "slow_init", &[("START_LOG", &starts)]);
+    if let UpstreamEndpoint::Stdio(command) = &mut server.endpoint {
+        command.env.insert("SLOW_INIT_SECS".into(), "2".into());
+    }
+    // The person who pressed stop starts the session; someone else waits on the same start.
+    let stopping = context("fay");
+    let cancellation = stopping.cancellation.clone();
+    let patient = {
+        let client = client.clone();
+        let server = server.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            client
+                .call_tool(&server, &tool("work"), json!({}), &context("gus"))
+                .await
+        })
+    };
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        cancellation.cancel();
+    });
+    let started = Instant::now();
+    let error = client
+        .call_tool(&server, &tool("work"), json!({}), &stopping)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "cancelled", "{error}");
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "answered after {:?}, the start takes 2 s",
+        started.elapsed()
+    );
+    let result = patient.await.unwrap().unwrap();
+    assert!(result.text_for_model().starts_with("worked"));
+    let children = lines(&starts);
+    assert_eq!(children.len(), 2, "the abandoned start and a fresh one");
+    let abandoned: i32 = children[0]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(processes_in_group(abandoned).is_empty());
+    assert_eq!(
+        client.session_statuses(&server.id)[0].state,
+        SessionState::Active
+    );
+    client.shutdown().await;
+}
