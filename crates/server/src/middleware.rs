@@ -2,7 +2,9 @@
 //! `x-request-id` or generated, echoed on the response), a tracing span carrying it, per-route
 //! metrics, panic recovery, error-shape normalisation (any error response that is not already
 //! our JSON shape — axum's 404/405/415/422 text, the body-limit 413 — becomes
-//! `{"error":{"code","message"}}`), and the body size limit.
+//! `{"error":{"code","message"}}`), the body size limit, and the refusal of URLs carrying an
+//! encoded NUL (`%00`): no id, name or filter holds one, and PostgreSQL cannot even take one as
+//! a query parameter, so such a request is a 400 here rather than a 500 from the store.
 
 use crate::error::{ApiError, error_body};
 use axum::Router;
@@ -51,6 +53,7 @@ where
             .layer(from_fn(move |request, next| {
                 limit_request_body(request, next, max_request_body_bytes)
             }))
+            .layer(from_fn(refuse_nul_in_url))
             .layer(DefaultBodyLimit::max(max_request_body_bytes)),
     )
 }
@@ -89,6 +92,18 @@ async fn limit_request_body(
         });
     }
     let request = request.map(|body| Body::new(Limited::new(body, max_request_body_bytes)));
+    next.run(request).await
+}
+
+/// Refuses a path or query holding `%00` (see the module doc).
+async fn refuse_nul_in_url(request: Request<Body>, next: Next) -> Response<Body> {
+    let holds_nul = |text: &str| text.as_bytes().windows(3).any(|w| w == b"%00");
+    let uri = request.uri();
+    if holds_nul(uri.path()) || uri.query().is_some_and(holds_nul) {
+        return axum::response::IntoResponse::into_response(ApiError::BadRequest(
+            "the request URL contains an encoded NUL character (%00), which no id, name or filter may hold".to_owned(),
+        ));
+    }
     next.run(request).await
 }
 

@@ -150,3 +150,26 @@ async fn an_idle_keep_alive_connection_is_closed() {
         "an idle keep-alive connection stayed open for 5 s"
     );
 }
+
+#[tokio::test]
+async fn an_encoded_nul_in_the_path_or_query_is_a_400_naming_it() {
+    let server = TestServer::start().await;
+    for path in [
+        "/api/mcp/servers/kg%00",
+        "/chat/conversations/abc%00def",
+        "/api/audit?tool=schema%00version",
+    ] {
+        let response = server.get(path, &server.owner_token).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{path}");
+        let (code, message) = error_of(response).await;
+        assert_eq!(code, "bad_request", "{path}");
+        assert!(message.contains("%00"), "{path}: {message}");
+    }
+    // A plain `%` sequence that is not NUL still reaches the route.
+    let ordinary = server
+        .get("/api/audit?tool=schema%5Fversion", &server.owner_token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ordinary.status(), StatusCode::OK);
+}
