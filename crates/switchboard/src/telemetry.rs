@@ -2,12 +2,13 @@
 //! `[log] filter`. Standard output is kept for what the operator must read (the one-time admin
 //! token, the ready line) so it never mixes with logs.
 
-use crate::config::sections::{LogFormat, LogSection};
+use crate::config::sections::{DEFAULT_LOG_FILTER, LogFormat, LogSection};
 use std::io::IsTerminal;
 use tracing_subscriber::EnvFilter;
 
 pub fn init(log: &LogSection) {
-    let filter = EnvFilter::try_new(&log.filter).unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter =
+        EnvFilter::try_new(&log.filter).unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -5,12 +5,17 @@ use serde::Deserialize;
 use switchboard_core::InvalidSetting;
 use tracing_subscriber::EnvFilter;
 
+/// The log filter when none is configured (see [`LogSection::filter`]).
+pub const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
+
 /// `[log]`: how the binary logs (owned by the binary).
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LogSection {
     /// `tracing` filter directives, e.g. `info` or `info,switchboard_mcp_client=debug`.
-    /// Default `info`.
+    /// Default `info,rmcp=warn`: rmcp logs every MCP session it opens or closes at `info` with
+    /// the peer's whole capability set — several lines per call to our own `/mcp` — while our
+    /// own code already logs the connection events that matter (and audits them).
     pub filter: String,
     /// `text` (default, for people) or `json` (one object per line, for collectors).
     pub format: LogFormat,
@@ -27,7 +32,7 @@ pub enum LogFormat {
 impl Default for LogSection {
     fn default() -> Self {
         Self {
-            filter: "info".into(),
+            filter: DEFAULT_LOG_FILTER.into(),
             format: LogFormat::Text,
         }
     }
