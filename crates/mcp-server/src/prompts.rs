@@ -190,26 +190,10 @@ pub fn get(
         KgPrompt::ExploreObject => {
             let id = argument(prompt, arguments, "id", true)?.unwrap_or_default();
             let object = knowledge.require_object(id).map_err(kg_error)?;
-            let links = |direction| -> Vec<LinkOutput> {
-                knowledge
-                    .neighbours(id, direction)
-                    .map(|(relationship, other_id)| {
-                        let other = knowledge.object(other_id);
-                        LinkOutput {
-                            relationship_id: relationship.id.clone(),
-                            relationship_type: relationship.relationship_type.clone(),
-                            other_id: other_id.to_owned(),
-                            other_type: other.map(|o| o.object_type.clone()).unwrap_or_default(),
-                            other_label: other.map(|o| o.label().to_owned()).unwrap_or_default(),
-                            properties: relationship.properties.clone(),
-                        }
-                    })
-                    .collect()
-            };
             let facts = json!({
                 "object": ObjectOutput::from(object),
-                "outgoing": links(Direction::Out),
-                "incoming": links(Direction::In),
+                "outgoing": LinkOutput::all(&knowledge, id, Direction::Out),
+                "incoming": LinkOutput::all(&knowledge, id, Direction::In),
             });
             let instruction = format!(
                 "Describe the {} '{}' and how it connects to the rest of the knowledge graph: who and what it is related to, through which relationships, and what a reader should look at next.",

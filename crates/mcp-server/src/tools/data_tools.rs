@@ -8,8 +8,8 @@ use crate::errors;
 use crate::graphs::WorkspaceGraph;
 use rmcp::model::{CallToolResult, ErrorData};
 use serde_json::Value;
+use switchboard_kg::Direction;
 use switchboard_kg::query::TraverseQuery;
-use switchboard_kg::{Direction, KnowledgeGraph, RelationshipRecord};
 
 fn kg_error(error: switchboard_kg::KgError) -> ErrorData {
     errors::from_kg(&error)
@@ -37,40 +37,16 @@ pub fn find_objects(
     }))
 }
 
-fn link(
-    knowledge: &KnowledgeGraph,
-    relationship: &RelationshipRecord,
-    other_id: &str,
-) -> LinkOutput {
-    let other = knowledge.object(other_id);
-    LinkOutput {
-        relationship_id: relationship.id.clone(),
-        relationship_type: relationship.relationship_type.clone(),
-        other_id: other_id.to_owned(),
-        other_type: other.map(|o| o.object_type.clone()).unwrap_or_default(),
-        other_label: other.map(|o| o.label().to_owned()).unwrap_or_default(),
-        properties: relationship.properties.clone(),
-    }
-}
-
 pub fn get_object(
     graph: &WorkspaceGraph,
     arguments: GetObjectArguments,
 ) -> Result<CallToolResult, ErrorData> {
     let knowledge = graph.read();
     let object = knowledge.require_object(&arguments.id).map_err(kg_error)?;
-    let outgoing = knowledge
-        .neighbours(&object.id, Direction::Out)
-        .map(|(relationship, other)| link(&knowledge, relationship, other))
-        .collect();
-    let incoming = knowledge
-        .neighbours(&object.id, Direction::In)
-        .map(|(relationship, other)| link(&knowledge, relationship, other))
-        .collect();
     Ok(structured(&GetObjectOutput {
         object: ObjectOutput::from(object),
-        outgoing,
-        incoming,
+        outgoing: LinkOutput::all(&knowledge, &object.id, Direction::Out),
+        incoming: LinkOutput::all(&knowledge, &object.id, Direction::In),
     }))
 }
 

@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use switchboard_kg::{
-    ChangelogEntry, ObjectRecord, PropertyDefinition, RelationshipRecord, RelationshipType,
-    SchemaVersion,
+    ChangelogEntry, Direction, KnowledgeGraph, ObjectRecord, PropertyDefinition,
+    RelationshipRecord, RelationshipType, SchemaVersion,
 };
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -252,6 +252,29 @@ pub struct LinkOutput {
     pub other_type: String,
     pub other_label: String,
     pub properties: Map<String, Value>,
+}
+
+impl LinkOutput {
+    /// The relationships of `object_id` in `direction`, each with the object at its other end
+    /// (type and label empty when that object is missing).
+    pub fn all(knowledge: &KnowledgeGraph, object_id: &str, direction: Direction) -> Vec<Self> {
+        knowledge
+            .neighbours(object_id, direction)
+            .map(|(relationship, other_id)| Self::new(knowledge, relationship, other_id))
+            .collect()
+    }
+
+    fn new(knowledge: &KnowledgeGraph, relationship: &RelationshipRecord, other_id: &str) -> Self {
+        let other = knowledge.object(other_id);
+        Self {
+            relationship_id: relationship.id.clone(),
+            relationship_type: relationship.relationship_type.clone(),
+            other_id: other_id.to_owned(),
+            other_type: other.map(|o| o.object_type.clone()).unwrap_or_default(),
+            other_label: other.map(|o| o.label().to_owned()).unwrap_or_default(),
+            properties: relationship.properties.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

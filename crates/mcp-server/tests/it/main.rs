@@ -147,6 +147,17 @@ impl TestServer {
         request.send().await.unwrap()
     }
 
+    /// Ends `session` with `DELETE /mcp` as `token`.
+    pub async fn delete_session(&self, token: &str, session: &str) -> reqwest::Response {
+        self.http
+            .delete(self.url())
+            .bearer_auth(token)
+            .header("mcp-session-id", session)
+            .send()
+            .await
+            .unwrap()
+    }
+
     /// Opens a 2025-11-25 session for `token`; returns its id.
     pub async fn initialize(&self, token: Option<&str>) -> String {
         let response = self

@@ -215,23 +215,9 @@ async fn sessions_belong_to_the_token_that_created_them() {
         .await
         .unwrap();
     assert_eq!(stream.status(), 404);
-    let foreign_delete = server
-        .http
-        .delete(server.url())
-        .bearer_auth(SCHEMA_READER)
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .unwrap();
+    let foreign_delete = server.delete_session(SCHEMA_READER, &session).await;
     assert_eq!(foreign_delete.status(), 404);
-    let delete = server
-        .http
-        .delete(server.url())
-        .bearer_auth(DATA_READER)
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .unwrap();
+    let delete = server.delete_session(DATA_READER, &session).await;
     assert_eq!(delete.status(), 202);
     let after = server
         .post(Some(DATA_READER), &list, &[("mcp-session-id", &session)])

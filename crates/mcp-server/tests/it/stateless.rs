@@ -2,11 +2,12 @@
 //! 2026-07-28 lifecycle (`server/discover`, per-request `_meta`, JSON answers, no session).
 
 use crate::{DATA_READER, TestServer, answer_of, initialize_request};
-use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion, ReadResourceRequestParams};
+use rmcp::service::RunningService;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceError};
 use serde_json::{Value, json};
 
 fn meta() -> Value {
@@ -15,6 +16,19 @@ fn meta() -> Value {
         "io.modelcontextprotocol/clientInfo": {"name": "switchboard-tests", "version": "1"},
         "io.modelcontextprotocol/clientCapabilities": {}
     })
+}
+
+/// An rmcp client that speaks only 2026-07-28 (`server/discover`, no session) as `DATA_READER`.
+async fn discover_client(server: &TestServer) -> RunningService<RoleClient, ()> {
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(server.url()).auth_header(DATA_READER);
+    let transport = StreamableHttpClientTransport::from_config(config);
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    ().serve_with_lifecycle(transport, lifecycle)
+        .await
+        .expect("discover")
 }
 
 #[tokio::test]
@@ -85,13 +99,7 @@ async fn discover_and_stateless_calls_need_no_session() {
 #[tokio::test]
 async fn the_rmcp_client_works_in_discover_mode() {
     let server = TestServer::start().await;
-    let config =
-        StreamableHttpClientTransportConfig::with_uri(server.url()).auth_header(DATA_READER);
-    let transport = StreamableHttpClientTransport::from_config(config);
-    let lifecycle = ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    };
-    let client = ().serve_with_lifecycle(transport, lifecycle).await.expect("discover");
+    let client = discover_client(&server).await;
     let result = client
         .call_tool(CallToolRequestParams::new("schema_version"))
         .await
@@ -103,13 +111,7 @@ async fn the_rmcp_client_works_in_discover_mode() {
 #[tokio::test]
 async fn unknown_objects_are_32002_at_2026_07_28_while_unknown_resources_follow_the_revision() {
     let server = TestServer::start().await;
-    let config =
-        StreamableHttpClientTransportConfig::with_uri(server.url()).auth_header(DATA_READER);
-    let transport = StreamableHttpClientTransport::from_config(config);
-    let lifecycle = ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    };
-    let client = ().serve_with_lifecycle(transport, lifecycle).await.expect("discover");
+    let client = discover_client(&server).await;
 
     let unknown_object = client
         .call_tool(
