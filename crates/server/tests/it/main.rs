@@ -25,6 +25,7 @@ mod kg;
 mod lifecycle;
 mod limits;
 mod mcp_servers;
+mod mcp_servers_failed_start;
 mod mcp_servers_kg;
 mod mcp_servers_locking;
 mod support;

@@ -13,10 +13,12 @@ use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use switchboard_core::{Principal, Scope, ServerId, TransportKind};
 use switchboard_mcp_client::McpRegistry;
-use switchboard_store::StoreError;
+use switchboard_store::{ServerRecord, StoreError};
 
 fn require_admin_for_stdio(principal: &Principal, is_stdio_command: bool) -> Result<(), ApiError> {
     if is_stdio_command && !principal.is_admin() {
@@ -36,10 +38,24 @@ pub(super) async fn list_servers(
     let overviews = registry
         .overviews(&principal.workspace_id, &records)
         .await?;
+    let errors_recorded_at: HashMap<ServerId, DateTime<Utc>> = state
+        .store
+        .list_mcp_observations(&principal.workspace_id)
+        .await?
+        .into_iter()
+        .filter(|stored| stored.observation.error_code.is_some())
+        .map(|stored| (stored.server_id, stored.observed_at))
+        .collect();
     let servers: Vec<Value> = records
         .iter()
         .zip(&overviews)
-        .map(|(record, overview)| server_view(record, overview))
+        .map(|(record, overview)| {
+            server_view(
+                record,
+                overview,
+                errors_recorded_at.get(&record.id).copied(),
+            )
+        })
         .collect();
     Ok(Json(json!({ "servers": servers })))
 }
@@ -54,8 +70,7 @@ pub(super) async fn get_server(
         .store
         .get_server(&principal.workspace_id, &ServerId::from(id))
         .await?;
-    let overview = registry.overview(&record).await?;
-    Ok(Json(server_view(&record, &overview)))
+    Ok(Json(current_view(&state, registry, &record).await?))
 }
 
 pub(super) async fn create_server(
@@ -79,8 +94,10 @@ pub(super) async fn create_server(
         .audit()
         .server_change(&principal, "server.created", &record)
         .await;
-    let overview = registry.overview(&record).await?;
-    Ok((StatusCode::CREATED, Json(server_view(&record, &overview))))
+    Ok((
+        StatusCode::CREATED,
+        Json(current_view(&state, registry, &record).await?),
+    ))
 }
 
 pub(super) async fn update_server(
@@ -130,8 +147,7 @@ pub(super) async fn update_server(
         .audit()
         .server_change(&principal, "server.updated", &updated)
         .await;
-    let overview = registry.overview(&updated).await?;
-    Ok(Json(server_view(&updated, &overview)))
+    Ok(Json(current_view(&state, registry, &updated).await?))
 }
 
 pub(super) async fn delete_server(
@@ -157,6 +173,22 @@ pub(super) async fn delete_server(
         .server_change(&principal, "server.deleted", &record)
         .await;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// The view of one server with its live state and when its last failure was recorded.
+async fn current_view(
+    state: &AppState,
+    registry: &McpRegistry,
+    record: &ServerRecord,
+) -> Result<Value, Failure> {
+    let overview = registry.overview(record).await?;
+    let error_recorded_at = state
+        .store
+        .get_mcp_observation(&record.workspace_id, &record.id)
+        .await?
+        .filter(|stored| stored.observation.error_code.is_some())
+        .map(|stored| stored.observed_at);
+    Ok(server_view(record, &overview, error_recorded_at))
 }
 
 /// A duplicate name is the caller's conflict, said in words they can act on.

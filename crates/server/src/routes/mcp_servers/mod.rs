@@ -5,6 +5,8 @@
 //! - `GET /mcp/servers` → `{servers: [server]}`; `POST /mcp/servers` → 201 server
 //! - `GET|PATCH|DELETE /mcp/servers/{id}` (PATCH requires the `version` read
 //!   with GET: missing is 422, stale is 409)
+//!   A server's `status`, `sync_status` and `last_error` agree: once a start has failed it
+//!   is ERROR with a failed sync (`views::shown_state`), while a later attempt shows again.
 //! - `POST /mcp/servers/{id}/test` → `{ok, status, latency_ms, server_info, tool_count}` or
 //!   `{ok: false, status: "ERROR", error: {code, message}}`
 //! - `POST /mcp/servers/{id}/sync` → `{sync_status, tool_count, resource_count, prompt_count}`

@@ -1,14 +1,91 @@
 //! The JSON shapes of the registry API: a server (configuration without secret values, plus
 //! its live state), a tool, cached capabilities, a session, a test outcome.
 
+use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
+use switchboard_core::SessionState;
 use switchboard_mcp_client::{
-    CapabilitiesView, ConnectionTestReport, McpRegistry, ServerOverview, SessionStatus,
+    CapabilitiesView, CapabilityState, ConnectionTestReport, McpRegistry, ServerOverview,
+    SessionStatus,
 };
-use switchboard_store::{ServerRecord, ToolRecord};
+use switchboard_store::{ServerRecord, ServerStatus, ToolRecord};
 
-pub(super) fn server_view(record: &ServerRecord, overview: &ServerOverview) -> Value {
+/// A server's state, sync state and last error as shown together. The session slots and the
+/// stored outcome are written at different moments (a connection test fails at once while the
+/// background sync still retries its start; a start fails a few milliseconds before its sync
+/// records it), so taken apart they can say INITIALIZING and `syncing` beside an error that is
+/// already known. Once a start has failed, the view says ERROR, the sync that was waiting on
+/// it failed, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct ShownState {
+    pub status: SessionState,
+    pub sync_status: CapabilityState,
+    pub last_error: Option<String>,
+}
+
+/// `error_recorded_at`: when the stored failure (error code) was observed, if one is stored.
+pub(super) fn shown_state(
+    record: &ServerRecord,
+    overview: &ServerOverview,
+    error_recorded_at: Option<DateTime<Utc>>,
+) -> ShownState {
+    let failed_session = overview
+        .sessions
+        .iter()
+        .find(|session| session.state == SessionState::Error);
+    let stored_failure = (record.status == ServerStatus::Error)
+        .then_some(error_recorded_at)
+        .flatten()
+        .filter(|_| record.last_error.is_some());
+    // A start that began before the failure was recorded is the one that failed (or a retry
+    // running beside it); one that began afterwards is a new attempt and is shown as such.
+    // Without sessions the state is the stored outcome already; a sync running then (a
+    // per-user server synced over a connection of its own) is a new attempt.
+    let start_failed = match overview.state {
+        SessionState::Error => failed_session.is_some(),
+        SessionState::Initializing => stored_failure.is_some_and(|recorded_at| {
+            overview
+                .sessions
+                .iter()
+                .filter(|session| session.state == SessionState::Initializing)
+                .all(|session| session.since <= recorded_at)
+        }),
+        _ => false,
+    };
+    let last_error = record
+        .last_error
+        .clone()
+        .or_else(|| failed_session.and_then(|session| session.last_error.clone()));
+    if !start_failed {
+        return ShownState {
+            status: overview.state,
+            sync_status: overview.capability_state,
+            last_error,
+        };
+    }
+    let sync_status = match overview.capability_state {
+        CapabilityState::Syncing
+            if overview.observation.error_code.as_deref() == Some("needs_auth") =>
+        {
+            CapabilityState::NeedsAuth
+        }
+        CapabilityState::Syncing => CapabilityState::Error,
+        other => other,
+    };
+    ShownState {
+        status: SessionState::Error,
+        sync_status,
+        last_error,
+    }
+}
+
+pub(super) fn server_view(
+    record: &ServerRecord,
+    overview: &ServerOverview,
+    error_recorded_at: Option<DateTime<Utc>>,
+) -> Value {
     let observation = &overview.observation;
+    let shown = shown_state(record, overview, error_recorded_at);
     json!({
         "id": record.id,
         "name": record.name,
@@ -26,9 +103,9 @@ pub(super) fn server_view(record: &ServerRecord, overview: &ServerOverview) -> V
         "managed_by_switchboard": McpRegistry::is_marked_own_endpoint(record),
         "is_active": record.is_active,
         "version": record.version,
-        "status": overview.state,
-        "sync_status": overview.capability_state,
-        "last_error": record.last_error,
+        "status": shown.status,
+        "sync_status": shown.sync_status,
+        "last_error": shown.last_error,
         "error_code": observation.error_code,
         "last_synced_at": record.last_synced_at,
         "tool_count": overview.tool_count,
