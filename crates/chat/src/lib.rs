@@ -33,6 +33,8 @@ mod metrics;
 mod providers;
 mod replay;
 mod service;
+#[cfg(test)]
+mod test_fixtures;
 pub mod tools;
 mod turn;
 

@@ -2,34 +2,11 @@
 
 use super::*;
 use crate::mcp_config::model::{BudMcpConfig, McpConfigOverrides};
+use crate::test_fixtures::server_record;
 use serde_json::json;
-use switchboard_core::{TransportKind, WorkspaceId};
-use switchboard_store::{ServerConnectionConfig, ServerSecretsSummary, ServerStatus, SyncStatus};
 
 fn server(id: &str, name: &str, is_active: bool) -> ServerRecord {
-    let now = chrono::Utc::now();
-    ServerRecord {
-        id: ServerId::from(id),
-        workspace_id: WorkspaceId::from("w1"),
-        name: name.to_owned(),
-        transport: TransportKind::StreamableHttp,
-        url: Some(format!("http://127.0.0.1:9/{name}")),
-        command: None,
-        args: Vec::new(),
-        connection: ServerConnectionConfig::default(),
-        secrets: ServerSecretsSummary::default(),
-        status: ServerStatus::Disconnected,
-        last_error: None,
-        tools_cache: None,
-        resources_cache: None,
-        prompts_cache: None,
-        last_synced_at: None,
-        sync_status: SyncStatus::NeverSynced,
-        version: 1,
-        is_active,
-        created_at: now,
-        updated_at: now,
-    }
+    server_record(id, name, &format!("http://127.0.0.1:9/{name}"), is_active)
 }
 
 fn workspace() -> Vec<ServerRecord> {

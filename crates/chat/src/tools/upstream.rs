@@ -90,36 +90,11 @@ pub fn upstream_for_record(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_fixtures::server_record;
     use std::collections::BTreeMap;
-    use switchboard_core::{ServerId, TransportKind, WorkspaceId};
-    use switchboard_store::{
-        ServerConnectionConfig, ServerSecretsSummary, ServerStatus, SyncStatus,
-    };
 
     fn record(url: &str) -> ServerRecord {
-        let now = chrono::Utc::now();
-        ServerRecord {
-            id: ServerId::from("s1"),
-            workspace_id: WorkspaceId::from("w1"),
-            name: "kg".into(),
-            transport: TransportKind::StreamableHttp,
-            url: Some(url.into()),
-            command: None,
-            args: vec![],
-            connection: ServerConnectionConfig::default(),
-            secrets: ServerSecretsSummary::default(),
-            status: ServerStatus::Disconnected,
-            last_error: None,
-            tools_cache: None,
-            resources_cache: None,
-            prompts_cache: None,
-            last_synced_at: None,
-            sync_status: SyncStatus::NeverSynced,
-            version: 1,
-            is_active: true,
-            created_at: now,
-            updated_at: now,
-        }
+        server_record("s1", "kg", url, true)
     }
 
     fn api_key(server: &UpstreamServer) -> Option<String> {

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use std::time::Instant;
 use switchboard_core::{ChatRole, MessageId, ToolCallRequest};
 use switchboard_llm::{FinishReason, LlmError, LlmEvent, LlmRequest, TokenUsage};
-use switchboard_store::{MessageStatus, MessageUpdate, NewMessage};
+use switchboard_store::{MessageRecord, MessageStatus, MessageUpdate, NewMessage};
 
 /// How a step ended.
 #[derive(Debug)]
@@ -141,19 +141,8 @@ impl<'a> AnswerWriter<'a> {
             None => {
                 let mut metadata = self.base_metadata();
                 metadata.insert("streaming".into(), json!(true));
-                let record = store
-                    .append_message(
-                        workspace_id,
-                        &self.run.plan.conversation.id,
-                        NewMessage {
-                            role: ChatRole::Assistant,
-                            content: text.to_owned(),
-                            tool_calls: Vec::new(),
-                            tool_call_id: None,
-                            metadata: Value::Object(metadata),
-                            status: MessageStatus::Partial,
-                        },
-                    )
+                let record = self
+                    .append(text, Vec::new(), metadata, MessageStatus::Partial)
                     .await?;
                 self.message_id = Some(record.id);
             }
@@ -235,23 +224,36 @@ impl<'a> AnswerWriter<'a> {
                     )
                     .await?
             }
-            None => {
-                store
-                    .append_message(
-                        workspace_id,
-                        &self.run.plan.conversation.id,
-                        NewMessage {
-                            role: ChatRole::Assistant,
-                            content: text.to_owned(),
-                            tool_calls: calls.to_vec(),
-                            tool_call_id: None,
-                            metadata: Value::Object(metadata),
-                            status,
-                        },
-                    )
-                    .await?
-            }
+            None => self.append(text, calls.to_vec(), metadata, status).await?,
         };
         Ok(Some(record.id))
+    }
+
+    /// Appends the step's assistant message to the conversation.
+    async fn append(
+        &self,
+        text: &str,
+        tool_calls: Vec<ToolCallRequest>,
+        metadata: Map<String, Value>,
+        status: MessageStatus,
+    ) -> ChatResult<MessageRecord> {
+        let record = self
+            .run
+            .engine
+            .store
+            .append_message(
+                &self.run.plan.conversation.workspace_id,
+                &self.run.plan.conversation.id,
+                NewMessage {
+                    role: ChatRole::Assistant,
+                    content: text.to_owned(),
+                    tool_calls,
+                    tool_call_id: None,
+                    metadata: Value::Object(metadata),
+                    status,
+                },
+            )
+            .await?;
+        Ok(record)
     }
 }
