@@ -7,6 +7,7 @@ use chrono::NaiveDate;
 
 use super::known_values::KnownValues;
 use super::text::{is_stop_word, singular, stem, type_name_form};
+use super::tokens::{Token, tokenize};
 
 /// A named object the question refers to, with the type word next to it if any.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,16 +37,6 @@ pub(crate) struct Mentions {
     pub leading_verb: String,
     /// The question's text after its first word (for imperatives such as "echo hello").
     pub rest_after_leading_verb: String,
-}
-
-#[derive(Clone, Debug)]
-struct Token {
-    text: String,
-    /// First token of a sentence (capitalisation means nothing there).
-    sentence_start: bool,
-    /// Punctuation right after the token ends a phrase.
-    phrase_end: bool,
-    quoted: bool,
 }
 
 /// Words after which a capitalised word is a type rather than an object name.
@@ -397,89 +388,6 @@ fn is_id_like(text: &str) -> bool {
                     .chars()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
         })
-}
-
-/// Splits a question into tokens, keeping quoted phrases whole and noting sentence starts and
-/// phrase-ending punctuation.
-fn tokenize(question: &str) -> Vec<Token> {
-    let mut tokens: Vec<Token> = Vec::new();
-    let mut current = String::new();
-    let mut sentence_start = true;
-    let mut characters = question.chars().peekable();
-    let push = |tokens: &mut Vec<Token>, current: &mut String, sentence_start: &mut bool| {
-        if !current.is_empty() {
-            tokens.push(Token {
-                text: std::mem::take(current),
-                sentence_start: *sentence_start,
-                phrase_end: false,
-                quoted: false,
-            });
-            *sentence_start = false;
-        }
-    };
-    while let Some(character) = characters.next() {
-        match character {
-            '"' | '“' | '”' | '`' => {
-                push(&mut tokens, &mut current, &mut sentence_start);
-                let closing = match character {
-                    '“' => '”',
-                    other => other,
-                };
-                let quoted: String = characters.by_ref().take_while(|c| *c != closing).collect();
-                if !quoted.trim().is_empty() {
-                    tokens.push(Token {
-                        text: quoted.trim().to_owned(),
-                        sentence_start,
-                        phrase_end: false,
-                        quoted: true,
-                    });
-                    sentence_start = false;
-                }
-            }
-            '\'' if current.is_empty() => {
-                // A single-quoted phrase: 'Product Roadmap'.
-                let quoted: String = characters.by_ref().take_while(|c| *c != '\'').collect();
-                if !quoted.trim().is_empty() {
-                    tokens.push(Token {
-                        text: quoted.trim().to_owned(),
-                        sentence_start,
-                        phrase_end: false,
-                        quoted: true,
-                    });
-                    sentence_start = false;
-                }
-            }
-            c if c.is_alphanumeric()
-                || c == '-'
-                || c == '_'
-                || c == '.'
-                    && !current.is_empty()
-                    && characters.peek().is_some_and(|n| n.is_alphanumeric()) =>
-            {
-                current.push(c);
-            }
-            '\'' | '’' => {
-                // "what's": drop the contraction's tail.
-                push(&mut tokens, &mut current, &mut sentence_start);
-                while characters.peek().is_some_and(|c| c.is_alphabetic()) {
-                    characters.next();
-                }
-            }
-            c => {
-                push(&mut tokens, &mut current, &mut sentence_start);
-                if matches!(c, '.' | '?' | '!' | ',' | ';' | ':' | '(' | ')')
-                    && let Some(last) = tokens.last_mut()
-                {
-                    last.phrase_end = true;
-                    if matches!(c, '.' | '?' | '!') {
-                        sentence_start = true;
-                    }
-                }
-            }
-        }
-    }
-    push(&mut tokens, &mut current, &mut sentence_start);
-    tokens
 }
 
 #[cfg(test)]

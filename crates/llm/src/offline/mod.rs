@@ -19,6 +19,7 @@ mod parameters;
 mod planner;
 mod render;
 mod text;
+mod tokens;
 mod tool_index;
 
 use async_trait::async_trait;
