@@ -56,18 +56,7 @@ impl KnowledgeGraph {
             mut properties,
         } = new_object;
         let definition = self.schema.require_object_type(&object_type)?;
-        let id = match id {
-            Some(id) => {
-                validate_id(&id)?;
-                if self.objects.contains_key(&id) {
-                    return Err(KgError::AlreadyExists {
-                        what: format!("object '{id}'"),
-                    });
-                }
-                id
-            }
-            None => uuid::Uuid::now_v7().to_string(),
-        };
+        let id = chosen_or_new_id(id, "object", |id| self.objects.contains_key(id))?;
         validate_properties(&object_type, &definition.properties, &mut properties)?;
         Ok(ObjectRecord {
             id,
@@ -132,18 +121,7 @@ impl KnowledgeGraph {
                 what: format!("relationship {from_id} -{relationship_type}-> {to_id}"),
             });
         }
-        let id = match id {
-            Some(id) => {
-                validate_id(&id)?;
-                if self.relationships.contains_key(&id) {
-                    return Err(KgError::AlreadyExists {
-                        what: format!("relationship '{id}'"),
-                    });
-                }
-                id
-            }
-            None => uuid::Uuid::now_v7().to_string(),
-        };
+        let id = chosen_or_new_id(id, "relationship", |id| self.relationships.contains_key(id))?;
         Ok(RelationshipRecord {
             id,
             relationship_type,
@@ -285,4 +263,23 @@ fn prefix_error(position: &str, error: KgError) -> KgError {
             problems: vec![format!("{position}: {other}")],
         },
     }
+}
+
+/// The caller's id when it is valid and not `taken` yet (`kind` names the record in the
+/// error), else a new UUIDv7 when none was chosen.
+fn chosen_or_new_id(
+    id: Option<String>,
+    kind: &str,
+    taken: impl Fn(&str) -> bool,
+) -> Result<String, KgError> {
+    let Some(id) = id else {
+        return Ok(uuid::Uuid::now_v7().to_string());
+    };
+    validate_id(&id)?;
+    if taken(&id) {
+        return Err(KgError::AlreadyExists {
+            what: format!("{kind} '{id}'"),
+        });
+    }
+    Ok(id)
 }
