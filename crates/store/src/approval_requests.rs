@@ -3,8 +3,9 @@
 //! once (compare-and-set on `pending`); requests still pending when the process restarts are
 //! marked `expired` at start-up, never silently lost.
 
-use crate::backend::on_backend;
+use crate::backend::{Backend, on_backend};
 use crate::clock;
+use crate::decision_notices::{APPROVAL_PREFIX, DECISIONS_CHANNEL};
 use crate::error::{StoreError, StoreResult, insert_error};
 use crate::storable::{clean_json, clean_optional_json, clean_optional_text, clean_text};
 use crate::store::Store;
@@ -204,6 +205,15 @@ macro_rules! select_approval_requests {
     };
 }
 
+/// The compare-and-set of a resolution, returning the id it changed (none when the request
+/// was no longer pending).
+macro_rules! resolve_approval_update {
+    () => {
+        "UPDATE approval_requests SET status = $3, remember = $4, decided_by = $5, reason = $6, \
+         decided_at = $7 WHERE workspace_id = $1 AND id = $2 AND status = 'pending' RETURNING id"
+    };
+}
+
 impl Store {
     /// Records a pending request. `NotFound { entity: "conversation" }` when the conversation
     /// is not in the workspace.
@@ -319,22 +329,40 @@ impl Store {
             return Err(StoreError::invalid("decided_by", "must not be empty"));
         }
         let now = clock::now();
-        let affected = on_backend!(self, |pool| {
-            sqlx::query(
-            "UPDATE approval_requests SET status = $3, remember = $4, decided_by = $5, reason = $6, \
-             decided_at = $7 WHERE workspace_id = $1 AND id = $2 AND status = 'pending'"
-        )
-        .bind(workspace_id.as_str())
-        .bind(approval_id.as_str())
-        .bind(resolution.status.as_str())
-        .bind(&resolution.remember)
-        .bind(&resolution.decided_by)
-        .bind(&resolution.reason)
-        .bind(now)
-        .execute(pool)
-        .await
-        .map(|result| result.rows_affected())
-        })?;
+        // On PostgreSQL the same statement announces the change to other replicas (see
+        // `decision_notices`), delivered when it commits.
+        macro_rules! bind_resolution {
+            ($query:expr) => {
+                $query
+                    .bind(workspace_id.as_str())
+                    .bind(approval_id.as_str())
+                    .bind(resolution.status.as_str())
+                    .bind(&resolution.remember)
+                    .bind(&resolution.decided_by)
+                    .bind(&resolution.reason)
+                    .bind(now)
+            };
+        }
+        let affected = match &self.backend {
+            Backend::Sqlite(pool) => {
+                bind_resolution!(sqlx::query_scalar::<_, String>(resolve_approval_update!()))
+                    .fetch_all(pool)
+                    .await?
+                    .len()
+            }
+            Backend::Postgres(pool) => {
+                let notified: i64 = bind_resolution!(sqlx::query_scalar(concat!(
+                    "WITH updated AS (",
+                    resolve_approval_update!(),
+                    ") SELECT count(pg_notify($8, $9 || id)) FROM updated"
+                )))
+                .bind(DECISIONS_CHANNEL)
+                .bind(APPROVAL_PREFIX)
+                .fetch_one(pool)
+                .await?;
+                usize::try_from(notified).unwrap_or_default()
+            }
+        };
         let record = self.get_approval_request(workspace_id, approval_id).await?;
         if affected == 0 {
             return Err(StoreError::Conflict(format!(

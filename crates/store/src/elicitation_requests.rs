@@ -2,8 +2,9 @@
 //! during a tool call (`elicitation/create`). Only the question and the outcome are kept — the
 //! answer's content goes back to the upstream and is never stored (it may be a secret).
 
-use crate::backend::on_backend;
+use crate::backend::{Backend, on_backend};
 use crate::clock;
+use crate::decision_notices::{DECISIONS_CHANNEL, ELICITATION_PREFIX};
 use crate::error::{StoreError, StoreResult, insert_error};
 use crate::storable::{clean_json, clean_text, storable_text};
 use crate::store::Store;
@@ -142,6 +143,15 @@ macro_rules! select_elicitation_requests {
     };
 }
 
+/// The compare-and-set of an answer, returning the id it changed (none when the request was
+/// no longer pending).
+macro_rules! resolve_elicitation_update {
+    () => {
+        "UPDATE elicitation_requests SET status = $3, responded_by = $4, responded_at = $5 \
+         WHERE workspace_id = $1 AND id = $2 AND status = 'pending' RETURNING id"
+    };
+}
+
 impl Store {
     /// Records a pending request. `NotFound { entity: "conversation" }` when the conversation
     /// is not in the workspace.
@@ -233,18 +243,38 @@ impl Store {
         }
         let responded_by = storable_text(responded_by);
         let now = clock::now();
-        let affected = on_backend!(self, |pool| sqlx::query(
-            "UPDATE elicitation_requests SET status = $3, responded_by = $4, responded_at = $5 \
-             WHERE workspace_id = $1 AND id = $2 AND status = 'pending'"
-        )
-        .bind(workspace_id.as_str())
-        .bind(elicitation_id.as_str())
-        .bind(status.as_str())
-        .bind(&*responded_by)
-        .bind(now)
-        .execute(pool)
-        .await
-        .map(|result| result.rows_affected()))?;
+        // On PostgreSQL the same statement announces the change to other replicas (see
+        // `decision_notices`), delivered when it commits.
+        macro_rules! bind_resolution {
+            ($query:expr) => {
+                $query
+                    .bind(workspace_id.as_str())
+                    .bind(elicitation_id.as_str())
+                    .bind(status.as_str())
+                    .bind(&*responded_by)
+                    .bind(now)
+            };
+        }
+        let affected = match &self.backend {
+            Backend::Sqlite(pool) => bind_resolution!(sqlx::query_scalar::<_, String>(
+                resolve_elicitation_update!()
+            ))
+            .fetch_all(pool)
+            .await?
+            .len(),
+            Backend::Postgres(pool) => {
+                let notified: i64 = bind_resolution!(sqlx::query_scalar(concat!(
+                    "WITH updated AS (",
+                    resolve_elicitation_update!(),
+                    ") SELECT count(pg_notify($6, $7 || id)) FROM updated"
+                )))
+                .bind(DECISIONS_CHANNEL)
+                .bind(ELICITATION_PREFIX)
+                .fetch_one(pool)
+                .await?;
+                usize::try_from(notified).unwrap_or_default()
+            }
+        };
         let record = self
             .get_elicitation_request(workspace_id, elicitation_id)
             .await?;

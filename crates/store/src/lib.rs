@@ -72,6 +72,9 @@
 //! - [`elicitation_requests`]: `create_elicitation_request`, `get_elicitation_request`,
 //!   `resolve_elicitation_request`, `list_pending_elicitation_requests`,
 //!   `expire_pending_elicitation_requests` (start-up).
+//! - [`decision_notices`] (replicas, PostgreSQL only): resolving an approval or elicitation
+//!   request sends a [`DecisionNotice`] on [`DECISIONS_CHANNEL`] in the same statement;
+//!   `listen_for_decisions` → `Option<DecisionListener>` (`None` on SQLite).
 //!
 //! # Adding an area (the pattern)
 //! 1. Add `migrations/sqlite/NNNN_area.sql` and `migrations/postgres/NNNN_area.sql` with your
@@ -99,6 +102,7 @@ mod clock;
 pub mod config;
 pub mod conversation_pages;
 pub mod conversations;
+pub mod decision_notices;
 pub mod elicitation_requests;
 pub mod error;
 pub mod kg;
@@ -130,6 +134,7 @@ pub use buds::{BudPatch, BudRecord, NewBud};
 pub use config::{BackendKind, DatabaseConfig, DatabaseConfigError};
 pub use conversation_pages::ConversationCursor;
 pub use conversations::{ConversationPatch, ConversationRecord, NewConversation};
+pub use decision_notices::{DECISIONS_CHANNEL, DecisionListener, DecisionNotice, ListenerEvent};
 pub use elicitation_requests::{
     ElicitationRequestRecord, ElicitationStatus, NewElicitationRequest,
 };

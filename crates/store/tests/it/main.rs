@@ -10,6 +10,7 @@ mod bootstrap;
 mod buds;
 mod conversation_pages;
 mod conversations;
+mod decision_notices;
 mod fixtures;
 mod isolation;
 mod kg;
