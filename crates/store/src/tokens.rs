@@ -195,7 +195,10 @@ pub(crate) fn prepare_token(
 }
 
 impl Store {
-    /// Issues a new random token. The plaintext is returned here and never again.
+    /// Issues a new random token. The plaintext is returned here and never again. The user
+    /// must belong to the workspace (`NotFound { entity: "user" }`) and may hold the scopes
+    /// ([`Store::check_token_holder`]: a member's token may not carry `admin`, `InvalidInput
+    /// { field: "scopes" }`), so no caller can issue a token its user may not hold.
     pub async fn create_token(
         &self,
         workspace_id: &WorkspaceId,
@@ -213,6 +216,7 @@ impl Store {
 
     /// Stores a token whose text an operator chose (e.g. `SWITCHBOARD_ADMIN_TOKEN`). It must be
     /// at least 16 characters; `UniqueViolation { field: "token" }` if it is already in use.
+    /// The user and scopes are checked as for [`Store::create_token`].
     pub async fn import_token(
         &self,
         workspace_id: &WorkspaceId,
@@ -230,6 +234,8 @@ impl Store {
         plaintext: &str,
     ) -> StoreResult<TokenRecord> {
         let record = prepare_token(workspace_id, new_token, plaintext)?;
+        self.check_token_holder(workspace_id, &record.user_id, &record.scopes)
+            .await?;
         let token_hash = hash_token(plaintext);
         on_backend!(self, |pool| sqlx::query(INSERT_TOKEN_SQL)
             .bind(record.id.as_str())

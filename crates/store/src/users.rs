@@ -167,7 +167,8 @@ impl Store {
 
     /// The user a new token with `scopes` would act as, checked: `NotFound { entity: "user" }`
     /// when it is not a user of the workspace, `InvalidInput { field: "scopes" }` when its
-    /// role may not hold one of the scopes (a member and `admin`).
+    /// role may not hold one of the scopes (a member and `admin`). `create_token` and
+    /// `import_token` run it on every token they issue.
     pub async fn check_token_holder(
         &self,
         workspace_id: &WorkspaceId,

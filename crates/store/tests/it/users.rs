@@ -199,4 +199,64 @@ async fn a_members_tokens_may_not_carry_the_admin_scope(test: TestStore) {
         .unwrap();
     assert_eq!(principal.user_id, member.id);
     assert!(!principal.is_admin());
+
+    // Issuing runs the same check, so no caller can skip it: neither a generated nor an
+    // imported token may give a member `admin`, and nothing is stored when it is refused.
+    let before = store.list_tokens(&workspace.id).await.unwrap().len();
+    let generated = store
+        .create_token(&workspace.id, new_token(&member, "chat:use admin"))
+        .await
+        .unwrap_err();
+    let imported = store
+        .import_token(
+            &workspace.id,
+            new_token(&member, "admin"),
+            "an-operator-chosen-token",
+        )
+        .await
+        .unwrap_err();
+    for refused in [&generated, &imported] {
+        assert!(
+            matches!(
+                refused,
+                StoreError::InvalidInput {
+                    field: "scopes",
+                    ..
+                }
+            ) && refused.to_string()
+                == "invalid scopes: user 'bob' is a member; only owners and admins may hold the `admin` scope",
+            "{refused}"
+        );
+    }
+    assert!(
+        store
+            .authenticate("an-operator-chosen-token")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // A user of another workspace is not found there either way.
+    let stranger = store
+        .import_token(
+            &workspace.id,
+            new_token(&other_owner, "chat:use"),
+            "another-operator-token",
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(stranger, StoreError::NotFound { entity: "user" }),
+        "{stranger:?}"
+    );
+    assert_eq!(
+        store.list_tokens(&workspace.id).await.unwrap().len(),
+        before
+    );
+    // Owners and admins may.
+    for user in [&owner, &admin] {
+        store
+            .create_token(&workspace.id, new_token(user, "chat:use admin"))
+            .await
+            .unwrap();
+    }
 }
