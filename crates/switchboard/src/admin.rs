@@ -6,7 +6,9 @@ use crate::cli::{NewUserRole, TokenCommand, UserCommand, WorkspaceCommand};
 use crate::config::Config;
 use anyhow::{Context, bail};
 use chrono::{TimeDelta, Utc};
+use std::collections::HashMap;
 use switchboard_core::{ScopeSet, TokenId, UserId};
+use switchboard_mcp_client::registry::OWN_ENDPOINT_SYNC_USER;
 use switchboard_store::{NewToken, Store, UserRole, WorkspaceRecord};
 
 pub async fn migrate(config: &Config) -> anyhow::Result<()> {
@@ -50,9 +52,6 @@ async fn run_token_command(store: &Store, command: TokenCommand) -> anyhow::Resu
                 Some(name) => find_user(store, &workspace, &name).await?,
                 None => owner_of(store, &workspace).await?,
             };
-            store
-                .check_token_holder(&workspace.id, &user_id, &scopes)
-                .await?;
             let expires_at =
                 expires_in_days.map(|days| Utc::now() + TimeDelta::days(i64::from(days)));
             let issued = store
@@ -75,9 +74,16 @@ async fn run_token_command(store: &Store, command: TokenCommand) -> anyhow::Resu
         TokenCommand::List { workspace } => {
             let workspace = find_workspace(store, &workspace).await?;
             let tokens = store.list_tokens(&workspace.id).await?;
+            // The user each token acts as, by name (the id if the user is unknown here).
+            let user_names: HashMap<UserId, String> = store
+                .list_users(&workspace.id)
+                .await?
+                .into_iter()
+                .map(|user| (user.id, user.name))
+                .collect();
             println!(
-                "{:<38} {:<20} {:<14} {:<8} scopes",
-                "id", "name", "prefix", "state"
+                "{:<38} {:<20} {:<14} {:<8} {:<20} scopes",
+                "id", "name", "prefix", "state", "user"
             );
             let now = Utc::now();
             for token in tokens {
@@ -88,9 +94,12 @@ async fn run_token_command(store: &Store, command: TokenCommand) -> anyhow::Resu
                 } else {
                     "expired"
                 };
+                let user = user_names
+                    .get(&token.user_id)
+                    .map_or(token.user_id.as_str(), String::as_str);
                 println!(
-                    "{:<38} {:<20} {:<14} {:<8} {}",
-                    token.id, token.name, token.display_prefix, state, token.scopes
+                    "{:<38} {:<20} {:<14} {:<8} {:<20} {}",
+                    token.id, token.name, token.display_prefix, state, user, token.scopes
                 );
             }
         }
@@ -123,6 +132,9 @@ async fn run_user_command(store: &Store, command: UserCommand) -> anyhow::Result
             role,
             workspace,
         } => {
+            if name == OWN_ENDPOINT_SYNC_USER {
+                bail!("the name '{name}' is reserved for Switchboard's own service user");
+            }
             let workspace = find_workspace(store, &workspace).await?;
             let role = match role {
                 NewUserRole::Member => UserRole::Member,

@@ -86,29 +86,27 @@ async fn create_token(
         ));
     }
     let user_id = request.user_id.unwrap_or_else(|| principal.user_id.clone());
-    state
-        .store
-        .check_token_holder(&principal.workspace_id, &user_id, &request.scopes)
-        .await
-        .map_err(|error| match error {
-            // A body naming a user that is not there is invalid input, not a missing resource.
-            StoreError::NotFound { .. } => ApiError::Unprocessable(format!(
-                "user_id: no user with id '{user_id}' in this workspace (see GET /api/users)"
-            )),
-            other => other.into(),
-        })?;
+    // The store checks the user and its role against the scopes (a member's token may not
+    // carry `admin`) whoever issues the token.
     let issued = state
         .store
         .create_token(
             &principal.workspace_id,
             NewToken {
-                user_id,
+                user_id: user_id.clone(),
                 name: request.name,
                 scopes: request.scopes,
                 expires_at: request.expires_at,
             },
         )
-        .await?;
+        .await
+        .map_err(|error| match error {
+            // A body naming a user that is not there is invalid input, not a missing resource.
+            StoreError::NotFound { entity: "user" } => ApiError::Unprocessable(format!(
+                "user_id: no user with id '{user_id}' in this workspace (see GET /api/users)"
+            )),
+            other => other.into(),
+        })?;
     state
         .approvals
         .audit()

@@ -2,6 +2,9 @@
 //! A user acts only through tokens, issued with `POST /api/tokens {user_id}`; the role bounds
 //! what those tokens may carry (a member's never `admin`). Users of other workspaces are never
 //! listed. The workspace's owner is created at bootstrap; the API adds members and admins.
+//! Switchboard's own service user (`switchboard-capability-sync`, made by the MCP registry
+//! for the knowledge-graph sync token) is listed with `"internal": true`, people with
+//! `false`; its name cannot be given to a new user.
 
 use crate::auth::{Scoped, scopes};
 use crate::error::ApiError;
@@ -14,6 +17,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use switchboard_approvals::ConfigurationChange;
 use switchboard_core::UserId;
+use switchboard_mcp_client::registry::OWN_ENDPOINT_SYNC_USER;
 use switchboard_store::{StoreError, UserRecord, UserRole};
 
 pub fn router() -> Router<AppState> {
@@ -39,18 +43,26 @@ pub struct UserView {
     pub id: UserId,
     pub name: String,
     pub role: UserRole,
+    /// Switchboard's own service user, not a person (its tokens are managed by Switchboard).
+    pub internal: bool,
     pub created_at: DateTime<Utc>,
 }
 
 impl From<UserRecord> for UserView {
     fn from(record: UserRecord) -> Self {
         Self {
+            internal: is_internal_user(&record.name),
             id: record.id,
             name: record.name,
             role: record.role,
             created_at: record.created_at,
         }
     }
+}
+
+/// Whether `name` is the service user the MCP registry acts as (one per workspace).
+fn is_internal_user(name: &str) -> bool {
+    name == OWN_ENDPOINT_SYNC_USER
 }
 
 /// The role a new user gets: `member` unless `admin` is asked for. `owner` is refused — the
@@ -86,6 +98,11 @@ async fn create_user(
             "name: required (a display name or e-mail address, unique in the workspace)".into(),
         )
     })?;
+    if is_internal_user(&name) {
+        return Err(ApiError::Unprocessable(format!(
+            "name: '{name}' is reserved for Switchboard's own service user"
+        )));
+    }
     let role = requested_role(request.role.as_deref())?;
     let user = state
         .store

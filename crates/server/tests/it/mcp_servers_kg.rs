@@ -197,6 +197,37 @@ async fn the_registry_syncs_our_own_kg_server_with_a_read_only_token_of_its_own(
         sync_tokens[0]["scopes"],
         json!(["schema:read", "data:read"])
     );
+    // The user it acts as is listed, but as Switchboard's own, not as a person; and its name
+    // cannot be given to a new user.
+    let (_, users) = send(server, "GET", "/api/users", None).await;
+    let listed: Vec<(&str, &Value)> = users
+        .as_array()
+        .unwrap_or_else(|| panic!("{users}"))
+        .iter()
+        .map(|user| (user["name"].as_str().unwrap(), &user["internal"]))
+        .collect();
+    assert_eq!(
+        listed,
+        vec![
+            ("owner", &json!(false)),
+            ("switchboard-capability-sync", &json!(true))
+        ],
+        "{users}"
+    );
+    let service_user = &users.as_array().unwrap()[1];
+    assert_eq!(sync_tokens[0]["user_id"], service_user["id"]);
+    let (status, refused) = send(
+        server,
+        "POST",
+        "/api/users",
+        Some(json!({"name": "switchboard-capability-sync"})),
+    )
+    .await;
+    assert_eq!(status, 422, "{refused}");
+    assert_eq!(
+        refused["error"]["message"],
+        "name: 'switchboard-capability-sync' is reserved for Switchboard's own service user"
+    );
     harness
         .registry
         .prepare_own_endpoints(&harness.own_url)

@@ -79,6 +79,14 @@ async fn an_admin_adds_a_member_and_issues_a_token_that_acts_as_them() {
         ]
     );
     assert_eq!(users[0]["id"], owner["user_id"]);
+    assert!(
+        users
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|user| user["internal"] == false),
+        "people are not internal: {users}"
+    );
 
     // A token for Bob acts as Bob, with the scopes asked for and no more.
     let bob_token = token_for(&server, bob_id, &["chat:use"]).await;

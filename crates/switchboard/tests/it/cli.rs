@@ -162,7 +162,7 @@ fn listings_print_aligned_columns() {
                 data_dir.path(),
                 &["token", "list", "--workspace", "acme"],
             )),
-            5,
+            6,
         ),
         (
             stdout_of(&run_cli(
@@ -244,6 +244,22 @@ async fn users_made_on_the_command_line_act_through_their_own_tokens() {
         ],
     ));
     assert!(owner_role.contains("invalid value 'owner'"), "{owner_role}");
+    let reserved = failure_of(&run_cli(
+        dir,
+        &[
+            "user",
+            "create",
+            "switchboard-capability-sync",
+            "--workspace",
+            "acme",
+        ],
+    ));
+    assert!(
+        reserved.contains(
+            "the name 'switchboard-capability-sync' is reserved for Switchboard's own service user"
+        ),
+        "{reserved}"
+    );
 
     let listed = stdout_of(&run_cli(dir, &["user", "list", "--workspace", "acme"]));
     let rows: Vec<Vec<&str>> = listed
@@ -275,8 +291,34 @@ async fn users_made_on_the_command_line_act_through_their_own_tokens() {
             ],
         )
     };
-    let bob_token = field(&stdout_of(&token_for("bob", "chat:use")), "token:");
-    let carol_token = field(&stdout_of(&token_for("carol", "admin")), "token:");
+    let bob_issued = stdout_of(&token_for("bob", "chat:use"));
+    let bob_token = field(&bob_issued, "token:");
+    let carol_issued = stdout_of(&token_for("carol", "admin"));
+    let carol_token = field(&carol_issued, "token:");
+    // The listing names the user each token acts as.
+    let tokens = stdout_of(&run_cli(dir, &["token", "list", "--workspace", "acme"]));
+    let acting: Vec<(String, String)> = tokens
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let columns: Vec<&str> = line.split_whitespace().collect();
+            (columns[0].to_owned(), columns[4].to_owned())
+        })
+        .collect();
+    assert_eq!(
+        acting[acting.len() - 2..],
+        [
+            (field(&bob_issued, "token id:"), "bob".to_owned()),
+            (field(&carol_issued, "token id:"), "carol".to_owned()),
+        ],
+        "{tokens}"
+    );
+    assert!(
+        acting[..acting.len() - 2]
+            .iter()
+            .all(|(_, user)| user == "owner"),
+        "{tokens}"
+    );
     let member_admin = failure_of(&token_for("bob", "chat:use,admin"));
     assert!(
         member_admin.contains(
