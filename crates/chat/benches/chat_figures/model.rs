@@ -1,0 +1,67 @@
+//! The stand-in model of the bench: an in-process provider that answers at once, so what is
+//! measured is Switchboard's own overhead and not a model's latency.
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use switchboard_core::ToolCallRequest;
+use switchboard_llm::{
+    FinishReason, IndexedToolCall, LlmError, LlmEvent, LlmEventStream, LlmProvider, LlmRequest,
+};
+
+/// How the stand-in model behaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Script {
+    /// One line of text.
+    Text,
+    /// `kg__schema_version`, then one line of text once the result is in.
+    OneTool,
+    /// Never says anything (the stream stays open).
+    Silent,
+}
+
+#[derive(Debug)]
+pub struct InstantModel {
+    pub script: Script,
+    pub calls: AtomicUsize,
+}
+
+#[async_trait]
+impl LlmProvider for InstantModel {
+    fn provider_name(&self) -> &str {
+        "bench"
+    }
+
+    fn default_model(&self) -> &str {
+        "instant"
+    }
+
+    async fn stream_chat(&self, request: LlmRequest) -> Result<LlmEventStream, LlmError> {
+        let has_result = request
+            .messages
+            .last()
+            .is_some_and(|message| message.role.as_str() == "tool");
+        let events = match self.script {
+            Script::Silent => return Ok(futures::stream::pending().boxed()),
+            Script::OneTool if !has_result => {
+                let id = format!("call_{}", self.calls.fetch_add(1, Ordering::Relaxed));
+                vec![
+                    LlmEvent::ToolCall(IndexedToolCall {
+                        index: 0,
+                        call: ToolCallRequest {
+                            id,
+                            name: "kg__schema_version".into(),
+                            arguments: "{}".into(),
+                        },
+                    }),
+                    LlmEvent::Finished(FinishReason::ToolCalls),
+                ]
+            }
+            _ => vec![
+                LlmEvent::TextDelta("The answer.".into()),
+                LlmEvent::Finished(FinishReason::Stop),
+            ],
+        };
+        Ok(futures::stream::iter(events.into_iter().map(Ok)).boxed())
+    }
+}

@@ -1,0 +1,124 @@
+//! Figures 1 and 2: sequential answers over `POST /chat/stream`, each timed at its SSE
+//! milestones (first byte, `meta`, tool started and completed, `done`) and reported as
+//! percentiles.
+
+use crate::server::{Running, start};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Instant;
+use switchboard_llm::LlmProvider;
+
+/// Milestones of one answer, in microseconds from sending the request.
+#[derive(Debug, Default, Clone)]
+struct Timeline {
+    first_byte: u128,
+    meta: u128,
+    tool_started: Option<u128>,
+    tool_completed: Option<u128>,
+    done: u128,
+}
+
+async fn one_turn(running: &Running, message: &str) -> Timeline {
+    let started = Instant::now();
+    let response = running
+        .client
+        .post(format!("{}/chat/stream", running.base))
+        .bearer_auth(&running.token)
+        .json(&json!({"message": message}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let mut timeline = Timeline::default();
+    let mut stream = response.bytes_stream();
+    let mut buffer = String::new();
+    while let Some(chunk) = stream.next().await {
+        if timeline.first_byte == 0 {
+            timeline.first_byte = started.elapsed().as_micros();
+        }
+        buffer.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
+        while let Some(end) = buffer.find("\n\n") {
+            let block: String = buffer.drain(..end + 2).collect();
+            let Some(data) = block.lines().find_map(|line| line.strip_prefix("data: ")) else {
+                continue;
+            };
+            let event: Value = serde_json::from_str(data).unwrap();
+            let at = started.elapsed().as_micros();
+            match (event["type"].as_str().unwrap(), event["status"].as_str()) {
+                ("meta", _) => timeline.meta = at,
+                ("mcp_tool", Some("started")) => timeline.tool_started = Some(at),
+                ("mcp_tool", Some(_)) => {
+                    assert_eq!(event["status"], "completed", "{event}");
+                    timeline.tool_completed = Some(at);
+                }
+                ("error", _) => panic!("the turn failed: {event}"),
+                ("done", _) => {
+                    timeline.done = at;
+                    return timeline;
+                }
+                _ => {}
+            }
+        }
+    }
+    panic!("the stream ended without done");
+}
+
+fn percentiles(mut values: Vec<u128>) -> String {
+    values.sort_unstable();
+    let at = |fraction: f64| {
+        values[((values.len() - 1) as f64 * fraction).round() as usize] as f64 / 1000.0
+    };
+    format!(
+        "p50 {:>7.2} ms  p90 {:>7.2} ms  p99 {:>7.2} ms",
+        at(0.5),
+        at(0.9),
+        at(0.99)
+    )
+}
+
+pub async fn measure_turns(
+    label: &str,
+    provider: Arc<dyn LlmProvider>,
+    message: &str,
+    turns: usize,
+    with_tool: bool,
+) {
+    let running = start(provider).await;
+    for _ in 0..10 {
+        one_turn(&running, message).await; // warm-up: sessions, caches, pools
+    }
+    let mut timelines = Vec::with_capacity(turns);
+    for _ in 0..turns {
+        timelines.push(one_turn(&running, message).await);
+    }
+    println!("\n{label} ({turns} turns, sequential)");
+    println!(
+        "  first SSE byte             {}",
+        percentiles(timelines.iter().map(|t| t.first_byte).collect())
+    );
+    println!(
+        "  meta event                 {}",
+        percentiles(timelines.iter().map(|t| t.meta).collect())
+    );
+    if with_tool {
+        println!(
+            "  detection (→ started)      {}",
+            percentiles(timelines.iter().map(|t| t.tool_started.unwrap()).collect())
+        );
+        println!(
+            "  tool invocation            {}",
+            percentiles(
+                timelines
+                    .iter()
+                    .map(|t| t.tool_completed.unwrap() - t.tool_started.unwrap())
+                    .collect()
+            )
+        );
+    }
+    println!(
+        "  total (→ done)             {}",
+        percentiles(timelines.iter().map(|t| t.done).collect())
+    );
+    running.shutdown.cancel();
+}
