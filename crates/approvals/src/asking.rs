@@ -1,14 +1,16 @@
 //! Asking a person: record the approval request (so a reload shows it), emit
 //! `approval_required` into the answer's stream, then wait for the first of: a decision
 //! (delivered by [`crate::decisions`]), the deadline (→ expired, denied), the end of the answer
-//! (→ cancelled, denied), or — every [`STORE_POLL_INTERVAL`] — a decision recorded by another
-//! process. Whatever happens is recorded once (compare-and-set in the store), announced with
-//! `approval_resolved`, counted, and audited when nobody decided.
+//! (→ cancelled, denied), or a decision recorded by another replica — looked for in the store
+//! when that replica's notice arrives ([`crate::replicas`], PostgreSQL) and every
+//! `approval.decision_poll_ms` (the fallback: notices can be lost). Whatever happens is
+//! recorded once (compare-and-set in the store), announced with `approval_resolved`, counted,
+//! and audited when nobody decided.
 
 use crate::metrics::{self, ApprovalOutcome};
 use crate::sanitize::sanitize_untrusted_text;
 use crate::service::ApprovalsInner;
-use crate::waiting::{PersonDecision, PinContext};
+use crate::waiting::{PersonDecision, PinContext, Waiter};
 use chrono::Utc;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -21,13 +23,10 @@ use switchboard_store::{
     ApprovalRequestRecord, ApprovalResolution, ApprovalStatus, NewApprovalRequest, NewAuditEvent,
     StoreError,
 };
-use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-/// How often a waiting call looks in the store for a decision made elsewhere.
-pub const STORE_POLL_INTERVAL: Duration = Duration::from_secs(2);
 /// How long a timed-out wait listens for a decision that won the race in the store.
-const RACE_GRACE: Duration = Duration::from_secs(1);
+pub(crate) const RACE_GRACE: Duration = Duration::from_secs(1);
 
 /// How the wait ended, as recorded.
 struct Outcome {
@@ -68,7 +67,7 @@ pub(crate) async fn ask_person(
         expires_at: Utc::now() + chrono::Duration::from_std(timeout).unwrap_or_default(),
     };
     // The waiter exists before anyone can see the request, so no decision can miss it.
-    let receiver = inner.waiting.wait_for_approval(approval_id.clone(), pin);
+    let waiter = inner.waiting.wait_for_approval(approval_id.clone(), pin);
     let record = match inner
         .store
         .create_approval_request(workspace_id, new_request)
@@ -98,7 +97,7 @@ pub(crate) async fn ask_person(
         details: approval_details(&record, diff),
     }));
     let waited_since = Instant::now();
-    let outcome = wait_for_outcome(inner, &record, receiver, timeout, &request.cancellation).await;
+    let outcome = wait_for_outcome(inner, &record, waiter, timeout, &request.cancellation).await;
     inner.waiting.stop_waiting_for_approval(&approval_id);
     events.emit(ChatEvent::ApprovalResolved(ApprovalResolvedEvent {
         approval_id,
@@ -189,15 +188,18 @@ fn approval_details(record: &ApprovalRequestRecord, diff: Option<Value>) -> Valu
 async fn wait_for_outcome(
     inner: &ApprovalsInner,
     record: &ApprovalRequestRecord,
-    mut receiver: oneshot::Receiver<PersonDecision>,
+    waiter: Waiter<PersonDecision>,
     timeout: Duration,
     cancellation: &CancellationToken,
 ) -> Outcome {
+    let Waiter {
+        delivered: mut receiver,
+        look_now,
+    } = waiter;
     let deadline = tokio::time::Instant::now() + timeout;
-    let mut poll = tokio::time::interval_at(
-        tokio::time::Instant::now() + STORE_POLL_INTERVAL,
-        STORE_POLL_INTERVAL,
-    );
+    let poll_interval = inner.config.decision_poll_interval();
+    let mut poll =
+        tokio::time::interval_at(tokio::time::Instant::now() + poll_interval, poll_interval);
     let ending = loop {
         tokio::select! {
             biased;
@@ -207,11 +209,14 @@ async fn wait_for_outcome(
             },
             _ = cancellation.cancelled() => break Some((ApprovalStatus::Cancelled, "cancelled")),
             _ = tokio::time::sleep_until(deadline) => break Some((ApprovalStatus::Expired, "timeout")),
+            _ = look_now.notified() => {
+                if let Some(outcome) = decided_elsewhere(inner, record).await {
+                    return outcome;
+                }
+            }
             _ = poll.tick() => {
-                if let Ok(current) = inner.store.get_approval_request(&record.workspace_id, &record.id).await
-                    && current.status != ApprovalStatus::Pending
-                {
-                    return recorded_outcome(&current);
+                if let Some(outcome) = decided_elsewhere(inner, record).await {
+                    return outcome;
                 }
             }
         }
@@ -259,6 +264,27 @@ async fn wait_for_outcome(
             status: ApprovalStatus::Denied,
             decided_by: "approval:lost".to_owned(),
         },
+    }
+}
+
+/// The recorded outcome, once the request is no longer pending in the store.
+async fn decided_elsewhere(
+    inner: &ApprovalsInner,
+    record: &ApprovalRequestRecord,
+) -> Option<Outcome> {
+    match inner
+        .store
+        .get_approval_request(&record.workspace_id, &record.id)
+        .await
+    {
+        Ok(current) if current.status != ApprovalStatus::Pending => {
+            Some(recorded_outcome(&current))
+        }
+        Ok(_) => None,
+        Err(error) => {
+            tracing::warn!(%error, approval_id = %record.id, "could not look for a decision in the store; will look again");
+            None
+        }
     }
 }
 

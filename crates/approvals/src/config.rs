@@ -21,6 +21,14 @@ pub struct ApprovalConfig {
     /// Longest tool description (in characters) shown for approval; longer ones are cut
     /// with a marker. Default 2000.
     pub description_max_chars: usize,
+    /// How often a waiting call looks in the store for a decision or answer recorded by
+    /// another replica (the fallback when no notice arrives), in milliseconds. Default 2000.
+    pub decision_poll_ms: u64,
+    /// PostgreSQL only: listen for other replicas' decisions (`LISTEN switchboard_decisions`),
+    /// so a call waiting here wakes at once when another replica records its decision. Turn
+    /// off behind a proxy that cannot hold `LISTEN` (PgBouncer in transaction mode); the poll
+    /// still finds every decision. Default true.
+    pub listen_for_decisions: bool,
 }
 
 impl Default for ApprovalConfig {
@@ -31,6 +39,8 @@ impl Default for ApprovalConfig {
             timeout_ms: None,
             elicitation_timeout_secs: 120,
             description_max_chars: 2000,
+            decision_poll_ms: 2000,
+            listen_for_decisions: true,
         }
     }
 }
@@ -46,6 +56,7 @@ impl ApprovalConfig {
             "elicitation_timeout_secs",
             self.elicitation_timeout_secs,
         )?;
+        InvalidSetting::require_positive("decision_poll_ms", self.decision_poll_ms)?;
         if self.description_max_chars < 40 {
             return Err(InvalidSetting::new(
                 "description_max_chars",
@@ -66,6 +77,11 @@ impl ApprovalConfig {
     pub fn elicitation_timeout(&self) -> Duration {
         Duration::from_secs(self.elicitation_timeout_secs)
     }
+
+    /// How often a waiting call looks for a decision recorded elsewhere.
+    pub fn decision_poll_interval(&self) -> Duration {
+        Duration::from_millis(self.decision_poll_ms)
+    }
 }
 
 #[cfg(test)]
@@ -77,6 +93,8 @@ mod tests {
         let config = ApprovalConfig::default();
         assert_eq!(config.default_policy, ApprovalPolicy::AskUser);
         assert_eq!(config.approval_timeout(), Duration::from_secs(60));
+        assert_eq!(config.decision_poll_interval(), Duration::from_secs(2));
+        assert!(config.listen_for_decisions);
         config.validate().unwrap();
         let parsed: ApprovalConfig =
             toml_like(r#"{"default_policy": "ALWAYS_DENY", "timeout_ms": 250}"#);
@@ -96,6 +114,13 @@ mod tests {
                     ..ApprovalConfig::default()
                 },
                 "timeout_ms",
+            ),
+            (
+                ApprovalConfig {
+                    decision_poll_ms: 0,
+                    ..ApprovalConfig::default()
+                },
+                "decision_poll_ms",
             ),
             (
                 ApprovalConfig {

@@ -12,7 +12,9 @@
 //! # Public API
 //! - [`Approvals`] (`new(store, ApprovalConfig)`): `gate()` for
 //!   `ChatServiceBuilder::approval_gate`, `elicitation_responder()` for
-//!   `McpClientBuilder::elicitation`, `recover_after_restart()` at start-up;
+//!   `McpClientBuilder::elicitation`, `recover_after_restart()` at start-up,
+//!   `start_decision_listener(shutdown)` (PostgreSQL: other replicas' decisions wake the
+//!   calls waiting here at once, see [`replicas`]);
 //!   decisions `decide(principal, approval_id, ApprovalChoice, Remember)`,
 //!   `list_approvals(principal, ApprovalListing)`; elicitation
 //!   `answer_elicitation(principal, id, ElicitationAnswer)`, `pending_elicitations`;
@@ -32,6 +34,8 @@
 //!   conversation whose call is running on that server, or are declined).
 //! - Nothing waits forever: approvals expire (denied) and forms expire (cancelled); requests
 //!   left by a restart are marked expired.
+//! - A decision recorded by any replica reaches the waiting call: in memory in the same
+//!   process, by a notice (PostgreSQL) or at the latest at the next poll of the store.
 //! - Audit writes never fail the action; secrets are redacted before storage.
 
 pub mod asking;
@@ -47,6 +51,7 @@ mod metrics;
 pub mod pin_check;
 pub mod pinning;
 pub mod policies;
+pub mod replicas;
 pub mod sanitize;
 mod service;
 mod waiting;

@@ -5,17 +5,19 @@
 //!
 //! The store is the record (who decided, when); this is only the wake-up path. A decision
 //! for a request with no waiter here (another replica, a restart) is still recorded, and the
-//! waiting side also polls the store, so nothing depends on this map alone.
+//! waiting side looks in the store when told to ([`WaitingRoom::look_now`]: another replica's
+//! notice, see [`crate::replicas`]) and at every poll, so nothing depends on this map alone.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use switchboard_chat::EventSink;
 use switchboard_core::{
     ApprovalId, ConversationId, ElicitationId, ServerId, ToolCallId, ToolDefinition, UserId,
     WorkspaceId,
 };
 use switchboard_mcp_client::ElicitationResponse;
-use tokio::sync::oneshot;
+use switchboard_store::DecisionNotice;
+use tokio::sync::{Notify, oneshot};
 use tokio_util::sync::CancellationToken;
 
 /// A person's decision on an approval request.
@@ -37,6 +39,33 @@ pub(crate) struct PinContext {
 struct WaitingApproval {
     sender: oneshot::Sender<PersonDecision>,
     pin: Option<PinContext>,
+    look_now: Arc<Notify>,
+}
+
+struct WaitingElicitation {
+    sender: oneshot::Sender<ElicitationResponse>,
+    look_now: Arc<Notify>,
+}
+
+/// A form taken out of the room by the answer being recorded for it.
+pub(crate) struct ClaimedElicitation {
+    id: ElicitationId,
+    waiting: WaitingElicitation,
+}
+
+impl ClaimedElicitation {
+    /// Hands the recorded answer to the waiting call.
+    pub fn deliver(self, answer: ElicitationResponse) -> bool {
+        self.waiting.sender.send(answer).is_ok()
+    }
+}
+
+/// What a waiting call holds: the decision delivered in this process, and the signal to look
+/// in the store now (a notice from another replica; it keeps a permit, so a signal given
+/// between two looks is not lost).
+pub(crate) struct Waiter<T> {
+    pub delivered: oneshot::Receiver<T>,
+    pub look_now: Arc<Notify>,
 }
 
 /// A call that is running upstream right now.
@@ -54,7 +83,7 @@ pub(crate) struct ActiveCall {
 #[derive(Default)]
 pub(crate) struct WaitingRoom {
     approvals: Mutex<HashMap<ApprovalId, WaitingApproval>>,
-    elicitations: Mutex<HashMap<ElicitationId, oneshot::Sender<ElicitationResponse>>>,
+    elicitations: Mutex<HashMap<ElicitationId, WaitingElicitation>>,
     active_calls: Mutex<HashMap<ToolCallId, ActiveCall>>,
     /// Pin drifts already reported: (server, tool, rule, current hash).
     reported_drifts: Mutex<HashSet<(ServerId, String, String, String)>>,
@@ -89,12 +118,54 @@ impl WaitingRoom {
         &self,
         approval_id: ApprovalId,
         pin: Option<PinContext>,
-    ) -> oneshot::Receiver<PersonDecision> {
-        let (sender, receiver) = oneshot::channel();
+    ) -> Waiter<PersonDecision> {
+        let (sender, delivered) = oneshot::channel();
+        let look_now = Arc::new(Notify::new());
         if let Ok(mut approvals) = self.approvals.lock() {
-            approvals.insert(approval_id, WaitingApproval { sender, pin });
+            approvals.insert(
+                approval_id,
+                WaitingApproval {
+                    sender,
+                    pin,
+                    look_now: look_now.clone(),
+                },
+            );
         }
-        receiver
+        Waiter {
+            delivered,
+            look_now,
+        }
+    }
+
+    /// Tells the call waiting for `notice`'s request, if it waits here, to look in the store
+    /// now; false when none waits here.
+    pub fn look_now(&self, notice: &DecisionNotice) -> bool {
+        let look_now =
+            match notice {
+                DecisionNotice::Approval(id) => self.approvals.lock().ok().and_then(|approvals| {
+                    approvals.get(id).map(|waiting| waiting.look_now.clone())
+                }),
+                DecisionNotice::Elicitation(id) => {
+                    self.elicitations.lock().ok().and_then(|elicitations| {
+                        elicitations.get(id).map(|waiting| waiting.look_now.clone())
+                    })
+                }
+            };
+        look_now.map(|signal| signal.notify_one()).is_some()
+    }
+
+    /// Tells every waiting call to look in the store now (notices may have been missed).
+    pub fn look_now_all(&self) {
+        if let Ok(approvals) = self.approvals.lock() {
+            approvals
+                .values()
+                .for_each(|waiting| waiting.look_now.notify_one());
+        }
+        if let Ok(elicitations) = self.elicitations.lock() {
+            elicitations
+                .values()
+                .for_each(|waiting| waiting.look_now.notify_one());
+        }
     }
 
     /// The pin of a waiting request (for an "always" decision).
@@ -128,28 +199,51 @@ impl WaitingRoom {
     pub fn wait_for_elicitation(
         &self,
         elicitation_id: ElicitationId,
-    ) -> oneshot::Receiver<ElicitationResponse> {
-        let (sender, receiver) = oneshot::channel();
+    ) -> Waiter<ElicitationResponse> {
+        let (sender, delivered) = oneshot::channel();
+        let look_now = Arc::new(Notify::new());
         if let Ok(mut elicitations) = self.elicitations.lock() {
-            elicitations.insert(elicitation_id, sender);
+            elicitations.insert(
+                elicitation_id,
+                WaitingElicitation {
+                    sender,
+                    look_now: look_now.clone(),
+                },
+            );
         }
-        receiver
+        Waiter {
+            delivered,
+            look_now,
+        }
     }
 
-    pub fn deliver_elicitation_answer(
-        &self,
-        elicitation_id: &ElicitationId,
-        answer: ElicitationResponse,
-    ) -> bool {
-        let sender = self
-            .elicitations
+    /// Takes the waiting form out before its answer is recorded here, so the waiting call,
+    /// seeing the answer in the store first, knows the content is on its way
+    /// ([`WaitingRoom::is_waiting_for_elicitation`] is false); `None` when none waits here.
+    pub fn claim_elicitation(&self, elicitation_id: &ElicitationId) -> Option<ClaimedElicitation> {
+        self.elicitations
             .lock()
             .ok()
-            .and_then(|mut elicitations| elicitations.remove(elicitation_id));
-        match sender {
-            Some(sender) => sender.send(answer).is_ok(),
-            None => false,
+            .and_then(|mut elicitations| elicitations.remove(elicitation_id))
+            .map(|waiting| ClaimedElicitation {
+                id: elicitation_id.clone(),
+                waiting,
+            })
+    }
+
+    /// Puts a claimed form back (its answer could not be recorded).
+    pub fn unclaim_elicitation(&self, claimed: ClaimedElicitation) {
+        if let Ok(mut elicitations) = self.elicitations.lock() {
+            elicitations.insert(claimed.id, claimed.waiting);
         }
+    }
+
+    /// True while the form waits here and nobody in this process is answering it.
+    pub fn is_waiting_for_elicitation(&self, elicitation_id: &ElicitationId) -> bool {
+        self.elicitations
+            .lock()
+            .map(|elicitations| elicitations.contains_key(elicitation_id))
+            .unwrap_or(false)
     }
 
     pub fn stop_waiting_for_elicitation(&self, elicitation_id: &ElicitationId) {
@@ -268,13 +362,50 @@ mod tests {
     fn decisions_reach_the_waiting_call_once() {
         let room = WaitingRoom::default();
         let id = ApprovalId::from_string("a");
-        let mut receiver = room.wait_for_approval(id.clone(), None);
+        let mut waiter = room.wait_for_approval(id.clone(), None);
         let decision = PersonDecision {
             approve: true,
             decided_by: UserId::from_string("u"),
         };
         assert!(room.deliver_decision(&id, decision.clone()));
-        assert_eq!(receiver.try_recv().unwrap(), decision);
+        assert_eq!(waiter.delivered.try_recv().unwrap(), decision);
         assert!(!room.deliver_decision(&id, decision));
+    }
+
+    #[tokio::test]
+    async fn notices_wake_only_the_call_waiting_for_that_request() {
+        let room = WaitingRoom::default();
+        let first = room.wait_for_approval(ApprovalId::from_string("a1"), None);
+        let second = room.wait_for_approval(ApprovalId::from_string("a2"), None);
+        let form = room.wait_for_elicitation(ElicitationId::from_string("e1"));
+        let soon = std::time::Duration::from_millis(50);
+        assert!(room.look_now(&DecisionNotice::Approval(ApprovalId::from_string("a2"))));
+        assert!(!room.look_now(&DecisionNotice::Approval(ApprovalId::from_string("zz"))));
+        assert!(
+            !room.look_now(&DecisionNotice::Elicitation(ElicitationId::from_string(
+                "a1"
+            )))
+        );
+        // The signal waits for the call even when given before it looks.
+        tokio::time::timeout(soon, second.look_now.notified())
+            .await
+            .expect("the notified call looks");
+        assert!(
+            tokio::time::timeout(soon, first.look_now.notified())
+                .await
+                .is_err()
+        );
+        assert!(
+            tokio::time::timeout(soon, form.look_now.notified())
+                .await
+                .is_err()
+        );
+        room.look_now_all();
+        tokio::time::timeout(soon, first.look_now.notified())
+            .await
+            .expect("after a reconnection every call looks");
+        tokio::time::timeout(soon, form.look_now.notified())
+            .await
+            .expect("forms too");
     }
 }

@@ -8,17 +8,24 @@
 //! ([`Approvals::answer_elicitation`]), the deadline (→ `cancel`) or the end of the call
 //! (→ `cancel`). Answers are checked against the requested schema with its defaults applied
 //! ([`form`]).
+//!
+//! An answer recorded by another replica is found as approvals' decisions are (its notice, or
+//! the poll), but only its action: the content of an accepted form is never stored, so it
+//! cannot cross replicas — the upstream is told `cancel` at once rather than after the
+//! deadline, and the person can ask again.
 
 pub mod form;
 
+use crate::asking::RACE_GRACE;
 use crate::error::{ApprovalError, ApprovalResult};
 use crate::metrics;
 use crate::sanitize::sanitize_untrusted_text;
 use crate::service::{Approvals, authorize_owner_or_admin};
-use crate::waiting::{ActiveCall, RouteRefusal};
+use crate::waiting::{ActiveCall, RouteRefusal, Waiter};
 use chrono::Utc;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
+use std::time::Duration;
 use switchboard_chat::{ChatEvent, ElicitationRequiredEvent, ElicitationResolvedEvent};
 use switchboard_core::{ElicitationId, Principal};
 use switchboard_mcp_client::{ElicitationRequest, ElicitationResponder, ElicitationResponse};
@@ -79,7 +86,7 @@ impl Approvals {
         let timeout = inner.config.elicitation_timeout();
         let elicitation_id = ElicitationId::generate();
         let message = sanitize_untrusted_text(&request.message, MAX_MESSAGE_CHARS);
-        let receiver = inner.waiting.wait_for_elicitation(elicitation_id.clone());
+        let waiter = inner.waiting.wait_for_elicitation(elicitation_id.clone());
         let record = match inner
             .store
             .create_elicitation_request(
@@ -114,11 +121,7 @@ impl Approvals {
                 requested_schema: request.requested_schema.clone(),
                 expires_at: record.expires_at,
             }));
-        let answer = tokio::select! {
-            answer = receiver => answer.ok(),
-            _ = tokio::time::sleep(timeout) => None,
-            _ = call.cancellation.cancelled() => None,
-        };
+        let answer = self.wait_for_answer(&record, waiter, timeout, &call).await;
         inner.waiting.stop_waiting_for_elicitation(&elicitation_id);
         let answer_missing = answer.is_none();
         let response = match answer {
@@ -164,6 +167,73 @@ impl Approvals {
         response
     }
 
+    /// The answer given in this process, or what another replica recorded (see the module
+    /// docs); `None` when nobody answered before the deadline or the end of the call.
+    async fn wait_for_answer(
+        &self,
+        record: &ElicitationRequestRecord,
+        waiter: Waiter<ElicitationResponse>,
+        timeout: Duration,
+        call: &ActiveCall,
+    ) -> Option<ElicitationResponse> {
+        let Waiter {
+            delivered: mut receiver,
+            look_now,
+        } = waiter;
+        let deadline = tokio::time::Instant::now() + timeout;
+        let poll_interval = self.inner.config.decision_poll_interval();
+        let mut poll =
+            tokio::time::interval_at(tokio::time::Instant::now() + poll_interval, poll_interval);
+        loop {
+            let settled = tokio::select! {
+                biased;
+                answer = &mut receiver => return answer.ok(),
+                _ = tokio::time::sleep_until(deadline) => return None,
+                _ = call.cancellation.cancelled() => return None,
+                _ = look_now.notified() => self.settled_elsewhere(record).await,
+                _ = poll.tick() => self.settled_elsewhere(record).await,
+            };
+            let Some(settled) = settled else { continue };
+            if !self.inner.waiting.is_waiting_for_elicitation(&record.id) {
+                // Answered in this process: the answer is on its way.
+                if let Ok(Ok(answer)) = tokio::time::timeout(RACE_GRACE, &mut receiver).await {
+                    return Some(answer);
+                }
+            }
+            return Some(match settled.status {
+                ElicitationStatus::Declined => ElicitationResponse::Decline,
+                ElicitationStatus::Accepted => {
+                    tracing::warn!(
+                        elicitation_id = %record.id,
+                        "a form was accepted on another replica; its content does not cross replicas, so the server is told cancel"
+                    );
+                    ElicitationResponse::Cancel
+                }
+                _ => ElicitationResponse::Cancel,
+            });
+        }
+    }
+
+    /// The request as recorded, once it is no longer pending.
+    async fn settled_elsewhere(
+        &self,
+        record: &ElicitationRequestRecord,
+    ) -> Option<ElicitationRequestRecord> {
+        match self
+            .inner
+            .store
+            .get_elicitation_request(&record.workspace_id, &record.id)
+            .await
+        {
+            Ok(current) if current.status != ElicitationStatus::Pending => Some(current),
+            Ok(_) => None,
+            Err(error) => {
+                tracing::warn!(%error, elicitation_id = %record.id, "could not look for an answer in the store; will look again");
+                None
+            }
+        }
+    }
+
     /// Records the owner's answer and hands it to the waiting upstream call. An accepted
     /// answer must match the requested schema (`InvalidInput` lists what is wrong; the request
     /// stays open for a corrected answer).
@@ -202,7 +272,8 @@ impl Approvals {
                 (ElicitationStatus::Cancelled, ElicitationResponse::Cancel)
             }
         };
-        let resolved = inner
+        let claimed = inner.waiting.claim_elicitation(elicitation_id);
+        let resolved = match inner
             .store
             .resolve_elicitation_request(
                 workspace_id,
@@ -210,10 +281,19 @@ impl Approvals {
                 status,
                 principal.user_id.as_str(),
             )
-            .await?;
-        inner
-            .waiting
-            .deliver_elicitation_answer(elicitation_id, response);
+            .await
+        {
+            Ok(resolved) => resolved,
+            Err(error) => {
+                if let Some(claimed) = claimed {
+                    inner.waiting.unclaim_elicitation(claimed);
+                }
+                return Err(error.into());
+            }
+        };
+        if let Some(claimed) = claimed {
+            claimed.deliver(response);
+        }
         inner
             .audit
             .record(
