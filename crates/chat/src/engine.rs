@@ -1,4 +1,7 @@
-//! The parts of the chat engine every turn uses, shared behind one `Arc`.
+//! The parts of the chat engine every turn uses (store, configuration, tools, approval gate,
+//! providers, in-flight turns, shutdown token), shared behind one `Arc`. One struct rather than
+//! one `Arc` each so that a turn's task, which must own what it uses, clones a single pointer,
+//! and so that `ChatService` and the turn runner see the same state.
 
 use crate::config::ChatConfig;
 use crate::gate::ApprovalGate;

@@ -1,4 +1,6 @@
-//! History replay repairs and trimming.
+//! History replay repairs and trimming: every tool call gets a result (a missing one is
+//! described, never re-run), failed empty answers are skipped, and trimming keeps whole recent
+//! turns and always the question — the guarantees a provider relies on to accept the history.
 
 use super::*;
 use chrono::Utc;

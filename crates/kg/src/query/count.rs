@@ -1,4 +1,6 @@
-//! Counting objects of a type, optionally grouped by one property's value.
+//! Counting objects of a type, optionally grouped by one property's value — the `count_objects`
+//! tool's answer ("how many documents per status?"). A plain count is read off the type index,
+//! so it costs nothing however many objects there are; only grouping visits the objects.
 
 use crate::error::KgError;
 use crate::graph::KnowledgeGraph;

@@ -1,4 +1,5 @@
-//! Integration tests of the knowledge graph through its public API.
+//! Integration tests of the knowledge graph through its public API — the way `mcp-server` uses
+//! it — in one test binary (one link instead of one per file).
 
 mod mutations;
 mod path_properties;

@@ -1,4 +1,5 @@
-//! The sample dataset has the promised shape, history and relationships.
+//! The sample dataset has the promised shape, history and relationships: it is what a fresh
+//! install shows, and the offline planner's example questions name its objects.
 
 use crate::fixed_now;
 use chrono::Duration;

@@ -1,3 +1,7 @@
+//! Filling a kg tool's arguments from a question: type names to their parameters, `since` and
+//! `limit` from versions, dates and numbers, a named object turned into a lookup, and tools that
+//! cannot be filled. Separate from the planner tests so a wrong argument is traced to binding
+//! rather than to ranking.
 use super::*;
 use crate::offline::fixtures::kg_tools;
 use crate::offline::known_values::KnownValues;

@@ -1,3 +1,7 @@
+//! What `Mentions::read` takes from a question: the six example questions, type names in any
+//! case and number, quoted names, versions, dates, numbers, ids and free text. These pin the
+//! reading rules one by one, so a change in one rule shows up here before it shows up as a
+//! wrong argument in a planner snapshot.
 use super::*;
 use serde_json::json;
 

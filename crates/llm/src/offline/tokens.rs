@@ -1,7 +1,9 @@
 //! Splitting a question into words and quoted phrases for the mention reader
-//! (`mentions.rs`). Its own module because tokenizing is character-level work (quotes,
-//! contractions, sentence and phrase boundaries) that the mention rules should not have to
-//! think about: they see only whole tokens with those boundaries marked.
+//! (`mentions.rs`). Unlike `text::words` (lower-cased words for ranking tools), these tokens
+//! keep their case, quoted phrases whole, and mark sentence starts and phrase ends, because
+//! the mention rules read capitalisation and phrase boundaries. Its own module because this is
+//! character-level work (quotes, contractions, punctuation) the mention rules should not have
+//! to think about.
 
 /// One word or quoted phrase of a question.
 #[derive(Clone, Debug)]

@@ -1,4 +1,5 @@
-//! Helpers: a provider pointed at the fake, and draining a stream into events.
+//! Helpers the `openai` tests share: a provider pointed at the scripted fake server, and
+//! draining a stream into events, so each test states only its script and what it expects.
 
 use futures::StreamExt;
 use switchboard_llm::{LlmConfig, LlmError, LlmEvent, LlmEventStream, ProviderKind};

@@ -1,4 +1,6 @@
-//! Rendering of results whose shape is not recognised, and of odd results.
+//! The renderer through its entry point (`answer`): results whose shape is not recognised,
+//! plain text and empty results (the fallbacks any third-party server's results go through),
+//! and two recognised shapes, counts and object lists, snapshot-tested.
 
 use super::*;
 use crate::offline::conversation::ToolOutcome;

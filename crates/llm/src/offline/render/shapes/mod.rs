@@ -1,12 +1,12 @@
 //! Purpose-made renderings for result shapes the planner recognises — those of our
 //! knowledge-graph tools, recognised by their fields rather than by tool name so that any
 //! server answering in the same shape benefits: a schema version, changelog entries, object
-//! types (all or one), relationship types, objects reached by a traversal, object lists,
-//! counts and paths.
+//! types (all or one), relationship types, objects reached by a traversal, object lists and
+//! counts.
 //!
 //! One module per family of shapes: the schema's history (`schema_history`), its types
-//! (`types`) and the graph's objects (`objects`); this module tries them in order and holds the
-//! field readers they share.
+//! (`types`) and the graph's objects (`objects`); this module tries the shapes in a fixed order,
+//! most specific first, and holds the field readers they share.
 
 mod objects;
 mod schema_history;
