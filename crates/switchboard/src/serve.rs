@@ -32,6 +32,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let address = listener.local_addr().context("reading the bound address")?;
     let shutdown_token = CancellationToken::new();
     let approvals = approvals(&config, &store).await?;
+    // PostgreSQL replicas: another replica's decision wakes the call waiting here at once.
+    let decision_listener = approvals
+        .start_decision_listener(shutdown_token.clone())
+        .await;
     let mcp = mcp_registry(&config, &store, &approvals)?;
     mcp.on_synced(approvals.synced_handler());
     mcp.spawn_background_refresh(shutdown_token.clone());
@@ -68,6 +72,9 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     // rest, which saves what it produced (see `switchboard_server::serve`).
     let result = switchboard_server::run(listener, state, stop).await;
     shutdown_token.cancel();
+    if let Some(decision_listener) = decision_listener {
+        let _ = decision_listener.await;
+    }
     // Every MCP session is closed (stdio children: stdin closed, then SIGTERM, then SIGKILL
     // of their process group) before the store goes.
     mcp.shutdown().await;

@@ -35,6 +35,10 @@ pub struct ApprovalServer {
     pub alice: Person,
     pub bob: Person,
     pub client: reqwest::Client,
+    /// The task hearing other replicas' decisions (PostgreSQL only).
+    pub decision_listener: Option<tokio::task::JoinHandle<()>>,
+    /// Where the store is, for a replica to open its own.
+    database: DatabaseConfig,
     shutdown: CancellationToken,
     stop: Option<oneshot::Sender<()>>,
     _data_dir: tempfile::TempDir,
@@ -55,14 +59,19 @@ fn llm(base_url: &str) -> LlmConfig {
 
 impl ApprovalServer {
     pub async fn start(config: ApprovalConfig, llm_base_url: &str) -> Self {
+        Self::start_on(config, llm_base_url, &DatabaseConfig::default()).await
+    }
+
+    /// A server on `database` (SQLite in its own data dir when the URL is unset), bootstrapped.
+    pub async fn start_on(
+        config: ApprovalConfig,
+        llm_base_url: &str,
+        database: &DatabaseConfig,
+    ) -> Self {
         let data_dir = tempfile::tempdir().unwrap();
-        let store = Store::open(
-            &DatabaseConfig::default(),
-            data_dir.path(),
-            SecretCipher::generate(),
-        )
-        .await
-        .unwrap();
+        let store = Store::open(database, data_dir.path(), SecretCipher::generate())
+            .await
+            .unwrap();
         let bootstrapped = store.bootstrap_default(None).await.unwrap().unwrap();
         let workspace_id = bootstrapped.workspace.id.clone();
         let mut people = Vec::new();
@@ -88,10 +97,59 @@ impl ApprovalServer {
                 token: issued.plaintext.expose().to_owned(),
             });
         }
+        let bob = people.pop().unwrap();
+        let alice = people.pop().unwrap();
+        let admin = Person {
+            id: bootstrapped.owner.id,
+            token: bootstrapped.plaintext.expose().to_owned(),
+        };
+        Self::serve(
+            config,
+            llm_base_url,
+            (store, database.clone()),
+            workspace_id,
+            [admin, alice, bob],
+            data_dir,
+        )
+        .await
+    }
+
+    /// Another replica on the same (PostgreSQL) database: its own store pool, approvals,
+    /// MCP client, chat engine and listener; the same workspace, people and tokens.
+    pub async fn replica(&self, config: ApprovalConfig, llm_base_url: &str) -> Self {
+        let data_dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&self.database, data_dir.path(), SecretCipher::generate())
+            .await
+            .unwrap();
+        let same = |person: &Person| Person {
+            id: person.id.clone(),
+            token: person.token.clone(),
+        };
+        Self::serve(
+            config,
+            llm_base_url,
+            (store, self.database.clone()),
+            self.workspace_id.clone(),
+            [same(&self.admin), same(&self.alice), same(&self.bob)],
+            data_dir,
+        )
+        .await
+    }
+
+    async fn serve(
+        config: ApprovalConfig,
+        llm_base_url: &str,
+        (store, database): (Store, DatabaseConfig),
+        workspace_id: WorkspaceId,
+        [admin, alice, bob]: [Person; 3],
+        data_dir: tempfile::TempDir,
+    ) -> Self {
         let approvals = Approvals::new(store.clone(), config).unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let shutdown = CancellationToken::new();
+        // As the binary does: on PostgreSQL other replicas' decisions wake calls waiting here.
+        let decision_listener = approvals.start_decision_listener(shutdown.clone()).await;
         let mcp = McpClient::builder(McpClientConfig {
             session_init_timeout_secs: 15,
             session_init_backoff_ms: 50,
@@ -125,20 +183,17 @@ impl ApprovalServer {
             })
             .await
         });
-        let bob = people.pop().unwrap();
-        let alice = people.pop().unwrap();
         Self {
             address,
             store,
             workspace_id,
             approvals,
-            admin: Person {
-                id: bootstrapped.owner.id,
-                token: bootstrapped.plaintext.expose().to_owned(),
-            },
+            admin,
             alice,
             bob,
             client: reqwest::Client::new(),
+            decision_listener,
+            database,
             shutdown,
             stop: Some(stop),
             _data_dir: data_dir,

@@ -6,6 +6,7 @@ mod approvals_elicitation;
 mod approvals_flow;
 mod approvals_other_users;
 mod approvals_policies;
+mod approvals_replicas;
 mod approvals_support;
 mod auth;
 mod chat_api;
