@@ -291,6 +291,18 @@ test('tool summaries read well for common result shapes', async () => {
     relationships: summary.countPhrase(3, 'relationship types'),
     categories: summary.countPhrase(2, 'categories'),
     duration: [summary.formatDuration(12.4), summary.formatDuration(1530)],
+    denied: [
+      summary.deniedLabel('the call was not allowed: the user denied this call', { decidedBy: 'u1', me: 'u1' }),
+      summary.deniedLabel('the user denied this call', { decidedBy: 'u2', me: 'u1' }),
+      summary.deniedLabel('the call was not allowed: the user denied this call'),
+      summary.deniedLabel('the call was not allowed: nobody approved the call within 60 s, so it was not run'),
+      summary.deniedLabel('the call was not allowed: the answer was stopped before the call was approved'),
+      summary.deniedLabel("the call was not allowed: the tool 'echo' of server 'everything' is set to ALWAYS_DENY (workspace policy)"),
+      summary.deniedLabel("the tool 'echo' of server 'everything' is set to ALWAYS_DENY"),
+      summary.deniedLabel("the call was not allowed: the tool 'echo' of server 'everything' is always denied for this user (a remembered decision)"),
+      summary.deniedLabel('the call was not allowed: the approval rules could not be read: disk I/O error'),
+      summary.deniedLabel(undefined),
+    ],
   }));
   assert.equal(summaries.running, 'Calling kg · schema_version…');
   assert.equal(summaries.types, 'Found 12 object types');
@@ -304,6 +316,20 @@ test('tool summaries read well for common result shapes', async () => {
   assert.equal(summaries.relationships, '3 relationship types');
   assert.equal(summaries.categories, '2 categories');
   assert.deepEqual(summaries.duration, ['12 ms', '1.5 s']);
+  // A refused call's badge says "denied" once, with who or what refused it.
+  assert.deepEqual(summaries.denied, [
+    '✕ Denied by you',
+    '✕ Denied by another user',
+    '✕ Denied at approval',
+    '✕ Denied: approval timed out after 60 s',
+    '✕ Not run: the answer was stopped before approval',
+    '✕ Denied by the workspace policy (always deny)',
+    '✕ Denied by policy (always deny)',
+    '✕ Denied: an earlier "deny always" for this tool',
+    '✕ Denied: the approval rules could not be read: disk I/O error',
+    '✕ Denied',
+  ]);
+  for (const label of summaries.denied) assert.ok((label.match(/denied/gi) ?? []).length <= 1, label);
 });
 
 test('server status: the registry\'s states and sync states become green, yellow, red or grey with words', async () => {
@@ -361,6 +387,37 @@ test('upstream errors: the plain explanation, then the client\'s own short messa
   assert.match(shown.long.folded, /x{500}/);
   assert.equal(shown.unknownCode.visible, 'the upstream said no');
   assert.equal(shown.noMessage.visible, 'Too many calls are running on this server; try again in a moment.');
+});
+
+test('chat turn: a denied call\'s badge names who denied it, once', async () => {
+  const badges = await inPage(['pages/chat/assistant-turn', 'session'], ({ 'pages/chat/assistant-turn': turnModule, session }) => {
+    const before = session.getIdentity();
+    session.setIdentity({ user_id: 'me', scopes: ['chat:use'] });
+    try {
+      const turn = new turnModule.AssistantTurn();
+      document.body.append(turn.element);
+      turn.startStreaming();
+      const denied = (callId, toolCallId) => ({ type: 'mcp_tool', call_id: callId, tool_call_id: toolCallId, server: 'everything', tool: 'echo', status: 'error', state: 'denied', error: 'the call was not allowed: the user denied this call' });
+      [
+        // Decided by me; the decision arrives before the call's view exists.
+        { type: 'approval_resolved', approval_id: 'ap1', tool_call_id: 'tc1', decision: 'denied', decided_by: 'me' },
+        denied('a', 'tc1'),
+        // Decided by someone else, after the denied event.
+        denied('b', 'tc2'),
+        { type: 'approval_resolved', approval_id: 'ap2', tool_call_id: 'tc2', decision: 'denied', decided_by: 'admin-1' },
+        // Timed out.
+        { type: 'mcp_tool', call_id: 'c', tool_call_id: 'tc3', server: 'everything', tool: 'echo', status: 'error', state: 'denied', error: 'the call was not allowed: nobody approved the call within 60 s, so it was not run' },
+      ].forEach((event) => turn.applyEvent(event));
+      const badge = (callId) => turn.element.querySelector(`[data-call-id="${callId}"] .badge`).textContent;
+      const result = [badge('a'), badge('b'), badge('c')];
+      turn.dispose();
+      turn.element.remove();
+      return result;
+    } finally {
+      session.setIdentity(before);
+    }
+  });
+  assert.deepEqual(badges, ['✕ Denied by you', '✕ Denied by another user', '✕ Denied: approval timed out after 60 s']);
 });
 
 test('chat turn: stream events become tool activity, an approval card that posts the decision, a form, and Markdown', async () => {

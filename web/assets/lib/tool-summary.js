@@ -71,6 +71,29 @@ export function summariseError(error) {
   return typeof payload === 'string' ? `Failed: ${firstLine(payload)}` : 'Failed';
 }
 
+/**
+ * The badge of a refused call, saying "denied" once. The chat tells the model "the call was not
+ * allowed: <reason>" and the approval gate's reasons say "denied" themselves, so the reason is
+ * rephrased: who or what refused it. `decidedBy` is the approval's decider when known and
+ * `me` the signed-in user id ("Denied by you").
+ */
+export function deniedLabel(error, { decidedBy, me } = {}) {
+  const raw = typeof error === 'string' ? error : error?.message ?? '';
+  const reason = firstLine(raw).replace(/^the call was not allowed:\s*/i, '').trim().replace(/\.$/, '');
+  if (!reason) return '✕ Denied';
+  if (/^the user denied this call$/i.test(reason)) {
+    if (decidedBy && me && decidedBy === me) return '✕ Denied by you';
+    return decidedBy ? '✕ Denied by another user' : '✕ Denied at approval';
+  }
+  const timedOut = /^nobody approved the call within (.+?), so it was not run$/i.exec(reason);
+  if (timedOut) return `✕ Denied: approval timed out after ${timedOut[1]}`;
+  if (/^the answer was stopped before the call was approved$/i.test(reason)) return '✕ Not run: the answer was stopped before approval';
+  const policy = /is set to ALWAYS_DENY(?: \((.+) policy\))?$/.exec(reason);
+  if (policy) return policy[1] ? `✕ Denied by the ${policy[1]} policy (always deny)` : '✕ Denied by policy (always deny)';
+  if (/is always denied for this user \(a remembered decision\)$/i.test(reason)) return '✕ Denied: an earlier "deny always" for this tool';
+  return `✕ Denied: ${reason}`;
+}
+
 /** "12 ms" / "1.4 s" for durations. */
 export function formatDuration(milliseconds) {
   if (typeof milliseconds !== 'number' || !Number.isFinite(milliseconds)) return '';

@@ -16,6 +16,8 @@ export class AssistantTurn {
     this.text = '';
     this.toolViews = new Map();
     this.cards = new Map();
+    /** Who decided each approval, by tool call id (the decision can arrive before the call's view). */
+    this.deciders = new Map();
     this.renderScheduled = false;
     this.largestAnswerHeight = 0;
     this.meta = h('div', { class: 'message-meta' });
@@ -51,6 +53,7 @@ export class AssistantTurn {
         break;
       case 'approval_resolved':
         this.cards.get(`approval:${event.approval_id}`)?.resolve(event);
+        this.noteDecider(event.tool_call_id, event.decided_by);
         break;
       case 'elicitation_required':
         this.addElicitationCard(event);
@@ -104,6 +107,7 @@ export class AssistantTurn {
     const statusWords = { started: 'started', running: 'started', proposed: 'started', approved: 'started', dispatched: 'started', completed: 'completed', success: 'completed', error: 'error', failed: 'error', timeout: 'error', denied: 'denied', unknown: 'unknown' };
     const recordedState = event.state === 'denied' || event.state === 'unknown' ? event.state : null;
     if (event.tool_call_id) view.toolCallId = event.tool_call_id;
+    if (this.deciders.has(view.toolCallId)) view.decidedBy = this.deciders.get(view.toolCallId);
     view.update({
       resultTruncated: event.result_truncated === true,
       errorCode: event.error_code,
@@ -117,10 +121,18 @@ export class AssistantTurn {
     return view;
   }
 
+  /** Remembers who decided a call's approval and tells its view, if it is shown already. */
+  noteDecider(toolCallId, decidedBy) {
+    if (!toolCallId || !decidedBy) return;
+    this.deciders.set(toolCallId, decidedBy);
+    [...this.toolViews.values()].find((candidate) => candidate.toolCallId === toolCallId)?.noteDecider(decidedBy);
+  }
+
   /** Notes a settled approval on its tool call (history). */
   noteApproval(approval) {
     const view = [...this.toolViews.values()].find((candidate) => candidate.toolCallId === approval.tool_call_id);
     if (!view) return;
+    view.noteDecider(approval.decided_by);
     const who = approval.decided_by && approval.decided_by === getIdentity()?.user_id ? 'you' : approval.decided_by;
     const words = { approved: 'Approved', denied: 'Denied', expired: 'Expired without a decision', cancelled: 'Cancelled (the answer ended first)' }[approval.status] ?? approval.status;
     const text = `${words}${who && !/^(timeout|policy)$/.test(who) ? ` by ${who}` : ''}${approval.remember === 'always' ? ', always' : ''}`;

@@ -5,7 +5,8 @@
 import { h, replaceChildren } from '../../lib/dom.js';
 import { api, segment } from '../../lib/api.js';
 import { renderJsonViewer, parseJsonLoosely } from '../../lib/json-view.js';
-import { formatDuration, resultPayload, runningLabel, summariseError, summariseResult } from '../../lib/tool-summary.js';
+import { deniedLabel, formatDuration, resultPayload, runningLabel, summariseError, summariseResult } from '../../lib/tool-summary.js';
+import { getIdentity } from '../../lib/session.js';
 import { explainUpstreamError } from '../../lib/upstream-errors.js';
 
 /** Splits an LLM-facing tool name `server__tool` into its parts (best effort). */
@@ -30,6 +31,13 @@ export class ToolCallView {
     this.element.addEventListener('toggle', () => { if (this.element.open) this.#renderBody(); });
     this.bodyDirty = true;
     this.update({ status: 'started' });
+  }
+
+  /** Who decided the call's approval (a user id), so a denied badge can say "Denied by you". */
+  noteDecider(decidedBy) {
+    if (!decidedBy || this.decidedBy === decidedBy) return;
+    this.decidedBy = decidedBy;
+    if (this.status === 'denied') this.update({ status: 'denied' });
   }
 
   /**
@@ -59,7 +67,7 @@ export class ToolCallView {
       content = [h('span', { class: 'badge badge-warning', text: '? Outcome unknown — the call was interrupted and was not repeated' }), name];
     } else {
       const explained = explainUpstreamError(this.errorCode);
-      const label = status === 'denied' ? `✕ Denied${this.error ? `: ${plainError(this.error)}` : ''}`
+      const label = status === 'denied' ? deniedLabel(this.error, { decidedBy: this.decidedBy, me: getIdentity()?.user_id })
         : explained ? `⚠ Failed: ${explained}` : `⚠ ${summariseError(this.error ?? this.result)}`;
       content = [h('span', { class: 'badge badge-danger', text: label }), name, durationText];
     }
@@ -117,9 +125,4 @@ export class ToolCallView {
     slot.append(button);
     return slot;
   }
-}
-
-function plainError(error) {
-  if (typeof error === 'string') return error;
-  return error?.message ?? 'by policy';
 }
