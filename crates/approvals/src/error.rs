@@ -12,7 +12,9 @@ pub enum ApprovalError {
     /// The caller may see it but not act on it (someone else's approval).
     #[error("{0}")]
     Forbidden(String),
-    /// The request was already decided, answered, expired or cancelled.
+    /// The request cannot take this answer: it was already decided, answered, expired or
+    /// cancelled, or (an accepted form) it waits on another replica, which its content cannot
+    /// reach.
     #[error("{0}")]
     AlreadySettled(String),
     /// A request field is unusable; `field` names it.

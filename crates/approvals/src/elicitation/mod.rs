@@ -11,8 +11,9 @@
 //!
 //! An answer recorded by another replica is found as approvals' decisions are (its notice, or
 //! the poll), but only its action: the content of an accepted form is never stored, so it
-//! cannot cross replicas — the upstream is told `cancel` at once rather than after the
-//! deadline, and the person can ask again.
+//! cannot cross replicas. A replica where the form does not wait refuses to accept it (409;
+//! declining and cancelling work anywhere); should an acceptance be recorded elsewhere all the
+//! same, the upstream is told `cancel` at once rather than after the deadline.
 
 pub mod form;
 
@@ -30,7 +31,8 @@ use switchboard_chat::{ChatEvent, ElicitationRequiredEvent, ElicitationResolvedE
 use switchboard_core::{ElicitationId, Principal};
 use switchboard_mcp_client::{ElicitationRequest, ElicitationResponder, ElicitationResponse};
 use switchboard_store::{
-    ElicitationRequestRecord, ElicitationStatus, NewAuditEvent, NewElicitationRequest, StoreError,
+    BackendKind, ElicitationRequestRecord, ElicitationStatus, NewAuditEvent, NewElicitationRequest,
+    StoreError,
 };
 
 /// Longest elicitation message shown, in characters.
@@ -273,6 +275,16 @@ impl Approvals {
             }
         };
         let claimed = inner.waiting.claim_elicitation(elicitation_id);
+        if claimed.is_none()
+            && status == ElicitationStatus::Accepted
+            && inner.store.backend_kind() == BackendKind::Postgres
+        {
+            // The form waits in another replica, and the content is never stored: recording
+            // "accepted" here would tell its server `cancel` while the person sees success.
+            return Err(ApprovalError::AlreadySettled(
+                "this form waits on another Switchboard replica, and a form's content is never passed between replicas: send the answer again (it may reach that replica) or decline it".to_owned(),
+            ));
+        }
         let resolved = match inner
             .store
             .resolve_elicitation_request(

@@ -1,7 +1,9 @@
 //! Two replicas on one PostgreSQL database (fresh schema): an answer runs on replica A and
 //! waits for approval (or for a form); the person's decision is POSTed to replica B. With the
 //! poll set to 30 s, only B's notice (`NOTIFY switchboard_decisions`) can explain A waking in
-//! well under a second; with A's listener off, the decision still lands at A's next poll.
+//! well under a second; with A's listener off, the decision still lands at A's next poll. A
+//! form's content cannot cross replicas (never stored): B refuses to accept A's form, and
+//! declining through B works.
 
 use crate::approvals_support::*;
 use crate::chat_sse::SseReader;
@@ -134,7 +136,7 @@ async fn a_decision_posted_to_another_replica_wakes_the_waiting_call_at_once() {
         "p50 {p50:?}: only a notice explains less than the 30 s poll"
     );
 
-    // A form on A declined on B reaches the upstream at once.
+    // A form on A answered through B.
     a.set_policy(&everything, "trigger-elicitation-request", "ALWAYS_ALLOW")
         .await;
     fake.enqueue(ScriptedReply::tool_calls(&[ScriptedToolCall::new(
@@ -145,15 +147,40 @@ async fn a_decision_posted_to_another_replica_wakes_the_waiting_call_at_once() {
     fake.enqueue(ScriptedReply::text(&["no form then"]));
     let mut stream = a.ask(&a.alice, "ask me things").await;
     let form = stream.until("elicitation_required").await.pop().unwrap();
+    let path = format!(
+        "/chat/elicitations/{}",
+        form["elicitation_id"].as_str().unwrap()
+    );
+    // B cannot pass a form's content to A (it is never stored): it refuses to accept, and the
+    // form stays open.
+    let (status, body) = b
+        .send(
+            &b.alice,
+            Method::POST,
+            &path,
+            Some(json!({"action": "accept", "content": {"name": "Ada"}})),
+        )
+        .await;
+    assert_eq!(status, 409, "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("another Switchboard replica"), "{message}");
+    let (status, pending) = b
+        .send(&b.alice, Method::GET, "/chat/elicitations", None)
+        .await;
+    assert_eq!(status, 200, "{pending}");
+    assert!(
+        pending
+            .to_string()
+            .contains(form["elicitation_id"].as_str().unwrap()),
+        "{pending}"
+    );
+    // Declining needs no content: it works from B, and A goes on at once.
     let answered_at = Instant::now();
     let (status, body) = b
         .send(
             &b.alice,
             Method::POST,
-            &format!(
-                "/chat/elicitations/{}",
-                form["elicitation_id"].as_str().unwrap()
-            ),
+            &path,
             Some(json!({"action": "decline"})),
         )
         .await;
