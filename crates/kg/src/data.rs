@@ -133,8 +133,10 @@ pub fn validate_properties(
     }
 }
 
-/// Why `value` does not fit `definition`, if it does not.
-pub fn check_value(definition: &PropertyDefinition, value: &Value) -> Result<(), String> {
+/// Why `value` does not fit `definition`, if it does not: one line of a
+/// [`KgError::InvalidData`] problem list, which the caller prefixes with the property's owner
+/// and name (so it is a plain message, not an error of its own).
+pub(crate) fn check_value(definition: &PropertyDefinition, value: &Value) -> Result<(), String> {
     let describe = || describe_json(value);
     match definition.property_type {
         PropertyType::String => match value.as_str() {

@@ -71,11 +71,11 @@ impl KgConfig {
         self.anonymous_scope_set()?;
         for origin in &self.allowed_origins {
             crate::origin_policy::AllowedOrigin::parse(origin)
-                .map_err(|reason| InvalidSetting::new("allowed_origins", reason))?;
+                .map_err(|error| InvalidSetting::new("allowed_origins", error.to_string()))?;
         }
         for host in &self.allowed_hosts {
             crate::origin_policy::AllowedHost::parse(host)
-                .map_err(|reason| InvalidSetting::new("allowed_hosts", reason))?;
+                .map_err(|error| InvalidSetting::new("allowed_hosts", error.to_string()))?;
         }
         InvalidSetting::require_positive(
             "rate_limit_per_minute",

@@ -48,7 +48,7 @@ impl KgEndpoint {
             }
         };
         let origins = OriginPolicy::new(&config.allowed_hosts, &config.allowed_origins)
-            .map_err(|reason| InvalidSetting::new("allowed_origins", reason))?;
+            .map_err(|error| InvalidSetting::new(error.setting_key(), error.to_string()))?;
         let authenticator = Authenticator::new(
             verifier,
             anonymous,

@@ -7,6 +7,27 @@
 use axum::http::HeaderMap;
 use axum::http::header::{HOST, ORIGIN};
 
+/// An `allowed_hosts` or `allowed_origins` entry that cannot be parsed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OriginPolicyError {
+    #[error("'{entry}' is not a host name, IP address or host:port")]
+    MalformedHost { entry: String },
+    #[error("'{entry}' has no host")]
+    MissingHost { entry: String },
+    #[error("'{entry}' is not an origin such as https://app.example.com or http://localhost:*")]
+    MalformedOrigin { entry: String },
+}
+
+impl OriginPolicyError {
+    /// The `[kg]` setting the bad entry belongs to.
+    pub fn setting_key(&self) -> &'static str {
+        match self {
+            Self::MalformedHost { .. } | Self::MissingHost { .. } => "allowed_hosts",
+            Self::MalformedOrigin { .. } => "allowed_origins",
+        }
+    }
+}
+
 /// One `allowed_hosts` entry: a host name or IP, optionally with a port.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AllowedHost {
@@ -15,11 +36,15 @@ pub struct AllowedHost {
 }
 
 impl AllowedHost {
-    pub fn parse(entry: &str) -> Result<Self, String> {
-        let (host, port) = split_host_port(entry.trim())
-            .ok_or_else(|| format!("'{entry}' is not a host name, IP address or host:port"))?;
+    pub fn parse(entry: &str) -> Result<Self, OriginPolicyError> {
+        let (host, port) =
+            split_host_port(entry.trim()).ok_or_else(|| OriginPolicyError::MalformedHost {
+                entry: entry.to_owned(),
+            })?;
         if host.is_empty() {
-            return Err(format!("'{entry}' has no host"));
+            return Err(OriginPolicyError::MissingHost {
+                entry: entry.to_owned(),
+            });
         }
         Ok(Self {
             host: host.to_ascii_lowercase(),
@@ -55,15 +80,13 @@ pub enum AllowedOrigin {
 }
 
 impl AllowedOrigin {
-    pub fn parse(entry: &str) -> Result<Self, String> {
+    pub fn parse(entry: &str) -> Result<Self, OriginPolicyError> {
         let entry = entry.trim();
         if entry.eq_ignore_ascii_case("null") {
             return Ok(AllowedOrigin::Null);
         }
-        let malformed = || {
-            format!(
-                "'{entry}' is not an origin such as https://app.example.com or http://localhost:*"
-            )
+        let malformed = || OriginPolicyError::MalformedOrigin {
+            entry: entry.to_owned(),
         };
         let (scheme, rest) = entry.split_once("://").ok_or_else(malformed)?;
         let (authority, any_port) = match rest.strip_suffix(":*") {
@@ -171,7 +194,10 @@ pub struct OriginPolicy {
 }
 
 impl OriginPolicy {
-    pub fn new(allowed_hosts: &[String], allowed_origins: &[String]) -> Result<Self, String> {
+    pub fn new(
+        allowed_hosts: &[String],
+        allowed_origins: &[String],
+    ) -> Result<Self, OriginPolicyError> {
         Ok(Self {
             hosts: allowed_hosts
                 .iter()
@@ -312,5 +338,21 @@ mod tests {
         );
         assert!(AllowedOrigin::parse("app.example.com").is_err());
         assert!(AllowedOrigin::parse("http://x:80:*").is_err());
+    }
+
+    #[test]
+    fn a_bad_entry_names_the_setting_it_belongs_to() {
+        let host = OriginPolicy::new(&["app.example.com:port".into()], &[]).unwrap_err();
+        assert_eq!(host.setting_key(), "allowed_hosts");
+        assert_eq!(
+            host.to_string(),
+            "'app.example.com:port' is not a host name, IP address or host:port"
+        );
+        let origin = OriginPolicy::new(&[], &["app.example.com".into()]).unwrap_err();
+        assert_eq!(origin.setting_key(), "allowed_origins");
+        assert_eq!(
+            origin.to_string(),
+            "'app.example.com' is not an origin such as https://app.example.com or http://localhost:*"
+        );
     }
 }

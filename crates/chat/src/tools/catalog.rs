@@ -233,7 +233,7 @@ impl McpTools {
         };
         let upstream = match upstream_for_record(record, secrets, &self.own_endpoints, credential) {
             Ok(upstream) => upstream,
-            Err(message) => return unavailable("invalid_config", message),
+            Err(error) => return unavailable("invalid_config", error.to_string()),
         };
         let mut tools = match self.store.list_server_tools(workspace_id, &record.id).await {
             Ok(tools) => tools,

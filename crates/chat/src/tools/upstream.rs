@@ -7,7 +7,9 @@
 
 use std::fmt;
 use switchboard_core::SessionScope;
-use switchboard_mcp_client::{UpstreamEndpoint, UpstreamServer, is_same_endpoint};
+use switchboard_mcp_client::{
+    ServerConfigError, UpstreamEndpoint, UpstreamServer, is_same_endpoint,
+};
 use switchboard_store::{ServerRecord, ServerSecrets};
 use url::Url;
 
@@ -70,10 +72,9 @@ pub fn upstream_for_record(
     secrets: ServerSecrets,
     own_endpoints: &OwnEndpoints,
     credential: Option<&UserCredential>,
-) -> Result<UpstreamServer, String> {
+) -> Result<UpstreamServer, ServerConfigError> {
     let mut upstream =
-        switchboard_mcp_client::registry::upstream::upstream_for_record(record, secrets)
-            .map_err(|error| error.to_string())?;
+        switchboard_mcp_client::registry::upstream::upstream_for_record(record, secrets)?;
     if let Some(credential) = credential
         && let UpstreamEndpoint::Remote(remote) = &mut upstream.endpoint
         && own_endpoints.contains(&remote.url)
