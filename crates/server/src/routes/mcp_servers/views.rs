@@ -168,3 +168,178 @@ pub(super) fn test_view(report: &ConnectionTestReport) -> Value {
         "tool_count": report.tool_count,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Duration;
+    use switchboard_core::{ServerId, SessionScope, TransportKind, WorkspaceId};
+    use switchboard_mcp_client::SessionScopeKey;
+    use switchboard_store::{
+        McpObservation, ServerConnectionConfig, ServerSecretsSummary, SyncStatus,
+    };
+
+    const EXITED: &str = "could not initialize a session with `sh`: it exited with status 3";
+
+    fn record(status: ServerStatus, last_error: Option<&str>) -> ServerRecord {
+        let now = Utc::now();
+        ServerRecord {
+            id: ServerId::from("s"),
+            workspace_id: WorkspaceId::from("w"),
+            name: "broken".into(),
+            transport: TransportKind::Stdio,
+            url: None,
+            command: Some("sh".into()),
+            args: vec![],
+            connection: ServerConnectionConfig {
+                session_scope: SessionScope::Shared,
+                ..ServerConnectionConfig::default()
+            },
+            secrets: ServerSecretsSummary::default(),
+            status,
+            last_error: last_error.map(str::to_owned),
+            tools_cache: None,
+            resources_cache: None,
+            prompts_cache: None,
+            last_synced_at: None,
+            sync_status: SyncStatus::NeverSynced,
+            version: 1,
+            is_active: true,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    fn session(state: SessionState, since: DateTime<Utc>, error: Option<&str>) -> SessionStatus {
+        SessionStatus {
+            server_id: ServerId::from("s"),
+            scope: SessionScopeKey::Shared,
+            state,
+            since,
+            protocol_version: None,
+            in_flight: 0,
+            last_error: error.map(str::to_owned),
+            process_id: None,
+        }
+    }
+
+    fn overview(
+        state: SessionState,
+        capability_state: CapabilityState,
+        code: Option<&str>,
+        sessions: Vec<SessionStatus>,
+    ) -> ServerOverview {
+        ServerOverview {
+            state,
+            capability_state,
+            observation: McpObservation {
+                error_code: code.map(str::to_owned),
+                ..McpObservation::default()
+            },
+            tool_count: 0,
+            sessions,
+        }
+    }
+
+    fn shown(
+        status: SessionState,
+        sync_status: CapabilityState,
+        error: Option<&str>,
+    ) -> ShownState {
+        ShownState {
+            status,
+            sync_status,
+            last_error: error.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_failed_start_reads_as_error_and_a_later_attempt_as_starting() {
+        let failed_at = Utc::now();
+        let before = failed_at - Duration::milliseconds(300);
+        let after = failed_at + Duration::milliseconds(300);
+        let stored = record(ServerStatus::Error, Some(EXITED));
+        let starting = |since| {
+            overview(
+                SessionState::Initializing,
+                CapabilityState::Syncing,
+                Some("init_failed"),
+                vec![session(SessionState::Initializing, since, None)],
+            )
+        };
+        // The start running beside the failed test (it began first): the start failed.
+        assert_eq!(
+            shown_state(&stored, &starting(before), Some(failed_at)),
+            shown(SessionState::Error, CapabilityState::Error, Some(EXITED))
+        );
+        // A start that began after the failure (Sync tools) is a new attempt.
+        assert_eq!(
+            shown_state(&stored, &starting(after), Some(failed_at)),
+            shown(
+                SessionState::Initializing,
+                CapabilityState::Syncing,
+                Some(EXITED)
+            )
+        );
+        // The slot failed, the store is not written yet: the session's own error is shown.
+        let unrecorded = overview(
+            SessionState::Error,
+            CapabilityState::Syncing,
+            None,
+            vec![session(SessionState::Error, failed_at, Some(EXITED))],
+        );
+        assert_eq!(
+            shown_state(&record(ServerStatus::Disconnected, None), &unrecorded, None),
+            shown(SessionState::Error, CapabilityState::Error, Some(EXITED))
+        );
+        // Credentials refused: the sync that waited on the start needs them.
+        let refused = overview(
+            SessionState::Error,
+            CapabilityState::Syncing,
+            Some("needs_auth"),
+            vec![session(SessionState::Error, failed_at, Some("HTTP 401"))],
+        );
+        assert_eq!(
+            shown_state(
+                &record(ServerStatus::Error, Some("HTTP 401")),
+                &refused,
+                Some(failed_at)
+            )
+            .sync_status,
+            CapabilityState::NeedsAuth
+        );
+    }
+
+    #[test]
+    fn live_sessions_and_per_user_syncs_are_shown_as_they_are() {
+        let failed_at = Utc::now();
+        let stored = record(ServerStatus::Error, Some(EXITED));
+        // A session still working when a separate connection test failed stays ACTIVE.
+        let active = overview(
+            SessionState::Active,
+            CapabilityState::Synced,
+            Some("init_failed"),
+            vec![session(
+                SessionState::Active,
+                failed_at - Duration::seconds(60),
+                None,
+            )],
+        );
+        assert_eq!(
+            shown_state(&stored, &active, Some(failed_at)),
+            shown(SessionState::Active, CapabilityState::Synced, Some(EXITED))
+        );
+        // No sessions (a per-user server synced over its own connection): a running sync is a
+        // new attempt, the stored ERROR is the state.
+        let per_user = overview(
+            SessionState::Error,
+            CapabilityState::Syncing,
+            Some("init_failed"),
+            vec![],
+        );
+        assert_eq!(
+            shown_state(&stored, &per_user, Some(failed_at)),
+            shown(SessionState::Error, CapabilityState::Syncing, Some(EXITED))
+        );
+    }
+}
