@@ -14,7 +14,7 @@ use chrono::Utc;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use switchboard_core::{Principal, ScopeSet, TokenId, UserId, WorkspaceId};
-use switchboard_mcp_server::{KgConfig, KgEndpoint, KnowledgeGraphs, StaticTokens};
+use switchboard_mcp_server::{KgConfig, KgEndpoint, KnowledgeGraphs, StaticTokens, WorkspaceGraph};
 use tokio_util::sync::CancellationToken;
 
 pub const DEFAULT_WORKSPACE: &str = "ws-default";
@@ -145,6 +145,14 @@ impl TestServer {
             request = request.header(*name, *value);
         }
         request.send().await.unwrap()
+    }
+
+    /// The graph of `DEFAULT_WORKSPACE`, to change it behind the endpoint's back.
+    pub async fn default_graph(&self) -> Arc<WorkspaceGraph> {
+        self.graphs
+            .workspace(&DEFAULT_WORKSPACE.into())
+            .await
+            .unwrap()
     }
 
     /// Ends `session` with `DELETE /mcp` as `token`.

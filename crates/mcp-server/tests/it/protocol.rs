@@ -155,14 +155,7 @@ async fn answers_are_about_the_real_graph() {
         }
     };
     let version = call("schema_version", json!({})).await;
-    let expected = server
-        .graphs
-        .workspace(&crate::DEFAULT_WORKSPACE.into())
-        .await
-        .unwrap()
-        .read()
-        .schema()
-        .content_hash();
+    let expected = server.default_graph().await.read().schema().content_hash();
     assert_eq!(version["version"], expected);
     assert_eq!(version["sequence"], 4);
     assert_eq!(version["object_type_count"], 5);

@@ -2,8 +2,7 @@
 //! isolation, changelog `since`, and cached answers that follow schema changes at once.
 
 use crate::{
-    CHAT_ONLY, DATA_READER, DEFAULT_WORKSPACE, OTHER_WORKSPACE_ADMIN, SCHEMA_READER, TestServer,
-    WRITER, structured,
+    CHAT_ONLY, DATA_READER, OTHER_WORKSPACE_ADMIN, SCHEMA_READER, TestServer, WRITER, structured,
 };
 use serde_json::json;
 use switchboard_kg::{ObjectType, PropertyDefinition, PropertyType, SchemaEdit};
@@ -261,11 +260,7 @@ async fn changelog_since_version_and_date() {
         10
     );
 
-    let graph = server
-        .graphs
-        .workspace(&DEFAULT_WORKSPACE.into())
-        .await
-        .unwrap();
+    let graph = server.default_graph().await;
     let (third_hash, third_at) = {
         let knowledge = graph.read();
         let third = knowledge.history().versions().nth(2).unwrap().clone();
@@ -343,11 +338,7 @@ async fn cached_schema_answers_follow_a_schema_change_at_once() {
     )
     .clone();
     assert_eq!(types_before["types"].as_array().unwrap().len(), 5);
-    let graph = server
-        .graphs
-        .workspace(&DEFAULT_WORKSPACE.into())
-        .await
-        .unwrap();
+    let graph = server.default_graph().await;
     let meeting = ObjectType::new("Meeting", "A scheduled conversation", vec![]);
     graph
         .edit_schema(

@@ -2,7 +2,7 @@
 //! 2026-07-28 lifecycle (`server/discover`, per-request `_meta`, JSON answers, no session).
 
 use crate::{DATA_READER, TestServer, answer_of, initialize_request};
-use rmcp::model::{CallToolRequestParams, ProtocolVersion, ReadResourceRequestParams};
+use rmcp::model::{CallToolRequestParams, ErrorData, ProtocolVersion, ReadResourceRequestParams};
 use rmcp::service::RunningService;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -29,6 +29,22 @@ async fn discover_client(server: &TestServer) -> RunningService<RoleClient, ()> 
     ().serve_with_lifecycle(transport, lifecycle)
         .await
         .expect("discover")
+}
+
+/// The JSON-RPC error a tool call is answered with (panics when it succeeds).
+async fn tool_error(
+    client: &RunningService<RoleClient, ()>,
+    name: &'static str,
+    arguments: Value,
+) -> ErrorData {
+    let arguments = arguments.as_object().unwrap().clone();
+    let outcome = client
+        .call_tool(CallToolRequestParams::new(name).with_arguments(arguments))
+        .await;
+    match outcome {
+        Err(ServiceError::McpError(error)) => error,
+        other => panic!("expected a JSON-RPC error from {name}, got {other:?}"),
+    }
 }
 
 #[tokio::test]
@@ -113,16 +129,7 @@ async fn unknown_objects_are_32002_at_2026_07_28_while_unknown_resources_follow_
     let server = TestServer::start().await;
     let client = discover_client(&server).await;
 
-    let unknown_object = client
-        .call_tool(
-            CallToolRequestParams::new("get_object")
-                .with_arguments(json!({"id": "no-such-object"}).as_object().unwrap().clone()),
-        )
-        .await
-        .expect_err("an unknown object is an error");
-    let ServiceError::McpError(error) = unknown_object else {
-        panic!("expected a JSON-RPC error, got {unknown_object:?}");
-    };
+    let error = tool_error(&client, "get_object", json!({"id": "no-such-object"})).await;
     assert_eq!(error.code.0, -32002, "{error:?}");
     assert!(
         error.message.contains("Person"),
@@ -130,16 +137,7 @@ async fn unknown_objects_are_32002_at_2026_07_28_while_unknown_resources_follow_
         error.message
     );
 
-    let unknown_type = client
-        .call_tool(
-            CallToolRequestParams::new("count_objects")
-                .with_arguments(json!({"type": "Invoice"}).as_object().unwrap().clone()),
-        )
-        .await
-        .expect_err("an unknown type is an error");
-    let ServiceError::McpError(error) = unknown_type else {
-        panic!("expected a JSON-RPC error, got {unknown_type:?}");
-    };
+    let error = tool_error(&client, "count_objects", json!({"type": "Invoice"})).await;
     assert_eq!(error.code.0, -32002, "{error:?}");
 
     let unknown_resource = client

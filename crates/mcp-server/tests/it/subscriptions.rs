@@ -1,7 +1,7 @@
 //! `resources/subscribe`: a schema change reaches subscribed sessions as
 //! `notifications/resources/updated`.
 
-use crate::{DEFAULT_WORKSPACE, SCHEMA_READER, TestServer};
+use crate::{SCHEMA_READER, TestServer};
 use rmcp::model::{ResourceUpdatedNotificationParam, SubscribeRequestParams};
 use rmcp::service::{NotificationContext, ServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -43,11 +43,7 @@ async fn schema_changes_notify_subscribers_of_the_touched_resources() {
     // Give the client's standalone GET stream a moment to open.
     tokio::time::sleep(Duration::from_millis(300)).await;
 
-    let graph = server
-        .graphs
-        .workspace(&DEFAULT_WORKSPACE.into())
-        .await
-        .unwrap();
+    let graph = server.default_graph().await;
     let mut person = graph.read().schema().object_type("Person").unwrap().clone();
     person.properties.push(PropertyDefinition::new(
         "phone",
@@ -135,11 +131,7 @@ async fn listen_streams_report_updates_of_the_named_resources() {
         "tools never change: not accepted"
     );
 
-    let graph = server
-        .graphs
-        .workspace(&DEFAULT_WORKSPACE.into())
-        .await
-        .unwrap();
+    let graph = server.default_graph().await;
     let mut team = graph.read().schema().object_type("Team").unwrap().clone();
     team.description = "A group of people".into();
     graph
