@@ -60,7 +60,8 @@ pub enum ListenerEvent {
 }
 
 /// A listener on [`DECISIONS_CHANNEL`], on a connection of its own (not one of the store's
-/// pool, which it would hold for good).
+/// pool, which it would hold for good; application name `switchboard-decisions`). A lost
+/// connection is opened again (and the channel listened to again) by the next call.
 pub struct DecisionListener {
     listener: PgListener,
 }
@@ -94,6 +95,17 @@ impl DecisionListener {
     }
 }
 
+impl DecisionListener {
+    /// The PostgreSQL backend serving the listener now (`pg_stat_activity.pid`, also shown
+    /// there as application `switchboard-decisions`), for diagnostics.
+    pub async fn backend_pid(&mut self) -> StoreResult<i32> {
+        sqlx::query_scalar("SELECT pg_backend_pid()")
+            .fetch_one(&mut self.listener)
+            .await
+            .map_err(StoreError::Database)
+    }
+}
+
 impl Store {
     /// PostgreSQL: a listener on [`DECISIONS_CHANNEL`] (its own connection, with the store's
     /// connection options). SQLite: `None` — one process, nobody else decides.
@@ -106,7 +118,11 @@ impl Store {
             .min_connections(0)
             .idle_timeout(None)
             .max_lifetime(None)
-            .connect_with((*pool.connect_options()).clone())
+            .connect_with(
+                (*pool.connect_options())
+                    .clone()
+                    .application_name("switchboard-decisions"),
+            )
             .await
             .map_err(StoreError::Database)?;
         let mut listener = PgListener::connect_with(&own_pool)

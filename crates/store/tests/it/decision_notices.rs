@@ -14,7 +14,10 @@ use switchboard_store::{
     ListenerEvent, NewApprovalRequest, NewElicitationRequest, SecretCipher, StoreError,
 };
 
-store_test!(settled_requests_are_announced_to_other_replicas);
+store_test!(
+    settled_requests_are_announced_to_other_replicas,
+    a_listener_whose_connection_is_killed_listens_again
+);
 
 /// The notices heard within `window` (other tests share the channel: callers look for theirs).
 async fn heard_within(listener: &mut DecisionListener, window: StdDuration) -> Vec<DecisionNotice> {
@@ -142,4 +145,67 @@ async fn settled_requests_are_announced_to_other_replicas(test: TestStore) {
         "a lost compare-and-set announced something: {later:?}"
     );
     other_replica.close().await;
+}
+
+/// The database ends the listener's session (as a restart or a proxy would): the listener
+/// says so (`Reconnected`, after an error at most) and hears the next decision.
+async fn a_listener_whose_connection_is_killed_listens_again(test: TestStore) {
+    let store = &test.store;
+    let Some(mut listener) = store.listen_for_decisions().await.unwrap() else {
+        assert_eq!(test.backend, Backend::Sqlite);
+        return;
+    };
+    let (workspace, alice) = workspace_with_owner(store, "acme").await;
+    let conversation = store
+        .create_conversation(&workspace.id, new_conversation(&alice))
+        .await
+        .unwrap();
+    let first_pid = listener.backend_pid().await.unwrap();
+    let pool = test.raw_postgres_pool().await;
+    let terminated: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
+        .bind(first_pid)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert!(terminated);
+    let mut errors = 0;
+    loop {
+        match tokio::time::timeout(StdDuration::from_secs(10), listener.next())
+            .await
+            .expect("the listener notices its connection is gone")
+        {
+            Ok(ListenerEvent::Reconnected) => break,
+            Ok(ListenerEvent::Notice(_)) => {}
+            Err(_) if errors < 3 => errors += 1,
+            Err(error) => panic!("the listener does not recover: {error}"),
+        }
+    }
+    assert_ne!(listener.backend_pid().await.unwrap(), first_pid);
+    let elicitation = store
+        .create_elicitation_request(
+            &workspace.id,
+            NewElicitationRequest {
+                id: ElicitationId::generate(),
+                conversation_id: conversation.id.clone(),
+                owner_user_id: alice.id.clone(),
+                tool_call_id: None,
+                server_name: "everything".into(),
+                message: "Your name?".into(),
+                requested_schema: json!({"type": "object"}),
+                expires_at: Utc::now() + Duration::seconds(60),
+            },
+        )
+        .await
+        .unwrap();
+    store
+        .resolve_elicitation_request(
+            &workspace.id,
+            &elicitation.id,
+            ElicitationStatus::Cancelled,
+            alice.id.as_str(),
+        )
+        .await
+        .unwrap();
+    wait_for(&mut listener, &DecisionNotice::Elicitation(elicitation.id)).await;
+    pool.close().await;
 }
