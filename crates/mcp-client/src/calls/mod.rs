@@ -288,7 +288,10 @@ impl McpClient {
                 server.name.clone(),
                 None,
             )),
-            elicitation: None,
+            // Advertised like every other session, so the server shows the same tools (server-everything
+            // lists its form tool only to clients that can answer forms); a form asked here, with no
+            // call of a conversation behind it, is declined by the responder.
+            elicitation: context.elicitation.clone(),
         };
         let init_timeout = server.init_timeout(self.inner.config.session_init_timeout());
         let live =

@@ -29,5 +29,6 @@ mod mcp_servers;
 mod mcp_servers_failed_start;
 mod mcp_servers_kg;
 mod mcp_servers_locking;
+mod mcp_servers_test_count;
 mod support;
 mod users;
