@@ -149,25 +149,39 @@ impl KnowledgeGraph {
         object_id: &str,
         direction: Direction,
     ) -> impl Iterator<Item = (&'a RelationshipRecord, &'a str)> + 'a {
-        let outgoing = matches!(direction, Direction::Out | Direction::Both)
-            .then(|| self.outgoing.get(object_id))
-            .flatten()
-            .into_iter()
-            .flatten()
-            .map(|id| {
-                let relationship = &self.relationships[id];
-                (relationship, relationship.to_id.as_str())
-            });
-        let incoming = matches!(direction, Direction::In | Direction::Both)
-            .then(|| self.incoming.get(object_id))
-            .flatten()
-            .into_iter()
-            .flatten()
-            .map(|id| {
-                let relationship = &self.relationships[id];
-                (relationship, relationship.from_id.as_str())
-            });
+        let outgoing = self.edges(
+            &self.outgoing,
+            object_id,
+            matches!(direction, Direction::Out | Direction::Both),
+            |relationship| &relationship.to_id,
+        );
+        let incoming = self.edges(
+            &self.incoming,
+            object_id,
+            matches!(direction, Direction::In | Direction::Both),
+            |relationship| &relationship.from_id,
+        );
         outgoing.chain(incoming)
+    }
+
+    /// The relationships `index` lists for `object_id` (none unless `wanted`), each with the id
+    /// `other_end` reads from it.
+    fn edges<'a>(
+        &'a self,
+        index: &'a HashMap<String, Vec<String>>,
+        object_id: &str,
+        wanted: bool,
+        other_end: fn(&RelationshipRecord) -> &String,
+    ) -> impl Iterator<Item = (&'a RelationshipRecord, &'a str)> + 'a {
+        wanted
+            .then(|| index.get(object_id))
+            .flatten()
+            .into_iter()
+            .flatten()
+            .map(move |id| {
+                let relationship = &self.relationships[id];
+                (relationship, other_end(relationship).as_str())
+            })
     }
 
     /// Every object and relationship, sorted by id (a stable export).
