@@ -13,10 +13,14 @@ use crate::backend::Backend;
 use crate::error::{StoreError, StoreResult};
 use crate::store::Store;
 use sqlx::postgres::{PgListener, PgPoolOptions};
+use std::time::Duration;
 use switchboard_core::{ApprovalId, ElicitationId};
 
 /// The PostgreSQL channel decisions are announced on.
 pub const DECISIONS_CHANNEL: &str = "switchboard_decisions";
+
+/// How long one attempt to open the listener's connection may take.
+const LISTENER_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Payload prefixes; the SQL that sends notices builds the same text (`'approval:' || id`).
 pub(crate) const APPROVAL_PREFIX: &str = "approval:";
@@ -115,6 +119,8 @@ impl Store {
         };
         let own_pool = PgPoolOptions::new()
             .max_connections(1)
+            // Opening it again after a lost connection gives up soon; the caller retries.
+            .acquire_timeout(LISTENER_CONNECT_TIMEOUT)
             .min_connections(0)
             .idle_timeout(None)
             .max_lifetime(None)
