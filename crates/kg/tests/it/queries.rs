@@ -197,3 +197,63 @@ fn schema_lookups_answer_type_and_relationship_questions() {
     assert!(hits.iter().all(|hit| hit.score == 3));
     assert!(schema.search("  ").is_err());
 }
+
+#[test]
+fn search_objects_finds_names_across_types_best_match_first() {
+    let graph = sample_graph(fixed_now());
+    let found = |query: &str, type_name: Option<&str>| -> Vec<(String, &'static str)> {
+        graph
+            .search_objects(query, type_name, None)
+            .unwrap()
+            .hits
+            .iter()
+            .map(|hit| (hit.object.id.clone(), hit.matched.as_str()))
+            .collect()
+    };
+    assert_eq!(
+        found("product roadmap", None),
+        [("doc-product-roadmap".to_owned(), "exact")]
+    );
+    // A phrase of whole words, across types: a project and a document share "launch".
+    assert_eq!(
+        found("LAUNCH", None),
+        [
+            ("doc-launch-checklist".to_owned(), "phrase"),
+            ("project-product-launch".to_owned(), "phrase"),
+        ]
+    );
+    // A query word may name the type instead of being part of the name.
+    assert_eq!(
+        found("platform team", None),
+        [("team-platform".to_owned(), "all_words")]
+    );
+    assert_eq!(
+        found("silva ana", None),
+        [("person-ana-silva".to_owned(), "all_words")]
+    );
+    assert_eq!(
+        found("team-design", None),
+        [("team-design".to_owned(), "exact")]
+    );
+    // Whole words only: "plat" is not a word of "Platform"; a type word alone names nothing.
+    assert!(found("plat", None).is_empty());
+    assert!(found("team", None).is_empty());
+    assert!(found("Alice", None).is_empty());
+    assert_eq!(
+        found("design", Some("Team")),
+        [("team-design".to_owned(), "exact")]
+    );
+    let all = graph.search_objects("design", None, Some(2)).unwrap();
+    // The tag and the team named design, then the Design System Guide.
+    assert_eq!(all.total_matching, 3, "{:?}", all.hits);
+    assert_eq!(all.hits.len(), 2);
+    assert_eq!(all.hits[0].matched.as_str(), "exact");
+
+    let error = graph
+        .search_objects("design", Some("Invoice"), None)
+        .unwrap_err();
+    assert_eq!(error.kind(), KgErrorKind::NotFound);
+    assert!(error.to_string().contains("Team"), "{error}");
+    assert!(graph.search_objects(" ?! ", None, None).is_err());
+    assert!(graph.search_objects("design", None, Some(0)).is_err());
+}
