@@ -6,11 +6,13 @@
 
 use crate::UpstreamError;
 use crate::error::from_rmcp::ErrorContext;
+use crate::latency::LatencyWindow;
 use crate::result::from_wire;
 use rmcp::model::PaginatedRequestParams;
 use rmcp::service::{Peer, RoleClient};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
+use std::time::Instant;
 use switchboard_core::ToolDefinition;
 
 /// Most pages fetched for one list before the sync is declared broken.
@@ -103,8 +105,13 @@ pub(crate) fn describe_server(peer: &Peer<RoleClient>) -> ServerDescription {
     }
 }
 
-/// Follows cursors with `fetch_page(cursor) -> (items, next_cursor)`.
-async fn paginate<T, F, Fut>(what: &str, mut fetch_page: F) -> Result<Vec<T>, UpstreamError>
+/// Follows cursors with `fetch_page(cursor) -> (items, next_cursor)`; every page's time goes
+/// to `latency` (a failed page's too).
+async fn paginate<T, F, Fut>(
+    what: &str,
+    latency: &LatencyWindow,
+    mut fetch_page: F,
+) -> Result<Vec<T>, UpstreamError>
 where
     F: FnMut(Option<String>) -> Fut,
     Fut: Future<Output = Result<(Vec<T>, Option<String>), UpstreamError>>,
@@ -113,7 +120,10 @@ where
     let mut cursor: Option<String> = None;
     let mut seen_cursors = HashSet::new();
     for _ in 0..MAX_PAGES {
-        let (page, next) = fetch_page(cursor.take()).await?;
+        let started = Instant::now();
+        let fetched = fetch_page(cursor.take()).await;
+        latency.record_request(started.elapsed());
+        let (page, next) = fetched?;
         items.extend(page);
         match next {
             None => return Ok(items),
@@ -141,8 +151,9 @@ fn page_params(cursor: Option<String>) -> Option<PaginatedRequestParams> {
 pub(crate) async fn list_tools(
     peer: &Peer<RoleClient>,
     errors: &ErrorContext,
+    latency: &LatencyWindow,
 ) -> Result<Vec<ToolDefinition>, UpstreamError> {
-    paginate("tools/list", |cursor| async move {
+    paginate("tools/list", latency, |cursor| async move {
         let page = peer
             .list_tools(page_params(cursor))
             .await
@@ -163,8 +174,9 @@ pub(crate) async fn list_tools(
 pub(crate) async fn list_resources(
     peer: &Peer<RoleClient>,
     errors: &ErrorContext,
+    latency: &LatencyWindow,
 ) -> Result<Vec<ResourceDefinition>, UpstreamError> {
-    paginate("resources/list", |cursor| async move {
+    paginate("resources/list", latency, |cursor| async move {
         let page = peer
             .list_resources(page_params(cursor))
             .await
@@ -187,8 +199,9 @@ pub(crate) async fn list_resources(
 pub(crate) async fn list_prompts(
     peer: &Peer<RoleClient>,
     errors: &ErrorContext,
+    latency: &LatencyWindow,
 ) -> Result<Vec<PromptDefinition>, UpstreamError> {
-    paginate("prompts/list", |cursor| async move {
+    paginate("prompts/list", latency, |cursor| async move {
         let page = peer
             .list_prompts(page_params(cursor))
             .await
@@ -212,20 +225,21 @@ pub(crate) async fn list_prompts(
 pub(crate) async fn snapshot(
     peer: &Peer<RoleClient>,
     errors: &ErrorContext,
+    latency: &LatencyWindow,
 ) -> Result<CapabilitySnapshot, UpstreamError> {
     let server = describe_server(peer);
     let tools = if server.offers_tools {
-        list_tools(peer, errors).await?
+        list_tools(peer, errors, latency).await?
     } else {
         Vec::new()
     };
     let resources = if server.offers_resources {
-        list_resources(peer, errors).await?
+        list_resources(peer, errors, latency).await?
     } else {
         Vec::new()
     };
     let prompts = if server.offers_prompts {
-        list_prompts(peer, errors).await?
+        list_prompts(peer, errors, latency).await?
     } else {
         Vec::new()
     };
@@ -243,7 +257,8 @@ mod tests {
 
     #[tokio::test]
     async fn pagination_follows_cursors_and_refuses_loops() {
-        let pages = paginate("tools/list", |cursor| async move {
+        let latency = LatencyWindow::default();
+        let pages = paginate("tools/list", &latency, |cursor| async move {
             Ok(match cursor.as_deref() {
                 None => (vec![1, 2], Some("a".to_owned())),
                 Some("a") => (vec![3], Some("b".to_owned())),
@@ -253,8 +268,9 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(pages, vec![1, 2, 3, 4]);
+        assert_eq!(latency.summary().samples, 3, "one request per page");
 
-        let looping = paginate::<u8, _, _>("tools/list", |_| async {
+        let looping = paginate::<u8, _, _>("tools/list", &latency, |_| async {
             Ok((vec![], Some("same".to_owned())))
         })
         .await;

@@ -8,6 +8,7 @@ use crate::UpstreamError;
 use crate::arguments::ArgumentValidator;
 use crate::config::McpClientConfig;
 use crate::handler::ElicitationResponder;
+use crate::latency::ServerLatency;
 use crate::notifications::{ListChangeKind, ListChangedCallback};
 use crate::server::UpstreamServer;
 use crate::session::live::LiveSession;
@@ -193,6 +194,13 @@ impl McpClient {
 
     pub fn session_statuses(&self, server_id: &ServerId) -> Vec<SessionStatus> {
         self.inner.sessions.statuses(server_id)
+    }
+
+    /// How quickly the server has been answering lately (its last 20 requests and its last
+    /// session start, through any session or one-shot connection). Forgotten when the server
+    /// is closed for a change or a delete ([`Self::close_server`]).
+    pub fn latency(&self, server_id: &ServerId) -> ServerLatency {
+        self.inner.sessions.latencies.summary(server_id)
     }
 
     /// Lets the next use of a server in ERROR try again at once (after a manual sync or edit).

@@ -44,6 +44,10 @@ pub struct McpClientConfig {
     pub capability_cache_ttl_secs: u64,
     /// Period of the background capability refresh.
     pub capability_refresh_interval_secs: u64,
+    /// A server is reported slow when the median of its last 20 requests (calls, reads, list
+    /// pages; failed and timed-out ones included) takes at least this long, or when its last
+    /// session start took more than half its init timeout.
+    pub slow_call_ms: u64,
     /// stdio children: process safety settings.
     pub stdio: StdioConfig,
     /// Which network destinations remote transports may reach.
@@ -66,6 +70,7 @@ impl Default for McpClientConfig {
             max_concurrent_calls_per_conversation: 10,
             capability_cache_ttl_secs: 5 * 60,
             capability_refresh_interval_secs: 5 * 60,
+            slow_call_ms: 2000,
             stdio: StdioConfig::default(),
             url_policy: UrlPolicyConfig::default(),
         }
@@ -187,6 +192,7 @@ impl McpClientConfig {
             "capability_refresh_interval_secs",
             self.capability_refresh_interval_secs,
         )?;
+        InvalidSetting::require_positive("slow_call_ms", self.slow_call_ms)?;
         InvalidSetting::require_positive(
             "stdio.graceful_exit_secs",
             self.stdio.graceful_exit_secs,
@@ -249,6 +255,10 @@ impl McpClientConfig {
     pub fn capability_refresh_interval(&self) -> Duration {
         Duration::from_secs(self.capability_refresh_interval_secs)
     }
+
+    pub fn slow_call(&self) -> Duration {
+        Duration::from_millis(self.slow_call_ms)
+    }
 }
 
 #[cfg(test)]
@@ -264,6 +274,7 @@ mod tests {
         assert_eq!(config.tool_call_timeout(), Duration::from_secs(30));
         assert_eq!(config.max_tool_response_bytes, 10 * 1024 * 1024);
         assert_eq!(config.max_concurrent_calls_per_conversation, 10);
+        assert_eq!(config.slow_call(), Duration::from_secs(2));
         assert!(config.url_policy.allow_loopback);
         config.validate().unwrap();
     }

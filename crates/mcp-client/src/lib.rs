@@ -54,6 +54,7 @@ mod client;
 pub mod config;
 pub mod error;
 pub mod handler;
+mod latency;
 mod metrics;
 pub mod notifications;
 pub mod registry;
@@ -77,6 +78,7 @@ pub use error::UpstreamError;
 pub use handler::{
     AcceptSchemaDefaults, ElicitationRequest, ElicitationResponder, ElicitationResponse,
 };
+pub use latency::{ServerLatency, Slowness};
 pub use notifications::{CallEvent, ListChangeKind};
 pub use registry::{
     CapabilitiesView, CapabilityState, McpRegistry, ReadinessSummary, RegistryError,

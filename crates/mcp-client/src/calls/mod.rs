@@ -72,6 +72,9 @@ pub(crate) struct Limits {
     timeout: Duration,
     max_total: Duration,
     max_bytes: usize,
+    /// A caller's cancellation after this long still says the server is slow (see
+    /// [`request::run_request`]).
+    slow_call: Duration,
 }
 
 impl McpClient {
@@ -85,6 +88,7 @@ impl McpClient {
             timeout,
             max_total: config.tool_call_max_timeout().max(timeout),
             max_bytes: config.max_tool_response_bytes,
+            slow_call: config.slow_call(),
         }
     }
 
@@ -219,10 +223,14 @@ impl McpClient {
             .session(server, Self::scope_for(server, caller))
             .await?;
         let _call = live.begin_call();
-        match tokio::time::timeout(limits.max_total, snapshot(&live.peer, &live.errors)).await {
+        let listing = snapshot(&live.peer, &live.errors, &live.latency);
+        match tokio::time::timeout(limits.max_total, listing).await {
             Ok(Ok(snapshot)) => Ok(snapshot),
             Ok(Err(error)) => Err(after_failure(&slot, &live, error).await),
-            Err(_) => Err(UpstreamError::Timeout(limits.max_total)),
+            Err(_) => {
+                live.latency.record_request(limits.max_total);
+                Err(UpstreamError::Timeout(limits.max_total))
+            }
         }
     }
 
@@ -235,8 +243,11 @@ impl McpClient {
         let started = Instant::now();
         let limits = self.limits(server);
         let live = self.connect_once(server).await?;
-        let tools =
-            tokio::time::timeout(limits.max_total, list_tools(&live.peer, &live.errors)).await;
+        let tools = tokio::time::timeout(
+            limits.max_total,
+            list_tools(&live.peer, &live.errors, &live.latency),
+        )
+        .await;
         let report = match tools {
             Ok(Ok(tools)) => Ok(ConnectionTestReport {
                 latency_ms: started.elapsed().as_millis() as u64,
@@ -244,7 +255,10 @@ impl McpClient {
                 tool_count: tools.len(),
             }),
             Ok(Err(error)) => Err(error),
-            Err(_) => Err(UpstreamError::Timeout(limits.max_total)),
+            Err(_) => {
+                live.latency.record_request(limits.max_total);
+                Err(UpstreamError::Timeout(limits.max_total))
+            }
         };
         live.close(self.inner.config.shutdown_timeout()).await;
         report
@@ -258,21 +272,23 @@ impl McpClient {
     ) -> Result<CapabilitySnapshot, UpstreamError> {
         let limits = self.limits(server);
         let live = self.connect_once(server).await?;
-        let outcome = match tokio::time::timeout(
-            limits.max_total,
-            snapshot(&live.peer, &live.errors),
-        )
-        .await
-        {
+        let listing = snapshot(&live.peer, &live.errors, &live.latency);
+        let outcome = match tokio::time::timeout(limits.max_total, listing).await {
             Ok(outcome) => outcome,
-            Err(_) => Err(UpstreamError::Timeout(limits.max_total)),
+            Err(_) => {
+                live.latency.record_request(limits.max_total);
+                Err(UpstreamError::Timeout(limits.max_total))
+            }
         };
         live.close(self.inner.config.shutdown_timeout()).await;
         outcome
     }
 
+    /// A connection of its own; its start and requests count in the server's latency window
+    /// like a session's.
     async fn connect_once(&self, server: &UpstreamServer) -> Result<LiveSession, UpstreamError> {
         server.validate()?;
+        let latency = self.inner.sessions.latencies.window(&server.id);
         let context = self.start_context(server);
         let lifecycle = match self.remembered_protocol_version(server) {
             Some(version) => Lifecycle::Remembered(version),
@@ -292,18 +308,22 @@ impl McpClient {
             // lists its form tool only to clients that can answer forms); a form asked here, with no
             // call of a conversation behind it, is declined by the responder.
             elicitation: context.elicitation.clone(),
+            latency: latency.clone(),
         };
         let init_timeout = server.init_timeout(self.inner.config.session_init_timeout());
-        let live =
-            match tokio::time::timeout(init_timeout, crate::session::live::connect(params)).await {
-                Ok(live) => live?,
-                Err(_) => {
-                    return Err(UpstreamError::InitTimeout {
-                        target: server.display_target(),
-                        after: init_timeout,
-                    });
-                }
-            };
+        let started = Instant::now();
+        let connected =
+            tokio::time::timeout(init_timeout, crate::session::live::connect(params)).await;
+        latency.record_start(started.elapsed());
+        let live = match connected {
+            Ok(live) => live?,
+            Err(_) => {
+                return Err(UpstreamError::InitTimeout {
+                    target: server.display_target(),
+                    after: init_timeout,
+                });
+            }
+        };
         self.inner.versions.remember(
             &server.id,
             server.connection_fingerprint(),

@@ -10,13 +10,14 @@ use crate::session::slot::SessionSlot;
 use rmcp::model::{CancelledNotificationParam, ClientRequest, ServerResult};
 use rmcp::service::PeerRequestOptions;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 /// Sends one request and waits for its answer, routing its notifications to `events`. The
 /// call fails with `Timeout` after `limits.timeout` of silence (progress restarts it; an open
 /// elicitation of the call holds it still) or after `limits.max_total` in any case; the
-/// upstream is told with `notifications/cancelled` either way.
+/// upstream is told with `notifications/cancelled` either way. The wait goes to the server's
+/// latency window.
 pub(super) async fn run_request(
     slot: &Arc<SessionSlot>,
     live: &Arc<LiveSession>,
@@ -50,25 +51,57 @@ pub(super) async fn run_request(
     // rmcp dispatches notifications on tasks of their own, so the last progress report can
     // still be on its way when the answer is in: keep listening a moment after the call.
     let _linger = LingeringRegistration(Some(registration));
-    tokio::select! {
-        response = handle.await_response() => match response {
-            Ok(result) => Ok(result),
-            Err(_) if live.oversized.as_ref().is_some_and(|oversized| oversized.take(&request_id)) => {
-                Err(UpstreamError::ResponseTooLarge { limit: limits.max_bytes })
-            }
-            Err(error) => Err(after_failure(slot, live, live.errors.request_failure(error)).await),
-        },
-        () = clock.silent_for(limits.timeout) => {
-            let notice = CancelledNotificationParam::new(Some(request_id), Some("request timeout".to_owned()));
+    let sent = Instant::now();
+    let outcome = tokio::select! {
+        response = handle.await_response() => Outcome::Answered(response),
+        () = clock.silent_for(limits.timeout) => Outcome::TimedOut,
+        () = cancellation.cancelled() => Outcome::Cancelled,
+    };
+    // Every answer and failure counts, a timeout as its whole wait; a call the caller gave
+    // up on counts once it had already waited as long as a slow call.
+    let elapsed = sent.elapsed();
+    if !matches!(outcome, Outcome::Cancelled) || elapsed >= limits.slow_call {
+        live.latency.record_request(elapsed);
+    }
+    match outcome {
+        Outcome::Answered(Ok(result)) => Ok(result),
+        Outcome::Answered(Err(_))
+            if live
+                .oversized
+                .as_ref()
+                .is_some_and(|oversized| oversized.take(&request_id)) =>
+        {
+            Err(UpstreamError::ResponseTooLarge {
+                limit: limits.max_bytes,
+            })
+        }
+        Outcome::Answered(Err(error)) => {
+            Err(after_failure(slot, live, live.errors.request_failure(error)).await)
+        }
+        Outcome::TimedOut => {
+            let notice = CancelledNotificationParam::new(
+                Some(request_id),
+                Some("request timeout".to_owned()),
+            );
             let _ = live.peer.notify_cancelled(notice).await;
             Err(UpstreamError::Timeout(limits.timeout))
         }
-        () = cancellation.cancelled() => {
-            let notice = CancelledNotificationParam::new(Some(request_id), Some("cancelled by the caller".to_owned()));
+        Outcome::Cancelled => {
+            let notice = CancelledNotificationParam::new(
+                Some(request_id),
+                Some("cancelled by the caller".to_owned()),
+            );
             let _ = live.peer.notify_cancelled(notice).await;
             Err(UpstreamError::Cancelled)
         }
     }
+}
+
+/// How waiting for an answer ended.
+enum Outcome<T> {
+    Answered(T),
+    TimedOut,
+    Cancelled,
 }
 
 const NOTIFICATION_LINGER: Duration = Duration::from_millis(250);

@@ -1,5 +1,5 @@
 //! What the registry API and the chat engine ask of a registered server: its overview (session
-//! state, capability state, identity), its cached capabilities (refreshed when stale), the
+//! state, capability state, identity, latency and whether it is slow), its cached capabilities (refreshed when stale), the
 //! tools that may be offered to an LLM, a connection test, a tool call, and the readiness
 //! summary.
 
@@ -8,12 +8,14 @@ use super::sync::cache_len;
 use super::{McpRegistry, RegistryError};
 use crate::UpstreamError;
 use crate::calls::{CallContext, ConnectionTestReport};
+use crate::latency::{ServerLatency, Slowness};
 use crate::result::ToolResult;
 use crate::session::SessionStatus;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::time::Duration;
 use switchboard_core::{ServerId, SessionState, WorkspaceId};
 use switchboard_store::{
     McpObservation, McpObservationRecord, ServerRecord, ServerStatus, StoreError, ToolRecord,
@@ -28,6 +30,11 @@ pub struct ServerOverview {
     pub observation: McpObservation,
     pub tool_count: usize,
     pub sessions: Vec<SessionStatus>,
+    /// Its recent request latencies and last start.
+    pub latency: ServerLatency,
+    /// `Some(why)` when those figures pass the configured limits (`slow_call_ms`, or a start
+    /// longer than half the server's init timeout).
+    pub slowness: Option<Slowness>,
 }
 
 /// Cached capabilities and what is known about their freshness.
@@ -138,12 +145,21 @@ impl McpRegistry {
                 ServerStatus::Error => SessionState::Error,
                 _ => SessionState::Idle,
             });
+        let config = self.client().config();
+        let latency = self.client().latency(&record.id);
+        let init_timeout = record
+            .connection
+            .init_timeout_ms
+            .map(Duration::from_millis)
+            .unwrap_or_else(|| config.session_init_timeout());
         ServerOverview {
             state,
             capability_state: self.state_of(record, observation.error_code.as_deref()),
             observation,
             tool_count: cache_len(&record.tools_cache),
             sessions,
+            latency,
+            slowness: latency.slowness(config.slow_call(), init_timeout),
         }
     }
 

@@ -8,6 +8,7 @@ use crate::capabilities::{ServerDescription, describe_server};
 use crate::config::McpClientConfig;
 use crate::error::from_rmcp::ErrorContext;
 use crate::handler::{ElicitationResponder, SessionHandler};
+use crate::latency::LatencyWindow;
 use crate::notifications::NotificationRouter;
 use crate::server::{UpstreamEndpoint, UpstreamServer};
 use crate::session::listen::{self, ListChangeListener};
@@ -48,6 +49,8 @@ pub(crate) struct ConnectParams<'a> {
     pub lifecycle: Lifecycle,
     pub router: Arc<NotificationRouter>,
     pub elicitation: Option<Arc<dyn ElicitationResponder>>,
+    /// The server's latency window, kept by the session for its requests.
+    pub latency: Arc<LatencyWindow>,
 }
 
 pub(crate) struct LiveSession {
@@ -63,6 +66,8 @@ pub(crate) struct LiveSession {
     pub fingerprint: u64,
     /// Where the session goes, for error messages (see [`ErrorContext`]).
     pub errors: ErrorContext,
+    /// Where this session's request latencies go (its server's window).
+    pub latency: Arc<LatencyWindow>,
     /// The `subscriptions/listen` stream of a 2026-07-28 session (stopped on close or drop).
     listener: Mutex<Option<ListChangeListener>>,
     last_used: Mutex<Instant>,
@@ -321,6 +326,7 @@ async fn connect_once(
         oversized,
         fingerprint: params.server.connection_fingerprint(),
         errors,
+        latency: params.latency.clone(),
         listener: Mutex::new(listener),
         last_used: Mutex::new(Instant::now()),
         in_flight: AtomicUsize::new(0),

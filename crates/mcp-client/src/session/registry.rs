@@ -1,9 +1,10 @@
 //! `SessionRegistry`: every session slot, keyed by (server, scope key), plus the concurrency
-//! limits shared across them (per server, per conversation). It reaps idle sessions and closes
+//! limits shared across them (per server, per conversation) and each server's latency window. It reaps idle sessions and closes
 //! everything, in parallel and within a deadline, on shutdown or when a server goes away.
 
 use super::slot::SessionSlot;
 use super::{SessionKey, SessionStatus};
+use crate::latency::LatencyBook;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -15,6 +16,8 @@ pub(crate) struct SessionRegistry {
     slots: Mutex<HashMap<SessionKey, Arc<SessionSlot>>>,
     server_limits: Mutex<HashMap<ServerId, Arc<Semaphore>>>,
     conversation_limits: Mutex<HashMap<ConversationId, Arc<Semaphore>>>,
+    /// Each server's recent latencies, shared by all its sessions.
+    pub latencies: LatencyBook,
 }
 
 impl std::fmt::Debug for SessionRegistry {
@@ -34,7 +37,12 @@ impl SessionRegistry {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         slots
             .entry(key.clone())
-            .or_insert_with(|| Arc::new(SessionSlot::new(key.clone())))
+            .or_insert_with(|| {
+                Arc::new(SessionSlot::new(
+                    key.clone(),
+                    self.latencies.window(&key.server_id),
+                ))
+            })
             .clone()
     }
 
@@ -124,6 +132,7 @@ impl SessionRegistry {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .remove(server_id);
+        self.latencies.forget(server_id);
     }
 
     /// One pass of the idle reaper. Also forgets closed slots and unused conversation limits,

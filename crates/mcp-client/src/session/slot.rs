@@ -7,6 +7,7 @@
 use super::live::{ConnectParams, Lifecycle, LiveSession, connect};
 use super::{SessionKey, SessionStatus, StartContext};
 use crate::UpstreamError;
+use crate::latency::LatencyWindow;
 use crate::metrics;
 use crate::notifications::NotificationRouter;
 use crate::session_events::{SessionEventKind, SessionObserver};
@@ -16,6 +17,8 @@ use switchboard_core::SessionState;
 
 pub(crate) struct SessionSlot {
     pub key: SessionKey,
+    /// The server's latency window: its sessions' requests and this slot's starts go there.
+    latency: Arc<LatencyWindow>,
     state: Mutex<SlotState>,
     start_lock: tokio::sync::Mutex<()>,
 }
@@ -47,9 +50,10 @@ enum Found {
 }
 
 impl SessionSlot {
-    pub fn new(key: SessionKey) -> Self {
+    pub fn new(key: SessionKey, latency: Arc<LatencyWindow>) -> Self {
         Self {
             key,
+            latency,
             state: Mutex::new(SlotState {
                 state: SessionState::Idle,
                 live: None,
@@ -141,7 +145,7 @@ impl SessionSlot {
             finished: false,
         };
         let outcome = tokio::select! {
-            outcome = start_with_retries(context) => outcome,
+            outcome = start_with_retries(context, &self.latency) => outcome,
             () = context.shutdown.cancelled() => Err(UpstreamError::ShuttingDown),
         };
         abandoned.finished = true;
@@ -347,7 +351,12 @@ impl Drop for AbandonedStart<'_> {
     }
 }
 
-async fn start_with_retries(context: &StartContext<'_>) -> Result<LiveSession, UpstreamError> {
+/// Each attempt's time (connect and handshake, a failed or timed-out one too) is recorded as
+/// the server's last start.
+async fn start_with_retries(
+    context: &StartContext<'_>,
+    latency: &Arc<LatencyWindow>,
+) -> Result<LiveSession, UpstreamError> {
     let server = context.server;
     let fingerprint = server.connection_fingerprint();
     let mut lifecycle = match context.versions.recall(&server.id, fingerprint) {
@@ -374,9 +383,12 @@ async fn start_with_retries(context: &StartContext<'_>) -> Result<LiveSession, U
             lifecycle: lifecycle.clone(),
             router,
             elicitation: context.elicitation.clone(),
+            latency: latency.clone(),
         };
         let started = Instant::now();
-        match tokio::time::timeout(init_timeout, connect(params)).await {
+        let attempt_outcome = tokio::time::timeout(init_timeout, connect(params)).await;
+        latency.record_start(started.elapsed());
+        match attempt_outcome {
             Ok(Ok(live)) => {
                 context.versions.remember(
                     &server.id,

@@ -8,6 +8,7 @@ mod everything;
 mod fastmcp;
 mod faults;
 mod filesystem;
+mod latency;
 mod lifecycle;
 mod limits;
 mod listen;
