@@ -53,7 +53,7 @@ pub struct KgServer {
     session: u64,
 }
 
-const INSTRUCTIONS: &str = "Switchboard's knowledge graph. Schema tools (schema_version, schema_changelog, type_info, relationship_info, search_types) need schema:read; data tools (find_objects, get_object, traverse, find_path, count_objects) need data:read; create_object and create_relationship need data:write. Object ids look like doc-product-roadmap; start with type_info or find_objects to discover them.";
+const INSTRUCTIONS: &str = "Switchboard's knowledge graph. Schema tools (schema_version, schema_changelog, type_info, relationship_info, search_types) need schema:read; data tools (find_objects, search_objects, get_object, traverse, find_path, count_objects) need data:read; create_object and create_relationship need data:write. Object ids look like doc-product-roadmap; start with type_info, find_objects or search_objects (by name) to discover them.";
 
 impl KgServer {
     pub fn new(state: Arc<KgServerState>) -> Self {

@@ -64,6 +64,19 @@ pub struct FindObjectsArguments {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct SearchObjectsArguments {
+    /// The name (or title) to look for, e.g. `product roadmap`; case-insensitive, whole words.
+    pub query: String,
+    /// Only objects of this type, e.g. `Team`; omit to search every type.
+    #[serde(rename = "type")]
+    pub object_type: Option<String>,
+    /// Most matches to return, best first (1-100, default 10).
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct GetObjectArguments {
     /// The object's id.
     pub id: String,

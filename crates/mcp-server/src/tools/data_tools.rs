@@ -1,4 +1,4 @@
-//! `find_objects`, `get_object`, `traverse`, `find_path`, `count_objects`: questions about the
+//! `find_objects`, `search_objects`, `get_object`, `traverse`, `find_path`, `count_objects`: questions about the
 //! graph's data, answered under the workspace's read lock.
 
 use super::arguments::*;
@@ -34,6 +34,34 @@ pub fn find_objects(
         objects: page.objects.into_iter().map(ObjectOutput::from).collect(),
         total_matching: page.total_matching,
         next_cursor: page.next_cursor,
+    }))
+}
+
+pub fn search_objects(
+    graph: &WorkspaceGraph,
+    arguments: SearchObjectsArguments,
+) -> Result<CallToolResult, ErrorData> {
+    let knowledge = graph.read();
+    let search = knowledge
+        .search_objects(
+            &arguments.query,
+            arguments.object_type.as_deref(),
+            arguments.limit.map(|limit| limit as usize),
+        )
+        .map_err(kg_error)?;
+    Ok(structured(&SearchObjectsOutput {
+        query: arguments.query,
+        object_type: arguments.object_type,
+        matches: search
+            .hits
+            .into_iter()
+            .map(|hit| ObjectMatchOutput {
+                object: ObjectOutput::from(hit.object),
+                matched: hit.matched.as_str().to_owned(),
+            })
+            .collect(),
+        total_matching: search.total_matching,
+        object_types: knowledge.schema().object_type_names(),
     }))
 }
 

@@ -32,6 +32,7 @@ pub enum KgTool {
     RelationshipInfo,
     SearchTypes,
     FindObjects,
+    SearchObjects,
     GetObject,
     Traverse,
     FindPath,
@@ -41,13 +42,14 @@ pub enum KgTool {
 }
 
 impl KgTool {
-    pub const ALL: [KgTool; 12] = [
+    pub const ALL: [KgTool; 13] = [
         KgTool::SchemaVersion,
         KgTool::SchemaChangelog,
         KgTool::TypeInfo,
         KgTool::RelationshipInfo,
         KgTool::SearchTypes,
         KgTool::FindObjects,
+        KgTool::SearchObjects,
         KgTool::GetObject,
         KgTool::Traverse,
         KgTool::FindPath,
@@ -64,6 +66,7 @@ impl KgTool {
             KgTool::RelationshipInfo => "relationship_info",
             KgTool::SearchTypes => "search_types",
             KgTool::FindObjects => "find_objects",
+            KgTool::SearchObjects => "search_objects",
             KgTool::GetObject => "get_object",
             KgTool::Traverse => "traverse",
             KgTool::FindPath => "find_path",
@@ -85,6 +88,7 @@ impl KgTool {
             | KgTool::RelationshipInfo
             | KgTool::SearchTypes => Scope::SchemaRead,
             KgTool::FindObjects
+            | KgTool::SearchObjects
             | KgTool::GetObject
             | KgTool::Traverse
             | KgTool::FindPath
@@ -112,6 +116,9 @@ impl KgTool {
             }
             KgTool::FindObjects => {
                 "List objects of one type, optionally filtered by property values, a page at a time."
+            }
+            KgTool::SearchObjects => {
+                "Find objects by name or title across all types (or one type), best match first: which object is 'the product roadmap' or 'Ana Silva'? Gives ids for get_object, traverse and find_path."
             }
             KgTool::GetObject => {
                 "One object by id with its properties and the relationships going out of and into it."
@@ -144,6 +151,7 @@ impl KgTool {
             }
             KgTool::SearchTypes => schemas::<SearchTypesArguments, SearchTypesOutput>(),
             KgTool::FindObjects => schemas::<FindObjectsArguments, FindObjectsOutput>(),
+            KgTool::SearchObjects => schemas::<SearchObjectsArguments, SearchObjectsOutput>(),
             KgTool::GetObject => schemas::<GetObjectArguments, GetObjectOutput>(),
             KgTool::Traverse => schemas::<TraverseArguments, TraverseOutput>(),
             KgTool::FindPath => schemas::<FindPathArguments, FindPathOutput>(),
@@ -245,6 +253,7 @@ pub async fn run(
         KgTool::RelationshipInfo => schema_tools::relationship_info(graph, parse(tool, arguments)?),
         KgTool::SearchTypes => schema_tools::search_types(graph, parse(tool, arguments)?),
         KgTool::FindObjects => data_tools::find_objects(graph, parse(tool, arguments)?),
+        KgTool::SearchObjects => data_tools::search_objects(graph, parse(tool, arguments)?),
         KgTool::GetObject => data_tools::get_object(graph, parse(tool, arguments)?),
         KgTool::Traverse => data_tools::traverse(graph, parse(tool, arguments)?),
         KgTool::FindPath => data_tools::find_path(graph, parse(tool, arguments)?),

@@ -242,6 +242,29 @@ pub struct FindObjectsOutput {
     pub next_cursor: Option<String>,
 }
 
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ObjectMatchOutput {
+    pub object: ObjectOutput,
+    /// How the name matched, best first: `exact` (the name or id is the query), `phrase` (the
+    /// name contains the query's words in order) or `all_words` (every query word is in the
+    /// name or names the object's type, as in `platform team`).
+    pub matched: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchObjectsOutput {
+    pub query: String,
+    /// The type searched, when one was given.
+    #[serde(rename = "type")]
+    pub object_type: Option<String>,
+    /// Best matches first.
+    pub matches: Vec<ObjectMatchOutput>,
+    /// Objects matching in all (more than `matches` holds when the limit cut them).
+    pub total_matching: usize,
+    /// Every object type of the schema, so a caller can tell a type word from a name.
+    pub object_types: Vec<String>,
+}
+
 /// A relationship seen from one of its ends.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct LinkOutput {

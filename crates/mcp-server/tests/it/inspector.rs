@@ -54,7 +54,7 @@ async fn the_inspector_lists_and_calls_our_tools() {
         .iter()
         .map(|tool| tool["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names.len(), 12);
+    assert_eq!(names.len(), 13);
     assert!(names.contains(&"traverse") && names.contains(&"schema_changelog"));
 
     let count = inspector(

@@ -42,6 +42,7 @@ async fn tools_have_input_and_output_schemas_and_results_match_them() {
             "relationship_info",
             "search_types",
             "find_objects",
+            "search_objects",
             "get_object",
             "traverse",
             "find_path",
@@ -60,6 +61,11 @@ async fn tools_have_input_and_output_schemas_and_results_match_them() {
         (
             "find_objects",
             json!({"type": "Document", "filter": {"status": "draft"}, "limit": 2}),
+        ),
+        ("search_objects", json!({"query": "platform team"})),
+        (
+            "search_objects",
+            json!({"query": "design", "type": "Team", "limit": 1}),
         ),
         ("get_object", json!({"id": "doc-product-roadmap"})),
         (
@@ -174,6 +180,25 @@ async fn answers_are_about_the_real_graph() {
         path["summary"],
         "Q4 OKRs -belongs_to-> Q4 Planning -owned_by-> Platform"
     );
+    let found = call("search_objects", json!({"query": "the product roadmap"})).await;
+    assert_eq!(
+        found["total_matching"], 0,
+        "'the' is not in the title: {found}"
+    );
+    let found = call("search_objects", json!({"query": "Product Roadmap"})).await;
+    assert_eq!(found["matches"][0]["object"]["id"], "doc-product-roadmap");
+    assert_eq!(found["matches"][0]["matched"], "exact");
+    assert_eq!(
+        found["object_types"],
+        json!(["Document", "Person", "Project", "Tag", "Team"]),
+        "{found}"
+    );
+    let found = call("search_objects", json!({"query": "launch", "limit": 1})).await;
+    assert_eq!(
+        found["total_matching"], 2,
+        "a document and a project: {found}"
+    );
+    assert_eq!(found["matches"].as_array().unwrap().len(), 1);
     let members = call(
         "traverse",
         json!({"start_id": "team-platform", "direction": "in", "relationship": "member_of", "target_type": "Person"}),

@@ -44,6 +44,15 @@ async fn each_tool_needs_its_scope() {
         )
         .await;
     assert_eq!(write["error"]["data"]["required_scope"], "data:write");
+    let search = server
+        .call_tool(
+            Some(SCHEMA_READER),
+            &reader,
+            "search_objects",
+            json!({"query": "roadmap"}),
+        )
+        .await;
+    assert_eq!(search["error"]["data"]["required_scope"], "data:read");
 
     let admin = server.initialize(Some(OTHER_WORKSPACE_ADMIN)).await;
     let allowed = server
@@ -128,6 +137,24 @@ async fn unknown_types_and_objects_list_what_exists_and_bad_arguments_are_32602(
         )
         .await;
     assert_eq!(depth["error"]["code"], -32602);
+    let search_type = server
+        .call_tool(
+            Some(DATA_READER),
+            &session,
+            "search_objects",
+            json!({"query": "roadmap", "type": "Alice"}),
+        )
+        .await;
+    assert_eq!(search_type["error"]["code"], -32002);
+    let empty_query = server
+        .call_tool(
+            Some(DATA_READER),
+            &session,
+            "search_objects",
+            json!({"query": " ? "}),
+        )
+        .await;
+    assert_eq!(empty_query["error"]["code"], -32602, "{empty_query}");
     let unknown_tool = server
         .call_tool(Some(DATA_READER), &session, "drop_tables", json!({}))
         .await;
