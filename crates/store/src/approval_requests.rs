@@ -7,6 +7,7 @@ use crate::backend::{Backend, on_backend};
 use crate::clock;
 use crate::decision_notices::{APPROVAL_PREFIX, DECISIONS_CHANNEL};
 use crate::error::{StoreError, StoreResult, insert_error};
+use crate::instances::orphaned;
 use crate::storable::{clean_json, clean_optional_json, clean_optional_text, clean_text};
 use crate::store::Store;
 use crate::validate;
@@ -260,8 +261,8 @@ impl Store {
         on_backend!(self, |pool| sqlx::query(
             "INSERT INTO approval_requests (id, workspace_id, conversation_id, owner_user_id, \
              tool_call_id, llm_call_id, server_id, server_name, tool_name, arguments, description, \
-             diff, status, created_at, expires_at) \
-             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 \
+             diff, status, created_at, expires_at, instance_id) \
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16 \
              WHERE EXISTS (SELECT 1 FROM conversations WHERE workspace_id = $2 AND id = $3)"
         )
         .bind(record.id.as_str())
@@ -279,6 +280,7 @@ impl Store {
         .bind(record.status.as_str())
         .bind(record.created_at)
         .bind(record.expires_at)
+        .bind(self.owning_instance())
         .execute(pool)
         .await
         .map(|result| result.rows_affected()))
@@ -398,17 +400,20 @@ impl Store {
             .collect()
     }
 
-    /// Start-up recovery, across all workspaces: requests still pending belong to answers that
-    /// died with the previous process; they become `expired` (decided by `restart`) so the
-    /// conversation shows what happened. Returns how many changed.
+    /// Recovery of dead instances' requests (at start-up and in each sweep), across all
+    /// workspaces: requests still pending whose process died become `expired` (decided by
+    /// `restart`) so the conversation shows what happened. Requests waiting in live instances
+    /// (other replicas, and this one) are left alone; see `instances`. Returns how many changed.
     pub async fn expire_pending_approval_requests(&self) -> StoreResult<u64> {
         let now = clock::now();
-        let changed = on_backend!(self, |pool| sqlx::query(
+        let changed = on_backend!(self, |pool| sqlx::query(concat!(
             "UPDATE approval_requests SET status = 'expired', decided_by = 'restart', \
              reason = 'the service restarted while this request waited', decided_at = $1 \
-             WHERE status = 'pending'"
-        )
+             WHERE status = 'pending' AND ",
+            orphaned!("$2", "$1")
+        ))
         .bind(now)
+        .bind(self.me_for_recovery())
         .execute(pool)
         .await
         .map(|result| result.rows_affected()))?;

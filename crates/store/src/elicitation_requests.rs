@@ -6,6 +6,7 @@ use crate::backend::{Backend, on_backend};
 use crate::clock;
 use crate::decision_notices::{DECISIONS_CHANNEL, ELICITATION_PREFIX};
 use crate::error::{StoreError, StoreResult, insert_error};
+use crate::instances::orphaned;
 use crate::storable::{clean_json, clean_text, storable_text};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
@@ -183,8 +184,9 @@ impl Store {
         let inserted = on_backend!(self, |pool| {
             sqlx::query(
             "INSERT INTO elicitation_requests (id, workspace_id, conversation_id, owner_user_id, \
-             tool_call_id, server_name, message, requested_schema, status, created_at, expires_at) \
-             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 \
+             tool_call_id, server_name, message, requested_schema, status, created_at, expires_at, \
+             instance_id) \
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
              WHERE EXISTS (SELECT 1 FROM conversations WHERE workspace_id = $2 AND id = $3)"
         )
         .bind(record.id.as_str())
@@ -198,6 +200,7 @@ impl Store {
         .bind(record.status.as_str())
         .bind(record.created_at)
         .bind(record.expires_at)
+        .bind(self.owning_instance())
         .execute(pool)
         .await
         .map(|result| result.rows_affected())
@@ -307,15 +310,18 @@ impl Store {
             .collect()
     }
 
-    /// Start-up recovery, across all workspaces: pending requests become `expired` (decided
-    /// by `restart`). Returns how many changed.
+    /// Recovery of dead instances' forms (at start-up and in each sweep), across all
+    /// workspaces: pending requests whose process died become `expired` (decided by
+    /// `restart`); forms waiting in live instances are left alone. Returns how many changed.
     pub async fn expire_pending_elicitation_requests(&self) -> StoreResult<u64> {
         let now = clock::now();
-        let changed = on_backend!(self, |pool| sqlx::query(
+        let changed = on_backend!(self, |pool| sqlx::query(concat!(
             "UPDATE elicitation_requests SET status = 'expired', responded_by = 'restart', \
-             responded_at = $1 WHERE status = 'pending'"
-        )
+             responded_at = $1 WHERE status = 'pending' AND ",
+            orphaned!("$2", "$1")
+        ))
         .bind(now)
+        .bind(self.me_for_recovery())
         .execute(pool)
         .await
         .map(|result| result.rows_affected()))?;

@@ -7,8 +7,10 @@
 //!   workspace looks exactly like a missing one: `StoreError::NotFound`). Child tables
 //!   reference parents by `(workspace_id, id)`, so the database refuses cross-workspace links.
 //!   `list_workspaces`/`find_workspace_by_name` and `authenticate` are the only unscoped reads;
-//!   `recover_interrupted_tool_calls`, `expire_pending_approval_requests` and
-//!   `expire_pending_elicitation_requests` are the only unscoped writes (start-up recovery).
+//!   `recover_interrupted_tool_calls`, `expire_pending_approval_requests`,
+//!   `expire_pending_elicitation_requests` and `recover_orphaned_work` are the only unscoped
+//!   writes (recovery), and they touch only rows of dead instances ([`instances`]): never the
+//!   work in flight of a replica still running, nor this process's own.
 //! - Secrets (server headers, API keys, env) are stored only AES-256-GCM encrypted
 //!   ([`secrets`]); token plaintexts are never stored (SHA-256 only).
 //! - Writes are durable when acknowledged: SQLite runs WAL with `synchronous=FULL`, PostgreSQL
@@ -52,7 +54,7 @@
 //!   message), `get_message`, `list_messages`; `MessageRecord::to_chat_message`.
 //! - [`tool_calls`]: `create_tool_call` (→ `proposed`), `transition_tool_call(ws, id, next,
 //!   ToolCallOutcome)` (state machine + compare-and-set; `Conflict` otherwise),
-//!   `get_tool_call`, `list_tool_calls`, `recover_interrupted_tool_calls` (start-up).
+//!   `get_tool_call`, `list_tool_calls`, `recover_interrupted_tool_calls` (dead instances').
 //! - [`policies`]: `set_tool_policy`, `get_tool_policy`, `list_tool_policies`,
 //!   `delete_tool_policy`.
 //! - [`audit`]: `append_audit` (details redacted), `list_audit(AuditQuery)` (newest first).
@@ -68,17 +70,25 @@
 //!   `list_mcp_observations` (negotiated protocol version, server identity, last error code).
 //! - [`approval_requests`]: `create_approval_request`, `get_approval_request`,
 //!   `resolve_approval_request` (once, compare-and-set on pending), `list_approval_requests`,
-//!   `expire_pending_approval_requests` (start-up).
+//!   `expire_pending_approval_requests` (dead instances').
 //! - [`elicitation_requests`]: `create_elicitation_request`, `get_elicitation_request`,
 //!   `resolve_elicitation_request`, `list_pending_elicitation_requests`,
-//!   `expire_pending_elicitation_requests` (start-up).
+//!   `expire_pending_elicitation_requests` (dead instances').
 //! - [`decision_notices`] (replicas, PostgreSQL only): resolving an approval or elicitation
 //!   request sends a [`DecisionNotice`] on [`DECISIONS_CHANNEL`] in the same statement;
 //!   `listen_for_decisions` → `Option<DecisionListener>` (`None` on SQLite).
+//! - [`instances`] (replicas): `register_instance(heartbeat_every)` → [`InstanceId`] (rows of
+//!   this process's answers carry it from then on), `instance_id`, `heartbeat_instance`,
+//!   `deregister_instance`, `recover_orphaned_work` (sweep of dead instances' rows) →
+//!   [`OrphansRecovered`], `keep_instance_alive` → [`InstanceHeartbeat`] (`stop`, `abandon`).
+//! - [`conversation_answers`] (one answer in flight per conversation, across replicas):
+//!   `claim_conversation_answer` → `Option<AnswerClaim>` (`None`: a live replica answers
+//!   there), `release_conversation_answer`, `list_answers_in_flight`.
 //!
 //! # Adding an area (the pattern)
 //! 1. Add `migrations/sqlite/NNNN_area.sql` and `migrations/postgres/NNNN_area.sql` with your
-//!    number (0002 knowledge graph, 0003 mcp client, 0004 chat, 0005 approvals/audit). Ids
+//!    number (0002 knowledge graph, 0003 mcp client, 0004 chat, 0005 approvals/audit,
+//!    0006 instances). Ids
 //!    `TEXT`; timestamps `TEXT` (SQLite) / `TIMESTAMPTZ` (PostgreSQL); JSON `TEXT` / `JSONB`;
 //!    booleans `INTEGER` / `BOOLEAN`; bytes `BLOB` / `BYTEA`; SQLite tables `STRICT`. Give every
 //!    table a `workspace_id` and reference parents by `(workspace_id, id)`.
@@ -100,11 +110,13 @@ pub mod bootstrap;
 pub mod buds;
 mod clock;
 pub mod config;
+pub mod conversation_answers;
 pub mod conversation_pages;
 pub mod conversations;
 pub mod decision_notices;
 pub mod elicitation_requests;
 pub mod error;
+pub mod instances;
 pub mod kg;
 pub mod mcp_observations;
 pub mod messages;
@@ -132,6 +144,7 @@ pub use backend::SQLITE_FILE_NAME;
 pub use bootstrap::{Bootstrapped, DEFAULT_WORKSPACE_NAME};
 pub use buds::{BudPatch, BudRecord, NewBud};
 pub use config::{BackendKind, DatabaseConfig, DatabaseConfigError};
+pub use conversation_answers::AnswerClaim;
 pub use conversation_pages::ConversationCursor;
 pub use conversations::{ConversationPatch, ConversationRecord, NewConversation};
 pub use decision_notices::{DECISIONS_CHANNEL, DecisionListener, DecisionNotice, ListenerEvent};
@@ -139,6 +152,7 @@ pub use elicitation_requests::{
     ElicitationRequestRecord, ElicitationStatus, NewElicitationRequest,
 };
 pub use error::{StoreError, StoreResult};
+pub use instances::{InstanceHeartbeat, InstanceId, OrphansRecovered};
 pub use kg::StoredKnowledgeGraph;
 pub use mcp_observations::{McpObservation, McpObservationRecord};
 pub use messages::{MessageRecord, MessageStatus, MessageUpdate, NewMessage};

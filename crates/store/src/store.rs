@@ -5,10 +5,11 @@
 use crate::backend::{self, Backend, on_backend};
 use crate::config::{BackendKind, DatabaseConfig};
 use crate::error::StoreError;
+use crate::instances::Registration;
 use crate::secrets::SecretCipher;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Migrations are embedded at compile time, one directory per backend (see `build.rs`).
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -20,6 +21,9 @@ static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migratio
 pub struct Store {
     pub(crate) backend: Backend,
     pub(crate) cipher: Arc<SecretCipher>,
+    /// This process's instance once registered (shared by clones); the rows of its answers
+    /// carry its id (see `instances`).
+    pub(crate) registration: Arc<OnceLock<Registration>>,
 }
 
 impl Store {
@@ -45,6 +49,7 @@ impl Store {
         Ok(Store {
             backend,
             cipher: Arc::new(cipher),
+            registration: Arc::default(),
         })
     }
 

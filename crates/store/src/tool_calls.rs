@@ -6,6 +6,7 @@
 use crate::backend::{on_backend, write_transaction};
 use crate::clock;
 use crate::error::{StoreError, StoreResult};
+use crate::instances::orphaned;
 use crate::storable::{clean_optional_json, clean_optional_text, clean_text};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
@@ -188,8 +189,8 @@ impl Store {
             }
             sqlx::query(
                 "INSERT INTO tool_calls (id, workspace_id, conversation_id, message_id, llm_call_id, \
-                 server_id, server_name, tool_name, arguments, state, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)",
+                 server_id, server_name, tool_name, arguments, state, created_at, updated_at, \
+                 instance_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)",
             )
             .bind(record.id.as_str())
             .bind(workspace_id.as_str())
@@ -202,6 +203,7 @@ impl Store {
             .bind(&record.arguments)
             .bind(record.state.as_str())
             .bind(now)
+            .bind(self.owning_instance())
             .execute(&mut *tx)
             .await?;
         });
@@ -300,27 +302,34 @@ impl Store {
         rows.into_iter().map(ToolCallRecord::try_from).collect()
     }
 
-    /// Start-up recovery, across all workspaces: calls that were `dispatched` when the process
-    /// died become `unknown` (they may have run upstream; never re-run them silently), and
-    /// calls that never left (`proposed`, `approved`) become `failed`. Returns how many changed.
+    /// Recovery of dead instances' calls (at start-up and in each sweep), across all
+    /// workspaces: calls that were `dispatched` when their process died become `unknown` (they
+    /// may have run upstream; never re-run them silently), and calls that never left
+    /// (`proposed`, `approved`) become `failed`. Calls of live instances (other replicas, and
+    /// this one) are left alone; see `instances`. Returns how many changed.
     pub async fn recover_interrupted_tool_calls(&self) -> StoreResult<u64> {
         let now = clock::now();
+        let me = self.me_for_recovery();
         let changed = on_backend!(self, |pool| {
-            let unknown = sqlx::query(
+            let unknown = sqlx::query(concat!(
                 "UPDATE tool_calls SET state = 'unknown', finished_at = $1, updated_at = $1, \
                  error = COALESCE(error, 'interrupted by a restart after dispatch; outcome unknown') \
-                 WHERE state = 'dispatched'",
-            )
+                 WHERE state = 'dispatched' AND ",
+                orphaned!("$2", "$1")
+            ))
             .bind(now)
+            .bind(me)
             .execute(pool)
             .await?
             .rows_affected();
-            let failed = sqlx::query(
+            let failed = sqlx::query(concat!(
                 "UPDATE tool_calls SET state = 'failed', finished_at = $1, updated_at = $1, \
                  error = COALESCE(error, 'interrupted by a restart before dispatch') \
-                 WHERE state IN ('proposed', 'approved')",
-            )
+                 WHERE state IN ('proposed', 'approved') AND ",
+                orphaned!("$2", "$1")
+            ))
             .bind(now)
+            .bind(me)
             .execute(pool)
             .await?
             .rows_affected();

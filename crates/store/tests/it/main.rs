@@ -12,6 +12,7 @@ mod conversation_pages;
 mod conversations;
 mod decision_notices;
 mod fixtures;
+mod instances;
 mod isolation;
 mod kg;
 mod mcp_observations;
