@@ -29,6 +29,7 @@ mod mcp_servers;
 mod mcp_servers_failed_start;
 mod mcp_servers_kg;
 mod mcp_servers_locking;
+mod mcp_servers_slow;
 mod mcp_servers_test_count;
 mod support;
 mod users;

@@ -7,6 +7,9 @@
 //!   with GET: missing is 422, stale is 409)
 //!   A server's `status`, `sync_status` and `last_error` agree: once a start has failed it
 //!   is ERROR with a failed sync (`views::shown_state`), while a later attempt shows again.
+//!   `latency` `{recent_p50_ms, recent_max_ms, samples, last_start_ms}` covers its last 20
+//!   requests and last session start in this process; `slow` (with `slow_reason` `calls` or
+//!   `start`) says they passed `mcp.slow_call_ms` or half the init timeout.
 //! - `POST /mcp/servers/{id}/test` → `{ok, status, latency_ms, server_info, tool_count}` or
 //!   `{ok: false, status: "ERROR", error: {code, message}}`
 //! - `POST /mcp/servers/{id}/sync` → `{sync_status, tool_count, resource_count, prompt_count}`

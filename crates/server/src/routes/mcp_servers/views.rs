@@ -1,12 +1,12 @@
 //! The JSON shapes of the registry API: a server (configuration without secret values, plus
-//! its live state), a tool, cached capabilities, a session, a test outcome.
+//! its live state, recent latency and whether it is slow), a tool, cached capabilities, a session, a test outcome.
 
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use switchboard_core::SessionState;
 use switchboard_mcp_client::{
     CapabilitiesView, CapabilityState, ConnectionTestReport, McpRegistry, ServerOverview,
-    SessionStatus,
+    SessionStatus, Slowness,
 };
 use switchboard_store::{ServerRecord, ServerStatus, ToolRecord};
 
@@ -113,6 +113,9 @@ pub(super) fn server_view(
         "server_info": (observation.server_name.is_some() || observation.server_version.is_some())
             .then(|| json!({"name": observation.server_name, "version": observation.server_version})),
         "sessions": overview.sessions.iter().map(session_view).collect::<Vec<_>>(),
+        "latency": overview.latency,
+        "slow": overview.slowness.is_some(),
+        "slow_reason": overview.slowness.map(Slowness::as_str),
         "created_at": record.created_at,
         "updated_at": record.updated_at,
     })
@@ -174,7 +177,7 @@ mod tests {
     use super::*;
     use chrono::Duration;
     use switchboard_core::{ServerId, SessionScope, TransportKind, WorkspaceId};
-    use switchboard_mcp_client::SessionScopeKey;
+    use switchboard_mcp_client::{ServerLatency, SessionScopeKey};
     use switchboard_store::{
         McpObservation, ServerConnectionConfig, ServerSecretsSummary, SyncStatus,
     };
@@ -238,6 +241,8 @@ mod tests {
             },
             tool_count: 0,
             sessions,
+            latency: ServerLatency::default(),
+            slowness: None,
         }
     }
 
