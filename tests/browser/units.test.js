@@ -365,6 +365,52 @@ test('server status: the registry\'s states and sync states become green, yellow
   });
 });
 
+test('server status: a slow server is yellow with its typical time in words and the figures in its tooltip', async () => {
+  const shown = await inPage(['pages/servers/server-status'], ({ 'pages/servers/server-status': status }) => {
+    const latency = { recent_p50_ms: 2400, recent_max_ms: 3120, samples: 12, last_start_ms: 850 };
+    const cases = {
+      slowCalls: { status: 'ACTIVE', sync_status: 'synced', slow: true, slow_reason: 'calls', latency },
+      slowStart: { status: 'IDLE', sync_status: 'synced', slow: true, slow_reason: 'start', latency: { recent_p50_ms: 40, recent_max_ms: 90, samples: 3, last_start_ms: 6140 } },
+      slowLongCalls: { status: 'ACTIVE', sync_status: 'synced', slow: true, slow_reason: 'calls', latency: { recent_p50_ms: 12400, recent_max_ms: 30000, samples: 1, last_start_ms: null } },
+      fast: { status: 'ACTIVE', sync_status: 'synced', slow: false, slow_reason: null, latency: { recent_p50_ms: 35, recent_max_ms: 120, samples: 20, last_start_ms: 310 } },
+      unmeasured: { status: 'IDLE', sync_status: 'synced', slow: false, latency: { recent_p50_ms: null, recent_max_ms: null, samples: 0, last_start_ms: null } },
+      slowButFailing: { status: 'ERROR', sync_status: 'error', slow: true, slow_reason: 'calls', latency },
+      slowButDisabled: { status: 'ACTIVE', sync_status: 'synced', is_active: false, slow: true, slow_reason: 'calls', latency },
+      slowAndStale: { status: 'ACTIVE', sync_status: 'stale', slow: true, slow_reason: 'calls', latency },
+    };
+    const described = Object.fromEntries(Object.entries(cases).map(([name, server]) => {
+      const { colour, label, detail } = status.describeServerStatus(server);
+      return [name, { shown: `${colour}: ${label}`, detail }];
+    }));
+    const element = status.renderStatus(cases.slowCalls);
+    document.body.append(element);
+    const rendered = { text: element.innerText, title: element.title, dot: element.querySelector('.status-dot').dataset.status };
+    element.remove();
+    const plain = status.renderStatus(cases.unmeasured);
+    return { described, rendered, plainHasTitle: plain.hasAttribute('title') };
+  });
+  assert.deepEqual(Object.fromEntries(Object.entries(shown.described).map(([name, { shown: words }]) => [name, words])), {
+    slowCalls: 'yellow: Slow — recent calls take about 2.4 s',
+    slowStart: 'yellow: Slow — starting took 6.1 s',
+    slowLongCalls: 'yellow: Slow — recent calls take about 12 s',
+    fast: 'green: Connected',
+    unmeasured: 'green: Ready — connects on first use',
+    slowButFailing: 'red: Error',
+    slowButDisabled: 'grey: Disabled',
+    slowAndStale: 'yellow: Slow — recent calls take about 2.4 s',
+  });
+  assert.equal(shown.described.slowCalls.detail, 'Last 12 requests: typically 2.4 s, slowest 3.1 s. Last start took 850 ms.');
+  assert.equal(shown.described.slowLongCalls.detail, 'Last 1 request: typically 12 s, slowest 30 s.');
+  assert.equal(shown.described.fast.detail, 'Last 20 requests: typically 35 ms, slowest 120 ms. Last start took 310 ms.');
+  assert.equal(shown.described.unmeasured.detail, '');
+  assert.deepEqual(shown.rendered, {
+    text: 'Slow — recent calls take about 2.4 s',
+    title: 'Last 12 requests: typically 2.4 s, slowest 3.1 s. Last start took 850 ms.',
+    dot: 'yellow',
+  });
+  assert.equal(shown.plainHasTitle, false);
+});
+
 test('upstream errors: the plain explanation, then the client\'s own short message in view; long ones folded', async () => {
   const shown = await inPage(['upstream-errors'], ({ 'upstream-errors': errors }) => {
     const render = (...args) => {
