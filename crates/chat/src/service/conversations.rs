@@ -35,8 +35,8 @@ pub struct ConversationPage {
     pub conversations: Vec<ConversationRecord>,
     /// Pass back to get the next page; `None` on the last page.
     pub next_cursor: Option<ConversationCursor>,
-    /// The listed conversations with an answer being generated right now by this process
-    /// (follow one with [`ChatService::attach`]).
+    /// The listed conversations with an answer being generated right now, by this process
+    /// (follow one with [`ChatService::attach`]) or by another replica on the same database.
     pub answers_in_flight: HashSet<ConversationId>,
 }
 
@@ -51,7 +51,8 @@ pub struct ConversationDetail {
     pub conversation: ConversationRecord,
     pub messages: Vec<MessageRecord>,
     pub tool_calls: Vec<ToolCallRecord>,
-    /// An answer is being generated right now (attach to it to follow).
+    /// An answer is being generated right now, here (attach to it to follow) or by another
+    /// replica.
     pub answer_in_flight: bool,
 }
 
@@ -124,9 +125,13 @@ impl ChatService {
         } else {
             None
         };
+        let elsewhere = self.answers_elsewhere(&principal.workspace_id).await?;
         let answers_in_flight = conversations
             .iter()
-            .filter(|conversation| self.engine.turns.current(&conversation.id).is_some())
+            .filter(|conversation| {
+                self.engine.turns.current(&conversation.id).is_some()
+                    || elsewhere.contains(&conversation.id)
+            })
             .map(|conversation| conversation.id.clone())
             .collect();
         Ok(ConversationPage {
@@ -149,13 +154,35 @@ impl ChatService {
             store.list_messages(&principal.workspace_id, &conversation.id),
             store.list_tool_calls(&principal.workspace_id, &conversation.id),
         )?;
-        let answer_in_flight = self.engine.turns.current(&conversation.id).is_some();
+        let answer_in_flight = self.engine.turns.current(&conversation.id).is_some()
+            || self
+                .answers_elsewhere(&principal.workspace_id)
+                .await?
+                .contains(&conversation.id);
         Ok(ConversationDetail {
             conversation,
             messages,
             tool_calls,
             answer_in_flight,
         })
+    }
+
+    /// Conversations of the workspace where another live replica is answering (its claim in
+    /// the store). This process's own answers are known from its registry, which is exact:
+    /// its claim may outlive an answer by the moment the release takes.
+    async fn answers_elsewhere(
+        &self,
+        workspace_id: &WorkspaceId,
+    ) -> ChatResult<HashSet<ConversationId>> {
+        let store = &self.engine.store;
+        let here = store.instance_id();
+        Ok(store
+            .list_answers_in_flight(workspace_id)
+            .await?
+            .into_iter()
+            .filter(|claim| claim.instance_id.as_ref() != here)
+            .map(|claim| claim.conversation_id)
+            .collect())
     }
 
     pub async fn update_conversation(

@@ -73,12 +73,25 @@ impl ChatService {
         self.engine
             .turns
             .begin(conversation_id, self.engine.shutdown.child_token())
-            .ok_or_else(|| {
-                ChatError::Conflict(
-                    "an answer is already being generated in this conversation; follow it with \
-                     GET /chat/{id}/stream or wait until it is done"
-                        .to_owned(),
-                )
-            })
+            .ok_or_else(answer_in_flight_here)
     }
+}
+
+/// 409 for a question while this process answers in the conversation.
+fn answer_in_flight_here() -> ChatError {
+    ChatError::Conflict(
+        "an answer is already being generated in this conversation; follow it with \
+         GET /chat/{id}/stream or wait until it is done"
+            .to_owned(),
+    )
+}
+
+/// 409 for a question while another replica answers in the conversation (its claim in the
+/// store): following it live works only through that replica.
+pub(crate) fn answer_in_flight_elsewhere() -> ChatError {
+    ChatError::Conflict(
+        "an answer is already being generated in this conversation (by another Switchboard \
+         replica); wait until it is done"
+            .to_owned(),
+    )
 }

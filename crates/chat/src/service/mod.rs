@@ -147,8 +147,10 @@ impl ChatService {
         &self.engine.config
     }
 
-    /// Start-up recovery: calls left `dispatched` by a previous process become `unknown`
-    /// (never re-run), calls that never left become `failed`. Returns how many changed.
+    /// Start-up recovery: calls left `dispatched` by a process that is no longer alive become
+    /// `unknown` (never re-run), its calls that never left become `failed`. Calls of live
+    /// replicas on the same database are left alone (the store's instances). Returns how many
+    /// changed.
     pub async fn recover_interrupted_calls(&self) -> ChatResult<u64> {
         Ok(self.engine.store.recover_interrupted_tool_calls().await?)
     }

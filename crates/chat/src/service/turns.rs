@@ -4,9 +4,11 @@
 //! ephemeral servers, conversation, MCP configuration, provider), stores the question, and
 //! only then starts the answer in its own task; the caller streams its events. `attach`
 //! follows the answer in flight from its first event, or replays the last finished one from
-//! the store.
+//! the store. An answer holds the conversation's claim in the store from start to end, so no
+//! other replica answers there meanwhile.
 
 use super::ChatService;
+use super::drain::answer_in_flight_elsewhere;
 use crate::error::{ChatError, ChatResult};
 use crate::events::ChatEvent;
 use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, resolve_mcp_config};
@@ -18,7 +20,7 @@ use crate::turn::runner::run_turn;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use switchboard_core::{ChatMessage, ConversationId, Principal};
-use switchboard_store::{ConversationPatch, NewConversation, NewMessage};
+use switchboard_store::{AnswerClaim, ConversationPatch, NewConversation, NewMessage, Store};
 
 /// `POST /chat/stream`, decoded.
 #[derive(Clone, Debug)]
@@ -56,6 +58,20 @@ fn watcher_stream(watcher: TurnWatcher) -> BoxStream<'static, ChatEvent> {
         watcher.next_event().await.map(|event| (event, watcher))
     })
     .boxed()
+}
+
+/// Ends the store's claim of an answer. A failure only delays other replicas: the claim goes
+/// with this instance (when it stops or is presumed dead), and this process takes its own
+/// claims over.
+async fn release_claim(store: &Store, claim: &AnswerClaim) {
+    if let Err(error) = store.release_conversation_answer(claim).await {
+        tracing::warn!(
+            conversation_id = %claim.conversation_id,
+            %error,
+            "could not release the conversation's answer claim; other replicas refuse new \
+             questions there until this instance stops"
+        );
+    }
 }
 
 fn title_from(message: &str) -> String {
@@ -195,6 +211,22 @@ impl ChatService {
                 return Err(error);
             }
         };
+        // One answer per conversation across replicas: the store's claim (this process's own
+        // registry above only covers this process). Released when the answer task ends.
+        let claim = match store
+            .claim_conversation_answer(workspace_id, &conversation.id)
+            .await
+        {
+            Ok(Some(claim)) => claim,
+            refused => {
+                handle.finish();
+                engine.turns.end(&handle);
+                return Err(match refused {
+                    Err(error) => error.into(),
+                    _ => answer_in_flight_elsewhere(),
+                });
+            }
+        };
         let stored = store
             .append_message(
                 workspace_id,
@@ -207,6 +239,7 @@ impl ChatService {
             Err(error) => {
                 handle.finish();
                 engine.turns.end(&handle);
+                release_claim(store, &claim).await;
                 return Err(error.into());
             }
         };
@@ -234,7 +267,11 @@ impl ChatService {
             user_message,
             chosen,
         };
-        tokio::spawn(run_turn(engine.clone(), plan, handle));
+        let (engine, store) = (engine.clone(), store.clone());
+        tokio::spawn(async move {
+            run_turn(engine, plan, handle).await;
+            release_claim(&store, &claim).await;
+        });
         Ok(TurnStream {
             conversation_id,
             live: true,
