@@ -26,6 +26,7 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
         "traverse",
         "Show me Projects related to the Product Roadmap document",
     ),
+    ("search_objects", "Which team owns the product roadmap?"),
     ("count_objects", "How many documents by status?"),
     ("search_types", "Which types mention status?"),
 ];
@@ -80,6 +81,35 @@ pub(crate) fn object_not_found(object: &ObjectMention, seen: &[String]) -> Strin
     }
     text.push('\n');
     text
+}
+
+/// Names a search across all types did not find, with those it did find (already described,
+/// e.g. `the team "Platform"`).
+pub(crate) fn names_not_found(missing: &[&str], found: &[String]) -> String {
+    let quoted: Vec<String> = missing.iter().map(|name| format!("\"{name}\"")).collect();
+    let mut text = match quoted.as_slice() {
+        [] => String::new(),
+        [only] => format!("I couldn't find anything named {only} in the knowledge graph."),
+        [first @ .., last] => format!(
+            "I couldn't find anything named {} or {last} in the knowledge graph.",
+            first.join(", ")
+        ),
+    };
+    if !found.is_empty() {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(&format!("I did find {}.", found.join(" and ")));
+    }
+    text.push('\n');
+    text
+}
+
+/// Two objects found, but no tool to connect them.
+pub(crate) fn no_tool_for(first: &str, second: &str) -> String {
+    format!(
+        "I found {first} and {second}, but none of the available tools finds how two objects are connected.\n"
+    )
 }
 
 fn capabilities(tools: &[ToolSpec]) -> String {

@@ -173,7 +173,16 @@ impl Mentions {
                         type_hint: Some(hint),
                     });
                 } else if word.chars().count() > 1 && word != "I" {
-                    self.add_type(Self::canonical_type(word, known));
+                    // Not a known type (those known may be only the few seen so far): a
+                    // plural ("Projects") is read as one; a singular ("Alice") is a name.
+                    if looks_plural(word) {
+                        self.add_type(Self::canonical_type(word, known));
+                    } else {
+                        self.objects.push(ObjectMention {
+                            name: word.to_owned(),
+                            type_hint: None,
+                        });
+                    }
                 }
             } else {
                 let run = if starts_sentence && known.type_named(run[0]).is_none() && run.len() > 2
@@ -355,6 +364,11 @@ fn type_hint_around(
         .filter(|token| !token.phrase_end)
         .and_then(candidate);
     after.or(before)
+}
+
+fn looks_plural(word: &str) -> bool {
+    let lower = word.to_lowercase();
+    lower.chars().count() > 3 && lower.ends_with('s') && !lower.ends_with("ss")
 }
 
 fn is_capitalised(word: &str) -> bool {

@@ -3,7 +3,8 @@
 //! A deterministic rules planner, not a language model: it ranks the offered tools against
 //! the question (BM25 over names, descriptions and parameters, plus synonyms), fills simple
 //! arguments from the question (type and object names, versions, dates, numbers), looks an
-//! object up by name first when a tool needs its id, and once results come back answers with
+//! object up by name first when a tool needs its id (across all types when the question does
+//! not say which: `object_plan`), and once results come back answers with
 //! a templated Markdown rendering of them. Below its confidence threshold it says what it can
 //! do and suggests questions. It speaks through the same event stream as a real model, so
 //! the chat engine cannot tell the difference.
@@ -15,6 +16,7 @@ mod fixtures;
 mod help;
 mod known_values;
 mod mentions;
+mod object_plan;
 mod parameters;
 mod planner;
 mod render;

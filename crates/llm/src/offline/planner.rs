@@ -2,6 +2,9 @@
 //! lookup-then-act plan) or answer from the results gathered so far, or — when no tool fits
 //! well enough — say plainly what it can do.
 //!
+//! Questions about objects named without their type go to `object_plan` (look the names up
+//! across types first).
+//!
 //! Deterministic: the same history and tools always give the same decision. Stateless: the
 //! plan is re-derived each turn from the question (with names learnt only from results that
 //! came *before* the question, so the plan cannot shift under its own results).
@@ -15,6 +18,7 @@ use super::conversation::{ConversationView, ToolOutcome};
 use super::help;
 use super::known_values::{KnownValues, object_display_name};
 use super::mentions::{Mentions, ObjectMention};
+use super::object_plan;
 use super::render::{self, RenderContext};
 use super::text::{stem, words};
 use super::tool_index::{QueryTerms, RankedTool, ToolIndex, base_name};
@@ -47,7 +51,7 @@ const CONFIDENCE_SCALE: f64 = 4.0;
 const BOUND_ARGUMENT_BONUS: f64 = 0.8;
 /// Pages of a lookup read before giving up on finding a name.
 const MAX_LOOKUP_PAGES: usize = 4;
-const MUTATING_VERBS: &[&str] = &[
+pub(crate) const MUTATING_VERBS: &[&str] = &[
     "create", "delete", "remove", "update", "set", "write", "insert", "drop", "put", "patch",
     "modify", "edit", "rename", "upsert",
 ];
@@ -71,6 +75,12 @@ pub(crate) fn decide(
     }
     let known = KnownValues::gather(&request.tools, view.earlier_results.iter());
     let mentions = Mentions::read(&view.question, &known, today);
+    if request.tool_choice != ToolChoice::None
+        && !matches!(request.tool_choice, ToolChoice::Function { .. })
+        && let Some(question) = object_plan::read(&mentions, &known, &request.tools)
+    {
+        return object_plan::decide(&question, request, &view, &known, config, today);
+    }
     let intent = select_intent(request, &mentions, &known, config);
     match (intent, view.this_turn.is_empty()) {
         (Some(intent), true) => first_step(&intent, &request.tools, &known),
@@ -161,7 +171,11 @@ fn mutation_requested(tool: &ToolSpec, mentions: &Mentions) -> bool {
         .is_some_and(|verb| stem(verb) == mentions.leading_verb)
 }
 
-fn first_step(intent: &Intent<'_>, tools: &[ToolSpec], known: &KnownValues) -> PlannerDecision {
+pub(crate) fn first_step(
+    intent: &Intent<'_>,
+    tools: &[ToolSpec],
+    known: &KnownValues,
+) -> PlannerDecision {
     match &intent.binding {
         Binding::Complete(arguments) => call(intent.tool, arguments.clone()),
         Binding::NeedsLookup {
@@ -185,7 +199,7 @@ fn first_step(intent: &Intent<'_>, tools: &[ToolSpec], known: &KnownValues) -> P
     }
 }
 
-fn next_step(
+pub(crate) fn next_step(
     intent: &Intent<'_>,
     tools: &[ToolSpec],
     outcomes: &[ToolOutcome],

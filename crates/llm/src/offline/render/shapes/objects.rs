@@ -54,8 +54,10 @@ pub(super) fn reached_objects(
         })
         .collect();
     target_types.dedup();
-    let noun = match target_types.as_slice() {
-        [only] => only.to_lowercase(),
+    let asked_type = json.get("target_type").and_then(Value::as_str);
+    let noun = match (target_types.as_slice(), asked_type) {
+        ([only], _) => only.to_lowercase(),
+        ([], Some(asked)) => asked.to_lowercase(),
         _ => "object".to_owned(),
     };
     if reached.is_empty() {
@@ -84,7 +86,12 @@ pub(super) fn reached_objects(
                 .or(via.get("name"))
                 .map(inline)
                 .unwrap_or_else(|| inline(via));
-            details.push(format!("via `{relationship}`"));
+            let depth = item.get("depth").and_then(Value::as_u64).unwrap_or(1);
+            details.push(if depth > 1 {
+                format!("{depth} relationships away, the last `{relationship}`")
+            } else {
+                format!("via `{relationship}`")
+            });
         }
         if let Some(status) = object
             .get("properties")
