@@ -1,5 +1,5 @@
 //! The embedded default, end to end: the offline planner (no key) answering the six example
-//! questions through `POST /chat/stream` with our own knowledge-graph server at `/mcp`,
+//! questions, and questions about objects named without their type, through `POST /chat/stream` with our own knowledge-graph server at `/mcp`,
 //! reached through the MCP client like any upstream, with the user's token forwarded.
 
 use crate::chat_support::{ChatOptions, ChatServer, answer_text, of_type};
@@ -120,4 +120,49 @@ async fn the_six_example_questions_are_answered_from_a_fresh_start_without_a_key
     let replay = server.attach(&conversation_id).await.until_done().await;
     assert_eq!(replay[0]["replay"], true);
     assert_eq!(answer_text(&replay), answer);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_about_an_object_named_without_its_type_is_answered_from_the_sample_graph() {
+    let server = ChatServer::start(ChatOptions::default()).await;
+
+    // The sample graph: the Product Roadmap belongs to the Q4 Planning project, which the
+    // Platform team owns (its author, Ana Silva, is also in Platform).
+    let (events, answer) = ask(
+        &server,
+        "Which team owns the product roadmap?",
+        &["search_objects", "traverse"],
+    )
+    .await;
+    let calls: Vec<(&str, &Value)> = of_type(&events, "mcp_tool")
+        .iter()
+        .filter(|event| event["status"] == "completed")
+        .map(|event| (event["tool"].as_str().unwrap(), &event["arguments"]))
+        .collect();
+    assert_eq!(
+        calls[0],
+        ("search_objects", &json!({"query": "product roadmap"})),
+        "{calls:?}"
+    );
+    let (_, last_traverse) = calls.last().unwrap();
+    assert_eq!(
+        last_traverse["start_id"], "doc-product-roadmap",
+        "{calls:?}"
+    );
+    assert_eq!(last_traverse["target_type"], "Team", "{calls:?}");
+    assert_eq!(
+        answer,
+        "The **Product Roadmap** document is related to 1 team:\n\n- **Platform** (2 relationships away, the last `owned_by`)\n"
+    );
+
+    let (_, answer) = ask(
+        &server,
+        "How is Ana Silva related to the platform team?",
+        &["search_objects", "find_path"],
+    )
+    .await;
+    assert_eq!(
+        answer,
+        "**Ana Silva** and **Platform** are connected by 1 relationship: Ana Silva -member_of-> Platform\n"
+    );
 }
