@@ -104,8 +104,10 @@ impl Approvals {
         })
     }
 
-    /// Start-up: requests left pending by the previous process are marked expired, so the
-    /// conversations show what happened (their calls were failed by the chat's recovery).
+    /// Start-up: requests left pending by processes that are no longer alive (the previous
+    /// run, a replica that died) are marked expired, so the conversations show what happened
+    /// (their calls were failed by the chat's recovery). Requests waiting in live replicas on
+    /// the same database, and in this process, are left alone (the store's instances).
     pub async fn recover_after_restart(&self) -> ApprovalResult<RecoveredRequests> {
         Ok(RecoveredRequests {
             approvals_expired: self.inner.store.expire_pending_approval_requests().await?,

@@ -1,11 +1,11 @@
 //! `switchboard serve`: open (and migrate) the store, bootstrap an empty one, bind, serve until
 //! SIGINT/SIGTERM, then drain (answers in flight finish within the grace), cancel what is left,
-//! close the MCP sessions and the store.
+//! close the MCP sessions, deregister this instance and close the store.
 
 use crate::config::Config;
 use anyhow::Context;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use switchboard_approvals::Approvals;
 use switchboard_chat::{ChatService, OwnEndpoints};
 use switchboard_core::Scope;
@@ -19,12 +19,26 @@ use switchboard_store::{DEFAULT_WORKSPACE_NAME, Store};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+/// How often this process tells the store it is alive (and sweeps the work of dead
+/// instances); it is presumed dead after three missed beats.
+const INSTANCE_HEARTBEAT: Duration = Duration::from_secs(5);
+
 /// Supplies the bootstrap owner token instead of a generated one (for automation).
 pub const ADMIN_TOKEN_ENV: &str = "SWITCHBOARD_ADMIN_TOKEN";
 
 pub async fn serve(config: Config) -> anyhow::Result<()> {
     let started = Instant::now();
     let store = crate::open_store(&config, true).await?;
+    // Before anything writes: the rows of this process's answers carry its instance, and the
+    // start-up recoveries below touch only instances that are not alive (other replicas on
+    // the same PostgreSQL database keep their work in flight).
+    store
+        .register_instance(INSTANCE_HEARTBEAT)
+        .await
+        .context("registering this instance in the store")?;
+    let heartbeat = store
+        .keep_instance_alive()
+        .context("the instance was just registered")?;
     bootstrap(&store).await?;
     let listener = TcpListener::bind(config.server.bind)
         .await
@@ -78,6 +92,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     // Every MCP session is closed (stdio children: stdin closed, then SIGTERM, then SIGKILL
     // of their process group) before the store goes.
     mcp.shutdown().await;
+    // Deregistered: whatever this process still owned is recoverable by the next sweep.
+    heartbeat.stop().await;
     store.close().await;
     tracing::info!("stopped");
     result.context("serving HTTP")
@@ -188,8 +204,9 @@ async fn seed_kg_policies(
 
 /// The chat engine (`[chat]`, `[llm]`): the process's MCP registry and client, the approvals
 /// gate, and our own `/mcp` as the one endpoint that receives the user's token (the URL the
-/// `kg` upstream is registered with). Tool calls a previous process left `dispatched` become
-/// `unknown` here, before anything can run them again.
+/// `kg` upstream is registered with). Tool calls a dead process (a previous run of this one,
+/// or a replica that stopped without cleaning up) left `dispatched` become `unknown` here,
+/// before anything can run them again; live replicas' calls are left alone.
 async fn chat_engine(
     config: &Config,
     store: &Store,
@@ -225,7 +242,8 @@ async fn chat_engine(
 }
 
 /// Approvals, policies, elicitation and the audit log (`[approval]`). Requests left pending by a
-/// previous process are marked expired so their conversations show what happened. The chat
+/// dead process are marked expired so their conversations show what happened (live replicas'
+/// requests keep waiting). The chat
 /// engine's gate must be `approvals.gate()` (the state's instance).
 async fn approvals(config: &Config, store: &Store) -> anyhow::Result<Approvals> {
     let approvals =

@@ -9,17 +9,23 @@ use crate::chat_sse::{SseReader, of_type};
 use crate::chat_support::everything_stdio;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
-use switchboard_approvals::{ApprovalConfig, Approvals};
+use std::time::Duration;
+use switchboard_approvals::{ApprovalConfig, Approvals, RecoveredRequests};
 use switchboard_chat::{ChatConfig, ChatService};
 use switchboard_core::{ScopeSet, ServerId, UserId, WorkspaceId};
 use switchboard_llm::{LlmConfig, ProviderKind};
 use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
 use switchboard_server::{AppState, app, serve_router};
-use switchboard_store::{DatabaseConfig, NewToken, SecretCipher, Store, UserRole};
+use switchboard_store::{
+    DatabaseConfig, InstanceHeartbeat, NewToken, SecretCipher, Store, UserRole,
+};
 use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedToolCall};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
+
+/// Replicas' heartbeat in tests: a crashed one is presumed dead 1.5 s after its last beat.
+pub const TEST_HEARTBEAT: Duration = Duration::from_millis(500);
 
 pub struct Person {
     pub id: UserId,
@@ -37,6 +43,11 @@ pub struct ApprovalServer {
     pub client: reqwest::Client,
     /// The task hearing other replicas' decisions (PostgreSQL only).
     pub decision_listener: Option<tokio::task::JoinHandle<()>>,
+    /// What the start-up recovery changed, as the binary runs it after registering this
+    /// instance: (tool calls, approvals and forms expired).
+    pub recovered_at_start: (u64, RecoveredRequests),
+    /// Keeps this instance alive (every `TEST_HEARTBEAT`); `crash` stops it without cleanup.
+    heartbeat: Option<InstanceHeartbeat>,
     /// Where the store is, for a replica to open its own.
     database: DatabaseConfig,
     shutdown: CancellationToken,
@@ -144,6 +155,9 @@ impl ApprovalServer {
         [admin, alice, bob]: [Person; 3],
         data_dir: tempfile::TempDir,
     ) -> Self {
+        // As the binary does: this process's instance first; the start-up recoveries touch
+        // only instances that are not alive.
+        store.register_instance(TEST_HEARTBEAT).await.unwrap();
         let approvals = Approvals::new(store.clone(), config).unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
@@ -168,6 +182,11 @@ impl ApprovalServer {
                 .shutdown_token(shutdown.clone())
                 .build()
                 .unwrap();
+        let recovered_at_start = (
+            chat.recover_interrupted_calls().await.unwrap(),
+            approvals.recover_after_restart().await.unwrap(),
+        );
+        let heartbeat = store.keep_instance_alive();
         let server_config = crate::support::test_config();
         let state = AppState::new(store.clone(), server_config.clone())
             .with_shutdown_token(shutdown.clone())
@@ -193,6 +212,8 @@ impl ApprovalServer {
             bob,
             client: reqwest::Client::new(),
             decision_listener,
+            recovered_at_start,
+            heartbeat,
             database,
             shutdown,
             stop: Some(stop),
@@ -320,8 +341,19 @@ impl ApprovalServer {
     }
 }
 
+impl ApprovalServer {
+    /// This replica stops saying it is alive without cleaning anything up, as a crashed
+    /// process would (its answers keep running here, but other replicas may now recover them).
+    pub fn crash_heartbeat(&mut self) {
+        if let Some(heartbeat) = self.heartbeat.take() {
+            heartbeat.abandon();
+        }
+    }
+}
+
 impl Drop for ApprovalServer {
     fn drop(&mut self) {
+        self.crash_heartbeat();
         self.shutdown.cancel();
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());

@@ -31,5 +31,6 @@ mod mcp_servers_kg;
 mod mcp_servers_locking;
 mod mcp_servers_slow;
 mod mcp_servers_test_count;
+mod replica_safety;
 mod support;
 mod users;
