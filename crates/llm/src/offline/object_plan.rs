@@ -38,6 +38,9 @@ const PERSON_TYPES: &[&str] = &["Person", "People", "User", "Member", "Employee"
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct ObjectQuestion {
     pub names: Vec<ObjectMention>,
+    /// One name with its type next to it ("the Product Roadmap document"): the ordinary tool
+    /// ranking with a lookup of that type answers it when a tool fits, so it goes first.
+    pub typed_lookup_fits: bool,
 }
 
 /// An object a name was resolved to.
@@ -53,8 +56,8 @@ enum Resolution {
     NotFound,
 }
 
-/// The object question in `mentions`, when the question names objects the typed lookup cannot
-/// handle and the tools include a name search.
+/// The object question in `mentions`, when the question names objects and the tools include a
+/// name search.
 pub(crate) fn read(
     mentions: &Mentions,
     known: &KnownValues,
@@ -79,7 +82,10 @@ pub(crate) fn read(
     names.truncate(MAX_NAMES);
     let typed_lookup_fits = matches!(names.as_slice(), [only] if only.type_hint.is_some())
         && planner::lookup_tool(tools).is_some();
-    (!names.is_empty() && !typed_lookup_fits).then_some(ObjectQuestion { names })
+    (!names.is_empty()).then_some(ObjectQuestion {
+        names,
+        typed_lookup_fits,
+    })
 }
 
 /// This turn's step for an object question.

@@ -171,3 +171,20 @@ fn schema_words_after_the_are_not_names() {
         );
     }
 }
+
+#[test]
+fn a_name_with_a_type_word_no_tool_fits_is_searched_too() {
+    // "leads" next to the name reads as a type hint before any type is known; no tool ranks
+    // well for "who leads", so the name is searched across types, and "who" asks for people.
+    let transcript = ask("Who leads Data Pipeline?");
+    assert_eq!(
+        transcript.calls,
+        [
+            search("Data Pipeline"),
+            (
+                "kg__traverse".into(),
+                json!({"start_id": "project-data-pipeline", "direction": "both", "target_type": "Person", "depth": 1})
+            )
+        ]
+    );
+}

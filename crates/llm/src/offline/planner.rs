@@ -75,13 +75,13 @@ pub(crate) fn decide(
     }
     let known = KnownValues::gather(&request.tools, view.earlier_results.iter());
     let mentions = Mentions::read(&view.question, &known, today);
-    if request.tool_choice != ToolChoice::None
-        && !matches!(request.tool_choice, ToolChoice::Function { .. })
+    let intent = select_intent(request, &mentions, &known, config);
+    if !matches!(request.tool_choice, ToolChoice::Function { .. })
         && let Some(question) = object_plan::read(&mentions, &known, &request.tools)
+        && (intent.is_none() || !question.typed_lookup_fits)
     {
         return object_plan::decide(&question, request, &view, &known, config, today);
     }
-    let intent = select_intent(request, &mentions, &known, config);
     match (intent, view.this_turn.is_empty()) {
         (Some(intent), true) => first_step(&intent, &request.tools, &known),
         (None, true) => PlannerDecision::Answer(help::low_confidence(&request.tools)),
