@@ -1,5 +1,6 @@
 // examples: the "Try asking" panel — questions the built-in knowledge-graph server and the offline
-// planner answer out of the box (the six from the chat engine's acceptance list).
+// planner answer out of the box (the six from the chat engine's acceptance list, and one about an
+// object named without its type).
 
 import { h } from '../../lib/dom.js';
 
@@ -10,6 +11,7 @@ export const EXAMPLE_QUESTIONS = [
   'Tell me about the Document type',
   'What relationships can I create between Documents and Projects?',
   'Show me Projects related to the Product Roadmap document',
+  'Which team owns the product roadmap?',
 ];
 
 /** Renders the panel; `onAsk(question)` is called when one is chosen. */
