@@ -380,8 +380,10 @@ async fn an_answer_claim_refuses_a_live_replica_and_passes_from_a_dead_one(test:
                 .is_none(),
             "B answers there"
         );
-        // B dies without releasing: A takes the conversation over.
-        replica_b.deregister_instance().await.unwrap();
+        // B stops (its heartbeat task ends and deregisters it) without releasing its claim:
+        // A takes the conversation over.
+        let beating = replica_b.keep_instance_alive().unwrap();
+        beating.stop().await;
         assert!(
             replica_a
                 .list_answers_in_flight(&workspace.id)
