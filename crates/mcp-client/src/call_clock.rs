@@ -21,6 +21,10 @@ struct ClockState {
     last_activity: Instant,
     /// Open elicitations of this call.
     pauses: usize,
+    /// Since when the clock stands still (while `pauses > 0`).
+    paused_since: Option<Instant>,
+    /// Time spent paused in finished pauses: the person's time, not the server's.
+    paused_total: Duration,
 }
 
 /// Holds a clock still until dropped; then the call gets a full timeout again.
@@ -34,6 +38,11 @@ impl Drop for ClockPause {
         if let Ok(mut state) = self.clock.state.lock() {
             state.pauses = state.pauses.saturating_sub(1);
             state.last_activity = Instant::now();
+            if state.pauses == 0
+                && let Some(since) = state.paused_since.take()
+            {
+                state.paused_total += since.elapsed();
+            }
         }
         self.clock.changed.notify_waiters();
     }
@@ -45,6 +54,8 @@ impl CallClock {
             state: Mutex::new(ClockState {
                 last_activity: Instant::now(),
                 pauses: 0,
+                paused_since: None,
+                paused_total: Duration::ZERO,
             }),
             changed: Notify::new(),
         })
@@ -61,12 +72,28 @@ impl CallClock {
     /// Stops the clock until the returned guard is dropped.
     pub fn pause(self: &Arc<Self>) -> ClockPause {
         if let Ok(mut state) = self.state.lock() {
+            if state.pauses == 0 {
+                state.paused_since = Some(Instant::now());
+            }
             state.pauses += 1;
         }
         self.changed.notify_waiters();
         ClockPause {
             clock: self.clone(),
         }
+    }
+
+    /// How long the clock has stood still so far (waiting on a person): not the upstream's time,
+    /// so it is left out of the server's latency.
+    pub fn paused_for(&self) -> Duration {
+        let state = self
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        state.paused_total
+            + state
+                .paused_since
+                .map_or(Duration::ZERO, |since| since.elapsed())
     }
 
     /// `Some(deadline)` while running, `None` while paused.
@@ -122,6 +149,31 @@ mod tests {
         assert!(
             resumed.elapsed() >= timeout,
             "a full timeout follows the pause"
+        );
+    }
+
+    #[tokio::test]
+    async fn paused_time_is_told_apart_from_the_upstreams() {
+        let clock = CallClock::new();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(clock.paused_for(), Duration::ZERO);
+        let first = clock.pause();
+        let second = clock.pause();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let open = clock.paused_for();
+        assert!(
+            open >= Duration::from_millis(200),
+            "an open pause counts: {open:?}"
+        );
+        drop(first);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        drop(second);
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let total = clock.paused_for();
+        // Overlapping pauses count once (about 300 ms); the 600 ms after the last, not at all.
+        assert!(
+            total >= Duration::from_millis(300) && total < Duration::from_millis(800),
+            "{total:?}"
         );
     }
 }

@@ -58,8 +58,9 @@ pub(super) async fn run_request(
         () = cancellation.cancelled() => Outcome::Cancelled,
     };
     // Every answer and failure counts, a timeout as its whole wait; a call the caller gave
-    // up on counts once it had already waited as long as a slow call.
-    let elapsed = sent.elapsed();
+    // up on counts once it had already waited as long as a slow call. Time spent waiting on a
+    // person (an open form of this call) is the person's, not the server's.
+    let elapsed = sent.elapsed().saturating_sub(clock.paused_for());
     if !matches!(outcome, Outcome::Cancelled) || elapsed >= limits.slow_call {
         live.latency.record_request(elapsed);
     }

@@ -118,6 +118,12 @@ async fn a_slow_person_does_not_cost_the_call_its_timeout() {
         .unwrap();
     assert!(!result.is_error, "{}", result.text_for_model());
     assert!(started.elapsed() >= Duration::from_millis(2_500));
+    // The person's 2.5 s are not the server's: the call's latency leaves them out.
+    let figures = client.latency(&server.id);
+    assert!(
+        figures.recent_max_ms.unwrap() < 2_000,
+        "the form's wait counted as the server's: {figures:?}"
+    );
     // The clock runs again after the answer: a hanging call still times out.
     let error = client
         .call_tool(
