@@ -2,6 +2,8 @@
 //! the last [`WINDOW`] request latencies (`tools/call`, `resources/read`, `prompts/get` and
 //! every page of the list calls, failed and timed-out ones included: a timeout counts as the
 //! time it took to give up, the slowest kind), plus how long the last session start took.
+//! Time a call spends waiting on a person (an open form of the call) is not the server's and
+//! is left out; a call its caller gave up on counts only once it had waited `slow_call_ms`.
 //!
 //! Recording is lock-free and allocation-free: a window is a fixed array of atomics, and each
 //! session (and each one-shot connection) holds its server's window, so the hot path touches

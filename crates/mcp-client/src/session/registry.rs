@@ -120,6 +120,9 @@ impl SessionRegistry {
                 .filter(|key| &key.server_id == server_id)
                 .cloned()
                 .collect();
+            // Under the slots lock, so a slot made after this starts on a fresh window (and
+            // the calls still finishing on the removed ones write to the old one, unseen).
+            self.latencies.forget(server_id);
             keys.iter().filter_map(|key| slots.remove(key)).collect()
         };
         futures::future::join_all(
@@ -132,7 +135,6 @@ impl SessionRegistry {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .remove(server_id);
-        self.latencies.forget(server_id);
     }
 
     /// One pass of the idle reaper. Also forgets closed slots and unused conversation limits,
