@@ -19,8 +19,10 @@ use crate::turn::handle::TurnWatcher;
 use crate::turn::runner::run_turn;
 use futures::StreamExt;
 use futures::stream::BoxStream;
+use std::time::Duration;
 use switchboard_core::{ChatMessage, ConversationId, Principal};
 use switchboard_store::{AnswerClaim, ConversationPatch, NewConversation, NewMessage, Store};
+use tokio_util::sync::CancellationToken;
 
 /// `POST /chat/stream`, decoded.
 #[derive(Clone, Debug)]
@@ -56,6 +58,26 @@ const TITLE_CHARS: usize = 80;
 fn watcher_stream(watcher: TurnWatcher) -> BoxStream<'static, ChatEvent> {
     futures::stream::unfold(watcher, |mut watcher| async move {
         watcher.next_event().await.map(|event| (event, watcher))
+    })
+    .boxed()
+}
+
+/// Longest `done` waits for the answer's claim to be released.
+const RELEASE_WAIT: Duration = Duration::from_secs(2);
+
+/// The asker's stream: `done` is held back until the conversation's claim is released (or
+/// [`RELEASE_WAIT`]), so a client that asks again right after `done` — through any replica —
+/// is not refused by the answer it just watched end.
+fn asker_stream(
+    watcher: TurnWatcher,
+    released: CancellationToken,
+) -> BoxStream<'static, ChatEvent> {
+    futures::stream::unfold((watcher, released), |(mut watcher, released)| async move {
+        let event = watcher.next_event().await?;
+        if matches!(event, ChatEvent::Done(_)) {
+            let _ = tokio::time::timeout(RELEASE_WAIT, released.cancelled()).await;
+        }
+        Some((event, (watcher, released)))
     })
     .boxed()
 }
@@ -268,14 +290,17 @@ impl ChatService {
             chosen,
         };
         let (engine, store) = (engine.clone(), store.clone());
+        let released = CancellationToken::new();
+        let release_done = released.clone().drop_guard();
         tokio::spawn(async move {
             run_turn(engine, plan, handle).await;
             release_claim(&store, &claim).await;
+            drop(release_done);
         });
         Ok(TurnStream {
             conversation_id,
             live: true,
-            events: watcher_stream(watcher),
+            events: asker_stream(watcher, released),
         })
     }
 
