@@ -361,7 +361,7 @@ fn lowercase_phrases(
 }
 
 /// The name-search tool: `search_objects` (a `query` over objects of every type).
-fn search_tool(tools: &[ToolSpec]) -> Option<&ToolSpec> {
+pub(crate) fn search_tool(tools: &[ToolSpec]) -> Option<&ToolSpec> {
     tool_named(tools, "search_objects")
 }
 

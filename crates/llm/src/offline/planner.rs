@@ -78,7 +78,7 @@ pub(crate) fn decide(
     let intent = select_intent(request, &mentions, &known, config);
     if !matches!(request.tool_choice, ToolChoice::Function { .. })
         && let Some(question) = object_plan::read(&mentions, &known, &request.tools)
-        && (intent.is_none() || !question.typed_lookup_fits)
+        && object_plan_goes_first(intent.as_ref(), &question, &request.tools)
     {
         return object_plan::decide(&question, request, &view, &known, config, today);
     }
@@ -92,6 +92,24 @@ pub(crate) fn decide(
             config,
         )),
     }
+}
+
+/// Whether a question naming objects is planned as an object question rather than with the
+/// ranked tool: yes when no tool fits, or when the best fit is a tool of the graph's own server
+/// (a schema tool answering about a type would miss the object) unless a typed lookup fits.
+/// A confident tool of another server wins: "Count the zebras in the zoo" is the zoo's tool,
+/// not a search for an object called "zoo".
+fn object_plan_goes_first(
+    intent: Option<&Intent<'_>>,
+    question: &object_plan::ObjectQuestion,
+    tools: &[ToolSpec],
+) -> bool {
+    let Some(intent) = intent else {
+        return true;
+    };
+    let server_of = |name: &str| name.rsplit_once("__").map(|(server, _)| server.to_owned());
+    let graph_server = object_plan::search_tool(tools).and_then(|tool| server_of(&tool.name));
+    !question.typed_lookup_fits && server_of(&intent.tool.name) == graph_server
 }
 
 /// Ranks the offered tools and picks the best one whose arguments can be bound, honouring

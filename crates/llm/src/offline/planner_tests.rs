@@ -268,3 +268,27 @@ fn every_suggested_example_question_is_answered_with_its_tool() {
         );
     }
 }
+
+#[test]
+fn a_confident_tool_of_another_server_beats_an_object_search() {
+    let mut tools = kg_tools();
+    tools.push(ToolSpec {
+        name: "zoo__count_zebras".into(),
+        description: "Counts the zebras in the zoo.".into(),
+        parameters: json!({"type": "object", "properties": {}}),
+    });
+    let transcript = converse(
+        Vec::new(),
+        "Count the zebras in the zoo",
+        &tools,
+        ToolChoice::Auto,
+        |tool, _| {
+            assert_eq!(tool, "zoo__count_zebras", "only the zoo's tool is called");
+            json!({"zebras": 3}).to_string()
+        },
+    );
+    assert_eq!(transcript.calls, [("zoo__count_zebras".into(), json!({}))]);
+    // A question about a named object still goes to the graph when no other tool fits.
+    let object = ask("Which team owns the product roadmap?");
+    assert_eq!(object.calls[0].0, "kg__search_objects");
+}
