@@ -206,3 +206,16 @@ pub struct ConfigurationChange<'a> {
     /// The change itself (secrets are redacted by the store).
     pub details: Value,
 }
+
+impl<'a> ConfigurationChange<'a> {
+    /// A change of something that is not a server or one of its tools (a bud, a token, a user).
+    pub fn new(action: &'a str, target: &'a str, details: Value) -> Self {
+        Self {
+            action,
+            target,
+            server_name: None,
+            tool_name: None,
+            details,
+        }
+    }
+}

@@ -148,18 +148,16 @@ async fn audit_bud(state: &AppState, principal: &Principal, action: &str, bud: &
         .audit()
         .configuration_change(
             principal,
-            ConfigurationChange {
+            ConfigurationChange::new(
                 action,
-                target: bud.id.as_str(),
-                server_name: None,
-                tool_name: None,
-                details: json!({
+                bud.id.as_str(),
+                json!({
                     "name": bud.name,
                     "provider": bud.provider,
                     "model": bud.model,
                     "mcp_config": bud.mcp_config,
                 }),
-            },
+            ),
         )
         .await;
 }
@@ -178,13 +176,7 @@ async fn delete_bud(
         .audit()
         .configuration_change(
             &principal,
-            ConfigurationChange {
-                action: "bud.deleted",
-                target: bud_id.as_str(),
-                server_name: None,
-                tool_name: None,
-                details: json!({}),
-            },
+            ConfigurationChange::new("bud.deleted", bud_id.as_str(), json!({})),
         )
         .await;
     Ok(StatusCode::NO_CONTENT)

@@ -112,18 +112,16 @@ async fn create_token(
         .audit()
         .configuration_change(
             &principal,
-            ConfigurationChange {
-                action: "token.created",
-                target: issued.record.id.as_str(),
-                server_name: None,
-                tool_name: None,
-                details: serde_json::json!({
+            ConfigurationChange::new(
+                "token.created",
+                issued.record.id.as_str(),
+                serde_json::json!({
                     "user_id": issued.record.user_id,
                     "name": issued.record.name,
                     "scopes": issued.record.scopes,
                     "expires_at": issued.record.expires_at,
                 }),
-            },
+            ),
         )
         .await;
     let body = serde_json::json!({
@@ -147,13 +145,11 @@ async fn revoke_token(
         .audit()
         .configuration_change(
             &principal,
-            ConfigurationChange {
-                action: "token.revoked",
-                target: record.id.as_str(),
-                server_name: None,
-                tool_name: None,
-                details: serde_json::json!({"name": record.name}),
-            },
+            ConfigurationChange::new(
+                "token.revoked",
+                record.id.as_str(),
+                serde_json::json!({"name": record.name}),
+            ),
         )
         .await;
     Ok(Json(record.into()))

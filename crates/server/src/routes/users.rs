@@ -119,13 +119,11 @@ async fn create_user(
         .audit()
         .configuration_change(
             &principal,
-            ConfigurationChange {
-                action: "user.created",
-                target: user.id.as_str(),
-                server_name: None,
-                tool_name: None,
-                details: serde_json::json!({"name": user.name, "role": user.role}),
-            },
+            ConfigurationChange::new(
+                "user.created",
+                user.id.as_str(),
+                serde_json::json!({"name": user.name, "role": user.role}),
+            ),
         )
         .await;
     Ok((StatusCode::CREATED, Json(user.into())))
