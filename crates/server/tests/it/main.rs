@@ -4,6 +4,7 @@
 mod approvals_audit;
 mod approvals_elicitation;
 mod approvals_flow;
+mod approvals_injection;
 mod approvals_other_users;
 mod approvals_policies;
 mod approvals_replicas;
