@@ -53,6 +53,8 @@ pub mod catalog;
 mod client;
 pub mod config;
 pub mod error;
+#[cfg(fuzzing)]
+pub mod fuzzing;
 pub mod handler;
 mod latency;
 mod metrics;
