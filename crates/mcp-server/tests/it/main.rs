@@ -6,6 +6,7 @@ mod inspector;
 mod protocol;
 mod scopes_and_limits;
 mod security;
+mod sessions;
 mod stateless;
 mod subscriptions;
 mod with_store;
