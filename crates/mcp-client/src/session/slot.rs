@@ -92,7 +92,11 @@ impl SessionSlot {
         match self.inspect(context.server.connection_fingerprint()) {
             Found::Usable(live) => Some(live),
             Found::Replace(old, reason) => {
-                tracing::info!(server = %context.server.name, reason, detail = old.failure_detail().map(|report| report.text).unwrap_or_default(), "replacing session");
+                let detail = old
+                    .failure_detail()
+                    .map(|report| report.text)
+                    .unwrap_or_default();
+                tracing::info!(server = %context.server.name, reason, detail = %switchboard_core::log_text(&detail), "replacing session");
                 metrics::session_closed(
                     context.server.id.metric_label(&context.server.name),
                     reason,
@@ -416,7 +420,7 @@ async fn start_with_retries(
             }
             Ok(Err(error)) => {
                 metrics::session_start_failed(server.id.metric_label(&server.name), error.code());
-                tracing::warn!(server = %server.name, attempt, %error, "session start failed");
+                tracing::warn!(server = %server.name, attempt, error = %switchboard_core::log_text(&error.to_string()), "session start failed");
                 let retryable = error.is_retryable_start();
                 last_error = error;
                 if !retryable {
