@@ -38,7 +38,10 @@ async fn a_callers_sessions_are_capped_and_the_least_recently_used_is_closed() {
     let third = server.initialize(Some(SCHEMA_READER)).await;
     let other_callers = server.initialize(Some(DATA_READER)).await;
     // The first is used again, so the second is now the least recently used.
-    assert_eq!(send_in(&server, SCHEMA_READER, &first, tools_list()).await, 200);
+    assert_eq!(
+        send_in(&server, SCHEMA_READER, &first, tools_list()).await,
+        200
+    );
     let fourth = server.initialize(Some(SCHEMA_READER)).await;
 
     assert_eq!(
@@ -47,11 +50,19 @@ async fn a_callers_sessions_are_capped_and_the_least_recently_used_is_closed() {
         "the least recently used session is closed"
     );
     for session in [&first, &third, &fourth] {
-        assert_eq!(send_in(&server, SCHEMA_READER, session, tools_list()).await, 200);
+        assert_eq!(
+            send_in(&server, SCHEMA_READER, session, tools_list()).await,
+            200
+        );
     }
     structured(
         &server
-            .call_tool(Some(DATA_READER), &other_callers, "schema_version", json!({}))
+            .call_tool(
+                Some(DATA_READER),
+                &other_callers,
+                "schema_version",
+                json!({}),
+            )
             .await,
     );
 }
@@ -89,7 +100,10 @@ async fn a_session_never_used_after_initialize_is_closed_soon() {
     let server = TestServer::start_with(config).await;
     let abandoned = server.initialize(Some(SCHEMA_READER)).await;
     let used = server.initialize(Some(SCHEMA_READER)).await;
-    assert_eq!(send_in(&server, SCHEMA_READER, &used, tools_list()).await, 200);
+    assert_eq!(
+        send_in(&server, SCHEMA_READER, &used, tools_list()).await,
+        200
+    );
     tokio::time::sleep(Duration::from_millis(1_600)).await;
     assert_eq!(
         send_in(&server, SCHEMA_READER, &abandoned, tools_list()).await,
