@@ -116,3 +116,68 @@ async fn a_session_never_used_after_initialize_is_closed_soon() {
         "a used session follows the idle timeout instead"
     );
 }
+
+/// Opens an anonymous session from `client` (bound to one loopback address).
+async fn anonymous_session(server: &TestServer, client: &reqwest::Client) -> String {
+    let response = client
+        .post(server.url())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(initialize_request("2025-11-25").to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+async fn anonymous_tools_list(server: &TestServer, client: &reqwest::Client, session: &str) -> u16 {
+    client
+        .post(server.url())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(tools_list().to_string())
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+#[tokio::test]
+async fn anonymous_sessions_are_capped_per_peer_address() {
+    let config = KgConfig {
+        anonymous_scopes: "schema:read".into(),
+        max_sessions_per_caller: 2,
+        ..KgConfig::default()
+    };
+    let server = TestServer::start_with(config).await;
+    let from = |address: [u8; 4]| {
+        reqwest::Client::builder()
+            .local_address(std::net::IpAddr::from(address))
+            .build()
+            .unwrap()
+    };
+    let (peer_a, peer_b) = (from([127, 0, 0, 1]), from([127, 0, 0, 2]));
+    let a1 = anonymous_session(&server, &peer_a).await;
+    let a2 = anonymous_session(&server, &peer_a).await;
+    let b1 = anonymous_session(&server, &peer_b).await;
+    let a3 = anonymous_session(&server, &peer_a).await;
+    assert_eq!(
+        anonymous_tools_list(&server, &peer_a, &a1).await,
+        404,
+        "the peer's oldest session goes"
+    );
+    for (client, session) in [(&peer_a, &a2), (&peer_a, &a3), (&peer_b, &b1)] {
+        assert_eq!(
+            anonymous_tools_list(&server, client, session).await,
+            200,
+            "another address's sessions do not count against this one"
+        );
+    }
+}
