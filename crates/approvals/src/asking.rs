@@ -83,7 +83,7 @@ pub(crate) async fn ask_person(
             };
         }
     };
-    metrics::approval_requested(&server);
+    metrics::approval_requested(request.target.metric_label());
     audit_request_event(inner, request, &record, "requested", None).await;
     events.emit(ChatEvent::ApprovalRequired(ApprovalRequiredEvent {
         approval_id: approval_id.clone(),
@@ -123,7 +123,11 @@ pub(crate) async fn ask_person(
             Some("the user denied this call".to_owned()),
         ),
     };
-    metrics::approval_finished(&server, metric, waited_since.elapsed());
+    metrics::approval_finished(
+        request.target.metric_label(),
+        metric,
+        waited_since.elapsed(),
+    );
     if matches!(
         outcome.status,
         ApprovalStatus::Expired | ApprovalStatus::Cancelled

@@ -36,11 +36,11 @@ impl ApprovalGate for InteractiveApprovalGate {
                 }
             }
             Ok(Verdict::Allow { decided_by }) => {
-                metrics::decided_by_rule(server, true);
+                metrics::decided_by_rule(request.target.metric_label(), true);
                 GateDecision::Allow { decided_by }
             }
             Ok(Verdict::Deny { decided_by, reason }) => {
-                metrics::decided_by_rule(server, false);
+                metrics::decided_by_rule(request.target.metric_label(), false);
                 GateDecision::Deny { reason, decided_by }
             }
             Ok(Verdict::Ask { diff, pin }) => {

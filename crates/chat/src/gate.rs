@@ -77,6 +77,15 @@ impl GateTarget {
             | GateTarget::Ephemeral { server_name, .. } => server_name,
         }
     }
+
+    /// The `server` label of metrics: the name of a registered server, `ephemeral` for every
+    /// server a request brought along (their names would grow the series without bound).
+    pub fn metric_label(&self) -> &str {
+        match self {
+            GateTarget::Registered { server_name, .. } => server_name,
+            GateTarget::Ephemeral { .. } => "ephemeral",
+        }
+    }
 }
 
 /// The gate's answer.

@@ -74,6 +74,27 @@ id_type!(
     /// A registered upstream MCP server.
     ServerId
 );
+impl ServerId {
+    /// The prefix of every id of a request's ephemeral server (`mcp_servers` of a chat request;
+    /// `chat`'s `EphemeralServer::id`). No registered server's id has it.
+    pub const EPHEMERAL_PREFIX: &'static str = "ephemeral-";
+
+    /// Whether this is a request's ephemeral server rather than a registered one.
+    pub fn is_ephemeral(&self) -> bool {
+        self.as_str().starts_with(Self::EPHEMERAL_PREFIX)
+    }
+
+    /// The `server` label metrics give this server: its `name`, or `ephemeral` for every
+    /// ephemeral server, whose names are chosen per request and would grow the series forever.
+    pub fn metric_label<'a>(&self, name: &'a str) -> &'a str {
+        if self.is_ephemeral() {
+            "ephemeral"
+        } else {
+            name
+        }
+    }
+}
+
 id_type!(
     /// An assistant profile ("bud").
     BudId

@@ -6,6 +6,7 @@
 
 pub mod canonical;
 pub mod ids;
+pub mod log_text;
 pub mod message;
 pub mod policy;
 pub mod principal;
@@ -17,6 +18,7 @@ pub mod tool_call;
 pub mod transport;
 
 pub use ids::*;
+pub use log_text::{log_json, log_text};
 pub use message::{ChatMessage, ChatRole, ToolCallRequest};
 pub use policy::ApprovalPolicy;
 pub use principal::Principal;

@@ -89,7 +89,7 @@ impl ArgumentValidator {
         let compiled = match jsonschema::validator_for(schema) {
             Ok(validator) => Some(Arc::new(validator)),
             Err(error) => {
-                tracing::warn!(tool = tool_name, %error, "the tool's inputSchema does not compile; arguments are not validated");
+                tracing::warn!(tool = %switchboard_core::log_text(tool_name), error = %switchboard_core::log_text(&error.to_string()), "the tool's inputSchema does not compile; arguments are not validated");
                 None
             }
         };

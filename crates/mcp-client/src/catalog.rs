@@ -53,7 +53,7 @@ impl ToolCatalog {
                 catalog.builtins.insert(builtin.name.clone());
                 catalog.specs.push(builtin.clone());
             } else {
-                tracing::warn!(name = %builtin.name, "skipping a built-in tool with an invalid or duplicate name");
+                tracing::warn!(name = %switchboard_core::log_text(&builtin.name), "skipping a built-in tool with an invalid or duplicate name");
             }
         }
 

@@ -6,6 +6,7 @@
 
 use crate::UpstreamError;
 use crate::arguments::ArgumentValidator;
+use crate::calls::Caller;
 use crate::config::McpClientConfig;
 use crate::handler::ElicitationResponder;
 use crate::latency::ServerLatency;
@@ -217,6 +218,23 @@ impl McpClient {
         self.inner
             .sessions
             .close_server(server_id, &name, self.inner.config.shutdown_timeout())
+            .await;
+    }
+
+    /// Closes the session `caller` has with `server`, if any: a request's ephemeral server is
+    /// used for that request only. Other callers' sessions of the same server stay up.
+    pub async fn close_session(&self, server: &UpstreamServer, caller: &Caller) {
+        let key = SessionKey {
+            server_id: server.id.clone(),
+            scope: SessionScopeKey::for_caller(
+                server.session_scope,
+                &caller.user_id,
+                caller.conversation_id.as_ref(),
+            ),
+        };
+        self.inner
+            .sessions
+            .close_session(&key, &server.name, self.inner.config.shutdown_timeout())
             .await;
     }
 

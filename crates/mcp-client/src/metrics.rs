@@ -1,5 +1,7 @@
 //! Metric names and the few helpers that record them (through the `metrics` facade; the server
-//! installs the Prometheus exporter). Labels are server *names*, never user data.
+//! installs the Prometheus exporter). Labels are server *names*, never user data; every
+//! ephemeral server of a chat request counts under the one label `ephemeral`
+//! (`ServerId::metric_label`), so per-request names cannot grow the series forever.
 
 use std::time::Duration;
 

@@ -265,7 +265,14 @@ impl NotificationRouter {
     }
 
     pub fn log(&self, level: String, logger: Option<String>, data: Value) {
-        tracing::info!(target: "switchboard_mcp_client::upstream_log", server = %self.server_name, %level, logger = logger.as_deref().unwrap_or(""), %data, "upstream log message");
+        tracing::info!(
+            target: "switchboard_mcp_client::upstream_log",
+            server = %self.server_name,
+            level = %switchboard_core::log_text(&level),
+            logger = %switchboard_core::log_text(logger.as_deref().unwrap_or("")),
+            data = %switchboard_core::log_json(&data),
+            "upstream log message"
+        );
         let Ok(state) = self.state.lock() else { return };
         let mut active = state.sinks.values().filter(|(_, active)| *active);
         if let (Some((sink, _)), None) = (active.next(), active.next()) {

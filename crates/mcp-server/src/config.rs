@@ -6,6 +6,11 @@ use serde::Deserialize;
 use std::time::Duration;
 use switchboard_core::{InvalidSetting, ScopeSet};
 
+/// Default of `kg.max_sessions_per_caller`.
+pub const DEFAULT_MAX_SESSIONS_PER_CALLER: usize = 256;
+/// Default of `kg.unused_session_timeout_secs`.
+pub const DEFAULT_UNUSED_SESSION_TIMEOUT_SECS: u64 = 60;
+
 /// Environment variable granting scopes to requests without a token (empty by default).
 pub const ANONYMOUS_SCOPES_ENV: &str = "SWITCHBOARD_MCP_ANONYMOUS_SCOPES";
 
@@ -25,12 +30,19 @@ pub struct KgConfig {
     /// default workspace. Default empty: such requests get 401. Env
     /// `SWITCHBOARD_MCP_ANONYMOUS_SCOPES`.
     pub anonymous_scopes: String,
-    /// Sustained requests per minute per token (tool calls, reads, prompts). Default 600.
+    /// Sustained requests per minute per token (tool calls, reads, prompts, `initialize`).
+    /// Default 600.
     pub rate_limit_per_minute: u32,
     /// Requests a token may make at once above the sustained rate. Default 100.
     pub rate_limit_burst: u32,
     /// An MCP session nobody used for this long is closed. Default 1800.
     pub session_idle_timeout_secs: u64,
+    /// Sessions one caller may hold at once (a token; without a token, one peer address); a
+    /// new session beyond closes the caller's least recently used one. Default 256.
+    pub max_sessions_per_caller: usize,
+    /// A session with no request after `initialize` (but `notifications/initialized`) is
+    /// closed after this many seconds. Default 60.
+    pub unused_session_timeout_secs: u64,
     /// How long a verified token is trusted before the store is asked again. Default 10.
     pub token_cache_secs: u64,
     /// Reuse of `schema_version` answers. Default 300 (5 min).
@@ -57,6 +69,8 @@ impl Default for KgConfig {
             rate_limit_per_minute: 600,
             rate_limit_burst: 100,
             session_idle_timeout_secs: 30 * 60,
+            max_sessions_per_caller: DEFAULT_MAX_SESSIONS_PER_CALLER,
+            unused_session_timeout_secs: DEFAULT_UNUSED_SESSION_TIMEOUT_SECS,
             token_cache_secs: 10,
             schema_version_cache_secs: 5 * 60,
             type_cache_secs: 15 * 60,
@@ -84,6 +98,14 @@ impl KgConfig {
         InvalidSetting::require_positive("rate_limit_burst", u64::from(self.rate_limit_burst))?;
         for (key, value) in [
             ("session_idle_timeout_secs", self.session_idle_timeout_secs),
+            (
+                "max_sessions_per_caller",
+                self.max_sessions_per_caller as u64,
+            ),
+            (
+                "unused_session_timeout_secs",
+                self.unused_session_timeout_secs,
+            ),
             ("token_cache_secs", self.token_cache_secs),
             ("schema_version_cache_secs", self.schema_version_cache_secs),
             ("type_cache_secs", self.type_cache_secs),

@@ -5,6 +5,7 @@ use crate::auth::{AnonymousAccess, Authenticator, TokenVerifier};
 use crate::config::KgConfig;
 use crate::graphs::KnowledgeGraphs;
 use crate::handler::{KgServer, KgServerState};
+use crate::http::session_limits::SessionLimits;
 use crate::http::{McpHttpSettings, mcp_router};
 use crate::origin_policy::OriginPolicy;
 use crate::rate_limit::RateLimiter;
@@ -55,6 +56,11 @@ impl KgEndpoint {
             Duration::from_secs(config.token_cache_secs),
         );
         let limiter = RateLimiter::new(config.rate_limit_per_minute, config.rate_limit_burst);
+        let sessions = SessionLimits {
+            max_sessions_per_caller: config.max_sessions_per_caller,
+            unused_session_timeout: Duration::from_secs(config.unused_session_timeout_secs),
+            limiter: Some(limiter.clone()),
+        };
         let state = Arc::new(KgServerState::new(graphs, limiter));
         let settings = McpHttpSettings {
             origins,
@@ -63,6 +69,7 @@ impl KgEndpoint {
             sse_keep_alive: Duration::from_secs(config.sse_keep_alive_secs),
             sse_retry: SSE_RETRY,
             max_request_body_bytes: DEFAULT_MAX_REQUEST_BODY_BYTES,
+            sessions,
             shutdown,
         };
         Ok(Self { state, settings })

@@ -1,11 +1,12 @@
 //! Per-caller request budget: a token bucket per [`CallerKey`] refilled at
 //! `rate_limit_per_minute` up to `rate_limit_burst`. Exceeding it is JSON-RPC `-32003`.
 //!
-//! Buckets live in a few mutex-guarded shards so concurrent callers rarely contend.
+//! Buckets live in a few mutex-guarded shards so concurrent callers rarely contend. Clones
+//! share the buckets: the HTTP guard takes `initialize` from the same budget as the calls.
 
 use crate::auth::CallerKey;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const SHARDS: usize = 16;
@@ -33,12 +34,12 @@ fn shard_of(key: CallerKey) -> usize {
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct RateLimiter {
     per_second: f64,
     burst: f64,
     limit_per_minute: u32,
-    shards: Vec<Mutex<HashMap<CallerKey, Bucket>>>,
+    shards: Arc<Vec<Mutex<HashMap<CallerKey, Bucket>>>>,
 }
 
 impl RateLimiter {
@@ -47,7 +48,7 @@ impl RateLimiter {
             per_second: f64::from(limit_per_minute) / 60.0,
             burst: f64::from(burst.max(1)),
             limit_per_minute,
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            shards: Arc::new((0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect()),
         }
     }
 

@@ -126,7 +126,7 @@ impl Subscriptions {
                 .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri.clone()))
                 .await;
             if let Err(error) = sent {
-                tracing::debug!(%error, %uri, "dropping resource subscription of a closed session");
+                tracing::debug!(%error, uri = %switchboard_core::log_text(&uri.to_string()), "dropping resource subscription of a closed session");
                 self.unsubscribe(workspace_id, session, &uri);
             }
         }

@@ -16,5 +16,10 @@ pub fn app(state: AppState) -> Router {
         .merge(routes::chat::router())
         .merge(state.kg.router(state.shutdown.clone()))
         .merge(crate::web::router());
-    with_common_layers(router, max_request_body_bytes).with_state(state)
+    with_common_layers(
+        router,
+        max_request_body_bytes,
+        state.config.body_read_timeout(),
+    )
+    .with_state(state)
 }

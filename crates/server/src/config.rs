@@ -22,6 +22,18 @@ pub struct ServerConfig {
     /// On SIGINT/SIGTERM, in-flight requests get this long to finish before the process exits
     /// anyway. Default 30.
     pub shutdown_grace_secs: u64,
+    /// A request body must arrive whole within this many seconds of its first read; a client
+    /// trickling it slower gets 408 `request_timeout`. Default 30.
+    pub body_read_timeout_secs: u64,
+    /// Open connections at most, from everyone; a connection beyond is closed at once, before
+    /// anything is read. Keep it under the process's file-descriptor limit. Default 8192.
+    pub max_connections: usize,
+    /// Open connections at most from one peer IP address; beyond, closed at once. Default 1024.
+    pub max_connections_per_peer: usize,
+    /// When set, `GET /metrics` needs `Authorization: Bearer <this>` (401 otherwise). Unset by
+    /// default: the embedded single-user setup scrapes it from loopback. A shared deployment
+    /// should set it (series carry the workspaces' server names).
+    pub metrics_token: Option<MetricsToken>,
 }
 
 impl Default for ServerConfig {
@@ -31,6 +43,10 @@ impl Default for ServerConfig {
             max_request_body_bytes: 2 * 1024 * 1024,
             header_read_timeout_secs: 10,
             shutdown_grace_secs: 30,
+            body_read_timeout_secs: 30,
+            max_connections: 8192,
+            max_connections_per_peer: 1024,
+            metrics_token: None,
         }
     }
 }
@@ -46,6 +62,22 @@ impl ServerConfig {
             self.header_read_timeout_secs,
         )?;
         InvalidSetting::require_positive("shutdown_grace_secs", self.shutdown_grace_secs)?;
+        InvalidSetting::require_positive("body_read_timeout_secs", self.body_read_timeout_secs)?;
+        InvalidSetting::require_positive("max_connections", self.max_connections as u64)?;
+        InvalidSetting::require_positive(
+            "max_connections_per_peer",
+            self.max_connections_per_peer as u64,
+        )?;
+        if self
+            .metrics_token
+            .as_ref()
+            .is_some_and(|token| token.0.trim().is_empty())
+        {
+            return Err(InvalidSetting::new(
+                "metrics_token",
+                "must not be empty (leave it unset for an open /metrics)",
+            ));
+        }
         Ok(())
     }
 
@@ -53,8 +85,41 @@ impl ServerConfig {
         Duration::from_secs(self.header_read_timeout_secs)
     }
 
+    pub fn body_read_timeout(&self) -> Duration {
+        Duration::from_secs(self.body_read_timeout_secs)
+    }
+
     pub fn shutdown_grace(&self) -> Duration {
         Duration::from_secs(self.shutdown_grace_secs)
+    }
+}
+
+/// The bearer token `/metrics` asks for; redacted in `Debug` so it never reaches a log.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct MetricsToken(String);
+
+impl MetricsToken {
+    pub fn new(token: impl Into<String>) -> Self {
+        Self(token.into())
+    }
+
+    /// Whether `presented` (the bearer token of a request) is this one, in constant time.
+    pub fn matches(&self, presented: &str) -> bool {
+        let expected = self.0.as_bytes();
+        let presented = presented.as_bytes();
+        expected.len() == presented.len()
+            && expected
+                .iter()
+                .zip(presented)
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0
+    }
+}
+
+impl std::fmt::Debug for MetricsToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(switchboard_core::redact::REDACTED)
     }
 }
 

@@ -37,6 +37,9 @@ pub enum ApiError {
     /// The body exceeds the configured limit.
     #[error("request body is larger than the limit of {limit_bytes} bytes")]
     PayloadTooLarge { limit_bytes: usize },
+    /// The request body did not arrive within `server.body_read_timeout_secs`.
+    #[error("the request body did not arrive within {timeout_secs} s")]
+    RequestTimeout { timeout_secs: u64 },
     /// An upstream (MCP server, LLM provider) failed.
     #[error("{0}")]
     BadGateway(String),
@@ -63,6 +66,7 @@ impl ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::RequestTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             ApiError::BadGateway(_) => StatusCode::BAD_GATEWAY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -80,6 +84,7 @@ impl ApiError {
             ApiError::Conflict(_) => "conflict",
             ApiError::Unprocessable(_) => "invalid_request",
             ApiError::PayloadTooLarge { .. } => "payload_too_large",
+            ApiError::RequestTimeout { .. } => "request_timeout",
             ApiError::BadGateway(_) => "upstream_error",
             ApiError::Unavailable(_) => "unavailable",
             ApiError::Internal(_) => "internal",
@@ -96,7 +101,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();
         if status.is_server_error() {
-            tracing::error!(error = %ErrorChain(&self), code = self.code(), "request failed");
+            tracing::error!(error = %switchboard_core::log_text(&ErrorChain(&self).to_string()), code = self.code(), "request failed");
         }
         let body = error_body(self.code(), &self.to_string());
         let mut response = (status, axum::Json(body)).into_response();

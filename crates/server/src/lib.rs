@@ -5,7 +5,9 @@
 
 pub mod app;
 pub mod auth;
+mod body_timeout;
 pub mod config;
+mod connection_limits;
 pub mod error;
 pub mod metrics;
 mod middleware;

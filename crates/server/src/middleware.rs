@@ -2,10 +2,12 @@
 //! `x-request-id` or generated, echoed on the response), a tracing span carrying it, per-route
 //! metrics, panic recovery, error-shape normalisation (any error response that is not already
 //! our JSON shape — axum's 404/405/415/422 text, the body-limit 413 — becomes
-//! `{"error":{"code","message"}}`), the body size limit, and the refusal of URLs carrying an
+//! `{"error":{"code","message"}}`), `X-Content-Type-Options: nosniff` on every answer, the
+//! body-read deadline (408, `body_timeout`), the body size limit, and the refusal of URLs carrying an
 //! encoded NUL (`%00`): no id, name or filter holds one, and PostgreSQL cannot even take one as
 //! a query parameter, so such a request is a 400 here rather than a 500 from the store.
 
+use crate::body_timeout::enforce_body_deadline;
 use crate::error::{ApiError, error_body};
 use axum::Router;
 use axum::body::Body;
@@ -15,11 +17,13 @@ use axum::http::{HeaderValue, Response, StatusCode, header};
 use axum::middleware::{Next, from_fn, map_response};
 use http_body_util::Limited;
 use std::any::Any;
+use std::time::Duration;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{
     MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
 };
+use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
@@ -27,8 +31,13 @@ use tracing::Level;
 /// by the status's reason phrase.
 const MAX_PASSED_THROUGH_MESSAGE_BYTES: usize = 1024;
 
-/// Wraps `router` in the common layers. `max_request_body_bytes` bounds every request body.
-pub(crate) fn with_common_layers<S>(router: Router<S>, max_request_body_bytes: usize) -> Router<S>
+/// Wraps `router` in the common layers. `max_request_body_bytes` bounds every request body,
+/// `body_read_timeout` the time it may take to arrive.
+pub(crate) fn with_common_layers<S>(
+    router: Router<S>,
+    max_request_body_bytes: usize,
+    body_read_timeout: Duration,
+) -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
 {
@@ -44,11 +53,20 @@ where
                     .on_failure(()),
             )
             .layer(PropagateRequestIdLayer::x_request_id())
+            // Browsers must not guess another type for our JSON (or any) answer.
+            .layer(SetResponseHeaderLayer::if_not_present(
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            ))
             // Outside the panic catcher, so a panic is counted as the 500 it becomes.
             .layer(from_fn(crate::metrics::record_http_metrics))
             .layer(CatchPanicLayer::custom(panic_response))
             .layer(map_response(move |response| {
                 normalize_error_response(response, max_request_body_bytes)
+            }))
+            // Outside the length limit, so the limit's error reaches the extractors unwrapped.
+            .layer(from_fn(move |request, next| {
+                enforce_body_deadline(request, next, body_read_timeout)
             }))
             .layer(from_fn(move |request, next| {
                 limit_request_body(request, next, max_request_body_bytes)
@@ -113,7 +131,7 @@ fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response<Body> {
         .map(String::as_str)
         .or_else(|| panic.downcast_ref::<&str>().copied())
         .unwrap_or("non-string panic payload");
-    tracing::error!(panic = detail, "handler panicked");
+    tracing::error!(panic = %switchboard_core::log_text(detail), "handler panicked");
     let body = error_body("internal", "internal server error").to_string();
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;

@@ -21,6 +21,7 @@
 
 use crate::app::app;
 use crate::config::ServerConfig;
+use crate::connection_limits::{ConnectionLimits, FirstRequest};
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::ConnectInfo;
@@ -39,6 +40,9 @@ use tower::ServiceExt;
 
 /// How long to back off after an accept error such as EMFILE before trying again.
 const ACCEPT_ERROR_BACKOFF: Duration = Duration::from_millis(100);
+/// Connections closed by the accept loop, by `reason` (`max_connections`,
+/// `max_connections_per_peer`, `no_request_in_time`).
+pub const CONNECTIONS_REFUSED_TOTAL: &str = "http_connections_refused_total";
 /// How often the Prometheus recorder drains histogram samples.
 const METRICS_UPKEEP_INTERVAL: Duration = Duration::from_secs(5);
 /// Phase 2: how long answers cancelled at the end of the drain get to save what they produced
@@ -212,6 +216,11 @@ struct Connections {
     builder: auto::Builder<TokioExecutor>,
     router: Router,
     graceful: GracefulShutdown,
+    limits: ConnectionLimits,
+    /// A connection's first request must reach the service within this (see
+    /// `connection_limits`): it covers the HTTP/1-vs-HTTP/2 detection and the HTTP/2 handshake,
+    /// which hyper's own header-read timeout does not.
+    first_request_timeout: Duration,
 }
 
 impl Connections {
@@ -230,6 +239,8 @@ impl Connections {
             builder,
             router,
             graceful: GracefulShutdown::new(),
+            limits: ConnectionLimits::new(config.max_connections, config.max_connections_per_peer),
+            first_request_timeout: config.header_read_timeout(),
         }
     }
 
@@ -242,13 +253,26 @@ impl Connections {
                 return;
             }
         };
+        let slot = match self.limits.admit(peer.ip()) {
+            Ok(slot) => slot,
+            Err(refusal) => {
+                // Dropping the stream closes it; nothing has been read.
+                metrics::counter!(CONNECTIONS_REFUSED_TOTAL, "reason" => refusal.as_str())
+                    .increment(1);
+                tracing::debug!(%peer, limit = refusal.as_str(), "connection refused: too many open");
+                return;
+            }
+        };
         if let Err(error) = stream.set_nodelay(true) {
             tracing::debug!(%error, %peer, "could not set TCP_NODELAY");
         }
+        let first_request = FirstRequest::default();
+        let seen = first_request.clone();
         let service =
             self.router
                 .clone()
                 .map_request(move |mut request: axum::extract::Request<_>| {
+                    seen.arrived();
                     request
                         .extensions_mut()
                         .insert(ConnectInfo::<SocketAddr>(peer));
@@ -259,8 +283,23 @@ impl Connections {
             .serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(service))
             .into_owned();
         let connection = self.graceful.watch(connection);
+        let first_request_timeout = self.first_request_timeout;
         tokio::spawn(async move {
-            if let Err(error) = connection.await {
+            let _slot = slot;
+            tokio::pin!(connection);
+            let result = tokio::select! {
+                result = &mut connection => result,
+                () = tokio::time::sleep(first_request_timeout) => {
+                    if !first_request.has_arrived() {
+                        metrics::counter!(CONNECTIONS_REFUSED_TOTAL, "reason" => "no_request_in_time")
+                            .increment(1);
+                        tracing::debug!(%peer, "connection closed: no request within the header-read timeout");
+                        return; // dropping the connection closes the socket
+                    }
+                    connection.await
+                }
+            };
+            if let Err(error) = result {
                 tracing::debug!(%peer, error = %error, "connection closed with an error");
             }
         });

@@ -121,6 +121,17 @@ impl McpTools {
         &self.client
     }
 
+    /// Closes the sessions this turn's `caller` opened to the request's ephemeral servers: they
+    /// live for the request only (their next use, in a later turn, starts a new one).
+    pub async fn close_ephemeral_sessions(&self, caller: &Caller, ephemeral: &[UpstreamServer]) {
+        futures::future::join_all(
+            ephemeral
+                .iter()
+                .map(|server| self.client.close_session(server, caller)),
+        )
+        .await;
+    }
+
     /// Builds the turn's catalog from `resolved` servers and the request's `ephemeral` ones.
     pub async fn for_turn(
         &self,

@@ -81,8 +81,11 @@ impl EphemeralServer {
                 headers: self.headers.clone(),
                 api_key: None,
             }),
-            // Never shared between users: the request's headers may be one user's credentials.
-            session_scope: SessionScope::PerUser,
+            // Never shared between users (the request's headers may be one user's credentials)
+            // nor between conversations: the turn that used it closes it when it ends
+            // (`McpTools::close_ephemeral_sessions`), and only one answer of a conversation
+            // runs at a time.
+            session_scope: SessionScope::PerConversation,
             timeout_ms: None,
             init_timeout_ms: None,
         };
@@ -105,7 +108,8 @@ impl EphemeralServer {
             hasher.update(value);
         }
         ServerId::from(format!(
-            "ephemeral-{}",
+            "{}{}",
+            ServerId::EPHEMERAL_PREFIX,
             &hex::encode(hasher.finalize())[..24]
         ))
     }

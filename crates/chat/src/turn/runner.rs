@@ -47,6 +47,7 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
     // The server records (with their capability caches, possibly large) are not needed once
     // the catalog is built; an answer may stay open for a long time.
     plan.resolved.servers = Vec::new();
+    let run_caller = caller.clone();
     let run = TurnRun {
         engine: &engine,
         plan: &plan,
@@ -90,6 +91,11 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
     }));
     handle.finish();
     engine.turns.end(&handle);
+    // After `done`: the client does not wait for the ephemeral sessions to close.
+    engine
+        .tools
+        .close_ephemeral_sessions(&run_caller, &plan.ephemeral)
+        .await;
     crate::metrics::answer_finished(outcome, started.elapsed());
 }
 

@@ -116,7 +116,11 @@ impl McpClient {
             Ok(_) => "success",
             Err(error) => error.code(),
         };
-        metrics::tool_call_finished(&server.name, label, started.elapsed());
+        metrics::tool_call_finished(
+            server.id.metric_label(&server.name),
+            label,
+            started.elapsed(),
+        );
         outcome
     }
 

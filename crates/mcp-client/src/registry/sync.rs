@@ -262,7 +262,7 @@ impl McpRegistry {
         if let Ok(mut failures) = self.inner.last_failures.lock() {
             failures.insert(record.id.clone(), error.clone());
         }
-        tracing::warn!(server = %record.name, code = error.code(), %message, "capability sync failed");
+        tracing::warn!(server = %record.name, code = error.code(), message = %switchboard_core::log_text(&message), "capability sync failed");
         SyncReport {
             state: if error.code() == "needs_auth" {
                 CapabilityState::NeedsAuth

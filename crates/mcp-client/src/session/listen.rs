@@ -121,7 +121,7 @@ async fn listen_while_alive(
                         Ok(Some(notification)) => route(&router, &notification),
                         Ok(None) => break,
                         Err(error) => {
-                            tracing::info!(%server, %error, "the list-change stream failed");
+                            tracing::info!(%server, error = %switchboard_core::log_text(&error.to_string()), "the list-change stream failed");
                             break;
                         }
                     }
@@ -141,7 +141,7 @@ async fn listen_while_alive(
                 return;
             }
             Err(error) => {
-                tracing::debug!(%server, %error, "opening the list-change stream failed");
+                tracing::debug!(%server, error = %switchboard_core::log_text(&error.to_string()), "opening the list-change stream failed");
             }
         }
         reopening = true;

@@ -137,6 +137,19 @@ impl SessionRegistry {
             .remove(server_id);
     }
 
+    /// Closes and forgets the one session under `key`, if there is one (a request's ephemeral
+    /// server, after the turn that used it).
+    pub async fn close_session(&self, key: &SessionKey, server_name: &str, close_within: Duration) {
+        let removed = self
+            .slots
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .remove(key);
+        if let Some(slot) = removed {
+            slot.close(server_name, close_within).await;
+        }
+    }
+
     /// One pass of the idle reaper. Also forgets closed slots and unused conversation limits,
     /// so per-conversation sessions do not accumulate.
     pub async fn reap_idle(

@@ -92,8 +92,15 @@ impl SessionSlot {
         match self.inspect(context.server.connection_fingerprint()) {
             Found::Usable(live) => Some(live),
             Found::Replace(old, reason) => {
-                tracing::info!(server = %context.server.name, reason, detail = old.failure_detail().map(|report| report.text).unwrap_or_default(), "replacing session");
-                metrics::session_closed(&context.server.name, reason);
+                let detail = old
+                    .failure_detail()
+                    .map(|report| report.text)
+                    .unwrap_or_default();
+                tracing::info!(server = %context.server.name, reason, detail = %switchboard_core::log_text(&detail), "replacing session");
+                metrics::session_closed(
+                    context.server.id.metric_label(&context.server.name),
+                    reason,
+                );
                 self.emit(SessionEventKind::Closed { reason });
                 let close_within = context.config.shutdown_timeout();
                 tokio::spawn(async move { old.close(close_within).await });
@@ -237,7 +244,10 @@ impl SessionSlot {
             state.live = None;
             state.set(SessionState::Idle);
             // Counted like a dead session found on next use (which this one no longer is).
-            metrics::session_closed(live.router.server_name(), "dead");
+            metrics::session_closed(
+                self.key.server_id.metric_label(live.router.server_name()),
+                "dead",
+            );
             if let Some(observer) = &state.observer {
                 observer.emit(SessionEventKind::Closed { reason: "dead" });
             }
@@ -268,7 +278,7 @@ impl SessionSlot {
         match retired {
             Some(live) => {
                 tracing::info!(server = server_name, "closing idle session");
-                metrics::session_closed(server_name, "idle");
+                metrics::session_closed(self.key.server_id.metric_label(server_name), "idle");
                 self.emit(SessionEventKind::Closed { reason: "idle" });
                 live.close(close_within).await;
                 true
@@ -288,7 +298,7 @@ impl SessionSlot {
             state.live.take()
         };
         if let Some(live) = live {
-            metrics::session_closed(server_name, "closed");
+            metrics::session_closed(self.key.server_id.metric_label(server_name), "closed");
             self.emit(SessionEventKind::Closed { reason: "closed" });
             live.close(close_within).await;
         }
@@ -395,7 +405,10 @@ async fn start_with_retries(
                     fingerprint,
                     &live.description.protocol_version,
                 );
-                metrics::session_started(&server.name, server.transport().as_str());
+                metrics::session_started(
+                    server.id.metric_label(&server.name),
+                    server.transport().as_str(),
+                );
                 tracing::info!(
                     server = %server.name,
                     protocol_version = %live.description.protocol_version,
@@ -406,8 +419,8 @@ async fn start_with_retries(
                 return Ok(live);
             }
             Ok(Err(error)) => {
-                metrics::session_start_failed(&server.name, error.code());
-                tracing::warn!(server = %server.name, attempt, %error, "session start failed");
+                metrics::session_start_failed(server.id.metric_label(&server.name), error.code());
+                tracing::warn!(server = %server.name, attempt, error = %switchboard_core::log_text(&error.to_string()), "session start failed");
                 let retryable = error.is_retryable_start();
                 last_error = error;
                 if !retryable {
@@ -419,7 +432,7 @@ async fn start_with_retries(
                 }
             }
             Err(_) => {
-                metrics::session_start_failed(&server.name, "init_timeout");
+                metrics::session_start_failed(server.id.metric_label(&server.name), "init_timeout");
                 tracing::warn!(server = %server.name, attempt, "session start timed out");
                 last_error = UpstreamError::InitTimeout {
                     target: server.display_target(),

@@ -3,23 +3,27 @@
 //! session), then for POSTs: refuse JSON-RPC batches, check `Mcp-Method`/`Mcp-Name` against
 //! the body for revisions the transport does not check itself, attach the [`Caller`] for the
 //! handler, and turn the transport's "cannot deserialize" answer into -32700/-32600. A new
-//! session is bound to its creator when `initialize` answers.
+//! session is bound to its creator when `initialize` answers. `initialize` is taken from the
+//! caller's rate limit, and a caller's sessions are capped (`session_limits`).
 
 use super::rejection;
-use super::session_binding::SessionBindings;
-use crate::auth::{Authentication, Authenticator, Caller};
+use super::session_binding::{BindingSessionManager, SessionBindings, SessionOwner};
+use super::session_limits::{SessionLimits, evict_over_the_cap};
+use crate::auth::{Authentication, Authenticator, Caller, CallerKey};
 use crate::origin_policy::OriginPolicy;
 use axum::body::{Body, Bytes};
-use axum::extract::Request;
+use axum::extract::{ConnectInfo, Request};
 use axum::http::Response as HttpResponse;
 use axum::http::{HeaderMap, HeaderName, Method, StatusCode, header};
 use axum::response::Response;
 use futures::future::BoxFuture;
 use http_body_util::combinators::BoxBody;
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use tower::{Service, ServiceExt};
@@ -37,6 +41,9 @@ pub struct Guard {
     pub origins: OriginPolicy,
     pub authenticator: Authenticator,
     pub bindings: Arc<SessionBindings>,
+    /// To close sessions: evicted past the per-caller cap, or never used after `initialize`.
+    pub sessions: Arc<BindingSessionManager>,
+    pub limits: SessionLimits,
     pub max_request_body_bytes: usize,
 }
 
@@ -69,20 +76,22 @@ where
             return rejection::verifier_unavailable();
         }
     };
-    let session_id = header_text(request.headers(), &SESSION_ID_HEADER);
-    let opens_session = session_id.is_none();
-    if let Some(session_id) = session_id
-        && guard
-            .bindings
-            .owner(session_id)
-            .is_some_and(|owner| owner != caller.key)
+    let session_id = header_text(request.headers(), &SESSION_ID_HEADER).map(str::to_owned);
+    if let Some(session_id) = &session_id
+        && let Some(refused) = check_session(guard, session_id, caller.key).await
     {
-        return rejection::unknown_session();
+        return refused;
     }
     if request.method() != Method::POST {
+        if let Some(session_id) = &session_id {
+            guard.bindings.touch(session_id, true);
+        }
         return attach_and_run(request, caller, inner).await;
     }
-
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(address)| address.ip());
     let (parts, body) = request.into_parts();
     let bytes = match axum::body::to_bytes(body, guard.max_request_body_bytes).await {
         Ok(bytes) => bytes,
@@ -93,6 +102,9 @@ where
     }
     if let Some(response) = check_routing_headers(&parts.headers, &bytes) {
         return response;
+    }
+    if let Some(refused) = count_the_message(guard, session_id.as_deref(), &caller, &bytes) {
+        return refused;
     }
     let declares_json = header_text(&parts.headers, &header::CONTENT_TYPE).is_some_and(|value| {
         value
@@ -105,11 +117,73 @@ where
     if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE && declares_json {
         return rejection::unreadable_message(&bytes);
     }
-    if opens_session && let Some(new_session) = header_text(response.headers(), &SESSION_ID_HEADER)
+    if session_id.is_none()
+        && let Some(new_session) = header_text(response.headers(), &SESSION_ID_HEADER)
     {
-        guard.bindings.bind(new_session, caller.key);
+        let owner = SessionOwner::new(caller.key, peer);
+        guard.bindings.bind(new_session, owner);
+        evict_over_the_cap(
+            &guard.sessions,
+            &guard.bindings,
+            owner,
+            guard.limits.max_sessions_per_caller,
+        )
+        .await;
     }
     response
+}
+
+/// A presented session must be the caller's, and not one left unused past its time (closed
+/// here if the sweeper has not got to it yet).
+async fn check_session(guard: &Guard, session_id: &str, caller: CallerKey) -> Option<Response> {
+    if guard
+        .bindings
+        .owner(session_id)
+        .is_some_and(|owner| owner != caller)
+    {
+        return Some(rejection::unknown_session());
+    }
+    if guard
+        .bindings
+        .is_expired_unused(session_id, guard.limits.unused_session_timeout)
+    {
+        let _ = guard.sessions.close_session(&Arc::from(session_id)).await;
+        return Some(rejection::unknown_session());
+    }
+    None
+}
+
+/// Takes an `initialize` from the caller's rate-limit budget, and records a message in its
+/// session (anything but `notifications/initialized` counts as using it).
+fn count_the_message(
+    guard: &Guard,
+    session_id: Option<&str>,
+    caller: &Caller,
+    bytes: &Bytes,
+) -> Option<Response> {
+    let envelope: Option<Envelope<'_>> = serde_json::from_slice(bytes).ok();
+    let method = envelope
+        .as_ref()
+        .and_then(|envelope| envelope.method.as_deref());
+    match session_id {
+        Some(session_id) => {
+            guard
+                .bindings
+                .touch(session_id, method != Some("notifications/initialized"));
+        }
+        None if method == Some("initialize") => {
+            if let Some(limiter) = &guard.limits.limiter
+                && let Err(limited) = limiter.check(caller.key)
+            {
+                let id = envelope
+                    .and_then(|envelope| envelope.id)
+                    .unwrap_or(Value::Null);
+                return Some(rejection::rate_limited(id, limited));
+            }
+        }
+        None => {}
+    }
+    None
 }
 
 async fn attach_and_run<S>(mut request: Request, caller: Arc<Caller>, inner: S) -> Response

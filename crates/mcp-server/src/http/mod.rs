@@ -9,6 +9,7 @@
 pub mod guard;
 pub mod rejection;
 pub mod session_binding;
+pub mod session_limits;
 
 use crate::auth::Authenticator;
 use crate::origin_policy::OriginPolicy;
@@ -17,6 +18,7 @@ use guard::Guard;
 use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use session_binding::{BindingSessionManager, SessionBindings};
+use session_limits::SessionLimits;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -34,6 +36,8 @@ pub struct McpHttpSettings {
     /// Suggested client reconnect delay on SSE streams.
     pub sse_retry: Duration,
     pub max_request_body_bytes: usize,
+    /// Sessions per caller, `initialize` under the rate limit, unused sessions closed early.
+    pub sessions: SessionLimits,
     /// Cancelled at shutdown: ends every session and open stream.
     pub shutdown: CancellationToken,
 }
@@ -63,15 +67,23 @@ where
         settings.session_idle_timeout,
         Some(settings.sse_retry),
     ));
+    session_limits::spawn_unused_session_sweeper(
+        session_manager.clone(),
+        bindings.clone(),
+        settings.sessions.unused_session_timeout,
+        settings.shutdown.child_token(),
+    );
     let service = StreamableHttpService::new(
         move || Ok(handler_factory()),
-        session_manager,
+        session_manager.clone(),
         transport_config,
     );
     let guard = Arc::new(Guard {
         origins: settings.origins,
         authenticator: settings.authenticator,
         bindings,
+        sessions: session_manager,
+        limits: settings.sessions,
         max_request_body_bytes: settings.max_request_body_bytes,
     });
     let guarded = guard::Guarded {

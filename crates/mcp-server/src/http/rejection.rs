@@ -3,7 +3,8 @@
 //!
 //! 401 carries `WWW-Authenticate: Bearer` (with `error="invalid_token"` for a bad token), 403
 //! a refused Host/Origin, 400 a batch, a parse error (-32700), an invalid message (-32600) or a
-//! header that contradicts the body (-32020), 404 a session that is not the caller's.
+//! header that contradicts the body (-32020), 404 a session that is not the caller's (or was
+//! closed: evicted, or never used after `initialize`), 429 an `initialize` over the rate limit.
 
 use axum::body::Body;
 use axum::http::{HeaderValue, Response, StatusCode, header};
@@ -87,6 +88,24 @@ pub fn batch_rejected() -> Response<Body> {
         INVALID_REQUEST,
         "Invalid Request: JSON-RPC batches are not supported; send one message per POST",
     )
+}
+
+/// An `initialize` beyond the caller's rate limit: 429 with `Retry-After` and the same -32003
+/// error a rate-limited call gets.
+pub fn rate_limited(id: Value, limited: crate::rate_limit::RateLimited) -> Response<Body> {
+    let error = crate::errors::rate_limited(limited);
+    let body = json!({ "jsonrpc": "2.0", "id": id, "error": error });
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    let retry_after_secs = limited.retry_after.as_secs_f64().ceil().max(1.0) as u64;
+    if let Ok(value) = HeaderValue::from_str(&retry_after_secs.to_string()) {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
 }
 
 pub fn unknown_session() -> Response<Body> {

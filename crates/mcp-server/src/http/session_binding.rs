@@ -4,7 +4,12 @@
 //!
 //! The guard records the binding when `initialize` answers with a new `Mcp-Session-Id`;
 //! [`BindingSessionManager`] wraps rmcp's in-memory session manager and forgets the binding
-//! whenever a session closes (DELETE, idle timeout, shutdown).
+//! whenever a session closes (DELETE, idle timeout, eviction, shutdown).
+//!
+//! The bindings also bound what one caller can hold (`session_limits`): when each session was
+//! last used, so a caller's least recently used session is closed past the per-caller cap, and
+//! whether it was used at all after `initialize`, so sessions opened and abandoned (the way to
+//! pile up sessions cheaply) are closed after a short time rather than the idle timeout.
 
 use crate::auth::CallerKey;
 use futures::Stream;
@@ -14,40 +19,122 @@ use rmcp::transport::streamable_http_server::session::{
     EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Session id → the caller that created it.
+/// Whose sessions count together under `max_sessions_per_caller`: a token's sessions, or the
+/// anonymous sessions of one peer address (all anonymous callers share one [`CallerKey`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SessionOwner {
+    pub caller: CallerKey,
+    /// Set for anonymous callers only.
+    pub peer: Option<IpAddr>,
+}
+
+impl SessionOwner {
+    pub fn new(caller: CallerKey, peer: Option<IpAddr>) -> Self {
+        let peer = match caller {
+            CallerKey::Anonymous => peer,
+            CallerKey::Token(_) => None,
+        };
+        Self { caller, peer }
+    }
+}
+
+/// One live session as the guard tracks it.
+#[derive(Debug)]
+struct Binding {
+    owner: SessionOwner,
+    created_at: Instant,
+    last_used_at: Instant,
+    /// Whether anything but `notifications/initialized` came after `initialize`.
+    used: bool,
+}
+
+/// Session id → the caller that created it, when it was made and last used.
 #[derive(Debug, Default)]
 pub struct SessionBindings {
-    owners: Mutex<HashMap<SessionId, CallerKey>>,
+    sessions: Mutex<HashMap<SessionId, Binding>>,
 }
 
 impl SessionBindings {
-    pub fn bind(&self, session_id: &str, owner: CallerKey) {
-        self.owners
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Binding>> {
+        self.sessions
             .lock()
-            .expect("session bindings lock")
-            .insert(Arc::from(session_id), owner);
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn bind(&self, session_id: &str, owner: SessionOwner) {
+        let now = Instant::now();
+        self.lock().insert(
+            Arc::from(session_id),
+            Binding {
+                owner,
+                created_at: now,
+                last_used_at: now,
+                used: false,
+            },
+        );
     }
 
     pub fn owner(&self, session_id: &str) -> Option<CallerKey> {
-        self.owners
-            .lock()
-            .expect("session bindings lock")
+        self.lock()
             .get(session_id)
-            .copied()
+            .map(|binding| binding.owner.caller)
+    }
+
+    /// Records a request in the session; `counts_as_use` is false for the
+    /// `notifications/initialized` that completes the handshake.
+    pub fn touch(&self, session_id: &str, counts_as_use: bool) {
+        if let Some(binding) = self.lock().get_mut(session_id) {
+            binding.last_used_at = Instant::now();
+            binding.used |= counts_as_use;
+        }
+    }
+
+    /// Whether the session was never used and `unused_timeout` has passed since `initialize`.
+    pub fn is_expired_unused(&self, session_id: &str, unused_timeout: Duration) -> bool {
+        self.lock()
+            .get(session_id)
+            .is_some_and(|binding| !binding.used && binding.created_at.elapsed() >= unused_timeout)
+    }
+
+    /// Every session never used within `unused_timeout` of its `initialize`.
+    pub fn expired_unused(&self, unused_timeout: Duration) -> Vec<SessionId> {
+        self.lock()
+            .iter()
+            .filter(|(_, binding)| !binding.used && binding.created_at.elapsed() >= unused_timeout)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// `owner`'s least recently used sessions beyond the newest `max` (to close).
+    pub fn over_the_cap(&self, owner: SessionOwner, max: usize) -> Vec<SessionId> {
+        let sessions = self.lock();
+        let mut owned: Vec<(&SessionId, Instant)> = sessions
+            .iter()
+            .filter(|(_, binding)| binding.owner == owner)
+            .map(|(id, binding)| (id, binding.last_used_at))
+            .collect();
+        if owned.len() <= max {
+            return Vec::new();
+        }
+        owned.sort_by_key(|(_, last_used_at)| *last_used_at);
+        let excess = owned.len() - max;
+        owned
+            .into_iter()
+            .take(excess)
+            .map(|(id, _)| id.clone())
+            .collect()
     }
 
     pub fn forget(&self, session_id: &str) {
-        self.owners
-            .lock()
-            .expect("session bindings lock")
-            .remove(session_id);
+        self.lock().remove(session_id);
     }
 
     pub fn len(&self) -> usize {
-        self.owners.lock().expect("session bindings lock").len()
+        self.lock().len()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -6,6 +6,7 @@ mod inspector;
 mod protocol;
 mod scopes_and_limits;
 mod security;
+mod sessions;
 mod stateless;
 mod subscriptions;
 mod with_store;
@@ -99,10 +100,15 @@ impl TestServer {
         let address = listener.local_addr().unwrap();
         let stop = shutdown.clone();
         tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async move { stop.cancelled().await })
-                .await
-                .unwrap();
+            // With the peer's address, as Switchboard's own accept loop gives it (anonymous
+            // sessions are capped per address).
+            axum::serve(
+                listener,
+                router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+            )
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await
+            .unwrap();
         });
         Self {
             base: format!("http://{address}"),

@@ -1,11 +1,13 @@
 //! Operational endpoints, unauthenticated: `GET /healthz` (the process is alive), `GET /readyz`
 //! (the store answers and every registered [`crate::ReadinessCheck`] is UP; 503 otherwise) and
-//! `GET /metrics` (Prometheus text format).
+//! `GET /metrics` (Prometheus text format; a bearer token when `server.metrics_token` is set —
+//! series name the workspaces' servers, so a shared deployment should protect them).
 
+use crate::error::ApiError;
 use crate::readiness::{CheckReport, CheckStatus};
 use crate::state::AppState;
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -43,7 +45,20 @@ async fn readyz(State(state): State<AppState>) -> Response {
     (status, Json(json!({ "status": label, "checks": checks }))).into_response()
 }
 
-async fn metrics(State(state): State<AppState>) -> Response {
+async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    if let Some(expected) = &state.config.metrics_token {
+        let presented = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.strip_prefix("Bearer "))
+            .unwrap_or_default();
+        if !expected.matches(presented.trim()) {
+            return ApiError::Unauthorized(
+                "/metrics needs the bearer token configured as server.metrics_token".to_owned(),
+            )
+            .into_response();
+        }
+    }
     (
         [(
             header::CONTENT_TYPE,

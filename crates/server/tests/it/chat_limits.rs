@@ -217,3 +217,75 @@ async fn ephemeral_servers_are_used_for_the_request_only_and_the_url_policy_appl
         );
     }
 }
+
+/// The `/metrics` lines of `metric` that mention every one of `labels`.
+async fn metric_lines(server: &ChatServer, metric: &str, labels: &[&str]) -> Vec<String> {
+    let text = server
+        .client
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .filter(|line| line.starts_with(&format!("{metric}{{")))
+        .filter(|line| labels.iter().all(|label| line.contains(label)))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ephemeral_session_is_closed_after_its_turn_and_counted_under_one_label() {
+    let peer = Peer::everything_http();
+    let fake = FakeOpenAi::start().await;
+    fake.enqueue(ScriptedReply::tool_calls(&[ScriptedToolCall::new(
+        "c1",
+        "browser_7f3a__echo",
+        json!({"message": "from the browser"}),
+    )]));
+    fake.enqueue(ScriptedReply::text(&["done"]));
+    let server = ChatServer::start(ChatOptions::openai(&fake.base_url())).await;
+
+    let events = server
+        .ask_and_wait(json!({"message": "echo via the browser's server", "mcp_servers": [{"name": "browser_7f3a", "url": peer.url()}]}))
+        .await;
+    assert_eq!(answer_text(&events), "done");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let closed = loop {
+        let closed = metric_lines(
+            &server,
+            "mcp_sessions_closed_total",
+            &[r#"server="ephemeral""#, r#"reason="closed""#],
+        )
+        .await;
+        if !closed.is_empty() || std::time::Instant::now() > deadline {
+            break closed;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        closed.len(),
+        1,
+        "the turn's ephemeral session must be closed when the turn ends"
+    );
+    let active = metric_lines(&server, "mcp_sessions_active", &[r#"server="ephemeral""#]).await;
+    assert_eq!(active.len(), 1, "{active:?}");
+    assert!(active[0].ends_with(" 0"), "{active:?}");
+    let calls = metric_lines(&server, "mcp_tool_calls_total", &[r#"server="ephemeral""#]).await;
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    for metric in [
+        "mcp_sessions_started_total",
+        "mcp_sessions_active",
+        "mcp_tool_calls_total",
+        "mcp_tool_call_duration_seconds",
+        "approvals_requested_total",
+    ] {
+        let named = metric_lines(&server, metric, &["browser_7f3a"]).await;
+        assert!(
+            named.is_empty(),
+            "a per-request name became a label: {named:?}"
+        );
+    }
+}

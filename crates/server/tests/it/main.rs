@@ -23,6 +23,7 @@ mod chat_shutdown;
 mod chat_sse;
 mod chat_support;
 mod chat_tools;
+mod connections;
 mod kg;
 mod lifecycle;
 mod limits;

@@ -70,6 +70,7 @@ async fn main() {
         sse_keep_alive: Duration::from_secs(15),
         sse_retry: Duration::from_secs(3),
         max_request_body_bytes: DEFAULT_MAX_REQUEST_BODY_BYTES,
+        sessions: switchboard_mcp_server::http::session_limits::SessionLimits::default(),
         shutdown: shutdown.clone(),
     };
     let shared = Arc::new(FixtureShared::default());

@@ -72,7 +72,7 @@ impl IntoResponse for Failure {
         match self {
             Failure::Api(error) => error.into_response(),
             Failure::Upstream(error) => {
-                tracing::info!(code = error.code(), %error, "upstream request failed");
+                tracing::info!(code = error.code(), error = %switchboard_core::log_text(&error.to_string()), "upstream request failed");
                 (
                     upstream_status(&error),
                     axum::Json(upstream_error_body(&error)),

@@ -1,0 +1,179 @@
+//! Figures for the accept loop under a flood of connections that send nothing (issue 18: ~20,000
+//! of them used to exhaust the descriptors and stop `/healthz` for over a minute).
+//!
+//! `cargo bench -p switchboard-server --bench connection_figures [-- ATTACKERS PER_ATTACKER]`
+//! starts the real server (header-read timeout 2 s, 1,024 connections per peer) on
+//! 127.0.0.1, opens PER_ATTACKER zero-byte connections from each of ATTACKERS loopback
+//! addresses (127.0.0.2…), then, while they wait, times 200 `/healthz` requests from
+//! 127.0.0.1 on fresh connections. It prints how many flood connections were closed at once by
+//! the caps, how long the rest took to be reaped, the legitimate requests' outcome and
+//! latency, and the process's open descriptors before, at the peak and after. When the flood
+//! fills `max_connections` (more peers than it divided by the per-peer cap), legitimate
+//! connections are refused too until the flood is reaped: the cap protects the process's
+//! descriptors, not its availability to everyone.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use switchboard_server::{AppState, ServerConfig, app, serve_router};
+use switchboard_store::{DatabaseConfig, SecretCipher, Store};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio_util::sync::CancellationToken;
+
+const HEADER_TIMEOUT_SECS: u64 = 2;
+const LEGITIMATE_REQUESTS: usize = 200;
+
+fn open_descriptors() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, |entries| entries.count())
+}
+
+async fn connect_from(source: [u8; 4], server: SocketAddr) -> std::io::Result<TcpStream> {
+    let socket = TcpSocket::new_v4()?;
+    socket.bind(SocketAddr::from((source, 0)))?;
+    socket.connect(server).await
+}
+
+/// How long after `connected` the server closed `stream` (EOF or reset), at most `limit`.
+async fn time_to_close(
+    mut stream: TcpStream,
+    connected: Instant,
+    limit: Duration,
+) -> Option<Duration> {
+    let mut buffer = [0u8; 64];
+    match tokio::time::timeout(limit, stream.read(&mut buffer)).await {
+        Ok(_) => Some(connected.elapsed()),
+        Err(_) => None,
+    }
+}
+
+async fn healthz(server: SocketAddr) -> Option<Duration> {
+    let started = Instant::now();
+    let mut stream = connect_from([127, 0, 0, 1], server).await.ok()?;
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .await
+        .ok()?;
+    let mut buffer = [0u8; 256];
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buffer))
+        .await
+        .ok()?
+        .ok()?;
+    buffer[..read]
+        .starts_with(b"HTTP/1.1 200")
+        .then(|| started.elapsed())
+}
+
+fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    sorted[((sorted.len() - 1) as f64 * fraction).round() as usize]
+}
+
+#[tokio::main]
+async fn main() {
+    let arguments: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|argument| argument.parse().ok())
+        .collect();
+    let attackers = arguments.first().copied().unwrap_or(4).clamp(1, 200);
+    let per_attacker = arguments.get(1).copied().unwrap_or(2_000);
+
+    let data_dir = tempfile::tempdir().unwrap();
+    let store = Store::open(
+        &DatabaseConfig::default(),
+        data_dir.path(),
+        SecretCipher::generate(),
+    )
+    .await
+    .unwrap();
+    let config = ServerConfig {
+        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+        header_read_timeout_secs: HEADER_TIMEOUT_SECS,
+        ..ServerConfig::default()
+    };
+    let listener = TcpListener::bind(config.bind).await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let shutdown = CancellationToken::new();
+    let router = app(AppState::new(store, config.clone()));
+    let stop = shutdown.clone();
+    let serving_config = config.clone();
+    tokio::spawn(async move {
+        serve_router(
+            listener,
+            router,
+            &serving_config,
+            stop.clone(),
+            async move { stop.cancelled().await },
+        )
+        .await
+    });
+    let baseline = open_descriptors();
+
+    let flood_started = Instant::now();
+    let mut waiting = Vec::new();
+    let mut failed_to_connect = 0usize;
+    for attacker in 0..attackers {
+        let source = [127, 0, (attacker / 250) as u8, 2 + (attacker % 250) as u8];
+        for _ in 0..per_attacker {
+            match connect_from(source, address).await {
+                Ok(stream) => waiting.push(tokio::spawn(time_to_close(
+                    stream,
+                    Instant::now(),
+                    Duration::from_secs(HEADER_TIMEOUT_SECS * 10),
+                ))),
+                Err(_) => failed_to_connect += 1,
+            }
+        }
+    }
+    let opened_in = flood_started.elapsed();
+    let peak = open_descriptors();
+
+    let mut latencies = Vec::new();
+    let mut failures = 0usize;
+    for _ in 0..LEGITIMATE_REQUESTS {
+        match healthz(address).await {
+            Some(latency) => latencies.push(latency),
+            None => failures += 1,
+        }
+    }
+    latencies.sort();
+
+    let mut closed_at_once = 0usize;
+    let mut reaped = Vec::new();
+    let mut never_closed = 0usize;
+    for waiter in waiting {
+        match waiter.await.unwrap() {
+            Some(after) if after < Duration::from_millis(500) => closed_at_once += 1,
+            Some(after) => reaped.push(after),
+            None => never_closed += 1,
+        }
+    }
+    reaped.sort();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after = open_descriptors();
+    shutdown.cancel();
+
+    println!(
+        "connection flood: {attackers} peers x {per_attacker} zero-byte connections (header-read timeout {HEADER_TIMEOUT_SECS} s, max_connections {}, max_connections_per_peer {})",
+        config.max_connections, config.max_connections_per_peer
+    );
+    println!("  opened in {opened_in:?}; {failed_to_connect} could not connect");
+    println!("  closed at once by the caps: {closed_at_once}");
+    println!(
+        "  reaped by the first-request timeout: {} (after their connect: first {:?}, last {:?}); never closed: {never_closed}",
+        reaped.len(),
+        reaped.first().copied().unwrap_or_default(),
+        reaped.last().copied().unwrap_or_default()
+    );
+    println!(
+        "  /healthz from another address during the flood: {} of {LEGITIMATE_REQUESTS} answered ({failures} refused: the overall cap was full), p50 {:?}, p99 {:?}",
+        latencies.len(),
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.99)
+    );
+    println!(
+        "  open descriptors (server and flood clients in one process): before {baseline}, peak {peak}, after {after}"
+    );
+    assert_eq!(never_closed, 0, "flood connections were never closed");
+}
