@@ -1,40 +1,131 @@
 //! Admin subcommands (`migrate`, `token …`, `workspace …`, `user …`): they act on the store
-//! directly, so they work with the service stopped and need no token. Output is plain text for
-//! people.
+//! directly, so they work with the service stopped and need no token. Each prints its result as
+//! text for people or, with `--json`, as the JSON of the result types below (`output`).
 
 use crate::cli::{NewUserRole, TokenCommand, UserCommand, WorkspaceCommand};
 use crate::config::Config;
+use crate::output::Output;
 use anyhow::{Context, bail};
-use chrono::{TimeDelta, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
+use serde::Serialize;
 use std::collections::HashMap;
 use switchboard_core::{ScopeSet, TokenId, UserId};
 use switchboard_mcp_client::registry::OWN_ENDPOINT_SYNC_USER;
-use switchboard_store::{NewToken, Store, UserRole, WorkspaceRecord};
+use switchboard_store::{NewToken, Store, TokenRecord, UserRecord, UserRole, WorkspaceRecord};
 
-pub async fn migrate(config: &Config) -> anyhow::Result<()> {
+/// `migrate`: where the store is now.
+#[derive(Debug, Serialize)]
+struct Migrated {
+    backend: String,
+    migration: i64,
+}
+
+/// A token just issued: the only time its secret is shown.
+#[derive(Debug, Serialize)]
+struct IssuedToken {
+    id: String,
+    name: String,
+    scopes: Vec<String>,
+    user_id: String,
+    expires_at: Option<DateTime<Utc>>,
+    token: String,
+}
+
+/// One row of `token list` (never the secret).
+#[derive(Debug, Serialize)]
+struct TokenRow {
+    id: String,
+    name: String,
+    prefix: String,
+    state: &'static str,
+    user: String,
+    scopes: Vec<String>,
+    created_at: DateTime<Utc>,
+    expires_at: Option<DateTime<Utc>>,
+    last_used_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Serialize)]
+struct RevokedToken {
+    id: String,
+    name: String,
+    revoked: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct UserRow {
+    id: String,
+    name: String,
+    role: String,
+    created_at: DateTime<Utc>,
+}
+
+impl From<UserRecord> for UserRow {
+    fn from(user: UserRecord) -> Self {
+        Self {
+            id: user.id.to_string(),
+            name: user.name,
+            role: user.role.as_str().to_owned(),
+            created_at: user.created_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct WorkspaceRow {
+    id: String,
+    name: String,
+    created_at: DateTime<Utc>,
+}
+
+/// A workspace just created, with its owner's token (shown once).
+#[derive(Debug, Serialize)]
+struct CreatedWorkspace {
+    id: String,
+    name: String,
+    owner_token: String,
+}
+
+fn scope_names(scopes: &ScopeSet) -> Vec<String> {
+    scopes
+        .to_string()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+pub async fn migrate(config: &Config, output: Output) -> anyhow::Result<()> {
     let store = crate::open_store(config, false).await?;
     store.migrate().await.context("applying migrations")?;
-    println!(
-        "{} store is at migration {}",
-        store.backend_kind(),
-        store
+    let migrated = Migrated {
+        backend: store.backend_kind().to_string(),
+        migration: store
             .known_migration_versions()
             .last()
             .copied()
-            .unwrap_or_default()
-    );
+            .unwrap_or_default(),
+    };
     store.close().await;
-    Ok(())
+    output.emit(&migrated, |migrated| {
+        println!(
+            "{} store is at migration {}",
+            migrated.backend, migrated.migration
+        );
+    })
 }
 
-pub async fn token(config: &Config, command: TokenCommand) -> anyhow::Result<()> {
+pub async fn token(config: &Config, command: TokenCommand, output: Output) -> anyhow::Result<()> {
     let store = crate::open_store(config, true).await?;
-    let result = run_token_command(&store, command).await;
+    let result = run_token_command(&store, command, output).await;
     store.close().await;
     result
 }
 
-async fn run_token_command(store: &Store, command: TokenCommand) -> anyhow::Result<()> {
+async fn run_token_command(
+    store: &Store,
+    command: TokenCommand,
+    output: Output,
+) -> anyhow::Result<()> {
     match command {
         TokenCommand::Create {
             name,
@@ -66,42 +157,25 @@ async fn run_token_command(store: &Store, command: TokenCommand) -> anyhow::Resu
                 )
                 .await
                 .context("creating the token")?;
-            println!("token id: {}", issued.record.id);
-            println!("scopes:   {}", issued.record.scopes);
-            println!("token:    {}", issued.plaintext.expose());
-            println!("(shown once; only its hash is stored)");
+            let issued = IssuedToken {
+                id: issued.record.id.to_string(),
+                name: issued.record.name.clone(),
+                scopes: scope_names(&issued.record.scopes),
+                user_id: issued.record.user_id.to_string(),
+                expires_at: issued.record.expires_at,
+                token: issued.plaintext.expose().to_owned(),
+            };
+            output.emit(&issued, |issued| {
+                println!("token id: {}", issued.id);
+                println!("scopes:   {}", issued.scopes.join(" "));
+                println!("token:    {}", issued.token);
+                println!("(shown once; only its hash is stored)");
+            })?;
         }
         TokenCommand::List { workspace } => {
             let workspace = find_workspace(store, &workspace).await?;
-            let tokens = store.list_tokens(&workspace.id).await?;
-            // The user each token acts as, by name (the id if the user is unknown here).
-            let user_names: HashMap<UserId, String> = store
-                .list_users(&workspace.id)
-                .await?
-                .into_iter()
-                .map(|user| (user.id, user.name))
-                .collect();
-            println!(
-                "{:<38} {:<20} {:<14} {:<8} {:<20} scopes",
-                "id", "name", "prefix", "state", "user"
-            );
-            let now = Utc::now();
-            for token in tokens {
-                let state = if token.revoked_at.is_some() {
-                    "revoked"
-                } else if token.is_usable_at(now) {
-                    "active"
-                } else {
-                    "expired"
-                };
-                let user = user_names
-                    .get(&token.user_id)
-                    .map_or(token.user_id.as_str(), String::as_str);
-                println!(
-                    "{:<38} {:<20} {:<14} {:<8} {:<20} {}",
-                    token.id, token.name, token.display_prefix, state, user, token.scopes
-                );
-            }
+            let rows = token_rows(store, &workspace).await?;
+            output.emit(&rows, |rows| print_token_table(rows))?;
         }
         TokenCommand::Revoke {
             token_id,
@@ -112,20 +186,95 @@ async fn run_token_command(store: &Store, command: TokenCommand) -> anyhow::Resu
                 .revoke_token(&workspace.id, &TokenId::from_string(token_id))
                 .await
                 .context("revoking the token")?;
-            println!("revoked token {} ({})", token.id, token.name);
+            let revoked = RevokedToken {
+                id: token.id.to_string(),
+                name: token.name,
+                revoked: true,
+            };
+            output.emit(&revoked, |revoked| {
+                println!("revoked token {} ({})", revoked.id, revoked.name);
+            })?;
         }
     }
     Ok(())
 }
 
-pub async fn user(config: &Config, command: UserCommand) -> anyhow::Result<()> {
+/// The workspace's tokens, each with its state and the name of the user it acts as (the id if
+/// the user is unknown here).
+async fn token_rows(store: &Store, workspace: &WorkspaceRecord) -> anyhow::Result<Vec<TokenRow>> {
+    let tokens = store.list_tokens(&workspace.id).await?;
+    let user_names: HashMap<UserId, String> = store
+        .list_users(&workspace.id)
+        .await?
+        .into_iter()
+        .map(|user| (user.id, user.name))
+        .collect();
+    let now = Utc::now();
+    Ok(tokens
+        .into_iter()
+        .map(|token| token_row(token, &user_names, now))
+        .collect())
+}
+
+fn token_row(
+    token: TokenRecord,
+    user_names: &HashMap<UserId, String>,
+    now: DateTime<Utc>,
+) -> TokenRow {
+    let state = if token.revoked_at.is_some() {
+        "revoked"
+    } else if token.is_usable_at(now) {
+        "active"
+    } else {
+        "expired"
+    };
+    let user = user_names
+        .get(&token.user_id)
+        .cloned()
+        .unwrap_or_else(|| token.user_id.to_string());
+    TokenRow {
+        id: token.id.to_string(),
+        name: token.name,
+        prefix: token.display_prefix,
+        state,
+        user,
+        scopes: scope_names(&token.scopes),
+        created_at: token.created_at,
+        expires_at: token.expires_at,
+        last_used_at: token.last_used_at,
+    }
+}
+
+fn print_token_table(rows: &[TokenRow]) {
+    println!(
+        "{:<38} {:<20} {:<14} {:<8} {:<20} scopes",
+        "id", "name", "prefix", "state", "user"
+    );
+    for row in rows {
+        println!(
+            "{:<38} {:<20} {:<14} {:<8} {:<20} {}",
+            row.id,
+            row.name,
+            row.prefix,
+            row.state,
+            row.user,
+            row.scopes.join(" ")
+        );
+    }
+}
+
+pub async fn user(config: &Config, command: UserCommand, output: Output) -> anyhow::Result<()> {
     let store = crate::open_store(config, true).await?;
-    let result = run_user_command(&store, command).await;
+    let result = run_user_command(&store, command, output).await;
     store.close().await;
     result
 }
 
-async fn run_user_command(store: &Store, command: UserCommand) -> anyhow::Result<()> {
+async fn run_user_command(
+    store: &Store,
+    command: UserCommand,
+    output: Output,
+) -> anyhow::Result<()> {
     match command {
         UserCommand::Create {
             name,
@@ -146,38 +295,52 @@ async fn run_user_command(store: &Store, command: UserCommand) -> anyhow::Result
                 .with_context(|| {
                     format!("creating user '{name}' in workspace '{}'", workspace.name)
                 })?;
-            println!("user id: {}", user.id);
-            println!("name:    {}", user.name);
-            println!("role:    {}", user.role);
+            output.emit(&UserRow::from(user), |user| {
+                println!("user id: {}", user.id);
+                println!("name:    {}", user.name);
+                println!("role:    {}", user.role);
+            })?;
         }
         UserCommand::List { workspace } => {
             let workspace = find_workspace(store, &workspace).await?;
-            println!("{:<38} {:<24} {:<8} created", "id", "name", "role");
-            for user in store.list_users(&workspace.id).await? {
-                println!(
-                    "{:<38} {:<24} {:<8} {}",
-                    user.id,
-                    user.name,
-                    user.role.as_str(),
-                    user.created_at.to_rfc3339()
-                );
-            }
+            let rows: Vec<UserRow> = store
+                .list_users(&workspace.id)
+                .await?
+                .into_iter()
+                .map(UserRow::from)
+                .collect();
+            output.emit(&rows, |rows| {
+                println!("{:<38} {:<24} {:<8} created", "id", "name", "role");
+                for user in rows {
+                    println!(
+                        "{:<38} {:<24} {:<8} {}",
+                        user.id,
+                        user.name,
+                        user.role,
+                        user.created_at.to_rfc3339()
+                    );
+                }
+            })?;
         }
     }
     Ok(())
 }
 
-pub async fn workspace(config: &Config, command: WorkspaceCommand) -> anyhow::Result<()> {
+pub async fn workspace(
+    config: &Config,
+    command: WorkspaceCommand,
+    output: Output,
+) -> anyhow::Result<()> {
     let store = crate::open_store(config, true).await?;
     let result = match command {
-        WorkspaceCommand::Create { name } => create_workspace(&store, &name).await,
-        WorkspaceCommand::List => list_workspaces(&store).await,
+        WorkspaceCommand::Create { name } => create_workspace(&store, &name, output).await,
+        WorkspaceCommand::List => list_workspaces(&store, output).await,
     };
     store.close().await;
     result
 }
 
-async fn create_workspace(store: &Store, name: &str) -> anyhow::Result<()> {
+async fn create_workspace(store: &Store, name: &str, output: Output) -> anyhow::Result<()> {
     let workspace = store
         .create_workspace(name)
         .await
@@ -198,23 +361,40 @@ async fn create_workspace(store: &Store, name: &str) -> anyhow::Result<()> {
         )
         .await
         .context("creating the owner token")?;
-    println!("workspace id: {}", workspace.id);
-    println!("owner token:  {}", issued.plaintext.expose());
-    println!("(shown once; only its hash is stored)");
-    Ok(())
+    let created = CreatedWorkspace {
+        id: workspace.id.to_string(),
+        name: workspace.name,
+        owner_token: issued.plaintext.expose().to_owned(),
+    };
+    output.emit(&created, |created| {
+        println!("workspace id: {}", created.id);
+        println!("owner token:  {}", created.owner_token);
+        println!("(shown once; only its hash is stored)");
+    })
 }
 
-async fn list_workspaces(store: &Store) -> anyhow::Result<()> {
-    println!("{:<38} {:<24} created", "id", "name");
-    for workspace in store.list_workspaces().await? {
-        println!(
-            "{:<38} {:<24} {}",
-            workspace.id,
-            workspace.name,
-            workspace.created_at.to_rfc3339()
-        );
-    }
-    Ok(())
+async fn list_workspaces(store: &Store, output: Output) -> anyhow::Result<()> {
+    let rows: Vec<WorkspaceRow> = store
+        .list_workspaces()
+        .await?
+        .into_iter()
+        .map(|workspace| WorkspaceRow {
+            id: workspace.id.to_string(),
+            name: workspace.name,
+            created_at: workspace.created_at,
+        })
+        .collect();
+    output.emit(&rows, |rows| {
+        println!("{:<38} {:<24} created", "id", "name");
+        for workspace in rows {
+            println!(
+                "{:<38} {:<24} {}",
+                workspace.id,
+                workspace.name,
+                workspace.created_at.to_rfc3339()
+            );
+        }
+    })
 }
 
 async fn find_workspace(store: &Store, name: &str) -> anyhow::Result<WorkspaceRecord> {

@@ -27,6 +27,10 @@ pub struct GlobalArgs {
     /// [default: ./data]
     #[arg(long, global = true, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Print JSON instead of text, on every command that prints data (one object or array on
+    /// stdout, for scripts).
+    #[arg(long, global = true)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -47,6 +51,11 @@ pub enum Command {
     /// Manage the MCP servers of a running instance over its HTTP API (URL and token from
     /// --api-url/--token or SWITCHBOARD_URL/SWITCHBOARD_TOKEN).
     Servers(Box<crate::servers::ServersArgs>),
+    /// Print a shell completion script: `switchboard completions bash > /etc/bash_completion.d/switchboard`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Debug, Args)]

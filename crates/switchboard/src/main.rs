@@ -5,6 +5,7 @@
 mod admin;
 mod cli;
 mod config;
+mod output;
 mod serve;
 mod servers;
 mod shutdown;
@@ -18,6 +19,16 @@ use switchboard_store::{SecretCipher, Store};
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    if let Command::Completions { shell } = cli.command {
+        // Needs no configuration, store or logging: it only describes the command line.
+        clap_complete::generate(
+            shell,
+            &mut <Cli as clap::CommandFactory>::command(),
+            "switchboard",
+            &mut std::io::stdout(),
+        );
+        return std::process::ExitCode::SUCCESS;
+    }
     let config = match load_config(&cli) {
         Ok(config) => config,
         Err(error) => {
@@ -36,7 +47,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(dispatch(cli.command, config)) {
+    match runtime.block_on(dispatch(cli.command, config, cli.global.json)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("switchboard: {error:#}");
@@ -66,14 +77,16 @@ fn load_config(cli: &Cli) -> Result<Config, config::ConfigError> {
     config::load(cli.global.config.as_deref(), std::env::vars(), &flags)
 }
 
-async fn dispatch(command: Command, config: Config) -> anyhow::Result<()> {
+async fn dispatch(command: Command, config: Config, json: bool) -> anyhow::Result<()> {
+    let output = output::Output::new(json);
     match command {
         Command::Serve(_) => serve::serve(config).await,
-        Command::Migrate => admin::migrate(&config).await,
-        Command::Token(command) => admin::token(&config, command).await,
-        Command::Workspace(command) => admin::workspace(&config, command).await,
-        Command::User(command) => admin::user(&config, command).await,
-        Command::Servers(arguments) => servers::run(*arguments).await,
+        Command::Migrate => admin::migrate(&config, output).await,
+        Command::Token(command) => admin::token(&config, command, output).await,
+        Command::Workspace(command) => admin::workspace(&config, command, output).await,
+        Command::User(command) => admin::user(&config, command, output).await,
+        Command::Servers(arguments) => servers::run(*arguments, json).await,
+        Command::Completions { .. } => Ok(()),
     }
 }
 

@@ -1,6 +1,6 @@
 //! `switchboard servers …`: manage the MCP servers of a *running* instance through its HTTP API
 //! (`/api/mcp/servers`), with the instance's URL and an API token from flags or the
-//! environment. Prints tables, or the API's JSON with `--json`.
+//! environment. Prints tables, or the API's JSON with the global `--json`.
 
 mod client;
 mod output;
@@ -19,9 +19,6 @@ pub struct ServersArgs {
     /// [env: SWITCHBOARD_TOKEN]
     #[arg(long, global = true, value_name = "TOKEN")]
     pub token: Option<String>,
-    /// Print the API's JSON answers instead of tables.
-    #[arg(long, global = true)]
-    pub json: bool,
     #[command(subcommand)]
     pub command: ServersCommand,
 }
@@ -100,7 +97,8 @@ pub struct AddArgs {
     pub inactive: bool,
 }
 
-pub async fn run(arguments: ServersArgs) -> anyhow::Result<()> {
+/// Runs a `servers` command; `json` (the global `--json`) prints the API's answers as they are.
+pub async fn run(arguments: ServersArgs, json: bool) -> anyhow::Result<()> {
     let url = arguments
         .api_url
         .or_else(|| std::env::var("SWITCHBOARD_URL").ok())
@@ -110,7 +108,6 @@ pub async fn run(arguments: ServersArgs) -> anyhow::Result<()> {
         .or_else(|| std::env::var("SWITCHBOARD_TOKEN").ok())
         .context("no API token: pass --token or set SWITCHBOARD_TOKEN")?;
     let api = ApiClient::new(&url, &token)?;
-    let json = arguments.json;
     match arguments.command {
         ServersCommand::Add(add) => {
             let created = api.post("/api/mcp/servers", &add_body(*add)?).await?;

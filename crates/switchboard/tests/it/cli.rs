@@ -355,3 +355,126 @@ async fn users_made_on_the_command_line_act_through_their_own_tokens() {
     let users: Value = users.json().await.unwrap();
     assert_eq!(users.as_array().unwrap().len(), 3, "{users}");
 }
+
+fn json_of(output: &std::process::Output) -> Value {
+    let text = stdout_of(output);
+    serde_json::from_str(&text).unwrap_or_else(|error| panic!("not JSON ({error}):\n{text}"))
+}
+
+#[tokio::test]
+async fn every_admin_command_prints_json_with_the_global_flag() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let dir = data_dir.path();
+    let migrated = json_of(&run_cli(dir, &["--json", "migrate"]));
+    assert_eq!(migrated["backend"], "sqlite");
+    assert!(migrated["migration"].as_i64().unwrap() >= 1, "{migrated}");
+
+    let created = json_of(&run_cli(dir, &["workspace", "create", "acme", "--json"]));
+    assert_eq!(created["name"], "acme");
+    let owner_token = created["owner_token"].as_str().unwrap().to_owned();
+    let workspaces = json_of(&run_cli(dir, &["workspace", "list", "--json"]));
+    assert!(
+        workspaces
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|workspace| workspace["name"] == "acme" && workspace["id"] == created["id"]),
+        "{workspaces}"
+    );
+
+    let user = json_of(&run_cli(
+        dir,
+        &[
+            "user",
+            "create",
+            "dana",
+            "--role",
+            "admin",
+            "--workspace",
+            "acme",
+            "--json",
+        ],
+    ));
+    assert_eq!(user["role"], "admin");
+    let users = json_of(&run_cli(
+        dir,
+        &["--json", "user", "list", "--workspace", "acme"],
+    ));
+    assert_eq!(
+        users.as_array().unwrap().len(),
+        2,
+        "owner and dana: {users}"
+    );
+
+    let issued = json_of(&run_cli(
+        dir,
+        &[
+            "token",
+            "create",
+            "--workspace",
+            "acme",
+            "--name",
+            "ci",
+            "--scopes",
+            "chat:use,schema:read",
+            "--user",
+            "dana",
+            "--json",
+        ],
+    ));
+    assert_eq!(
+        issued["scopes"],
+        serde_json::json!(["chat:use", "schema:read"])
+    );
+    assert_eq!(issued["user_id"], user["id"]);
+    let secret = issued["token"].as_str().unwrap();
+    assert_ne!(secret, owner_token);
+
+    let revoked = json_of(&run_cli(
+        dir,
+        &[
+            "token",
+            "revoke",
+            issued["id"].as_str().unwrap(),
+            "--workspace",
+            "acme",
+            "--json",
+        ],
+    ));
+    assert_eq!(revoked["revoked"], true);
+    let tokens = json_of(&run_cli(
+        dir,
+        &["token", "list", "--workspace", "acme", "--json"],
+    ));
+    let row = tokens
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["id"] == issued["id"])
+        .unwrap_or_else(|| panic!("{tokens}"));
+    assert_eq!(row["state"], "revoked");
+    assert_eq!(row["user"], "dana");
+    // A token's secret is printed once, when it is issued, and never in a list.
+    assert!(!tokens.to_string().contains(secret), "{tokens}");
+}
+
+#[test]
+fn completions_are_printed_for_each_shell_without_a_store() {
+    let data_dir = tempfile::tempdir().unwrap();
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef switchboard"),
+        ("fish", "complete -c switchboard"),
+    ] {
+        let script = stdout_of(&run_cli(data_dir.path(), &["completions", shell]));
+        assert!(script.contains(marker), "{shell}: {script}");
+        for subcommand in ["serve", "token", "servers", "completions"] {
+            assert!(script.contains(subcommand), "{shell} lacks {subcommand}");
+        }
+    }
+    // Nothing was opened or created: completions need no data directory.
+    assert_eq!(std::fs::read_dir(data_dir.path()).unwrap().count(), 0);
+    let unknown = run_cli(data_dir.path(), &["completions", "tcsh"]);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("possible values"));
+}
