@@ -7,6 +7,7 @@ mod durability;
 mod kg_upstream;
 mod logs;
 mod process;
+mod secrets;
 mod servers_cli;
 mod shutdown;
 mod startup;
