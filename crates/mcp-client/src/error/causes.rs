@@ -57,6 +57,26 @@ pub(crate) fn cause_of(error: &StdError) -> Cause {
     Cause::Reason(fallback_reason(chain.last().copied().unwrap_or(error)))
 }
 
+/// Whether `error` says the request never left: its connection could not be opened (refused,
+/// the name did not resolve, the TLS handshake failed, the connect timed out). reqwest marks
+/// exactly those failures as connect errors; a request that was written and then lost its
+/// connection is not one.
+pub(crate) fn never_sent(error: &StdError) -> bool {
+    let mut current = Some(error);
+    while let Some(cause) = current {
+        if let Some(reqwest) = cause.downcast_ref::<reqwest::Error>()
+            && reqwest.is_connect()
+        {
+            return true;
+        }
+        if let Some(UpstreamError::Connect { .. }) = cause.downcast_ref::<UpstreamError>() {
+            return true;
+        }
+        current = next_cause(cause);
+    }
+    false
+}
+
 /// A cause with a precise meaning, if `cause` is one.
 fn telling(cause: &StdError) -> Option<Cause> {
     if let Some(policy) = cause.downcast_ref::<UrlPolicyError>() {

@@ -220,9 +220,12 @@ impl McpRegistry {
         }
         let mut record = record.clone();
         let mut error_code = self.error_code(&record).await;
+        // A server whose session just died (or failed to start again) is checked now rather
+        // than offered from its cache: a model should not be given tools that cannot run.
         if self
             .state_of(&record, error_code.as_deref())
             .wants_refresh()
+            || self.client().sessions_failed(&record.id)
         {
             crate::metrics::cache_lookup("miss");
             let report = self.sync_record(&record).await;

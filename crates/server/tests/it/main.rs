@@ -22,6 +22,7 @@ mod chat_shutdown;
 mod chat_sse;
 mod chat_support;
 mod chat_tools;
+mod chat_unreachable;
 mod kg;
 mod lifecycle;
 mod limits;

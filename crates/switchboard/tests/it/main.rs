@@ -5,6 +5,7 @@ mod chat;
 mod cli;
 mod durability;
 mod kg_upstream;
+mod logs;
 mod process;
 mod servers_cli;
 mod shutdown;

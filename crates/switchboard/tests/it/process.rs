@@ -47,11 +47,16 @@ impl Service {
         Self::start_command(command)
     }
 
-    pub fn start_command(mut command: Command) -> Self {
+    pub fn start_command(command: Command) -> Self {
+        Self::start_command_with_stderr(command, Stdio::inherit())
+    }
+
+    /// [`Self::start_command`] with the process's logs (stderr) going to `stderr`.
+    pub fn start_command_with_stderr(mut command: Command, stderr: Stdio) -> Self {
         let mut child = command
             .args(["serve", "--bind", "127.0.0.1:0"])
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("spawn switchboard serve");
         let stdout = child.stdout.take().unwrap();
