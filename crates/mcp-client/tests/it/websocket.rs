@@ -1,5 +1,5 @@
 //! The WebSocket transport against a WebSocket MCP server written here (rmcp's server over
-//! tokio-tungstenite; no off-the-shelf one fits): the 2026-07-28 `server/discover` path,
+//! tokio-tungstenite, answering with no subprotocol): the 2026-07-28 `server/discover` path,
 //! paginated tools, the API key header, refused credentials, an oversized answer, and `wss://`
 //! through a TLS front (tests/fixtures/tls_proxy.py) whose certificate is verified; and the
 //! Python SDK's own WebSocket server (tests/fixtures/websocket_server.py, subprotocol `mcp`).
