@@ -223,7 +223,10 @@ fn fallback_reason(innermost: &StdError) -> String {
         None => text,
     };
     let mut characters = text.chars();
+    // "Connection failed" reads "connection failed" mid-sentence; "HTTP 500" stays as it is.
+    let acronym = text.chars().nth(1).is_some_and(char::is_uppercase);
     match characters.next() {
+        Some(_) if acronym => text,
         Some(first) => first.to_lowercase().chain(characters).collect(),
         None => "an unknown error".to_owned(),
     }
@@ -273,6 +276,11 @@ mod tests {
             panic!("no reason")
         };
         assert_eq!(reason, "something odd");
+        let error = Wrapper(std::io::Error::other("HTTP 500"));
+        let Cause::Reason(reason) = cause_of(&error) else {
+            panic!("no reason")
+        };
+        assert_eq!(reason, "HTTP 500");
     }
 
     #[test]
