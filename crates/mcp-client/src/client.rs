@@ -197,6 +197,16 @@ impl McpClient {
         self.inner.sessions.statuses(server_id)
     }
 
+    /// Whether the server's sessions just failed (a start failed, or the connection died) and
+    /// none is up: its cached tools should be checked before they are offered.
+    pub fn sessions_failed(&self, server_id: &ServerId) -> bool {
+        let slots = self.inner.sessions.slots_for_server(server_id);
+        slots.iter().any(|slot| slot.has_failed())
+            && !slots
+                .iter()
+                .any(|slot| slot.status().state == switchboard_core::SessionState::Active)
+    }
+
     /// How quickly the server has been answering lately (its last 20 requests and its last
     /// session start, through any session or one-shot connection). Forgotten when the server
     /// is closed for a change or a delete ([`Self::close_server`]).

@@ -42,7 +42,8 @@ pub struct McpClientConfig {
     pub max_concurrent_calls_per_conversation: usize,
     /// Capability cache lifetime; older entries are refreshed before use.
     pub capability_cache_ttl_secs: u64,
-    /// Period of the background capability refresh.
+    /// Period of the background capability refresh; at most a third of the cache lifetime is
+    /// used, so caches are refreshed before they expire (see `registry::refresh`).
     pub capability_refresh_interval_secs: u64,
     /// A server is reported slow when the median of its last 20 requests (calls, reads, list
     /// pages; failed and timed-out ones included) takes at least this long, or when its last

@@ -55,6 +55,10 @@ pub(crate) fn settle(outcome: Result<ToolResult, UpstreamError>, duration: Durat
             let mut message = error.to_string();
             if state == ToolCallState::Unknown {
                 message.push_str(" (the call may have run upstream; its outcome is unknown and it is not retried)");
+            } else if error.is_unreachable() {
+                message.push_str(
+                    " (the server is unreachable: the call was not sent, so it did not run)",
+                );
             }
             Settled {
                 state,
@@ -119,6 +123,7 @@ mod tests {
             Duration::ZERO,
         );
         assert_eq!(refused.state, ToolCallState::Failed);
+        assert!(refused.error.unwrap().1.contains("unreachable"));
         let tool_error = settle(Ok(ToolResult::error_text("bad")), Duration::ZERO);
         assert_eq!(tool_error.state, ToolCallState::Failed);
         assert_eq!(tool_error.error.unwrap().0, "tool_error");

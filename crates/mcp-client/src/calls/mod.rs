@@ -3,8 +3,9 @@
 //! hard maximum (rmcp sends `notifications/cancelled` when it fires), caller cancellation
 //! (forwarded as `notifications/cancelled`), the response size cap, and normalised results.
 //!
-//! A call is never retried here: a tool may have side effects, and only the chat engine knows
-//! whether a retry is safe.
+//! A call that may have reached its upstream is never retried here: a tool may have side
+//! effects, and only the chat engine knows whether a retry is safe. One that certainly did
+//! not (its connection could not be opened) is sent once more, on a new session.
 
 mod request;
 
@@ -172,15 +173,33 @@ impl McpClient {
             () = context.cancellation.cancelled() => return Err(UpstreamError::Cancelled),
             permits = self.acquire_permits(server, &context.caller, limits.timeout) => permits?,
         };
-        // Likewise while the session starts: if this caller was the one starting it, the
-        // half-done start is dropped (its child killed) and the next user starts afresh.
-        let (slot, live) = tokio::select! {
-            biased;
-            () = context.cancellation.cancelled() => return Err(UpstreamError::Cancelled),
-            session = self.session(server, Self::scope_for(server, &context.caller)) => session?,
+        let (slot, live) = self.session_for_call(server, context).await?;
+        let result = match run_request(&slot, &live, request.clone(), &limits, context).await {
+            // Never sent (its server could not be reached), so it did not run: once more, on
+            // a new session — the server may be back, or restarted and forgot the session.
+            Err(error) if error.is_unreachable() => {
+                tracing::info!(server = %server.name, %error, "a request could not be sent; trying once more on a new session");
+                let (slot, live) = self.session_for_call(server, context).await?;
+                run_request(&slot, &live, request, &limits, context).await?
+            }
+            outcome => outcome?,
         };
-        let result = run_request(&slot, &live, request, &limits, context).await?;
         Ok((result, limits))
+    }
+
+    /// The caller's session, started if needed. A caller who gives up while it starts leaves
+    /// at once: if this caller was the one starting it, the half-done start is dropped (its
+    /// child killed) and the next user starts afresh.
+    async fn session_for_call(
+        &self,
+        server: &UpstreamServer,
+        context: &CallContext,
+    ) -> Result<(Arc<crate::session::slot::SessionSlot>, Arc<LiveSession>), UpstreamError> {
+        tokio::select! {
+            biased;
+            () = context.cancellation.cancelled() => Err(UpstreamError::Cancelled),
+            session = self.session(server, Self::scope_for(server, &context.caller)) => session,
+        }
     }
 
     /// `resources/read`.

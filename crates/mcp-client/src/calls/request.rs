@@ -1,6 +1,7 @@
 //! One request on a live session, from sending to the decoded answer: routing its progress
 //! and log notifications to the caller, its timeout clock, caller cancellation, the size cap,
-//! and what a failed connection means for the session.
+//! and what a failed connection means for the session (a request whose connection could not
+//! even be opened was never sent: the session is retired, and the error says so).
 
 use super::{CallContext, Limits};
 use crate::UpstreamError;
@@ -127,6 +128,12 @@ pub(super) async fn after_failure(
     live: &Arc<LiveSession>,
     error: UpstreamError,
 ) -> UpstreamError {
+    if error.is_unreachable() {
+        // Its requests cannot leave: the next use starts a new session (the server may be
+        // back, possibly at the same address after a restart that forgot this session).
+        slot.retire_unreachable(live);
+        return error;
+    }
     if error.is_connection_failure() || !live.is_alive() {
         slot.mark_failed(live);
         let error = match error {

@@ -57,6 +57,26 @@ pub(crate) fn cause_of(error: &StdError) -> Cause {
     Cause::Reason(fallback_reason(chain.last().copied().unwrap_or(error)))
 }
 
+/// Whether `error` says the request never left: its connection could not be opened (refused,
+/// the name did not resolve, the TLS handshake failed, the connect timed out). reqwest marks
+/// exactly those failures as connect errors; a request that was written and then lost its
+/// connection is not one.
+pub(crate) fn never_sent(error: &StdError) -> bool {
+    let mut current = Some(error);
+    while let Some(cause) = current {
+        if let Some(reqwest) = cause.downcast_ref::<reqwest::Error>()
+            && reqwest.is_connect()
+        {
+            return true;
+        }
+        if let Some(UpstreamError::Connect { .. }) = cause.downcast_ref::<UpstreamError>() {
+            return true;
+        }
+        current = next_cause(cause);
+    }
+    false
+}
+
 /// A cause with a precise meaning, if `cause` is one.
 fn telling(cause: &StdError) -> Option<Cause> {
     if let Some(policy) = cause.downcast_ref::<UrlPolicyError>() {
@@ -203,7 +223,10 @@ fn fallback_reason(innermost: &StdError) -> String {
         None => text,
     };
     let mut characters = text.chars();
+    // "Connection failed" reads "connection failed" mid-sentence; "HTTP 500" stays as it is.
+    let acronym = text.chars().nth(1).is_some_and(char::is_uppercase);
     match characters.next() {
+        Some(_) if acronym => text,
         Some(first) => first.to_lowercase().chain(characters).collect(),
         None => "an unknown error".to_owned(),
     }
@@ -253,6 +276,11 @@ mod tests {
             panic!("no reason")
         };
         assert_eq!(reason, "something odd");
+        let error = Wrapper(std::io::Error::other("HTTP 500"));
+        let Cause::Reason(reason) = cause_of(&error) else {
+            panic!("no reason")
+        };
+        assert_eq!(reason, "HTTP 500");
     }
 
     #[test]

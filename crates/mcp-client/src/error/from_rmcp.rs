@@ -31,8 +31,12 @@ impl ErrorContext {
         })
     }
 
-    /// A transport failure on a live session.
+    /// A transport failure on a live session: `Connect` when the request never left (its
+    /// connection could not be opened), else the connection was lost with it on the way.
     fn lost(&self, error: &(dyn std::error::Error + 'static)) -> UpstreamError {
+        if super::causes::never_sent(error) {
+            return self.connect_failure(error);
+        }
         self.transport_failure(error, |target, reason| {
             UpstreamError::ConnectionLost(format!("{target}: {reason}"))
         })

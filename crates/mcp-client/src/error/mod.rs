@@ -116,6 +116,13 @@ impl UpstreamError {
         )
     }
 
+    /// Whether the request certainly never reached the upstream because its server could not
+    /// be reached (connection refused, unresolvable name, TLS handshake, connect timeout):
+    /// the call did not run, and sending it again is safe.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, UpstreamError::Connect { .. })
+    }
+
     /// Whether the failure means the session's transport is gone.
     pub fn is_connection_failure(&self) -> bool {
         matches!(self, UpstreamError::ConnectionLost(_))

@@ -220,9 +220,11 @@ impl McpRegistry {
         }
         let mut record = record.clone();
         let mut error_code = self.error_code(&record).await;
-        if self
-            .state_of(&record, error_code.as_deref())
-            .wants_refresh()
+        // A server whose session just died (or failed to start again) is checked now rather
+        // than offered from its cache: a model should not be given tools that cannot run.
+        // (One already recorded as failing is reported as it is, without a new attempt.)
+        let state = self.state_of(&record, error_code.as_deref());
+        if state.wants_refresh() || (state.is_usable() && self.client().sessions_failed(&record.id))
         {
             crate::metrics::cache_lookup("miss");
             let report = self.sync_record(&record).await;

@@ -1,18 +1,25 @@
-//! Keeping caches fresh without anyone asking: shortly after start-up and then every
-//! `capability_refresh_interval_secs`, each active server whose cache is stale (or never
-//! filled, or whose last sync failed for a reason that may pass) is synced again, a few at a
-//! time. Servers that refused credentials wait for a configuration
-//! change; inactive servers are left alone.
+//! Keeping caches fresh without anyone asking: shortly after start-up and then periodically,
+//! each active server whose cache will be out of date before the pass after next (or was
+//! never filled, or whose last sync failed for a reason that may pass) is synced again, a few
+//! at a time. Servers that refused credentials wait for a configuration change; inactive
+//! servers are left alone.
+//!
+//! The refresh runs ahead of expiry: a healthy server must never show "out of date" between
+//! two passes. The period is `capability_refresh_interval_secs`, at most a third of the cache
+//! lifetime, and a cache is refreshed once it is older than the lifetime minus two periods (and
+//! than a third of the lifetime) — so the pass that refreshes it starts at least one period
+//! before it would expire, leaving that period for the sync itself.
 
 use super::McpRegistry;
 use super::state::{CapabilityState, capability_state};
 use futures::StreamExt;
+use std::time::Duration;
 use switchboard_store::ServerRecord;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 const PARALLEL_SYNCS: usize = 4;
-const STARTUP_DELAY: std::time::Duration = std::time::Duration::from_secs(2);
+const STARTUP_DELAY: Duration = Duration::from_secs(2);
 
 impl McpRegistry {
     /// Starts the periodic refresh; it stops on `shutdown` or [`McpRegistry::shutdown`].
@@ -20,7 +27,7 @@ impl McpRegistry {
         let registry = self.clone();
         let stop = self.inner.background.clone();
         tokio::spawn(async move {
-            let period = registry.client().config().capability_refresh_interval();
+            let period = refresh_period(registry.client().config());
             // A first pass soon after start-up: caches left stale by downtime, servers
             // registered while stopped, and errors that may have passed.
             let first = tokio::time::Instant::now() + period.min(STARTUP_DELAY);
@@ -70,16 +77,54 @@ impl McpRegistry {
 
     async fn needs_background_refresh(&self, record: &ServerRecord) -> bool {
         let code = self.error_code(record).await;
+        let config = self.client().config();
+        let ttl = config.capability_cache_ttl();
+        let now = chrono::Utc::now();
         let state = capability_state(
             record,
             code.as_deref(),
             self.is_syncing(&record.id),
-            chrono::Utc::now(),
-            self.client().config().capability_cache_ttl(),
+            now,
+            ttl,
         );
-        matches!(
-            state,
-            CapabilityState::Stale | CapabilityState::Error | CapabilityState::NeverSynced
-        )
+        match state {
+            CapabilityState::Stale | CapabilityState::Error | CapabilityState::NeverSynced => true,
+            CapabilityState::Synced => {
+                let refresh_after = ttl.saturating_sub(refresh_period(config) * 2).max(ttl / 3);
+                record.last_synced_at.is_none_or(|synced_at| {
+                    now.signed_duration_since(synced_at)
+                        .to_std()
+                        .unwrap_or_default()
+                        >= refresh_after
+                })
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The background pass's period: the configured interval, at most a third of the cache
+/// lifetime (and at least a second), so a cache is refreshed before it expires.
+pub(crate) fn refresh_period(config: &crate::McpClientConfig) -> Duration {
+    config
+        .capability_refresh_interval()
+        .min(config.capability_cache_ttl() / 3)
+        .max(Duration::from_secs(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_period_leaves_room_to_refresh_before_expiry() {
+        let config = |ttl, interval| crate::McpClientConfig {
+            capability_cache_ttl_secs: ttl,
+            capability_refresh_interval_secs: interval,
+            ..crate::McpClientConfig::default()
+        };
+        assert_eq!(refresh_period(&config(300, 300)), Duration::from_secs(100));
+        assert_eq!(refresh_period(&config(300, 60)), Duration::from_secs(60));
+        assert_eq!(refresh_period(&config(1, 1)), Duration::from_secs(1));
     }
 }

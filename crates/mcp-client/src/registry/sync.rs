@@ -262,7 +262,13 @@ impl McpRegistry {
         if let Ok(mut failures) = self.inner.last_failures.lock() {
             failures.insert(record.id.clone(), error.clone());
         }
-        tracing::warn!(server = %record.name, code = error.code(), message = %switchboard_core::log_text(&message), "capability sync failed");
+        if matches!(error, UpstreamError::SessionUnavailable { .. }) {
+            // Nothing was attempted (the server's last start failed moments ago, and that
+            // failure was logged): not a new event.
+            tracing::debug!(server = %record.name, code = error.code(), message = %switchboard_core::log_text(&message), "capability sync skipped: the server is in error");
+        } else {
+            tracing::warn!(server = %record.name, code = error.code(), message = %switchboard_core::log_text(&message), "capability sync failed");
+        }
         SyncReport {
             state: if error.code() == "needs_auth" {
                 CapabilityState::NeedsAuth

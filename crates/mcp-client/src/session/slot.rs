@@ -49,6 +49,9 @@ enum Found {
     Nothing,
 }
 
+/// How long a retired session's close may take (its server is likely gone).
+const RETIRED_CLOSE_WITHIN: Duration = Duration::from_secs(2);
+
 impl SessionSlot {
     pub fn new(key: SessionKey, latency: Arc<LatencyWindow>) -> Self {
         Self {
@@ -254,6 +257,47 @@ impl SessionSlot {
         }
     }
 
+    /// Drops `live` after a request of it could not reach its server (connection refused,
+    /// unresolvable, TLS, connect timeout), so the next use starts a new session. The old one
+    /// is closed in the background: its transport may still look alive.
+    pub fn retire_unreachable(&self, live: &Arc<LiveSession>) {
+        let retired = {
+            let mut state = self
+                .state
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let current = state
+                .live
+                .as_ref()
+                .is_some_and(|current| Arc::ptr_eq(current, live));
+            if current {
+                state.live = None;
+                state.set(SessionState::Idle);
+            }
+            current
+        };
+        if retired {
+            metrics::session_closed(live.router.server_name(), "unreachable");
+            self.emit(SessionEventKind::Closed {
+                reason: "unreachable",
+            });
+            let live = live.clone();
+            tokio::spawn(async move { live.close(RETIRED_CLOSE_WITHIN).await });
+        }
+    }
+
+    /// Whether this slot's session failed: its last start failed, or its connection died.
+    pub fn has_failed(&self) -> bool {
+        let state = self
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match &state.live {
+            Some(live) => !live.is_alive(),
+            None => state.state == SessionState::Error,
+        }
+    }
+
     /// Closes the session if it has been idle (and without calls) for `idle_timeout`.
     pub async fn close_if_idle(
         &self,
@@ -362,7 +406,7 @@ impl Drop for AbandonedStart<'_> {
 }
 
 /// Each attempt's time (connect and handshake, a failed or timed-out one too) is recorded as
-/// the server's last start.
+/// the server's last start. Attempts are logged at `debug`, a failed start once at `info`.
 async fn start_with_retries(
     context: &StartContext<'_>,
     latency: &Arc<LatencyWindow>,
@@ -420,11 +464,11 @@ async fn start_with_retries(
             }
             Ok(Err(error)) => {
                 metrics::session_start_failed(server.id.metric_label(&server.name), error.code());
-                tracing::warn!(server = %server.name, attempt, error = %switchboard_core::log_text(&error.to_string()), "session start failed");
+                tracing::debug!(server = %server.name, attempt, error = %switchboard_core::log_text(&error.to_string()), "a session start attempt failed");
                 let retryable = error.is_retryable_start();
                 last_error = error;
                 if !retryable {
-                    return Err(last_error);
+                    break;
                 }
                 if matches!(lifecycle, Lifecycle::Remembered(_)) {
                     context.versions.forget(&server.id);
@@ -433,7 +477,7 @@ async fn start_with_retries(
             }
             Err(_) => {
                 metrics::session_start_failed(server.id.metric_label(&server.name), "init_timeout");
-                tracing::warn!(server = %server.name, attempt, "session start timed out");
+                tracing::debug!(server = %server.name, attempt, "a session start attempt timed out");
                 last_error = UpstreamError::InitTimeout {
                     target: server.display_target(),
                     after: init_timeout,
@@ -454,5 +498,8 @@ async fn start_with_retries(
             backoff = backoff.saturating_mul(2);
         }
     }
+    // One line for the whole start, at `info`: whoever asked for the session (a sync, a call)
+    // reports what the failure means for it.
+    tracing::info!(server = %server.name, code = last_error.code(), error = %last_error, "session start failed");
     Err(last_error)
 }

@@ -2,6 +2,11 @@
 //! sessions, `TCP_NODELAY` (small JSON-RPC messages must not wait for Nagle), no ambient proxy
 //! (a proxy would resolve names where the URL policy cannot see), the policy resolver, and a
 //! redirect policy that checks every hop.
+//!
+//! Redirects are followed only within the origin (scheme, host and port) the request was made
+//! to: a server's configured headers (API keys under any name) and its bearer token go with
+//! every request, and reqwest drops only the standard credential headers on a cross-origin
+//! hop. No `Referer` is sent either (it would carry the original URL, query and all).
 
 use crate::url_policy::UrlPolicy;
 use std::time::Duration;
@@ -15,15 +20,35 @@ pub fn build_shared_http_client(policy: &UrlPolicy) -> Result<reqwest::Client, r
             if attempt.previous().len() >= 5 {
                 return attempt.error("more than 5 redirects");
             }
-            match redirect_policy.check_url(attempt.url(), &["http", "https"]) {
-                Ok(()) => attempt.follow(),
-                Err(refused) => attempt.error(refused),
+            // A guarded target is reported as such, whatever its origin.
+            if let Err(refused) = redirect_policy.check_url(attempt.url(), &["http", "https"]) {
+                return attempt.error(refused);
+            }
+            match attempt.previous().first() {
+                Some(first) if first.origin() != attempt.url().origin() => {
+                    let refusal = CrossOriginRedirect {
+                        to: attempt.url().origin().ascii_serialization(),
+                    };
+                    attempt.error(refusal)
+                }
+                _ => attempt.follow(),
             }
         }))
+        .referer(false)
         .tcp_nodelay(true)
         .no_proxy()
         .connect_timeout(Duration::from_secs(10))
         .pool_idle_timeout(Duration::from_secs(90))
         .user_agent(concat!("switchboard/", env!("CARGO_PKG_VERSION")))
         .build()
+}
+
+/// A redirect to another origin, refused (see the module doc).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "it redirected to another origin ({to}); cross-origin redirects are not followed, so the \
+     server's credentials and headers are never sent elsewhere: register the final URL instead"
+)]
+pub(crate) struct CrossOriginRedirect {
+    to: String,
 }

@@ -225,8 +225,9 @@ impl Transport<RoleClient> for LegacySseTransport {
                 request = request.bearer_auth(api_key);
             }
             let response = request.send().await.map_err(|error| {
+                // A connection that could not be opened carried nothing: `Connect` (not sent).
                 match target.errors.connect_failure(&error) {
-                    UpstreamError::Connect { target, reason } => {
+                    UpstreamError::Connect { target, reason } if !error.is_connect() => {
                         UpstreamError::ConnectionLost(format!("{target}: {reason}"))
                     }
                     other => other,

@@ -3,7 +3,9 @@
 //! of process groups and drops (rather than answers) oversized messages.
 //!
 //! Incoming lines are read by a task into a channel, each capped at the configured message
-//! size; an oversized answer becomes an error response for the waiting request.
+//! size; an oversized answer becomes an error response for the waiting request, and ends the
+//! session (its process group is killed; the next call starts a new one): the rest of such a
+//! line may never come, and reading it would wedge the session.
 
 use super::framing::{BoundedLineReader, Frame, response_too_large_message, top_level_id};
 use super::stdio_process::{ProcessGroup, spawn};
@@ -56,15 +58,16 @@ impl StdioTransport {
         let (sender, incoming) = mpsc::channel(64);
         let pending = PendingIds::default();
         let closed = CancellationToken::new();
+        let group = child.group;
         let reader_task = tokio::spawn(read_messages(
             server_name.to_owned(),
+            group.clone(),
             child.stdout,
             sender,
             pending.clone(),
             max_message_bytes,
             closed.clone(),
         ));
-        let group = child.group;
         Ok((
             Self {
                 incoming,
@@ -81,13 +84,14 @@ impl StdioTransport {
 
 async fn read_messages(
     server_name: String,
+    group: Arc<ProcessGroup>,
     stdout: ChildStdout,
     sender: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
     pending: PendingIds,
     max_message_bytes: usize,
     closed: CancellationToken,
 ) {
-    let _closed_on_exit = closed.drop_guard();
+    let _closed_on_exit = closed.clone().drop_guard();
     let mut reader = BoundedLineReader::new(
         BufReader::with_capacity(64 * 1024, stdout),
         max_message_bytes,
@@ -108,20 +112,23 @@ async fn read_messages(
                     }
                 }
             }
-            Ok(Some(Frame::Oversized { prefix })) => match top_level_id(&prefix) {
-                Some(id) => {
-                    tracing::warn!(server = %server_name, %id, max_message_bytes, "refusing an oversized response");
-                    match serde_json::from_value(response_too_large_message(id, max_message_bytes))
-                    {
-                        Ok(message) => message,
-                        Err(_) => continue,
-                    }
+            Ok(Some(Frame::Oversized { prefix })) => {
+                // The rest of that line may never end, and draining it would keep this session
+                // busy (a core spent reading, every later call waiting its full timeout): the
+                // session ends here — marked dead before its caller hears why, the process
+                // group killed — and the next call starts a new one.
+                closed.cancel();
+                group.kill_now();
+                let id = top_level_id(&prefix);
+                tracing::warn!(server = %server_name, id = ?id, max_message_bytes, "the server wrote an oversized message; restarting its session");
+                if let Some(id) = id
+                    && let Ok(message) =
+                        serde_json::from_value(response_too_large_message(id, max_message_bytes))
+                {
+                    let _ = sender.send(message).await;
                 }
-                None => {
-                    tracing::warn!(server = %server_name, max_message_bytes, "dropping an oversized message without a request id");
-                    continue;
-                }
-            },
+                break;
+            }
             Ok(None) => break,
             Err(error) => {
                 tracing::warn!(server = %server_name, %error, "reading the server's stdout failed");

@@ -4,6 +4,10 @@
 //! The connection is made to an address the URL policy resolved and checked (never to a name
 //! the WebSocket library would resolve on its own), with `TCP_NODELAY`, the message size cap,
 //! and TLS (rustls with the platform verifier) for `wss`.
+//!
+//! The upgrade asks for the `mcp` subprotocol, which the Python SDK's server insists on; a
+//! server that answers with none gets a second upgrade without it. Any other mismatch is
+//! reported with what to change.
 
 use super::framing::{response_too_large_message, top_level_id};
 use crate::UpstreamError;
@@ -24,6 +28,7 @@ use tokio::net::TcpStream;
 use tokio::sync::{Mutex, mpsc};
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::error::{ProtocolError, SubProtocolError};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
@@ -79,63 +84,30 @@ impl WebSocketTransport {
             },
             None => return Err(failed("the URL has no host".into())),
         };
-        let tcp = connect_first(&addresses).await.map_err(failed)?;
-        tcp.set_nodelay(true)
-            .map_err(|error| failed(format!("setting TCP_NODELAY failed: {error}")))?;
-
-        let mut request = url
-            .as_str()
-            .into_client_request()
-            .map_err(|error| failed(format!("invalid WebSocket request: {error}")))?;
-        for (name, value) in super::streamable_http::header_map(&endpoint.headers)? {
-            request.headers_mut().insert(name, value);
-        }
-        if let Some(api_key) = &endpoint.api_key {
-            let value = http::HeaderValue::try_from(format!("Bearer {api_key}")).map_err(|_| {
-                UpstreamError::Config(crate::server::ServerConfigError::new(
-                    "api_key",
-                    "is not a valid bearer token",
-                ))
-            })?;
-            request
-                .headers_mut()
-                .insert(http::header::AUTHORIZATION, value);
-        }
+        let request = upgrade_request(endpoint, &errors.target)?;
         let config = WebSocketConfig::default()
             .max_message_size(Some(max_message_bytes))
             .max_frame_size(Some(max_message_bytes));
-        let connector = if url.scheme() == "wss" {
-            Connector::Rustls(tls_config().map_err(failed)?)
-        } else {
-            Connector::Plain
+        let handshake = |subprotocol: Option<&'static str>| {
+            let mut request = request.clone();
+            if let Some(subprotocol) = subprotocol {
+                request.headers_mut().insert(
+                    http::header::SEC_WEBSOCKET_PROTOCOL,
+                    http::HeaderValue::from_static(subprotocol),
+                );
+            }
+            open(url.scheme() == "wss", &addresses, request, config)
         };
-        let (socket, _response) = tokio_tungstenite::client_async_tls_with_config(
-            request,
-            tcp,
-            Some(config),
-            Some(connector),
-        )
-        .await
-        .map_err(|error| match error {
-            WsError::Http(response) => match status_cause(response.status().as_u16(), "") {
-                Cause::Auth(reason) => UpstreamError::AuthRequired {
-                    target: errors.target.clone(),
-                    reason,
-                },
-                Cause::Reason(reason) => failed(format!("the WebSocket upgrade: {reason}")),
-                Cause::Upstream(error) => error,
-                Cause::TooLarge => UpstreamError::ResponseTooLarge {
-                    limit: max_message_bytes,
-                },
-            },
-            WsError::Io(error) => failed(
-                io_reason(&error)
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| error.to_string()),
-            ),
-            WsError::Tls(error) => failed(format!("the TLS handshake failed: {error}")),
-            other => failed(format!("the WebSocket handshake failed: {other}")),
-        })?;
+        // Servers of the Python SDK answer with the `mcp` subprotocol and fail a client that
+        // did not ask for it; others answer with none, which a client that asked must refuse
+        // (RFC 6455): ask, and ask again without it when the server names none.
+        let socket = match handshake(Some(SUBPROTOCOL)).await {
+            Err(Opening::Handshake(WsError::Protocol(
+                ProtocolError::SecWebSocketSubProtocolError(SubProtocolError::NoSubProtocol),
+            ))) => handshake(None).await,
+            other => other,
+        }
+        .map_err(|failure| failure.into_error(errors))?;
 
         let (writer, reader) = socket.split();
         let (sender, incoming) = mpsc::channel(64);
@@ -156,6 +128,111 @@ impl WebSocketTransport {
             closed,
         })
     }
+}
+
+/// The WebSocket subprotocol MCP servers answer with (the Python SDK's `websocket_server`).
+const SUBPROTOCOL: &str = "mcp";
+
+/// The upgrade request with the configured headers and API key (no subprotocol yet).
+fn upgrade_request(
+    endpoint: &RemoteEndpoint,
+    target: &str,
+) -> Result<http::Request<()>, UpstreamError> {
+    let mut request = endpoint
+        .url
+        .as_str()
+        .into_client_request()
+        .map_err(|error| UpstreamError::Connect {
+            target: target.to_owned(),
+            reason: format!("invalid WebSocket request: {error}"),
+        })?;
+    for (name, value) in super::streamable_http::header_map(&endpoint.headers)? {
+        request.headers_mut().insert(name, value);
+    }
+    if let Some(api_key) = &endpoint.api_key {
+        let value = http::HeaderValue::try_from(format!("Bearer {api_key}")).map_err(|_| {
+            UpstreamError::Config(crate::server::ServerConfigError::new(
+                "api_key",
+                "is not a valid bearer token",
+            ))
+        })?;
+        request
+            .headers_mut()
+            .insert(http::header::AUTHORIZATION, value);
+    }
+    Ok(request)
+}
+
+/// Why opening a WebSocket failed: before the upgrade (in words) or in it.
+enum Opening {
+    Connect(String),
+    Handshake(WsError),
+}
+
+impl Opening {
+    fn into_error(self, errors: &ErrorContext) -> UpstreamError {
+        let failed = |reason: String| UpstreamError::Connect {
+            target: errors.target.clone(),
+            reason,
+        };
+        let error = match self {
+            Opening::Connect(reason) => return failed(reason),
+            Opening::Handshake(error) => error,
+        };
+        match error {
+            WsError::Http(response) => match status_cause(response.status().as_u16(), "") {
+                Cause::Auth(reason) => UpstreamError::AuthRequired {
+                    target: errors.target.clone(),
+                    reason,
+                },
+                Cause::Reason(reason) => failed(format!("the WebSocket upgrade: {reason}")),
+                Cause::Upstream(error) => error,
+                Cause::TooLarge => UpstreamError::ResponseTooLarge {
+                    limit: errors.limit,
+                },
+            },
+            WsError::Io(error) => failed(
+                io_reason(&error)
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| error.to_string()),
+            ),
+            WsError::Tls(error) => failed(format!("the TLS handshake failed: {error}")),
+            WsError::Protocol(ProtocolError::SecWebSocketSubProtocolError(mismatch)) => {
+                failed(format!(
+                    "the WebSocket upgrade: the server's subprotocol does not match ({mismatch}); \
+                     Switchboard asks for '{SUBPROTOCOL}' and also accepts none: make the server \
+                     answer with one of those"
+                ))
+            }
+            other => failed(format!("the WebSocket handshake failed: {other}")),
+        }
+    }
+}
+
+/// Connects to the first address that accepts and upgrades the connection.
+async fn open(
+    tls: bool,
+    addresses: &[SocketAddr],
+    request: http::Request<()>,
+    config: WebSocketConfig,
+) -> Result<Socket, Opening> {
+    let tcp = connect_first(addresses).await.map_err(Opening::Connect)?;
+    tcp.set_nodelay(true)
+        .map_err(|error| Opening::Connect(format!("setting TCP_NODELAY failed: {error}")))?;
+    let connector = if tls {
+        Connector::Rustls(tls_config().map_err(Opening::Connect)?)
+    } else {
+        Connector::Plain
+    };
+    let (socket, _response) = tokio_tungstenite::client_async_tls_with_config(
+        request,
+        tcp,
+        Some(config),
+        Some(connector),
+    )
+    .await
+    .map_err(Opening::Handshake)?;
+    Ok(socket)
 }
 
 /// The first address that accepts; else why the last one did not, in words.

@@ -159,3 +159,70 @@ async fn a_legacy_sse_endpoint_on_another_origin_is_refused() {
         .unwrap_err();
     assert_eq!(error.code(), "url_policy");
 }
+
+/// Every request a canary listener receives, as text.
+async fn canary() -> (u16, Arc<std::sync::Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let recorded = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            let recorded = recorded.clone();
+            tokio::spawn(async move {
+                let mut buffer = vec![0_u8; 16 * 1024];
+                let read = tcp.read(&mut buffer).await.unwrap_or(0);
+                recorded
+                    .lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(&buffer[..read]).into_owned());
+                let _ = tcp
+                    .write_all(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n")
+                    .await;
+            });
+        }
+    });
+    (port, seen)
+}
+
+/// A server's configured headers (an API key under its own name) and bearer token must never
+/// reach another origin: a cross-origin redirect is not followed, and no `Referer` is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cross_origin_redirects_are_not_followed_so_secret_headers_stay_home() {
+    let (canary_port, seen) = canary().await;
+    let router = Router::new().route(
+        "/mcp",
+        post(move || async move {
+            (
+                StatusCode::TEMPORARY_REDIRECT,
+                [(
+                    header::LOCATION,
+                    format!("http://127.0.0.1:{canary_port}/collect?from=redirect"),
+                )],
+            )
+        }),
+    );
+    let port = serve(router).await;
+    let client = client_with(UrlPolicyConfig::default(), &[]);
+    let mut server = remote_server(
+        "redirects",
+        TransportKind::StreamableHttp,
+        &format!("http://127.0.0.1:{port}/mcp?tenant=secret-query"),
+    );
+    if let switchboard_mcp_client::UpstreamEndpoint::Remote(remote) = &mut server.endpoint {
+        remote
+            .headers
+            .insert("X-Api-Key".into(), "canary-header-secret".into());
+        remote.api_key = Some("canary-bearer-secret".into());
+    }
+    let error = client
+        .fetch_capabilities(&server, &caller("hal"))
+        .await
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("another origin"), "{message}");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let seen = seen.lock().unwrap().clone();
+    assert!(seen.is_empty(), "the canary was reached: {seen:?}");
+}

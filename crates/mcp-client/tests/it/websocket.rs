@@ -1,7 +1,8 @@
 //! The WebSocket transport against a WebSocket MCP server written here (rmcp's server over
-//! tokio-tungstenite; no off-the-shelf one fits): the 2026-07-28 `server/discover` path,
+//! tokio-tungstenite, answering with no subprotocol): the 2026-07-28 `server/discover` path,
 //! paginated tools, the API key header, refused credentials, an oversized answer, and `wss://`
-//! through a TLS front (tests/fixtures/tls_proxy.py) whose certificate is verified.
+//! through a TLS front (tests/fixtures/tls_proxy.py) whose certificate is verified; and the
+//! Python SDK's own WebSocket server (tests/fixtures/websocket_server.py, subprotocol `mcp`).
 
 use crate::support::{
     Peer, caller, context, fixture, free_port, init_tracing, python, quick_config, remote_server,
@@ -336,4 +337,76 @@ async fn wss_with_a_trusted_authority() {
         .unwrap();
     assert_eq!(answer.text_for_model(), "over tls");
     client.shutdown().await;
+}
+
+/// The Python SDK's WebSocket server (tests/fixtures/websocket_server.py) answers the upgrade
+/// with the subprotocol `mcp` and refuses a client that does not ask for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket_to_the_python_sdk_server_asks_for_the_mcp_subprotocol() {
+    init_tracing();
+    let port = free_port();
+    let mut command = std::process::Command::new(python());
+    command
+        .arg(fixture("websocket_server.py"))
+        .arg(port.to_string());
+    let _peer = Peer::start(command, port);
+    let client = McpClient::new(quick_config()).unwrap();
+    let server = remote_server(
+        "pyws",
+        TransportKind::Websocket,
+        &format!("ws://127.0.0.1:{port}/ws"),
+    );
+    let snapshot = client
+        .fetch_capabilities(&server, &caller("dave"))
+        .await
+        .unwrap();
+    assert_eq!(
+        snapshot.server.name.as_deref(),
+        Some("python-websocket-fixture")
+    );
+    let add = snapshot
+        .tools
+        .iter()
+        .find(|tool| tool.name == "add")
+        .unwrap();
+    let sum = client
+        .call_tool(&server, add, json!({"a": 2, "b": 3.5}), &context("dave"))
+        .await
+        .unwrap();
+    assert_eq!(sum.text_for_model(), "5.5");
+    client.shutdown().await;
+}
+
+/// A server answering with a subprotocol nobody asked for is refused with what to change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket_subprotocol_mismatch_says_what_to_change() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                #[allow(clippy::result_large_err)]
+                let answer =
+                    |_: &Request, mut response: Response| -> Result<Response, ErrorResponse> {
+                        response.headers_mut().insert(
+                            "sec-websocket-protocol",
+                            http::HeaderValue::from_static("graphql-ws"),
+                        );
+                        Ok(response)
+                    };
+                let _ = tokio_tungstenite::accept_hdr_async(tcp, answer).await;
+            });
+        }
+    });
+    let client = McpClient::new(quick_config()).unwrap();
+    let error = client
+        .fetch_capabilities(&ws_server(port, None), &caller("dave"))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "connect_failed", "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains("subprotocol") && message.contains("'mcp'"),
+        "{message}"
+    );
 }

@@ -23,6 +23,7 @@ mod chat_shutdown;
 mod chat_sse;
 mod chat_support;
 mod chat_tools;
+mod chat_unreachable;
 mod connections;
 mod kg;
 mod lifecycle;

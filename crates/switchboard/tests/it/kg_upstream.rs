@@ -78,3 +78,32 @@ async fn kg_is_synced_in_the_background_and_follows_the_listener_across_restarts
     assert_eq!(kg["error_code"], Value::Null, "{kg}");
     assert_eq!(usable_sync_tokens(&second).await, 1, "the token is reused");
 }
+
+/// The background refresh runs ahead of the cache lifetime: with a 3 s lifetime and a 3 s
+/// refresh interval (one period for both, as the defaults are), a healthy `kg` is never shown
+/// `stale` ("tool list out of date") over several lifetimes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_healthy_kg_never_shows_stale_between_background_refreshes() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let mut command = crate::process::command(data_dir.path());
+    command
+        .env("SWITCHBOARD_ADMIN_TOKEN", ADMIN_TOKEN)
+        .env("SWITCHBOARD_MCP_CAPABILITY_CACHE_TTL_SECS", "3")
+        .env("SWITCHBOARD_MCP_CAPABILITY_REFRESH_INTERVAL_SECS", "3");
+    let service = Service::start_command(command);
+    let kg = listed_kg(&service, |kg| kg["sync_status"] == "synced").await;
+    assert_eq!(kg["sync_status"], "synced", "{kg}");
+    let watch_until = Instant::now() + Duration::from_secs(10);
+    let mut seen = std::collections::BTreeMap::<String, usize>::new();
+    while Instant::now() < watch_until {
+        let kg = listed_kg(&service, |_| true).await;
+        let status = kg["sync_status"].as_str().unwrap_or_default().to_owned();
+        *seen.entry(status).or_default() += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        seen.keys()
+            .all(|status| status == "synced" || status == "syncing"),
+        "statuses seen over 10 s: {seen:?}"
+    );
+}
