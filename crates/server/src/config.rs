@@ -22,6 +22,11 @@ pub struct ServerConfig {
     /// On SIGINT/SIGTERM, in-flight requests get this long to finish before the process exits
     /// anyway. Default 30.
     pub shutdown_grace_secs: u64,
+    /// Whether `/readyz` also needs the MCP servers: with `true` it answers 503 when every
+    /// active MCP server is in ERROR (the old behaviour). Default `false`: readiness is
+    /// Switchboard's own (store answers, not draining), and the MCP servers' state is reported
+    /// in the body and decides `GET /api/health`.
+    pub readiness_requires_mcp: bool,
 }
 
 impl Default for ServerConfig {
@@ -31,6 +36,7 @@ impl Default for ServerConfig {
             max_request_body_bytes: 2 * 1024 * 1024,
             header_read_timeout_secs: 10,
             shutdown_grace_secs: 30,
+            readiness_requires_mcp: false,
         }
     }
 }

@@ -19,6 +19,6 @@ pub use app::app;
 pub use auth::{Authenticated, RequiredScope, Scoped, scopes};
 pub use config::ServerConfig;
 pub use error::ApiError;
-pub use readiness::{CheckReport, CheckStatus, ReadinessCheck};
+pub use readiness::{CheckKind, CheckReport, CheckStatus, ReadinessCheck};
 pub use serve::{run, serve_router};
 pub use state::AppState;

@@ -4,6 +4,10 @@
 //! `proposed` (row written) → approval gate → `approved` | `denied` → `dispatched` (committed
 //! **before** the request leaves) → `completed` | `failed` | `unknown`.
 //!
+//! A call outside the step's `tool_choice` (any call under `none`, another tool than the
+//! forced one) is recorded and answered with an `outside_tool_choice` error result, without
+//! reaching the gate.
+//!
 //! Every call ends with a tool message for the model (its result, or an error object) stored
 //! as soon as it is known, and an `mcp_tool` event. A failure never ends the turn: unknown
 //! tools, invalid arguments, denials, unreachable servers, timeouts and upstream deaths all go
@@ -20,6 +24,7 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use switchboard_core::{ChatMessage, ChatRole, MessageId, ToolCallRequest, ToolCallState};
+use switchboard_llm::ToolChoice;
 use switchboard_mcp_client::CallContext;
 use switchboard_store::{
     MessageStatus, NewMessage, NewToolCall, StoreError, ToolCallOutcome, ToolCallRecord,
@@ -31,12 +36,13 @@ pub(crate) async fn run_tool_calls(
     run: &TurnRun<'_>,
     message_id: &MessageId,
     calls: Vec<ToolCallRequest>,
+    choice: &ToolChoice,
 ) -> ChatResult<Vec<ChatMessage>> {
     let parallel = run.engine.config.max_parallel_tool_calls.max(1);
     let mut finished: Vec<(usize, ChatMessage)> =
         futures::stream::iter(calls.into_iter().enumerate())
             .map(|(index, call)| async move {
-                run_one_call(run, message_id, call)
+                run_one_call(run, message_id, call, choice)
                     .await
                     .map(|message| (index, message))
             })
@@ -53,6 +59,7 @@ async fn run_one_call(
     run: &TurnRun<'_>,
     message_id: &MessageId,
     call: ToolCallRequest,
+    choice: &ToolChoice,
 ) -> ChatResult<ChatMessage> {
     let engine = run.engine;
     let workspace_id = &run.plan.conversation.workspace_id;
@@ -98,6 +105,10 @@ async fn run_one_call(
         error_code: None,
         duration_ms: duration.map(|duration| duration.as_millis() as u64),
     };
+    if let Some(message) = outside_choice(choice, &call.name) {
+        let settled = failure(ToolCallState::Failed, "outside_tool_choice", message);
+        return finish_call(run, &record, &call, settled, event).await;
+    }
     let ((route, target), arguments) = match (found, parsed) {
         (None, _) => {
             let message = format!(
@@ -210,6 +221,22 @@ async fn run_one_call(
         })
         .await;
     Ok(message)
+}
+
+/// Why a call the model returned is outside the step's `tool_choice` (any call under `none`,
+/// another tool than the forced one), or `None` when the choice allows it. Such a call is
+/// answered with an error result and never reaches the gate or the server: a model that
+/// ignores `tool_choice` must not get its way.
+fn outside_choice(choice: &ToolChoice, called: &str) -> Option<String> {
+    match choice {
+        ToolChoice::None => Some(format!(
+            "tool_choice is 'none': no tool may be called here, so '{called}' was not called"
+        )),
+        ToolChoice::Function { name } if name != called => Some(format!(
+            "tool_choice forces '{name}' here, so '{called}' was not called"
+        )),
+        _ => None,
+    }
 }
 
 /// Records the final state, stores the tool message for the model, emits the event.

@@ -18,6 +18,7 @@ pub fn test_config() -> ServerConfig {
         max_request_body_bytes: 64 * 1024,
         header_read_timeout_secs: 1,
         shutdown_grace_secs: 5,
+        readiness_requires_mcp: false,
     }
 }
 
