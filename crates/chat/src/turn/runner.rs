@@ -47,6 +47,18 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
     } else {
         TurnTools::default()
     };
+    let schema_context = match &engine.schema_context {
+        Some(source)
+            if plan
+                .resolved
+                .servers
+                .iter()
+                .any(|record| engine.tools.is_own_server(record)) =>
+        {
+            source.schema_context(&plan.principal.workspace_id).await
+        }
+        _ => None,
+    };
     // The server records (with their capability caches, possibly large) are not needed once
     // the catalog is built; an answer may stay open for a long time.
     plan.resolved.servers = Vec::new();
@@ -65,6 +77,7 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
         tools: run.tools.offered(),
         unavailable_servers: run.tools.unavailable.clone(),
         replay: false,
+        schema_context,
     }));
     let (outcome, message_id) = match drive(&run).await {
         Ok(ended) => ended,

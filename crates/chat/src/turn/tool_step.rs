@@ -16,7 +16,7 @@
 use super::TurnRun;
 use super::call_outcome::{Settled, failure, parse_arguments, settle};
 use crate::error::{ChatError, ChatResult};
-use crate::events::{ChatEvent, ToolEvent, ToolEventStatus};
+use crate::events::{ChatEvent, ToolEvent, ToolEventStatus, tool_intent};
 use crate::gate::{CallReport, EventSink, GateDecision, GateRequest};
 use crate::tools::{cut_for_model, error_text_for_model, event_result, result_text_for_model};
 use futures::StreamExt;
@@ -91,11 +91,13 @@ async fn run_one_call(
     let shown_arguments = parsed
         .clone()
         .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+    let intent = tool_intent(run.plan.chosen.provider.provider_name(), &tool_name);
     let event = |status, state, duration: Option<Duration>| ToolEvent {
         call_id: call.id.clone(),
         tool_call_id: record.id.clone(),
         tool: tool_name.clone(),
         server: server_name.clone(),
+        intent: intent.clone(),
         status,
         state,
         arguments: shown_arguments.clone(),

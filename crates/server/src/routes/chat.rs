@@ -10,6 +10,7 @@
 //!   the call's full result text
 //! - `POST /chat/stream`, `GET /chat/{id}/stream`: the answer as SSE ([`stream`]).
 
+mod sse;
 mod stream;
 pub(crate) mod wire;
 

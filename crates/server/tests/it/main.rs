@@ -12,6 +12,7 @@ mod auth;
 mod chat_api;
 mod chat_buds;
 mod chat_call_ids;
+mod chat_design_fields;
 mod chat_in_flight;
 mod chat_limits;
 mod chat_nul_characters;
