@@ -6,6 +6,7 @@
 use crate::config::ChatConfig;
 use crate::gate::ApprovalGate;
 use crate::providers::ProviderSet;
+use crate::schema_context::SchemaContextSource;
 use crate::tools::McpTools;
 use crate::turn::handle::TurnRegistry;
 use std::sync::Arc;
@@ -22,4 +23,6 @@ pub(crate) struct Engine {
     pub turns: TurnRegistry,
     /// Cancelled at shutdown: every turn winds down and saves what it has.
     pub shutdown: CancellationToken,
+    /// Fills `meta.schemaContext` when the kg server is in the conversation.
+    pub schema_context: Option<Arc<dyn SchemaContextSource>>,
 }

@@ -66,6 +66,42 @@ pub struct MetaEvent {
     pub unavailable_servers: Vec<UnavailableServer>,
     /// True when this is a replay of a finished answer (`GET /chat/{id}/stream`).
     pub replay: bool,
+    /// The knowledge graph's schema as the answer starts, when our own kg server is in the
+    /// conversation (and a [`crate::SchemaContextSource`] is configured); `None` otherwise and
+    /// in replays.
+    pub schema_context: Option<SchemaContext>,
+}
+
+/// `meta.schemaContext` of the design: the schema the answer works with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SchemaContext {
+    /// The current schema version (content hash).
+    pub version: String,
+    /// How many object types the schema has.
+    pub type_count: usize,
+    /// When the current version was made.
+    pub last_modified: DateTime<Utc>,
+}
+
+/// What a call was for, as the `mcp_tool` event's `intent`. The offline planner is the
+/// design's intent detector: its calls of the knowledge graph's schema tools carry the
+/// design's intent names (`schema-version`, `schema-changes`, `type-info`,
+/// `relationship-info`), its other calls the tool's name. A model's call carries the tool's
+/// name: a model has no intent of its own to report.
+pub fn tool_intent(provider: &str, tool: &str) -> String {
+    if provider == "offline" {
+        let design_intent = match tool {
+            "schema_version" => Some("schema-version"),
+            "schema_changelog" => Some("schema-changes"),
+            "type_info" => Some("type-info"),
+            "relationship_info" => Some("relationship-info"),
+            _ => None,
+        };
+        if let Some(intent) = design_intent {
+            return intent.to_owned();
+        }
+    }
+    tool.to_owned()
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -113,6 +149,8 @@ pub struct ToolEvent {
     pub tool: String,
     /// The server's name (empty when the model named a tool that does not exist).
     pub server: String,
+    /// What the call was for ([`tool_intent`]).
+    pub intent: String,
     pub status: ToolEventStatus,
     /// The recorded state (`dispatched`, `completed`, `failed`, `denied`, `unknown`).
     pub state: ToolCallState,

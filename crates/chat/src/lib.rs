@@ -32,6 +32,7 @@ pub mod mcp_config;
 mod metrics;
 mod providers;
 mod replay;
+pub mod schema_context;
 mod service;
 #[cfg(test)]
 mod test_fixtures;
@@ -42,8 +43,8 @@ pub use config::ChatConfig;
 pub use error::{ChatError, ChatResult};
 pub use events::{
     ApprovalRequiredEvent, ApprovalResolvedEvent, ChatEvent, DoneEvent, ElicitationRequiredEvent,
-    ElicitationResolvedEvent, ErrorEvent, MetaEvent, OfferedTool, ToolEvent, ToolEventStatus,
-    TurnOutcome, UnavailableServer,
+    ElicitationResolvedEvent, ErrorEvent, MetaEvent, OfferedTool, SchemaContext, ToolEvent,
+    ToolEventStatus, TurnOutcome, UnavailableServer, tool_intent,
 };
 pub use gate::{
     ApprovalGate, CallReport, EventSink, GateDecision, GateRequest, GateTarget, InterimPolicyGate,
@@ -51,6 +52,7 @@ pub use gate::{
 pub use mcp_config::{
     BudMcpConfig, McpConfigError, McpConfigOverrides, ResolvedMcpConfig, resolve_mcp_config,
 };
+pub use schema_context::SchemaContextSource;
 pub use service::{
     BudInput, BudUpdate, ChatService, ChatServiceBuilder, ConversationDetail, ConversationPage,
     ConversationUpdate, NewConversationInput, ToolResultPage, TurnRequest, TurnStream,

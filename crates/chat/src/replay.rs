@@ -60,6 +60,7 @@ pub(crate) async fn replay_last_answer(
         tools: Vec::new(),
         unavailable_servers: Vec::new(),
         replay: true,
+        schema_context: None,
     })];
     let mut text = String::new();
     for message in answer
@@ -71,7 +72,11 @@ pub(crate) async fn replay_last_answer(
                 .get(&(Some(message.id.as_str()), call.id.as_str()))
                 .or_else(|| calls_by_llm_id.get(&(None, call.id.as_str())));
             if let Some(record) = record {
-                events.push(ChatEvent::McpTool(final_tool_event(record, max_chars)));
+                events.push(ChatEvent::McpTool(final_tool_event(
+                    record,
+                    max_chars,
+                    &metadata_text("provider"),
+                )));
             }
         }
         text.push_str(&message.content);
@@ -133,7 +138,12 @@ pub(crate) async fn replay_last_answer(
 }
 
 /// The `mcp_tool` event a call's final recorded state corresponds to.
-pub(crate) fn final_tool_event(record: &ToolCallRecord, max_chars: usize) -> ToolEvent {
+/// `provider` is the answer's (for the call's `intent`).
+pub(crate) fn final_tool_event(
+    record: &ToolCallRecord,
+    max_chars: usize,
+    provider: &str,
+) -> ToolEvent {
     let arguments = serde_json::from_str(&record.arguments)
         .unwrap_or_else(|_| Value::String(record.arguments.clone()));
     let result: Option<ToolResult> = record
@@ -167,6 +177,7 @@ pub(crate) fn final_tool_event(record: &ToolCallRecord, max_chars: usize) -> Too
         tool_call_id: record.id.clone(),
         tool: record.tool_name.clone(),
         server: record.server_name.clone(),
+        intent: crate::events::tool_intent(provider, &record.tool_name),
         status,
         state: record.state,
         arguments,

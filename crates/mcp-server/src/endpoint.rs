@@ -6,7 +6,7 @@ use crate::config::KgConfig;
 use crate::graphs::KnowledgeGraphs;
 use crate::handler::{KgServer, KgServerState};
 use crate::http::session_limits::SessionLimits;
-use crate::http::{McpHttpSettings, mcp_router};
+use crate::http::{McpHttpSettings, mcp_router_and_guard};
 use crate::origin_policy::OriginPolicy;
 use crate::rate_limit::RateLimiter;
 use axum::Router;
@@ -85,14 +85,18 @@ impl KgEndpoint {
         &self.state
     }
 
-    /// Routes `/mcp` and `/mcp/rpc`. Starts the resource-subscription notifier, so call it
-    /// inside the Tokio runtime.
+    /// Routes `/mcp` (Streamable HTTP), `/mcp/rpc` (plain JSON-RPC) and the REST reads
+    /// (`/mcp/schema/version`, `/mcp/schema/changelog`, `/mcp/types/{name}/schema`). Starts the
+    /// resource-subscription notifier, so call it inside the Tokio runtime.
     pub fn into_router<S: Clone + Send + Sync + 'static>(self) -> Router<S> {
         let state = self.state;
         state
             .subscriptions
             .clone()
             .spawn_notifier(state.graphs.subscribe(), self.settings.shutdown.clone());
-        mcp_router(move || KgServer::new(state.clone()), self.settings)
+        let handler_state = state.clone();
+        let (router, guard) =
+            mcp_router_and_guard(move || KgServer::new(handler_state.clone()), self.settings);
+        router.merge(crate::rest::router(state, guard))
     }
 }

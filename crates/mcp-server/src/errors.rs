@@ -41,6 +41,16 @@ pub fn rate_limited(limited: RateLimited) -> ErrorData {
     )
 }
 
+/// A method the server does not have (-32601), naming it, so a hand-written client sees
+/// which call was wrong.
+pub fn method_not_found(method: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("method not found: {method}"),
+        None,
+    )
+}
+
 /// Arguments that do not fit a tool's input schema.
 pub fn invalid_arguments(tool: &str, problem: impl std::fmt::Display) -> ErrorData {
     ErrorData::invalid_params(format!("Invalid arguments for {tool}: {problem}"), None)

@@ -1,6 +1,7 @@
 //! Switchboard's own MCP server: the workspace knowledge graph ([`switchboard_kg`]) served over
-//! Streamable HTTP at `/mcp` (alias `/mcp/rpc`), with bearer-token auth, per-tool scopes,
-//! per-token rate limits and cached schema answers.
+//! Streamable HTTP at `/mcp`, as plain JSON-RPC 2.0 at `/mcp/rpc` and as three REST reads
+//! (`rest`), with bearer-token auth, per-tool scopes, per-token rate limits and cached schema
+//! answers.
 //!
 //! Mount it with [`KgEndpoint::into_router`]; change graphs (admin routes, imports) through
 //! [`KnowledgeGraphs`] so MCP answers and caches follow at once. [`http::mcp_router`] serves any
@@ -22,6 +23,7 @@ pub mod persistence;
 pub mod prompts;
 pub mod rate_limit;
 pub mod resources;
+pub mod rest;
 pub mod service;
 pub mod store_adapter;
 pub mod subscriptions;

@@ -34,6 +34,11 @@ pub struct ServerConfig {
     /// default: the embedded single-user setup scrapes it from loopback. A shared deployment
     /// should set it (series carry the workspaces' server names).
     pub metrics_token: Option<MetricsToken>,
+    /// Whether `/readyz` also needs the MCP servers: with `true` it answers 503 when every
+    /// active MCP server is in ERROR (the old behaviour). Default `false`: readiness is
+    /// Switchboard's own (store answers, not draining), and the MCP servers' state is reported
+    /// in the body and decides `GET /api/health`.
+    pub readiness_requires_mcp: bool,
 }
 
 impl Default for ServerConfig {
@@ -47,6 +52,7 @@ impl Default for ServerConfig {
             max_connections: 8192,
             max_connections_per_peer: 1024,
             metrics_token: None,
+            readiness_requires_mcp: false,
         }
     }
 }

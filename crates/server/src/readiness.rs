@@ -1,6 +1,13 @@
 //! Readiness checks beyond the store: other areas register a [`ReadinessCheck`] (for example
-//! the MCP client's "UP unless every server is in ERROR" summary) and `GET /readyz` runs them
-//! all. Checks must be quick and must not fail the process: they only report.
+//! the MCP client's "UP unless every server is in ERROR" summary) and `GET /readyz` and
+//! `GET /api/health` run them all. Checks must be quick and must not fail the process: they
+//! only report.
+//!
+//! Each check says what it is about ([`CheckKind`]): Switchboard's own ability to serve
+//! (store, drain) decides `/readyz`; the upstream MCP servers only decide `/api/health`, and
+//! `/readyz` only when `server.readiness_requires_mcp` is set. A load balancer that gates on
+//! `/readyz` must not take the UI and API offline because the MCP servers are failing: chat
+//! still works without them.
 //!
 //! One check is always there: `shutdown`, DOWN from the moment a shutdown starts draining, so
 //! a load balancer stops sending work while the answers in flight finish.
@@ -41,11 +48,25 @@ impl CheckReport {
     }
 }
 
+/// What a check is about, which decides whether it gates `/readyz`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckKind {
+    /// Switchboard's own ability to serve: DOWN makes `/readyz` 503.
+    Own,
+    /// The upstream MCP servers: reported by `/readyz`, but DOWN makes it 503 only with
+    /// `server.readiness_requires_mcp`; always decides `/api/health`.
+    Upstreams,
+}
+
 /// A dependency `/readyz` reports on. Register one with [`crate::AppState::with_readiness_check`].
 #[async_trait::async_trait]
 pub trait ReadinessCheck: Send + Sync + 'static {
     /// The key under `checks` in the `/readyz` document (`"mcp_servers"`).
     fn name(&self) -> &'static str;
+    /// [`CheckKind::Own`] unless the check is about upstreams.
+    fn kind(&self) -> CheckKind {
+        CheckKind::Own
+    }
     async fn check(&self) -> CheckReport;
 }
 

@@ -14,6 +14,7 @@ use switchboard_mcp_server::{
     KG_UPSTREAM_NAME, KgTool, KnowledgeGraphService, register_kg_upstream,
 };
 use switchboard_server::AppState;
+use switchboard_server::KgSchemaContext;
 use switchboard_server::routes::mcp_servers::McpServersReadiness;
 use switchboard_store::{DEFAULT_WORKSPACE_NAME, Store};
 use tokio::net::TcpListener;
@@ -63,7 +64,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     }
     // The chat engine has its own token: `run` cancels its answers (phase 2) before the
     // shared token ends `/mcp` sessions and background work.
-    let chat = chat_engine(&config, &store, &mcp, &approvals, address).await?;
+    let chat = chat_engine(&config, &store, &mcp, &approvals, &knowledge_graph, address).await?;
     let state = AppState::new(store.clone(), config.server.clone())
         .with_shutdown_token(shutdown_token.clone())
         .with_mcp_registry(mcp.clone())
@@ -212,6 +213,7 @@ async fn chat_engine(
     store: &Store,
     mcp: &McpRegistry,
     approvals: &Approvals,
+    knowledge_graph: &KnowledgeGraphService,
     address: std::net::SocketAddr,
 ) -> anyhow::Result<ChatService> {
     for warning in config.chat.warnings() {
@@ -226,6 +228,7 @@ async fn chat_engine(
     .registry(mcp.clone())
     .approval_gate(approvals.gate())
     .own_endpoints(OwnEndpoints::for_listener(reachable_listener(address)))
+    .schema_context(Arc::new(KgSchemaContext::new(knowledge_graph.clone())))
     .build()
     .context("starting the chat engine")?;
     let recovered = chat

@@ -16,6 +16,25 @@ function renderPerson(id) {
   return h('span', { class: 'mono', title: text, text: text.length > 12 ? `${text.slice(0, 8)}…` : text });
 }
 
+/**
+ * An action such as `tool_call.completed`: each dotted part kept whole, with a break
+ * opportunity after each dot, so a narrow column wraps between parts, never inside one.
+ */
+function renderAction(action) {
+  const parts = String(action).split('.');
+  return parts.flatMap((part, index) => (index === 0 ? [h('span', { text: part })] : [h('wbr'), h('span', { text: `.${part}` })]));
+}
+
+/**
+ * Who decided an approval: a person ("you" or a short id), or a rule such as
+ * `policy:workspace` or `default:auto`, shown whole — it says why, so it must not be cut.
+ */
+function renderDecider(decidedBy) {
+  const text = String(decidedBy);
+  if (text.includes(':')) return h('span', { class: 'audit-decided-by', text });
+  return renderPerson(text);
+}
+
 const PAGE_SIZE = 50;
 
 /** Draws the page. */
@@ -26,7 +45,8 @@ export async function renderPage(container, { query }) {
     control.name = name;
     control.value = query.get(name) ?? '';
     filters[name] = control;
-    return h('div', { class: 'field' }, h('label', { for: control.id, text: label }), control);
+    const wide = control.type === 'datetime-local' ? ' field-datetime' : '';
+    return h('div', { class: `field${wide}` }, h('label', { for: control.id, text: label }), control);
   };
   const form = h('form', { class: 'filter-bar', 'aria-label': 'Filter the audit log' },
     field('from', 'From', h('input', { type: 'datetime-local' })),
@@ -119,12 +139,12 @@ function renderTable(rows) {
       const decidedBy = row.decided_by;
       return h('tr', {},
         h('td', { text: formatDateTime(row.at ?? row.created_at) }),
-        h('td', { class: 'mono', text: row.action ?? '' }),
+        h('td', { class: 'mono audit-action', title: row.action ?? '' }, renderAction(row.action ?? '')),
         h('td', {}, renderPerson(row.actor ?? row.user_id)),
         h('td', { text: [row.server_name, row.tool_name].filter(Boolean).join(' · ') }),
         h('td', {}, row.status ? h('span', { class: `badge ${statusTone(row.status)}`, text: row.status }) : ''),
         h('td', { text: formatDuration(row.duration_ms) }),
-        h('td', {}, approval ? [String(approval), decidedBy ? [' by ', renderPerson(decidedBy)] : null] : ''),
+        h('td', {}, approval ? [String(approval), decidedBy ? [' by ', renderDecider(decidedBy)] : null] : ''),
         h('td', {}, h('details', {}, h('summary', { text: 'Show' }), renderJsonViewer(details, { label: 'Entry', expandDepth: 1 }))));
     }))));
 }

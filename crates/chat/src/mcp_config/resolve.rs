@@ -93,12 +93,16 @@ pub fn resolve_mcp_config(
     servers.sort_by(|left, right| left.name.cmp(&right.name));
     inactive_servers.sort();
 
-    let tool_choice = overrides
-        .tool_choice
-        .as_ref()
-        .or(bud.tool_choice.as_ref())
-        .map(|ToolChoiceSetting(choice)| choice.clone())
-        .unwrap_or_default();
+    let (tool_choice, choice_field) = match (&overrides.tool_choice, &bud.tool_choice) {
+        (Some(ToolChoiceSetting(choice)), _) => {
+            (choice.clone(), "mcp_config_overrides.tool_choice")
+        }
+        (None, Some(ToolChoiceSetting(choice))) => (choice.clone(), "mcp_config.tool_choice"),
+        (None, None) => (ToolChoice::default(), "mcp_config.tool_choice"),
+    };
+    if let ToolChoice::Function { name } = &tool_choice {
+        check_forced_tool(&lookup, name, choice_field)?;
+    }
     Ok(ResolvedMcpConfig {
         servers,
         inactive_servers,
@@ -134,6 +138,72 @@ fn tool_keys(
         keys.insert((server.id.clone(), tool.to_owned()));
     }
     Ok(keys)
+}
+
+/// A forced tool must exist: `<server>.<tool>` names a server of the workspace and, once the
+/// server's tools are known (synced), one of them; a catalog name (`kg__schema_version`) starts
+/// with a server's name and `__` and goes on with one of its tools (a catalog name may carry a
+/// hash suffix, hence "goes on with"). A forced tool that does not exist is refused naming it,
+/// rather than silently becoming `auto`.
+fn check_forced_tool(
+    lookup: &ServerLookup<'_>,
+    name: &str,
+    field: &str,
+) -> Result<(), McpConfigError> {
+    let unknown = |detail: String| {
+        McpConfigError::new(
+            field,
+            format!("the forced tool '{name}' does not exist: {detail}"),
+        )
+    };
+    if let Some((server_reference, tool)) = name.split_once('.') {
+        let server = lookup
+            .find(server_reference, field)
+            .map_err(|error| unknown(error.message))?;
+        return match tool_names(server) {
+            Some(names) if !names.iter().any(|known| known == tool) => Err(unknown(format!(
+                "server '{}' has no tool '{tool}' (its tools: {})",
+                server.name,
+                names.join(", ")
+            ))),
+            _ => Ok(()),
+        };
+    }
+    let candidates: Vec<&ServerRecord> = lookup
+        .servers
+        .iter()
+        .filter(|server| name.starts_with(&format!("{}__", server.name)))
+        .collect();
+    if candidates.is_empty() {
+        return Err(unknown(
+            "it is neither '<server>.<tool>' nor '<server>__<tool>' of a server of this workspace"
+                .to_owned(),
+        ));
+    }
+    let found = candidates.iter().any(|server| {
+        let rest = &name[server.name.len() + 2..];
+        tool_names(server)
+            .is_none_or(|names| names.iter().any(|tool| rest.starts_with(tool.as_str())))
+    });
+    if found {
+        Ok(())
+    } else {
+        Err(unknown(format!(
+            "server '{}' has no such tool",
+            candidates[0].name
+        )))
+    }
+}
+
+/// The names in a server's tool cache; `None` before its first sync.
+fn tool_names(server: &ServerRecord) -> Option<Vec<String>> {
+    let tools = server.tools_cache.as_ref()?.as_array()?;
+    Some(
+        tools
+            .iter()
+            .filter_map(|tool| tool.get("name")?.as_str().map(str::to_owned))
+            .collect(),
+    )
 }
 
 struct ServerLookup<'a> {

@@ -20,6 +20,7 @@ use crate::engine::Engine;
 use crate::error::{ChatError, ChatResult};
 use crate::gate::{ApprovalGate, InterimPolicyGate};
 use crate::providers::ProviderSet;
+use crate::schema_context::SchemaContextSource;
 use crate::tools::{McpTools, OwnEndpoints};
 use crate::turn::handle::TurnRegistry;
 use std::sync::Arc;
@@ -51,6 +52,7 @@ pub struct ChatServiceBuilder {
     registry: Option<McpRegistry>,
     own_endpoints: OwnEndpoints,
     shutdown: CancellationToken,
+    schema_context: Option<Arc<dyn SchemaContextSource>>,
 }
 
 impl ChatServiceBuilder {
@@ -78,6 +80,12 @@ impl ChatServiceBuilder {
     /// Where this process serves its own MCP endpoint: calls there carry the user's token.
     pub fn own_endpoints(mut self, own_endpoints: OwnEndpoints) -> Self {
         self.own_endpoints = own_endpoints;
+        self
+    }
+
+    /// Fills `meta.schemaContext` of answers whose conversation includes our own kg server.
+    pub fn schema_context(mut self, source: Arc<dyn SchemaContextSource>) -> Self {
+        self.schema_context = Some(source);
         self
     }
 
@@ -117,6 +125,7 @@ impl ChatServiceBuilder {
                 providers,
                 turns: TurnRegistry::default(),
                 shutdown: self.shutdown,
+                schema_context: self.schema_context,
             }),
             drain: Arc::default(),
         })
@@ -140,6 +149,7 @@ impl ChatService {
             registry: None,
             own_endpoints: OwnEndpoints::default(),
             shutdown: CancellationToken::new(),
+            schema_context: None,
         }
     }
 

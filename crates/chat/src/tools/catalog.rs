@@ -132,6 +132,15 @@ impl McpTools {
         .await;
     }
 
+    /// Whether `record` is this process's own knowledge-graph server (decided by its URL).
+    pub fn is_own_server(&self, record: &ServerRecord) -> bool {
+        record
+            .url
+            .as_deref()
+            .and_then(|url| url::Url::parse(url).ok())
+            .is_some_and(|url| self.own_endpoints.contains(&url))
+    }
+
     /// Builds the turn's catalog from `resolved` servers and the request's `ephemeral` ones.
     pub async fn for_turn(
         &self,

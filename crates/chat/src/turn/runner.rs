@@ -2,6 +2,9 @@
 //! again, up to `max_tool_steps` round trips; after the last one the model is asked once more
 //! with `tool_choice: none`, so it answers from what it has. `required` and forced-function
 //! choices apply to the first step only (otherwise the model could never stop calling tools).
+//! The step's choice is also enforced on what the model returns: a call outside it (any call
+//! under `none`, another tool under a forced one) is answered with an error result and never
+//! runs (`tool_step`).
 //!
 //! Runs in its own task, independent of the HTTP request: it always finishes writing what was
 //! produced, emits `done`, and leaves the registry, whether the model finished, failed, or the
@@ -44,6 +47,18 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
     } else {
         TurnTools::default()
     };
+    let schema_context = match &engine.schema_context {
+        Some(source)
+            if plan
+                .resolved
+                .servers
+                .iter()
+                .any(|record| engine.tools.is_own_server(record)) =>
+        {
+            source.schema_context(&plan.principal.workspace_id).await
+        }
+        _ => None,
+    };
     // The server records (with their capability caches, possibly large) are not needed once
     // the catalog is built; an answer may stay open for a long time.
     plan.resolved.servers = Vec::new();
@@ -63,6 +78,7 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
         tools: run.tools.offered(),
         unavailable_servers: run.tools.unavailable.clone(),
         replay: false,
+        schema_context,
     }));
     let (outcome, message_id) = match drive(&run).await {
         Ok(ended) => ended,
@@ -109,15 +125,15 @@ async fn drive(run: &TurnRun<'_>) -> ChatResult<(TurnOutcome, Option<MessageId>)
     for step in 1..=max_steps + 1 {
         let last_step = step > max_steps;
         let mut request = LlmRequest::new(plan.chosen.model.clone(), messages.clone());
+        let choice = match (&configured_choice, step, last_step) {
+            (_, _, true) => ToolChoice::None,
+            (ToolChoice::Required | ToolChoice::Function { .. }, 2.., _) => ToolChoice::Auto,
+            (choice, _, _) => choice.clone(),
+        };
         if !run.tools.catalog.is_empty() {
-            let choice = match (&configured_choice, step, last_step) {
-                (_, _, true) => ToolChoice::None,
-                (ToolChoice::Required | ToolChoice::Function { .. }, 2.., _) => ToolChoice::Auto,
-                (choice, _, _) => choice.clone(),
-            };
             request = request
                 .with_tools(run.tools.catalog.specs.clone())
-                .with_tool_choice(choice);
+                .with_tool_choice(choice.clone());
         }
         let result = run_llm_step(run, request, step, !last_step, &mut call_ids).await?;
         if result.message_id.is_some() {
@@ -151,7 +167,7 @@ async fn drive(run: &TurnRun<'_>) -> ChatResult<(TurnOutcome, Option<MessageId>)
             return Ok((TurnOutcome::Failed, last_message));
         };
         messages.push(ChatMessage::assistant(result.text, result.calls.clone()));
-        let results = run_tool_calls(run, &message_id, result.calls).await?;
+        let results = run_tool_calls(run, &message_id, result.calls, &choice).await?;
         messages.extend(results);
         if run.handle.cancellation.is_cancelled() {
             return Ok((TurnOutcome::Cancelled, last_message));

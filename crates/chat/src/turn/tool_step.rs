@@ -4,6 +4,10 @@
 //! `proposed` (row written) → approval gate → `approved` | `denied` → `dispatched` (committed
 //! **before** the request leaves) → `completed` | `failed` | `unknown`.
 //!
+//! A call outside the step's `tool_choice` (any call under `none`, another tool than the
+//! forced one) is recorded and answered with an `outside_tool_choice` error result, without
+//! reaching the gate.
+//!
 //! Every call ends with a tool message for the model (its result, or an error object) stored
 //! as soon as it is known, and an `mcp_tool` event. A failure never ends the turn: unknown
 //! tools, invalid arguments, denials, unreachable servers, timeouts and upstream deaths all go
@@ -12,7 +16,7 @@
 use super::TurnRun;
 use super::call_outcome::{Settled, failure, parse_arguments, settle};
 use crate::error::{ChatError, ChatResult};
-use crate::events::{ChatEvent, ToolEvent, ToolEventStatus};
+use crate::events::{ChatEvent, ToolEvent, ToolEventStatus, tool_intent};
 use crate::gate::{CallReport, EventSink, GateDecision, GateRequest};
 use crate::tools::{cut_for_model, error_text_for_model, event_result, result_text_for_model};
 use futures::StreamExt;
@@ -20,6 +24,7 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use switchboard_core::{ChatMessage, ChatRole, MessageId, ToolCallRequest, ToolCallState};
+use switchboard_llm::ToolChoice;
 use switchboard_mcp_client::CallContext;
 use switchboard_store::{
     MessageStatus, NewMessage, NewToolCall, StoreError, ToolCallOutcome, ToolCallRecord,
@@ -31,12 +36,13 @@ pub(crate) async fn run_tool_calls(
     run: &TurnRun<'_>,
     message_id: &MessageId,
     calls: Vec<ToolCallRequest>,
+    choice: &ToolChoice,
 ) -> ChatResult<Vec<ChatMessage>> {
     let parallel = run.engine.config.max_parallel_tool_calls.max(1);
     let mut finished: Vec<(usize, ChatMessage)> =
         futures::stream::iter(calls.into_iter().enumerate())
             .map(|(index, call)| async move {
-                run_one_call(run, message_id, call)
+                run_one_call(run, message_id, call, choice)
                     .await
                     .map(|message| (index, message))
             })
@@ -53,6 +59,7 @@ async fn run_one_call(
     run: &TurnRun<'_>,
     message_id: &MessageId,
     call: ToolCallRequest,
+    choice: &ToolChoice,
 ) -> ChatResult<ChatMessage> {
     let engine = run.engine;
     let workspace_id = &run.plan.conversation.workspace_id;
@@ -84,11 +91,13 @@ async fn run_one_call(
     let shown_arguments = parsed
         .clone()
         .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+    let intent = tool_intent(run.plan.chosen.provider.provider_name(), &tool_name);
     let event = |status, state, duration: Option<Duration>| ToolEvent {
         call_id: call.id.clone(),
         tool_call_id: record.id.clone(),
         tool: tool_name.clone(),
         server: server_name.clone(),
+        intent: intent.clone(),
         status,
         state,
         arguments: shown_arguments.clone(),
@@ -98,6 +107,10 @@ async fn run_one_call(
         error_code: None,
         duration_ms: duration.map(|duration| duration.as_millis() as u64),
     };
+    if let Some(message) = outside_choice(choice, &call.name) {
+        let settled = failure(ToolCallState::Failed, "outside_tool_choice", message);
+        return finish_call(run, &record, &call, settled, event).await;
+    }
     let ((route, target), arguments) = match (found, parsed) {
         (None, _) => {
             let message = format!(
@@ -210,6 +223,22 @@ async fn run_one_call(
         })
         .await;
     Ok(message)
+}
+
+/// Why a call the model returned is outside the step's `tool_choice` (any call under `none`,
+/// another tool than the forced one), or `None` when the choice allows it. Such a call is
+/// answered with an error result and never reaches the gate or the server: a model that
+/// ignores `tool_choice` must not get its way.
+fn outside_choice(choice: &ToolChoice, called: &str) -> Option<String> {
+    match choice {
+        ToolChoice::None => Some(format!(
+            "tool_choice is 'none': no tool may be called here, so '{called}' was not called"
+        )),
+        ToolChoice::Function { name } if name != called => Some(format!(
+            "tool_choice forces '{name}' here, so '{called}' was not called"
+        )),
+        _ => None,
+    }
 }
 
 /// Records the final state, stores the tool message for the model, emits the event.

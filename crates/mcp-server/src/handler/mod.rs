@@ -227,6 +227,14 @@ impl ServerHandler for KgServer {
         Box::pin(self.answer_complete(request, context))
     }
 
+    fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<CustomResult, ErrorData>> + MaybeSendFuture + '_ {
+        std::future::ready(Err(errors::method_not_found(&request.method)))
+    }
+
     #[allow(deprecated)]
     fn set_level(
         &self,

@@ -5,8 +5,12 @@
 //! (2024-11-05 … 2025-11-25) get sessions (`Mcp-Session-Id`, GET stream, DELETE), and
 //! 2026-07-28 requests (`server/discover`, per-request `_meta`) are answered statelessly with
 //! JSON. Host/Origin checks are done by the guard (parsed once), so the transport's own are off.
+//!
+//! `/mcp/rpc` is the plain JSON-RPC front for simple clients ([`plain_rpc`]): the same handler
+//! and guard, the transport in stateless mode, no `Accept` pair or session needed.
 
 pub mod guard;
+pub mod plain_rpc;
 pub mod rejection;
 pub mod session_binding;
 pub mod session_limits;
@@ -16,6 +20,7 @@ use crate::origin_policy::OriginPolicy;
 use axum::Router;
 use guard::Guard;
 use rmcp::ServerHandler;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use session_binding::{BindingSessionManager, SessionBindings};
 use session_limits::SessionLimits;
@@ -23,8 +28,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// The paths the endpoint answers on (`/mcp/rpc` is an alias for older clients).
-pub const MCP_PATHS: [&str; 2] = ["/mcp", "/mcp/rpc"];
+/// Strict Streamable HTTP.
+pub const MCP_PATH: &str = "/mcp";
+/// Plain JSON-RPC 2.0 for simple clients ([`plain_rpc`]).
+pub const PLAIN_RPC_PATH: &str = "/mcp/rpc";
 
 /// Transport and guard settings of one mounted MCP endpoint.
 #[derive(Debug)]
@@ -42,12 +49,25 @@ pub struct McpHttpSettings {
     pub shutdown: CancellationToken,
 }
 
-/// A router serving `handler_factory`'s handlers at [`MCP_PATHS`]. The router has no state of
-/// its own, so it merges into any application router.
+/// A router serving `handler_factory`'s handlers at [`MCP_PATH`] and [`PLAIN_RPC_PATH`]. The
+/// router has no state of its own, so it merges into any application router.
 pub fn mcp_router<H, S>(
     handler_factory: impl Fn() -> H + Send + Sync + 'static,
     settings: McpHttpSettings,
 ) -> Router<S>
+where
+    H: ServerHandler + Send + 'static,
+    S: Clone + Send + Sync + 'static,
+{
+    mcp_router_and_guard(handler_factory, settings).0
+}
+
+/// [`mcp_router`], and its guard, for routes beside it that must admit callers the same way
+/// (the REST reads of [`crate::rest`]).
+pub fn mcp_router_and_guard<H, S>(
+    handler_factory: impl Fn() -> H + Send + Sync + 'static,
+    settings: McpHttpSettings,
+) -> (Router<S>, Arc<Guard>)
 where
     H: ServerHandler + Send + 'static,
     S: Clone + Send + Sync + 'static,
@@ -73,10 +93,18 @@ where
         settings.sessions.unused_session_timeout,
         settings.shutdown.child_token(),
     );
+    let handler_factory = Arc::new(handler_factory);
+    let plain_factory = handler_factory.clone();
+    let plain_config = transport_config.clone().with_legacy_session_mode(false);
     let service = StreamableHttpService::new(
         move || Ok(handler_factory()),
         session_manager.clone(),
         transport_config,
+    );
+    let stateless = StreamableHttpService::new(
+        move || Ok(plain_factory()),
+        Arc::new(NeverSessionManager::default()),
+        plain_config,
     );
     let guard = Arc::new(Guard {
         origins: settings.origins,
@@ -86,13 +114,20 @@ where
         limits: settings.sessions,
         max_request_body_bytes: settings.max_request_body_bytes,
     });
+    let max_response_bytes = settings.max_request_body_bytes.max(16 * 1024 * 1024);
+    let plain = plain_rpc::PlainRpc {
+        inner: guard::Guarded {
+            inner: stateless,
+            guard: guard.clone(),
+        },
+        max_response_bytes,
+    };
     let guarded = guard::Guarded {
         inner: service,
-        guard,
+        guard: guard.clone(),
     };
-    let mut router = Router::new();
-    for path in MCP_PATHS {
-        router = router.route_service(path, guarded.clone());
-    }
-    router
+    let router = Router::new()
+        .route_service(MCP_PATH, guarded)
+        .route_service(PLAIN_RPC_PATH, plain);
+    (router, guard)
 }

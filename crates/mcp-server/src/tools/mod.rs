@@ -8,7 +8,7 @@
 pub mod arguments;
 mod data_tools;
 pub mod output;
-mod schema_tools;
+pub(crate) mod schema_tools;
 mod write_tools;
 
 use crate::errors;

@@ -116,7 +116,7 @@ pub fn type_info(
     })
 }
 
-fn type_output(schema: &Schema, name: &str) -> TypeOutput {
+pub(crate) fn type_output(schema: &Schema, name: &str) -> TypeOutput {
     let details = schema
         .type_details(name)
         .expect("name comes from the schema");

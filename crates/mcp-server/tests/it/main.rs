@@ -3,7 +3,9 @@
 
 mod conformance;
 mod inspector;
+mod plain_rpc;
 mod protocol;
+mod rest_reads;
 mod scopes_and_limits;
 mod security;
 mod sessions;

@@ -10,6 +10,7 @@
 //!   the call's full result text
 //! - `POST /chat/stream`, `GET /chat/{id}/stream`: the answer as SSE ([`stream`]).
 
+mod sse;
 mod stream;
 pub(crate) mod wire;
 
@@ -83,11 +84,17 @@ async fn create_conversation(
     Scoped(principal, _): Scoped<scopes::ChatUse>,
     Json(body): Json<CreateConversationBody>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
+    if body
+        .bud_id
+        .as_deref()
+        .is_some_and(|id| id.trim().is_empty())
+    {
+        return Err(ApiError::Unprocessable(
+            "bud_id: must name a bud; omit it (or send null) for the workspace's default".into(),
+        ));
+    }
     let input = NewConversationInput {
-        bud_id: body
-            .bud_id
-            .filter(|id| !id.is_empty())
-            .map(BudId::from_string),
+        bud_id: body.bud_id.map(BudId::from_string),
         title: body.title,
         mcp_config_overrides: body.mcp_config_overrides,
     };

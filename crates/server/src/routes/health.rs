@@ -1,17 +1,25 @@
 //! Operational endpoints, unauthenticated: `GET /healthz` (the process is alive), `GET /readyz`
-//! (the store answers and every registered [`crate::ReadinessCheck`] is UP; 503 otherwise) and
-//! `GET /metrics` (Prometheus text format; a bearer token when `server.metrics_token` is set —
-//! series name the workspaces' servers, so a shared deployment should protect them).
+//! (Switchboard itself can serve: the store answers and every [`CheckKind::Own`] check is UP;
+//! 503 otherwise) and `GET /metrics` (Prometheus text format; a bearer token when
+//! `server.metrics_token` is set — series name the workspaces' servers, so a shared deployment
+//! should protect them). Plus `GET /api/health` (any
+//! token): every check, upstreams included — DOWN (503) when every MCP server fails, as the
+//! design's health indicator.
+//!
+//! `/readyz` still lists the upstream checks in its body; `server.readiness_requires_mcp`
+//! makes them gate it too, for deployments that want the old behaviour.
 
+use crate::auth::Authenticated;
 use crate::error::ApiError;
-use crate::readiness::{CheckReport, CheckStatus};
+use crate::readiness::{CheckKind, CheckReport, CheckStatus};
 use crate::state::AppState;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use std::collections::BTreeMap;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -20,29 +28,76 @@ pub fn router() -> Router<AppState> {
         .route("/metrics", get(metrics))
 }
 
-async fn healthz() -> Json<Value> {
-    Json(json!({ "status": "UP" }))
+/// `GET /health` under `/api`.
+pub(crate) fn api_router() -> Router<AppState> {
+    Router::new().route("/health", get(api_health))
+}
+
+/// `{"status": "UP"}` of `/healthz`.
+#[derive(Debug, Serialize)]
+struct Liveness {
+    status: CheckStatus,
+}
+
+/// The document of `/readyz` and `/api/health`.
+#[derive(Debug, Serialize)]
+struct ChecksDocument {
+    status: CheckStatus,
+    checks: BTreeMap<&'static str, CheckReport>,
+}
+
+/// Detail of a store check that failed.
+#[derive(Debug, Serialize)]
+struct StoreFailure {
+    error: String,
+}
+
+async fn healthz() -> Json<Liveness> {
+    Json(Liveness {
+        status: CheckStatus::Up,
+    })
+}
+
+/// Runs the store ping and every registered check; `gates` says which kinds decide the status.
+async fn run_checks(state: &AppState, gates: impl Fn(CheckKind) -> bool) -> Response {
+    let mut checks = BTreeMap::new();
+    let store_report = match state.store.ping().await {
+        Ok(()) => CheckReport::up(serde_json::Value::Null),
+        Err(error) => CheckReport::down(
+            serde_json::to_value(StoreFailure {
+                error: error.to_string(),
+            })
+            .unwrap_or_default(),
+        ),
+    };
+    let mut all_up = store_report.status == CheckStatus::Up;
+    checks.insert("store", store_report);
+    for check in state.readiness_checks.iter() {
+        let report = check.check().await;
+        if gates(check.kind()) {
+            all_up &= report.status == CheckStatus::Up;
+        }
+        checks.insert(check.name(), report);
+    }
+    let (code, status) = if all_up {
+        (StatusCode::OK, CheckStatus::Up)
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, CheckStatus::Down)
+    };
+    (code, Json(ChecksDocument { status, checks })).into_response()
 }
 
 async fn readyz(State(state): State<AppState>) -> Response {
-    let mut checks = Map::new();
-    let store_report = match state.store.ping().await {
-        Ok(()) => CheckReport::up(Value::Null),
-        Err(error) => CheckReport::down(json!({ "error": error.to_string() })),
-    };
-    let mut all_up = store_report.status == CheckStatus::Up;
-    checks.insert("store".into(), json!(store_report));
-    for check in state.readiness_checks.iter() {
-        let report = check.check().await;
-        all_up &= report.status == CheckStatus::Up;
-        checks.insert(check.name().into(), json!(report));
-    }
-    let (status, label) = if all_up {
-        (StatusCode::OK, "UP")
-    } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "DOWN")
-    };
-    (status, Json(json!({ "status": label, "checks": checks }))).into_response()
+    let requires_mcp = state.config.readiness_requires_mcp;
+    run_checks(&state, |kind| match kind {
+        CheckKind::Own => true,
+        CheckKind::Upstreams => requires_mcp,
+    })
+    .await
+}
+
+async fn api_health(State(state): State<AppState>, _caller: Authenticated) -> Response {
+    run_checks(&state, |_| true).await
 }
 
 async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response {

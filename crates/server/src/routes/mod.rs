@@ -29,4 +29,5 @@ pub(crate) fn api_router() -> Router<AppState> {
         .merge(buds::router())
         .merge(kg::router())
         .merge(mcp_servers::router())
+        .merge(health::api_router())
 }

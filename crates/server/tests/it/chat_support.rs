@@ -13,7 +13,7 @@ use switchboard_core::{ConversationId, TransportKind, WorkspaceId};
 use switchboard_llm::{LlmConfig, LlmProvider, ProviderKind};
 use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
 use switchboard_mcp_server::{KgConfig, KnowledgeGraphService, register_kg_upstream};
-use switchboard_server::{AppState, run};
+use switchboard_server::{AppState, KgSchemaContext, run};
 use switchboard_store::{
     DatabaseConfig, NewServer, SecretCipher, ServerConnectionConfig, ServerSecrets, Store,
 };
@@ -112,8 +112,15 @@ impl ChatServer {
         let shutdown = CancellationToken::new();
         let mcp = McpClient::new(options.mcp).unwrap();
         let registry = McpRegistry::new(mcp.clone(), store.clone());
+        let kg = KnowledgeGraphService::for_store(
+            store.clone(),
+            KgConfig::default(),
+            Some(workspace_id.clone()),
+        )
+        .unwrap();
         let mut builder =
             ChatService::builder(store.clone(), mcp.clone(), options.chat, options.llm)
+                .schema_context(Arc::new(KgSchemaContext::new(kg.clone())))
                 .registry(registry.clone())
                 .own_endpoints(OwnEndpoints::for_listener(address))
                 .shutdown_token(shutdown.clone());
@@ -124,12 +131,6 @@ impl ChatServer {
             builder = builder.approval_gate(gate);
         }
         let chat = builder.build().unwrap();
-        let kg = KnowledgeGraphService::for_store(
-            store.clone(),
-            KgConfig::default(),
-            Some(workspace_id.clone()),
-        )
-        .unwrap();
         kg.load_sample_if_configured().await.unwrap();
         register_kg_upstream(&store, &workspace_id, &format!("http://{address}/mcp"))
             .await

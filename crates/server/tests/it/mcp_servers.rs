@@ -10,7 +10,7 @@ use switchboard_core::ScopeSet;
 use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
 use switchboard_server::routes::mcp_servers::McpServersReadiness;
 
-fn everything_js() -> String {
+pub(crate) fn everything_js() -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(

@@ -19,6 +19,7 @@ pub fn test_config() -> ServerConfig {
         header_read_timeout_secs: 1,
         shutdown_grace_secs: 5,
         body_read_timeout_secs: 2,
+        readiness_requires_mcp: false,
         ..ServerConfig::default()
     }
 }

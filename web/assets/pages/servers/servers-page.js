@@ -126,7 +126,7 @@ class ServerCard {
     const toolCount = server.tool_count ?? server.tools_count ?? server.tools?.length;
     replaceChildren(this.detailSlot,
       h('span', { class: 'badge', text: transportName(server.transport) }),
-      endpoint ? h('span', { class: 'mono', text: endpoint }) : null,
+      endpoint ? h('span', { class: 'mono server-endpoint', title: endpoint, text: endpoint }) : null,
       toolCount !== undefined ? h('span', { text: `${toolCount} tool${toolCount === 1 ? '' : 's'}` }) : null,
       server.last_synced_at ? h('span', { text: `synced ${formatRelativeTime(server.last_synced_at)}` }) : null,
       server.has_api_key ? h('span', { class: 'badge', text: 'API key set' }) : null,

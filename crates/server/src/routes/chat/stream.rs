@@ -13,7 +13,7 @@
 //! disconnects, the answer is cancelled (LLM request and tool calls) and what it produced is
 //! kept.
 
-use super::{chat_service, wire};
+use super::{chat_service, sse};
 use crate::auth::{Scoped, scopes};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -145,9 +145,9 @@ fn bearer_token(headers: &HeaderMap) -> Option<String> {
 fn event_stream(turn: TurnStream, heartbeat: Duration) -> Response {
     let conversation_id = turn.conversation_id.clone();
     let live = turn.live;
-    let events = turn.events.map(|event| {
-        Ok::<Event, Infallible>(Event::default().data(wire::event(&event).to_string()))
-    });
+    let events = turn
+        .events
+        .map(|event| Ok::<Event, Infallible>(Event::default().data(sse::event_data(&event))));
     let mut response = Sse::new(events)
         .keep_alive(KeepAlive::new().interval(heartbeat).text("heartbeat"))
         .into_response();

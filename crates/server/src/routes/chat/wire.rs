@@ -1,11 +1,11 @@
 //! The chat API's JSON shapes: conversations, messages (assistant tool calls enriched with
-//! their server, tool and recorded state), tool calls, paged results, and the SSE events (one
-//! JSON object per `data:` line, with a `type` field). Documented in the README.
+//! their server, tool and recorded state), tool calls and paged results (the SSE events are
+//! in `sse`). Documented in the README.
 
 use chrono::{DateTime, Utc};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::collections::HashMap;
-use switchboard_chat::{ChatEvent, ConversationDetail, ToolEvent, ToolResultPage};
+use switchboard_chat::{ConversationDetail, ToolResultPage};
 use switchboard_store::{ConversationRecord, MessageRecord, ToolCallRecord};
 
 pub fn conversation(record: &ConversationRecord) -> Value {
@@ -118,93 +118,4 @@ pub fn tool_result_page(page: &ToolResultPage) -> Value {
         "text": page.text,
         "next_offset": page.next_offset,
     })
-}
-
-/// One SSE event's JSON.
-pub fn event(event: &ChatEvent) -> Value {
-    let mut body = match event {
-        ChatEvent::Meta(meta) => json!({
-            "conversationId": meta.conversation_id,
-            "messageId": meta.message_id,
-            "provider": meta.provider,
-            "model": meta.model,
-            "tools": meta.tools.iter().map(|tool| json!({"name": tool.name, "server": tool.server, "tool": tool.tool})).collect::<Vec<_>>(),
-            "unavailableServers": meta.unavailable_servers.iter().map(|server| json!({"server": server.server, "code": server.code, "message": server.message})).collect::<Vec<_>>(),
-            "replay": meta.replay,
-        }),
-        ChatEvent::Token(token) => json!({"token": token}),
-        ChatEvent::McpTool(tool) => tool_event(tool),
-        ChatEvent::ApprovalRequired(approval) => json!({
-            "approval_id": approval.approval_id,
-            "tool_call_id": approval.tool_call_id,
-            "call_id": approval.call_id,
-            "server": approval.server,
-            "tool": approval.tool,
-            "arguments": approval.arguments,
-            "description": approval.description,
-            "expires_at": approval.expires_at,
-            // What changed since the tool was pinned (absent when nothing did).
-            "diff": approval.details.get("diff"),
-            "details": approval.details,
-        }),
-        ChatEvent::ApprovalResolved(resolved) => json!({
-            "approval_id": resolved.approval_id,
-            "tool_call_id": resolved.tool_call_id,
-            "decision": resolved.decision,
-            "decided_by": resolved.decided_by,
-        }),
-        ChatEvent::ElicitationRequired(elicitation) => json!({
-            "elicitation_id": elicitation.elicitation_id,
-            "server": elicitation.server,
-            "message": elicitation.message,
-            "requested_schema": elicitation.requested_schema,
-            "expires_at": elicitation.expires_at,
-        }),
-        ChatEvent::ElicitationResolved(resolved) => json!({
-            "elicitation_id": resolved.elicitation_id,
-            "action": resolved.action,
-            "expired": resolved.expired,
-        }),
-        ChatEvent::Error(error) => json!({"error": error.message, "code": error.code}),
-        ChatEvent::Done(done) => json!({
-            "conversationId": done.conversation_id,
-            "messageId": done.message_id,
-            "outcome": done.outcome.as_str(),
-        }),
-    };
-    if let Value::Object(map) = &mut body {
-        let mut ordered = Map::with_capacity(map.len() + 1);
-        ordered.insert("type".to_owned(), json!(event.kind()));
-        ordered.append(map);
-        return Value::Object(ordered);
-    }
-    body
-}
-
-fn tool_event(tool: &ToolEvent) -> Value {
-    let mut body = json!({
-        "call_id": tool.call_id,
-        "tool_call_id": tool.tool_call_id,
-        "tool": tool.tool,
-        "server": tool.server,
-        "status": tool.status.as_str(),
-        "state": tool.state,
-        "arguments": tool.arguments,
-    });
-    if let Some(result) = &tool.result {
-        body["result"] = result.clone();
-        if tool.result_truncated {
-            body["result_truncated"] = json!(true);
-        }
-    }
-    if let Some(error) = &tool.error {
-        body["error"] = json!(error);
-    }
-    if let Some(code) = &tool.error_code {
-        body["error_code"] = json!(code);
-    }
-    if let Some(duration_ms) = tool.duration_ms {
-        body["duration_ms"] = json!(duration_ms);
-    }
-    body
 }

@@ -5,6 +5,7 @@ use super::failure::{Failure, upstream_error_body};
 use super::registry;
 use super::views::{capabilities_view, test_view, tool_view};
 use crate::auth::{Scoped, scopes};
+use crate::error::ApiError;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, State};
@@ -13,9 +14,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::time::Instant;
 use switchboard_approvals::ConfigurationChange;
-use switchboard_core::ServerId;
+use switchboard_core::{Principal, Scope, ServerId};
 use switchboard_mcp_client::{CallContext, Caller};
-use switchboard_store::NewAuditEvent;
+use switchboard_store::{NewAuditEvent, StoreError};
 
 pub(super) async fn test_server(
     State(state): State<AppState>,
@@ -127,6 +128,44 @@ pub(super) async fn set_tool_enabled(
 pub(super) struct CallBody {
     #[serde(default)]
     arguments: Value,
+    /// Run the tool even though it is switched off (`is_enabled: false`). Only an admin may
+    /// ask; anyone else gets 403.
+    #[serde(default)]
+    force: bool,
+}
+
+/// A switched-off tool is not run by "try a tool" (409 naming the switch) unless an admin asks
+/// with `force: true`. A tool the store does not know is left to the registry (404
+/// `unknown_tool`), as is a tool that is on.
+async fn refuse_switched_off_tool(
+    state: &AppState,
+    principal: &Principal,
+    server_id: &ServerId,
+    name: &str,
+    force: bool,
+) -> Result<(), ApiError> {
+    if force && !principal.allows(Scope::Admin) {
+        return Err(ApiError::Forbidden(
+            "only an admin may run a switched-off tool (`force: true`)".into(),
+        ));
+    }
+    let tool = match state
+        .store
+        .get_tool(&principal.workspace_id, server_id, name)
+        .await
+    {
+        Ok(tool) => tool,
+        Err(StoreError::NotFound { .. }) => return Ok(()),
+        Err(error) => return Err(error.into()),
+    };
+    if tool.is_enabled || force {
+        return Ok(());
+    }
+    Err(ApiError::Conflict(format!(
+        "tool `{name}` is switched off (`is_enabled: false`): switch it on with PATCH \
+         /api/mcp/servers/{server_id}/tools/{name} {{\"is_enabled\": true}}, or as an admin send \
+         `\"force\": true` to try it anyway"
+    )))
 }
 
 /// Calls the tool now, on the caller's behalf. Tool-level failures are 200 with `isError`;
@@ -144,6 +183,7 @@ pub(super) async fn call_tool(
         .store
         .get_server(&principal.workspace_id, &server_id)
         .await?;
+    refuse_switched_off_tool(&state, &principal, &server_id, &name, body.force).await?;
     let context = CallContext::new(Caller {
         user_id: principal.user_id.clone(),
         conversation_id: None,
@@ -175,7 +215,7 @@ pub(super) async fn call_tool(
         tool_name: Some(name.clone()),
         status: Some(status),
         duration_ms: Some(started.elapsed().as_millis() as i64),
-        details: json!({"via": "api"}),
+        details: json!({"via": "api", "forced": body.force}),
     };
     if let Err(error) = state
         .store

@@ -17,7 +17,8 @@
 //! - `GET /mcp/servers/{id}/capabilities` → cached tools (with `is_enabled`), resources,
 //!   prompts, `last_synced_at`, `sync_status`, `stale`
 //! - `PATCH /mcp/servers/{id}/tools/{name}` `{is_enabled}`
-//! - `POST /mcp/servers/{id}/tools/{name}/call` `{arguments}` → the tool result (audited)
+//! - `POST /mcp/servers/{id}/tools/{name}/call` `{arguments, force?}` → the tool result
+//!   (audited); a switched-off tool is 409 unless an admin sends `force: true` (others: 403)
 //!
 //! A server is JSON like `{"name", "transport": "stdio", "command", "args", "env"}` or
 //! `{"name", "transport": "streamable_http"|"sse"|"websocket", "url", "headers", "api_key"}`,
@@ -33,7 +34,7 @@ mod failure;
 mod views;
 
 use crate::error::ApiError;
-use crate::readiness::{CheckReport, ReadinessCheck};
+use crate::readiness::{CheckKind, CheckReport, ReadinessCheck};
 use crate::state::AppState;
 use axum::Router;
 use axum::routing::{get, patch, post};
@@ -72,7 +73,9 @@ pub(crate) fn registry(state: &AppState) -> Result<&McpRegistry, ApiError> {
     })
 }
 
-/// `/readyz` check `mcp_servers`: UP unless every active server is in ERROR.
+/// Check `mcp_servers` (of `/api/health`, shown by `/readyz`): UP unless every active server
+/// is in ERROR. About upstreams, so it gates `/readyz` only with
+/// `server.readiness_requires_mcp`.
 #[derive(Debug)]
 pub struct McpServersReadiness {
     registry: McpRegistry,
@@ -88,6 +91,10 @@ impl McpServersReadiness {
 impl ReadinessCheck for McpServersReadiness {
     fn name(&self) -> &'static str {
         "mcp_servers"
+    }
+
+    fn kind(&self) -> CheckKind {
+        CheckKind::Upstreams
     }
 
     async fn check(&self) -> CheckReport {
