@@ -33,4 +33,5 @@ mod mcp_servers_slow;
 mod mcp_servers_test_count;
 mod replica_safety;
 mod support;
+mod url_policy;
 mod users;
