@@ -121,6 +121,7 @@ pub mod kg;
 pub mod mcp_observations;
 pub mod messages;
 pub mod policies;
+pub mod revocations;
 pub mod secrets;
 pub mod servers;
 mod storable;
@@ -157,6 +158,7 @@ pub use kg::StoredKnowledgeGraph;
 pub use mcp_observations::{McpObservation, McpObservationRecord};
 pub use messages::{MessageRecord, MessageStatus, MessageUpdate, NewMessage};
 pub use policies::{NewToolPolicy, ToolPolicyRecord};
+pub use revocations::REVOCATIONS_CHANNEL;
 pub use secrets::{ENCRYPTION_KEY_ENV, KEY_FILE_NAME, KeySource, SecretCipher};
 pub use servers::{
     NewServer, ServerConnectionConfig, ServerPatch, ServerRecord, ServerSecrets,

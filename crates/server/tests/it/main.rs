@@ -25,6 +25,7 @@ mod chat_tools;
 mod kg;
 mod lifecycle;
 mod limits;
+mod mcp_revocation;
 mod mcp_servers;
 mod mcp_servers_failed_start;
 mod mcp_servers_kg;
