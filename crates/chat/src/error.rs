@@ -18,6 +18,9 @@ pub enum ChatError {
     /// The request clashes with what is going on (an answer is already being generated).
     #[error("{0}")]
     Conflict(String),
+    /// The caller sees the thing but may not change it (another member's bud).
+    #[error("{0}")]
+    Forbidden(String),
     /// The chat engine is shutting down.
     #[error("the chat engine is shutting down")]
     ShuttingDown,

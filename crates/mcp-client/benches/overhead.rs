@@ -72,6 +72,7 @@ fn server(name: &str, endpoint: UpstreamEndpoint, scope: SessionScope) -> Upstre
         session_scope: scope,
         timeout_ms: None,
         init_timeout_ms: None,
+        origin: switchboard_mcp_client::ServerOrigin::Registered,
     }
 }
 

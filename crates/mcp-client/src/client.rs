@@ -18,7 +18,7 @@ use crate::session::slot::SessionSlot;
 use crate::session::{SessionKey, SessionScopeKey, SessionStatus, StartContext, VersionMemory};
 use crate::session_events::SessionEventHandler;
 use crate::transport::build_shared_http_client;
-use crate::url_policy::UrlPolicy;
+use crate::url_policy::{HostLookup, ServerOrigin, SystemHostLookup, UrlPolicy};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use switchboard_core::ServerId;
@@ -35,8 +35,16 @@ pub struct McpClient {
 
 pub(crate) struct ClientInner {
     pub config: McpClientConfig,
+    /// Registered servers: `mcp.url_policy` and the HTTP client resolving under it.
     pub http_client: reqwest::Client,
     pub policy: UrlPolicy,
+    /// Servers sent with a request: `mcp.request_url_policy`, and a client of its own (the
+    /// policy lives in the client's resolver).
+    pub request_http_client: reqwest::Client,
+    pub request_policy: UrlPolicy,
+    /// This process's own endpoint: exempt from the address checks.
+    pub own_http_client: reqwest::Client,
+    pub own_policy: UrlPolicy,
     pub versions: VersionMemory,
     pub sessions: SessionRegistry,
     pub validator: ArgumentValidator,
@@ -60,6 +68,7 @@ impl std::fmt::Debug for ClientInner {
 pub struct McpClientBuilder {
     config: McpClientConfig,
     policy: Option<UrlPolicy>,
+    host_lookup: Option<Arc<dyn HostLookup>>,
     elicitation: Option<Arc<dyn ElicitationResponder>>,
     session_events: Option<SessionEventHandler>,
 }
@@ -68,6 +77,12 @@ impl McpClientBuilder {
     /// Replaces the policy built from `config.url_policy` (e.g. one with a fixed host table).
     pub fn url_policy(mut self, policy: UrlPolicy) -> Self {
         self.policy = Some(policy);
+        self
+    }
+
+    /// Resolves host names with `lookup` (tests: a fixed table), for every policy.
+    pub fn host_lookup(mut self, lookup: Arc<dyn HostLookup>) -> Self {
+        self.host_lookup = Some(lookup);
         self
     }
 
@@ -91,19 +106,22 @@ impl McpClientBuilder {
                 error.reason,
             ))
         })?;
-        let policy = self
-            .policy
-            .unwrap_or_else(|| UrlPolicy::new(self.config.url_policy.clone()));
-        let http_client = build_shared_http_client(&policy).map_err(|error| {
-            UpstreamError::Config(crate::server::ServerConfigError::new(
-                "mcp",
-                format!("building the shared HTTP client failed: {error}"),
-            ))
-        })?;
+        let lookup = self
+            .host_lookup
+            .unwrap_or_else(|| Arc::new(SystemHostLookup));
+        let policy = self.policy.unwrap_or_else(|| {
+            UrlPolicy::with_lookup(self.config.url_policy.clone(), lookup.clone())
+        });
+        let request_policy = UrlPolicy::for_requests(&self.config.request_url_policy, lookup);
+        let own_policy = UrlPolicy::for_own_endpoint();
         let inner = Arc::new(ClientInner {
+            http_client: http_client_for(&policy)?,
+            request_http_client: http_client_for(&request_policy)?,
+            own_http_client: http_client_for(&own_policy)?,
             config: self.config,
-            http_client,
             policy,
+            request_policy,
+            own_policy,
             versions: VersionMemory::default(),
             sessions: SessionRegistry::default(),
             validator: ArgumentValidator::default(),
@@ -116,6 +134,15 @@ impl McpClientBuilder {
         tokio::spawn(reap_idle_sessions(Arc::downgrade(&inner)));
         Ok(McpClient { inner })
     }
+}
+
+fn http_client_for(policy: &UrlPolicy) -> Result<reqwest::Client, UpstreamError> {
+    build_shared_http_client(policy).map_err(|error| {
+        UpstreamError::Config(crate::server::ServerConfigError::new(
+            "mcp",
+            format!("building the shared HTTP client failed: {error}"),
+        ))
+    })
 }
 
 async fn reap_idle_sessions(inner: std::sync::Weak<ClientInner>) {
@@ -159,6 +186,7 @@ impl McpClient {
         McpClientBuilder {
             config,
             policy: None,
+            host_lookup: None,
             elicitation: None,
             session_events: None,
         }
@@ -168,8 +196,28 @@ impl McpClient {
         &self.inner.config
     }
 
+    /// The URL policy of registered servers.
     pub fn url_policy(&self) -> &UrlPolicy {
         &self.inner.policy
+    }
+
+    /// The URL policy of servers sent with a request (stricter by default).
+    pub fn request_url_policy(&self) -> &UrlPolicy {
+        &self.inner.request_policy
+    }
+
+    /// The URL policy a server chosen by `origin` obeys.
+    pub fn url_policy_for(&self, origin: ServerOrigin) -> &UrlPolicy {
+        self.reach(origin).0
+    }
+
+    /// The policy and HTTP client a server's connections use, by who chose it.
+    fn reach(&self, origin: ServerOrigin) -> (&UrlPolicy, &reqwest::Client) {
+        match origin {
+            ServerOrigin::Registered => (&self.inner.policy, &self.inner.http_client),
+            ServerOrigin::Request => (&self.inner.request_policy, &self.inner.request_http_client),
+            ServerOrigin::OwnEndpoint => (&self.inner.own_policy, &self.inner.own_http_client),
+        }
     }
 
     /// Where list-changed notifications go (the capability cache registers itself here).
@@ -309,11 +357,12 @@ impl McpClient {
         let server_id = server.id.clone();
         let list_changed: Option<ListChangedCallback> = handler
             .map(|handler| Arc::new(move |kind| handler(&server_id, kind)) as ListChangedCallback);
+        let (policy, http_client) = self.reach(server.origin);
         StartContext {
             server,
             config: &self.inner.config,
-            http_client: &self.inner.http_client,
-            policy: &self.inner.policy,
+            http_client,
+            policy,
             versions: &self.inner.versions,
             list_changed,
             elicitation: self.inner.elicitation.clone(),

@@ -51,8 +51,12 @@ pub struct McpClientConfig {
     pub slow_call_ms: u64,
     /// stdio children: process safety settings.
     pub stdio: StdioConfig,
-    /// Which network destinations remote transports may reach.
+    /// Which network destinations the servers an admin registers may reach.
     pub url_policy: UrlPolicyConfig,
+    /// Which network destinations servers sent with a request (a chat's `mcp_servers`) may
+    /// reach: public addresses only unless opened here. Stricter than [`Self::url_policy`]
+    /// because any chatting member can send one.
+    pub request_url_policy: RequestUrlPolicyConfig,
 }
 
 impl Default for McpClientConfig {
@@ -74,6 +78,7 @@ impl Default for McpClientConfig {
             slow_call_ms: 2000,
             stdio: StdioConfig::default(),
             url_policy: UrlPolicyConfig::default(),
+            request_url_policy: RequestUrlPolicyConfig::default(),
         }
     }
 }
@@ -113,8 +118,8 @@ impl Default for StdioConfig {
     }
 }
 
-/// Outbound URL policy (SSRF guard). Every address a remote transport connects to is checked
-/// after DNS resolution; these switches open the guarded ranges.
+/// Outbound URL policy (SSRF guard) of registered servers. Every address a remote transport
+/// connects to is checked after DNS resolution; these switches open the guarded ranges.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct UrlPolicyConfig {
@@ -127,6 +132,10 @@ pub struct UrlPolicyConfig {
     pub allow_link_local: bool,
     /// Cloud metadata endpoints (169.254.169.254, fd00:ec2::254, 100.100.100.200…).
     pub allow_metadata: bool,
+    /// Networks reachable whatever their class (CIDR such as `10.20.0.0/16`, or one address),
+    /// for opening one internal service rather than a whole range. Metadata addresses stay
+    /// refused unless `allow_metadata`; multicast and reserved ranges always are.
+    pub allow_networks: Vec<String>,
 }
 
 impl Default for UrlPolicyConfig {
@@ -136,8 +145,49 @@ impl Default for UrlPolicyConfig {
             allow_private: false,
             allow_link_local: false,
             allow_metadata: false,
+            allow_networks: Vec::new(),
         }
     }
+}
+
+/// The URL policy of servers sent with a request (`[mcp.request_url_policy]`): everything
+/// guarded is refused by default, cloud metadata always.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RequestUrlPolicyConfig {
+    /// Loopback (this machine): `/mcp` of Switchboard itself, local services.
+    pub allow_loopback: bool,
+    /// Private ranges, as [`UrlPolicyConfig::allow_private`].
+    pub allow_private: bool,
+    /// Link-local ranges (metadata addresses excluded).
+    pub allow_link_local: bool,
+    /// Networks reachable whatever their class (CIDR or one address), metadata excluded.
+    pub allow_networks: Vec<String>,
+}
+
+impl From<&RequestUrlPolicyConfig> for UrlPolicyConfig {
+    fn from(request: &RequestUrlPolicyConfig) -> Self {
+        Self {
+            allow_loopback: request.allow_loopback,
+            allow_private: request.allow_private,
+            allow_link_local: request.allow_link_local,
+            allow_metadata: false,
+            allow_networks: request.allow_networks.clone(),
+        }
+    }
+}
+
+/// Parses `allow_networks` entries: CIDR (`10.0.0.0/8`, `fd00::/8`) or one address.
+pub(crate) fn parse_networks(entries: &[String]) -> Result<Vec<ipnet::IpNet>, String> {
+    entries
+        .iter()
+        .map(|entry| {
+            let text = entry.trim();
+            text.parse::<ipnet::IpNet>()
+                .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .map_err(|_| format!("'{entry}' is neither a CIDR network nor an IP address"))
+        })
+        .collect()
 }
 
 impl McpClientConfig {
@@ -202,6 +252,10 @@ impl McpClientConfig {
             "stdio.stderr_line_bytes",
             self.stdio.stderr_line_bytes as u64,
         )?;
+        parse_networks(&self.url_policy.allow_networks)
+            .map_err(|reason| InvalidSetting::new("url_policy.allow_networks", reason))?;
+        parse_networks(&self.request_url_policy.allow_networks)
+            .map_err(|reason| InvalidSetting::new("request_url_policy.allow_networks", reason))?;
         for name in &self.stdio.env_allowlist {
             if name.is_empty() || name.contains('=') {
                 return Err(InvalidSetting::new(
@@ -277,6 +331,8 @@ mod tests {
         assert_eq!(config.max_concurrent_calls_per_conversation, 10);
         assert_eq!(config.slow_call(), Duration::from_secs(2));
         assert!(config.url_policy.allow_loopback);
+        assert_eq!(config.request_url_policy, RequestUrlPolicyConfig::default());
+        assert!(!config.request_url_policy.allow_loopback);
         config.validate().unwrap();
     }
 
@@ -291,6 +347,23 @@ mod tests {
         assert_eq!(config.session_init_retries, 3);
         let error = config.validate().unwrap_err();
         assert_eq!(error.key, "tool_call_timeout_secs");
+
+        // A partial request policy keeps the strict defaults for what it does not name.
+        let config: McpClientConfig = serde_json::from_value(serde_json::json!({
+            "request_url_policy": {"allow_private": true, "allow_networks": ["10.1.0.0/16", "::1"]}
+        }))
+        .unwrap();
+        assert!(config.request_url_policy.allow_private);
+        assert!(!config.request_url_policy.allow_loopback);
+        config.validate().unwrap();
+        let bad: McpClientConfig = serde_json::from_value(serde_json::json!({
+            "request_url_policy": {"allow_networks": ["10.1.0.0/99"]}
+        }))
+        .unwrap();
+        assert_eq!(
+            bad.validate().unwrap_err().key,
+            "request_url_policy.allow_networks"
+        );
     }
 
     #[test]

@@ -75,7 +75,7 @@ pub use capabilities::{
 };
 pub use catalog::{CatalogServer, ToolCatalog, ToolRoute, is_valid_tool_name};
 pub use client::{McpClient, McpClientBuilder, ServerListChangedHandler};
-pub use config::{McpClientConfig, StdioConfig, UrlPolicyConfig};
+pub use config::{McpClientConfig, RequestUrlPolicyConfig, StdioConfig, UrlPolicyConfig};
 pub use error::UpstreamError;
 pub use handler::{
     AcceptSchemaDefaults, ElicitationRequest, ElicitationResponder, ElicitationResponse,
@@ -94,4 +94,4 @@ pub use server::{
 pub use session::{SessionScopeKey, SessionStatus};
 pub use session_events::{SessionEvent, SessionEventHandler, SessionEventKind};
 pub use url::Url;
-pub use url_policy::{UrlPolicy, UrlPolicyError};
+pub use url_policy::{ServerOrigin, UrlPolicy, UrlPolicyError};

@@ -27,6 +27,8 @@ pub struct UpstreamServer {
     /// Per-server session initialisation timeout in milliseconds (`None`: the configured
     /// `session_init_timeout_secs`).
     pub init_timeout_ms: Option<u64>,
+    /// Who chose the server: decides which URL policy its connections obey.
+    pub origin: crate::url_policy::ServerOrigin,
 }
 
 /// The transport-specific half of a server's configuration.
@@ -99,6 +101,7 @@ impl UpstreamServer {
             }
         }
         self.session_scope.hash(&mut hasher);
+        self.origin.hash(&mut hasher);
         hasher.finish()
     }
 

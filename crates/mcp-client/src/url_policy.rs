@@ -6,8 +6,16 @@
 //! ([`UrlPolicy::check_url`]) add early, precise errors for literal addresses (which never reach
 //! a resolver: `http://2130706433/`, `http://0177.0.0.1/`, `http://[::ffff:127.0.0.1]/`) and
 //! for `localhost` names, and guard every redirect target.
+//!
+//! There are three policies, by who chose the server ([`ServerOrigin`]): servers an admin
+//! registers obey `mcp.url_policy` (loopback allowed by default, for a single-user machine);
+//! servers a request brings along (a chat's `mcp_servers`, sent by any chatting member) obey
+//! the stricter `mcp.request_url_policy` (public addresses only by default); and this
+//! process's own `/mcp` — recognised by identity, its URL being one this process serves, never
+//! by its address class — is exempt, so closing loopback does not cut Switchboard off from
+//! its own knowledge graph.
 
-use crate::config::UrlPolicyConfig;
+use crate::config::{RequestUrlPolicyConfig, UrlPolicyConfig, parse_networks};
 use futures::future::BoxFuture;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
@@ -110,33 +118,87 @@ impl HostLookup for StaticHostLookup {
     }
 }
 
+/// Who chose a server, which decides the policy its connections obey.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ServerOrigin {
+    /// Registered in the workspace (by someone with `servers:write`): `mcp.url_policy`.
+    #[default]
+    Registered,
+    /// Sent with one request (a chat's `mcp_servers`): `mcp.request_url_policy`.
+    Request,
+    /// This process's own MCP endpoint. Only code that has checked the URL is one this
+    /// process serves (`McpRegistry`'s own endpoints, `chat::OwnEndpoints`) sets it; nothing
+    /// a request carries can.
+    OwnEndpoint,
+}
+
 /// The policy, cheap to clone and share with resolvers.
 #[derive(Clone, Debug)]
 pub struct UrlPolicy {
     config: Arc<UrlPolicyConfig>,
+    /// `config.allow_networks`, parsed.
+    networks: Arc<Vec<ipnet::IpNet>>,
+    origin: ServerOrigin,
     lookup: Arc<dyn HostLookup>,
 }
 
 impl UrlPolicy {
+    /// The policy of registered servers.
     pub fn new(config: UrlPolicyConfig) -> Self {
         Self::with_lookup(config, Arc::new(SystemHostLookup))
     }
 
+    /// The policy of registered servers, resolving names with `lookup`.
     pub fn with_lookup(config: UrlPolicyConfig, lookup: Arc<dyn HostLookup>) -> Self {
+        Self::build(config, ServerOrigin::Registered, lookup)
+    }
+
+    /// The policy of servers sent with a request.
+    pub fn for_requests(config: &RequestUrlPolicyConfig, lookup: Arc<dyn HostLookup>) -> Self {
+        Self::build(config.into(), ServerOrigin::Request, lookup)
+    }
+
+    /// No address check: only for connections to this process's own endpoint.
+    pub fn for_own_endpoint() -> Self {
+        Self::build(
+            UrlPolicyConfig::default(),
+            ServerOrigin::OwnEndpoint,
+            Arc::new(SystemHostLookup),
+        )
+    }
+
+    fn build(config: UrlPolicyConfig, origin: ServerOrigin, lookup: Arc<dyn HostLookup>) -> Self {
+        // Validated with the configuration; an entry that still fails to parse opens nothing.
+        let networks = parse_networks(&config.allow_networks).unwrap_or_default();
         Self {
             config: Arc::new(config),
+            networks: Arc::new(networks),
+            origin,
             lookup,
         }
     }
 
+    /// Whose servers this policy guards.
+    pub fn origin(&self) -> ServerOrigin {
+        self.origin
+    }
+
     /// Checks one IP address (after unwrapping IPv4-mapped and similar IPv6 forms).
     pub fn check_ip(&self, host_label: &str, address: IpAddr) -> Result<(), UrlPolicyError> {
+        if self.origin == ServerOrigin::OwnEndpoint {
+            return Ok(());
+        }
         let class = classify(address);
+        let listed = || {
+            self.networks
+                .iter()
+                .any(|network| network.contains(&address))
+        };
         let allowed = match class {
             AddressClass::Public => true,
-            AddressClass::Loopback => self.config.allow_loopback,
-            AddressClass::Private => self.config.allow_private,
-            AddressClass::LinkLocal => self.config.allow_link_local,
+            AddressClass::Loopback => self.config.allow_loopback || listed(),
+            AddressClass::Private => self.config.allow_private || listed(),
+            AddressClass::LinkLocal => self.config.allow_link_local || listed(),
             AddressClass::Metadata => self.config.allow_metadata,
             AddressClass::NotUnicast => false,
         };
@@ -146,7 +208,7 @@ impl UrlPolicy {
             Err(UrlPolicyError::Address {
                 host: host_label.to_owned(),
                 class: class.describe(),
-                hint: hint_for(class),
+                hint: hint_for(self.origin, class),
             })
         }
     }
@@ -219,13 +281,25 @@ impl UrlPolicy {
     }
 }
 
-fn hint_for(class: AddressClass) -> &'static str {
-    match class {
-        AddressClass::Loopback => " (allow it with mcp.url_policy.allow_loopback)",
-        AddressClass::Private => " (allow it with mcp.url_policy.allow_private)",
-        AddressClass::LinkLocal => " (allow it with mcp.url_policy.allow_link_local)",
-        AddressClass::Metadata => " (allow it with mcp.url_policy.allow_metadata)",
-        AddressClass::Public | AddressClass::NotUnicast => "",
+fn hint_for(origin: ServerOrigin, class: AddressClass) -> &'static str {
+    match (origin, class) {
+        (ServerOrigin::Request, AddressClass::Loopback) => {
+            " for servers sent with a request (an admin can allow it with mcp.request_url_policy.allow_loopback)"
+        }
+        (ServerOrigin::Request, AddressClass::Private) => {
+            " for servers sent with a request (an admin can allow it with mcp.request_url_policy.allow_private or allow_networks)"
+        }
+        (ServerOrigin::Request, AddressClass::LinkLocal) => {
+            " for servers sent with a request (an admin can allow it with mcp.request_url_policy.allow_link_local)"
+        }
+        (ServerOrigin::Request, _) => " for servers sent with a request",
+        (_, AddressClass::Loopback) => " (allow it with mcp.url_policy.allow_loopback)",
+        (_, AddressClass::Private) => {
+            " (allow it with mcp.url_policy.allow_private or allow_networks)"
+        }
+        (_, AddressClass::LinkLocal) => " (allow it with mcp.url_policy.allow_link_local)",
+        (_, AddressClass::Metadata) => " (allow it with mcp.url_policy.allow_metadata)",
+        (_, AddressClass::Public | AddressClass::NotUnicast) => "",
     }
 }
 
@@ -405,6 +479,46 @@ mod tests {
             )
             .unwrap_err();
         assert!(matches!(error, UrlPolicyError::Scheme { .. }));
+    }
+
+    #[test]
+    fn request_policy_is_public_only_unless_opened() {
+        let lookup: Arc<dyn HostLookup> = Arc::new(SystemHostLookup);
+        let request = UrlPolicy::for_requests(&RequestUrlPolicyConfig::default(), lookup.clone());
+        for url in [
+            "http://127.0.0.1:3000/mcp",
+            "http://localhost/",
+            "http://10.0.0.5/",
+            "http://169.254.169.254/",
+        ] {
+            let error = check(&request, url).unwrap_err();
+            assert!(
+                error.to_string().contains("servers sent with a request"),
+                "{url}: {error}"
+            );
+        }
+        check(&request, "https://example.com/mcp").unwrap();
+
+        let opened = UrlPolicy::for_requests(
+            &RequestUrlPolicyConfig {
+                allow_networks: vec!["10.20.0.0/16".into(), "127.0.0.1".into()],
+                ..RequestUrlPolicyConfig::default()
+            },
+            lookup,
+        );
+        check(&opened, "http://10.20.3.4/mcp").unwrap();
+        check(&opened, "http://127.0.0.1:9/mcp").unwrap();
+        check(&opened, "http://127.0.0.2/mcp").unwrap_err();
+        check(&opened, "http://10.21.0.1/mcp").unwrap_err();
+        // A listed network never opens metadata addresses.
+        let metadata = UrlPolicy::new(UrlPolicyConfig {
+            allow_networks: vec!["169.254.0.0/16".into()],
+            ..UrlPolicyConfig::default()
+        });
+        check(&metadata, "http://169.254.1.1/").unwrap();
+        check(&metadata, "http://169.254.169.254/").unwrap_err();
+
+        check(&UrlPolicy::for_own_endpoint(), "http://127.0.0.1:8080/mcp").unwrap();
     }
 
     #[tokio::test]

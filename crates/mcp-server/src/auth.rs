@@ -3,6 +3,10 @@
 //! anonymous scopes. The result is a [`Caller`], put into the request's extensions for the
 //! MCP handler, the rate limiter and session binding.
 //!
+//! A cached verdict is trusted only while the verifier's revocation epoch has not moved (the
+//! store moves it on every revocation, in this process at once and from other replicas through
+//! PostgreSQL): a revoked token is refused at its next request, not after the cache lifetime.
+//!
 //! Tokens are kept in memory only as keys of that cache, for `token_cache_secs`; everything
 //! that outlives a request (rate-limit buckets, session owners) keys on SHA-256 of the token,
 //! computed once per verification.
@@ -19,6 +23,12 @@ use switchboard_core::{Principal, ScopeSet, UserId, WorkspaceId};
 pub trait TokenVerifier: Send + Sync + 'static {
     /// `Ok(None)` for an unknown, revoked or expired token.
     async fn verify(&self, token: &str) -> Result<Option<Principal>, VerifyError>;
+
+    /// A number that moves whenever a verified token may have stopped working; cached
+    /// verdicts from an older epoch are verified again. Cheap: read on every request.
+    fn revocation_epoch(&self) -> u64 {
+        0
+    }
 }
 
 /// The verifier could not answer (database down…): the request fails with 503, not 401.
@@ -87,6 +97,8 @@ pub enum Authentication {
 struct CachedVerdict {
     caller: Option<Arc<Caller>>,
     expires_at: Instant,
+    /// The verifier's revocation epoch read before verifying.
+    epoch: u64,
 }
 
 /// Authenticates requests: verifier + cache + anonymous policy.
@@ -139,8 +151,11 @@ impl Authenticator {
             return Authentication::Invalid;
         };
         let now = Instant::now();
+        // Read before verifying: a revocation racing the verification leaves the verdict stale.
+        let epoch = self.verifier.revocation_epoch();
         if let Some(verdict) = self.cache.lock().expect("auth cache lock").get(token)
             && verdict.expires_at > now
+            && verdict.epoch == epoch
         {
             return match &verdict.caller {
                 Some(caller) => Authentication::Accepted(caller.clone()),
@@ -164,13 +179,14 @@ impl Authenticator {
         };
         let mut cache = self.cache.lock().expect("auth cache lock");
         if cache.len() >= CACHE_SWEEP_THRESHOLD {
-            cache.retain(|_, verdict| verdict.expires_at > now);
+            cache.retain(|_, verdict| verdict.expires_at > now && verdict.epoch == epoch);
         }
         cache.insert(
             Box::from(token),
             CachedVerdict {
                 caller: caller.clone(),
                 expires_at: now + lifetime,
+                epoch,
             },
         );
         match caller {

@@ -52,6 +52,10 @@ impl KnowledgeGraphService {
             Arc::new(StoreGraphPersistence(store.clone())),
             config.cache_lifetimes(),
         );
+        // Replicas on PostgreSQL: another one's revocation reaches this endpoint's token cache.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            store.follow_revocations();
+        }
         Self::new(
             graphs,
             Arc::new(StoreTokenVerifier(store)),

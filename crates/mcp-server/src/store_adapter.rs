@@ -10,7 +10,8 @@ use switchboard_kg::{
 };
 use switchboard_store::{Store, StoreError, StoredKnowledgeGraph};
 
-/// Verifies bearer tokens against the store (hash lookup; revoked and expired tokens fail).
+/// Verifies bearer tokens against the store (hash lookup; revoked and expired tokens fail);
+/// its revocation epoch is the store's, so a revocation empties the endpoint's token cache.
 #[derive(Clone, Debug)]
 pub struct StoreTokenVerifier(pub Store);
 
@@ -21,6 +22,10 @@ impl TokenVerifier for StoreTokenVerifier {
             .authenticate(token)
             .await
             .map_err(|error| VerifyError(error.to_string()))
+    }
+
+    fn revocation_epoch(&self) -> u64 {
+        self.0.revocation_epoch()
     }
 }
 

@@ -10,7 +10,7 @@ use crate::validate;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
-use switchboard_core::{BudId, WorkspaceId};
+use switchboard_core::{BudId, UserId, WorkspaceId};
 
 /// A bud to create.
 #[derive(Clone, Debug, PartialEq)]
@@ -22,6 +22,8 @@ pub struct NewBud {
     pub model: Option<String>,
     /// A JSON object (e.g. which servers and tools the bud may use), owned by the chat engine.
     pub mcp_config: Value,
+    /// Who may change or delete it besides admins (`None`: admins only).
+    pub owner_user_id: Option<UserId>,
 }
 
 /// A change to a bud; `None` leaves a field as it is, `Some(None)` clears a nullable one.
@@ -43,6 +45,8 @@ pub struct BudRecord {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub mcp_config: Value,
+    /// The user who created it (`None` for buds from before owners were recorded).
+    pub owner_user_id: Option<UserId>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -56,6 +60,7 @@ struct BudRow {
     provider: Option<String>,
     model: Option<String>,
     mcp_config: Json<Value>,
+    owner_user_id: Option<String>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
 }
@@ -70,6 +75,7 @@ impl From<BudRow> for BudRecord {
             provider: row.provider,
             model: row.model,
             mcp_config: row.mcp_config.0,
+            owner_user_id: row.owner_user_id.map(UserId::from_string),
             created_at: row.created_at,
             updated_at: row.updated_at,
         }
@@ -79,8 +85,8 @@ impl From<BudRow> for BudRecord {
 macro_rules! select_buds {
     ($tail:literal) => {
         concat!(
-            "SELECT id, workspace_id, name, system_prompt, provider, model, mcp_config, created_at, ",
-            "updated_at FROM buds ",
+            "SELECT id, workspace_id, name, system_prompt, provider, model, mcp_config, ",
+            "owner_user_id, created_at, updated_at FROM buds ",
             $tail
         )
     };
@@ -119,13 +125,14 @@ impl Store {
             provider: new_bud.provider,
             model: new_bud.model,
             mcp_config: new_bud.mcp_config,
+            owner_user_id: new_bud.owner_user_id,
             created_at: now,
             updated_at: now,
         };
         clean_bud(&mut record);
         on_backend!(self, |pool| sqlx::query(
             "INSERT INTO buds (id, workspace_id, name, system_prompt, provider, model, mcp_config, \
-             created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)"
+             created_at, updated_at, owner_user_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)"
         )
         .bind(record.id.as_str())
         .bind(record.workspace_id.as_str())
@@ -135,6 +142,7 @@ impl Store {
         .bind(&record.model)
         .bind(Json(&record.mcp_config))
         .bind(record.created_at)
+        .bind(record.owner_user_id.as_ref().map(|owner| owner.as_str()))
         .execute(pool)
         .await
         .map(|_| ()))

@@ -35,6 +35,8 @@
 //! - [`tokens`]: `create_token` → [`IssuedToken`] (plaintext once), `import_token`, `get_token`,
 //!   `list_tokens`, `revoke_token`, `authenticate(plaintext)` / `authenticate_at(plaintext, now)`
 //!   → `Option<Principal>`; `hash_token`.
+//! - [`revocations`]: `revocation_epoch` (moves at every revocation, cheap to read),
+//!   `follow_revocations` (other processes' revocations: NOTIFY on PostgreSQL, a poll on SQLite).
 //! - [`bootstrap`]: `bootstrap_default(admin_token)` → `Option<Bootstrapped>`.
 //! - [`kg`]: `kg_load` → [`StoredKnowledgeGraph`], `kg_save_new_graph`, `kg_save_schema_update`,
 //!   `kg_insert_records`, `kg_delete_records` (the knowledge graph; validated by `switchboard-kg`).
@@ -88,7 +90,7 @@
 //! # Adding an area (the pattern)
 //! 1. Add `migrations/sqlite/NNNN_area.sql` and `migrations/postgres/NNNN_area.sql` with your
 //!    number (0002 knowledge graph, 0003 mcp client, 0004 chat, 0005 approvals/audit,
-//!    0006 instances). Ids
+//!    0006 instances, 0007 bud owners). Ids
 //!    `TEXT`; timestamps `TEXT` (SQLite) / `TIMESTAMPTZ` (PostgreSQL); JSON `TEXT` / `JSONB`;
 //!    booleans `INTEGER` / `BOOLEAN`; bytes `BLOB` / `BYTEA`; SQLite tables `STRICT`. Give every
 //!    table a `workspace_id` and reference parents by `(workspace_id, id)`.
@@ -121,6 +123,7 @@ pub mod kg;
 pub mod mcp_observations;
 pub mod messages;
 pub mod policies;
+pub mod revocations;
 pub mod secrets;
 pub mod servers;
 mod storable;
@@ -157,6 +160,7 @@ pub use kg::StoredKnowledgeGraph;
 pub use mcp_observations::{McpObservation, McpObservationRecord};
 pub use messages::{MessageRecord, MessageStatus, MessageUpdate, NewMessage};
 pub use policies::{NewToolPolicy, ToolPolicyRecord};
+pub use revocations::REVOCATIONS_CHANNEL;
 pub use secrets::{ENCRYPTION_KEY_ENV, KEY_FILE_NAME, KeySource, SecretCipher};
 pub use servers::{
     NewServer, ServerConnectionConfig, ServerPatch, ServerRecord, ServerSecrets,

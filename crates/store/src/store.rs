@@ -24,6 +24,8 @@ pub struct Store {
     /// This process's instance once registered (shared by clones); the rows of its answers
     /// carry its id (see `instances`).
     pub(crate) registration: Arc<OnceLock<Registration>>,
+    /// The revocation epoch (see `revocations`), shared by clones.
+    pub(crate) revocations: Arc<crate::revocations::Revocations>,
 }
 
 impl Store {
@@ -50,6 +52,7 @@ impl Store {
             backend,
             cipher: Arc::new(cipher),
             registration: Arc::default(),
+            revocations: Arc::default(),
         })
     }
 

@@ -301,6 +301,8 @@ impl Store {
         if affected == 0 {
             return Err(StoreError::not_found("token"));
         }
+        // Caches of verified tokens (here and in other replicas) forget them now.
+        self.announce_revocation(token_id.as_str()).await;
         self.get_token(workspace_id, token_id).await
     }
 

@@ -517,6 +517,7 @@ async fn a_bud_policy_overrides_the_workspace_policy_in_its_conversations() {
                 provider: None,
                 model: None,
                 mcp_config: json!({}),
+                owner_user_id: None,
             },
         )
         .await

@@ -1,9 +1,11 @@
 //! Buds (assistant profiles): CRUD with the checks the store cannot make — a known provider
-//! with a model it can answer with, and an `mcp_config` whose every server reference is a
-//! server of the workspace.
+//! with a model it can answer with, an `mcp_config` whose every server reference is a server
+//! of the workspace, and ownership: every member sees and uses the workspace's buds, but only
+//! a bud's creator or an admin changes or deletes it (its system prompt and tools shape other
+//! people's conversations).
 
 use super::ChatService;
-use crate::error::ChatResult;
+use crate::error::{ChatError, ChatResult};
 use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, resolve_mcp_config};
 use serde_json::Value;
 use switchboard_core::{BudId, Principal, WorkspaceId};
@@ -53,6 +55,7 @@ impl ChatService {
                     provider: input.provider,
                     model: input.model.filter(|model| !model.trim().is_empty()),
                     mcp_config,
+                    owner_user_id: Some(principal.user_id.clone()),
                 },
             )
             .await?)
@@ -77,8 +80,9 @@ impl ChatService {
         update: BudUpdate,
     ) -> ChatResult<BudRecord> {
         let workspace_id = &principal.workspace_id;
+        let current = self.engine.store.get_bud(workspace_id, bud_id).await?;
+        require_bud_owner(principal, &current)?;
         if update.provider.is_some() || update.model.is_some() {
-            let current = self.engine.store.get_bud(workspace_id, bud_id).await?;
             let provider = update.provider.clone().unwrap_or(current.provider);
             let model = update.model.clone().unwrap_or(current.model);
             self.engine
@@ -107,6 +111,12 @@ impl ChatService {
     }
 
     pub async fn delete_bud(&self, principal: &Principal, bud_id: &BudId) -> ChatResult<()> {
+        let current = self
+            .engine
+            .store
+            .get_bud(&principal.workspace_id, bud_id)
+            .await?;
+        require_bud_owner(principal, &current)?;
         Ok(self
             .engine
             .store
@@ -125,4 +135,16 @@ impl ChatService {
         resolve_mcp_config(&config, &McpConfigOverrides::default(), &servers)?;
         Ok(config.to_value())
     }
+}
+
+/// A bud is changed or deleted by its owner or an admin; other members see it (403, not 404:
+/// every member of the workspace lists and uses it).
+fn require_bud_owner(principal: &Principal, bud: &BudRecord) -> ChatResult<()> {
+    if principal.is_admin() || bud.owner_user_id.as_ref() == Some(&principal.user_id) {
+        return Ok(());
+    }
+    Err(ChatError::Forbidden(format!(
+        "bud '{}' belongs to another member: only its owner or an admin can change or delete it",
+        bud.name
+    )))
 }

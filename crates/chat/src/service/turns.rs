@@ -137,7 +137,7 @@ impl ChatService {
                 ),
             ));
         }
-        let policy = engine.tools.client().url_policy();
+        let policy = engine.tools.client().request_url_policy();
         let mut ephemeral = Vec::with_capacity(request.ephemeral_servers.len());
         for (index, server) in request.ephemeral_servers.iter().enumerate() {
             let field = format!("mcp_servers[{index}]");

@@ -1,7 +1,9 @@
 //! Ephemeral servers: MCP servers a request brings along (`mcp_servers: [{name, url,
 //! headers?}]`, as browsers that keep their own server list do). They live for that request
-//! only, obey the same URL policy as registered servers (checked here on the URL, and again by
-//! `mcp-client` on every resolved address), and never receive the user's token. What their
+//! only, obey the stricter URL policy of servers sent with a request (`mcp.request_url_policy`:
+//! public addresses only unless an admin opens more; checked here on the URL, and again by
+//! `mcp-client` on every resolved address — [`ServerOrigin::Request`]), and never receive the
+//! user's token. What their
 //! URL offered is cached for a few minutes (per URL and headers), so a chat that sends the
 //! same list with every message does not re-list tools each time.
 
@@ -11,7 +13,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use switchboard_core::{ServerId, SessionScope, ToolDefinition, TransportKind, WorkspaceId};
 use switchboard_mcp_client::{
-    RemoteEndpoint, UpstreamEndpoint, UpstreamServer, UrlPolicy, validate_server_name,
+    RemoteEndpoint, ServerOrigin, UpstreamEndpoint, UpstreamServer, UrlPolicy, validate_server_name,
 };
 use url::Url;
 
@@ -88,6 +90,7 @@ impl EphemeralServer {
             session_scope: SessionScope::PerConversation,
             timeout_ms: None,
             init_timeout_ms: None,
+            origin: ServerOrigin::Request,
         };
         server.validate().map_err(|error| {
             ChatError::invalid(format!("{field}.{}", error.field), error.message)

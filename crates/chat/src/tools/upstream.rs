@@ -3,12 +3,13 @@
 //! a call to *our own* knowledge-graph endpoint carries the chatting user's bearer token, so
 //! the kg server applies that user's scopes. The decision is made on the destination URL (it
 //! must be one of [`OwnEndpoints`]), never on a server's name, so no other upstream can ever
-//! receive a user's token.
+//! receive a user's token. The same identity exempts our own endpoint from the URL policy
+//! ([`ServerOrigin::OwnEndpoint`]).
 
 use std::fmt;
 use switchboard_core::SessionScope;
 use switchboard_mcp_client::{
-    ServerConfigError, UpstreamEndpoint, UpstreamServer, is_same_endpoint,
+    ServerConfigError, ServerOrigin, UpstreamEndpoint, UpstreamServer, is_same_endpoint,
 };
 use switchboard_store::{ServerRecord, ServerSecrets};
 use url::Url;
@@ -75,6 +76,13 @@ pub fn upstream_for_record(
 ) -> Result<UpstreamServer, ServerConfigError> {
     let mut upstream =
         switchboard_mcp_client::registry::upstream::upstream_for_record(record, secrets)?;
+    if let UpstreamEndpoint::Remote(remote) = &upstream.endpoint
+        && own_endpoints.contains(&remote.url)
+    {
+        // Exempt from the URL policy by identity (one of this process's own URLs), so a
+        // deployment that refuses loopback still reaches its own knowledge graph.
+        upstream.origin = ServerOrigin::OwnEndpoint;
+    }
     if let Some(credential) = credential
         && let UpstreamEndpoint::Remote(remote) = &mut upstream.endpoint
         && own_endpoints.contains(&remote.url)

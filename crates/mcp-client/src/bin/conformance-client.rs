@@ -62,6 +62,7 @@ async fn run(url: &str, scenario: &str) -> Result<(), Box<dyn std::error::Error>
         session_scope: SessionScope::Shared,
         timeout_ms: None,
         init_timeout_ms: None,
+        origin: switchboard_mcp_client::ServerOrigin::Registered,
     };
     let caller = Caller {
         user_id: UserId::from("conformance"),

@@ -131,9 +131,14 @@ impl McpRegistry {
             .server_secrets(&record.workspace_id, &record.id)
             .await?;
         let mut upstream = upstream::upstream_for_record(record, secrets)?;
-        if Self::is_marked_own_endpoint(record) && !self.points_at_own_endpoint(record) {
+        let own_url = self.points_at_own_endpoint(record);
+        if Self::is_marked_own_endpoint(record) && !own_url {
             // The service credential of our own endpoint goes nowhere else.
             without_credentials(&mut upstream);
+        }
+        if own_url {
+            // Our own `/mcp` is reached whatever the URL policy says of its address.
+            upstream.origin = crate::url_policy::ServerOrigin::OwnEndpoint;
         }
         if let Ok(mut workspaces) = self.inner.workspaces.lock() {
             workspaces.insert(record.id.clone(), record.workspace_id.clone());

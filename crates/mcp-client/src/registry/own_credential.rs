@@ -19,10 +19,14 @@ pub const OWN_ENDPOINT_SYNC_USER: &str = "switchboard-capability-sync";
 /// The token's name in the workspace's token list.
 pub const OWN_ENDPOINT_SYNC_TOKEN: &str = "kg capability sync (managed by Switchboard)";
 
-/// The only scopes the registry's token carries: listing tools, resources and prompts needs
-/// no more.
+/// The scopes the registry's token carries: those of every kg tool, because `tools/list`
+/// offers a caller only the tools its scopes can call and the workspace's catalog (policies,
+/// the chat's offer) must hold them all. The token still never serves a call; tokens issued
+/// with other scopes are replaced at the next start.
 pub fn own_endpoint_sync_scopes() -> ScopeSet {
-    [Scope::SchemaRead, Scope::DataRead].into_iter().collect()
+    [Scope::SchemaRead, Scope::DataRead, Scope::DataWrite]
+        .into_iter()
+        .collect()
 }
 
 impl McpRegistry {

@@ -49,17 +49,23 @@ impl McpRegistry {
     }
 
     pub(super) fn points_at_own_endpoint(&self, record: &ServerRecord) -> bool {
-        let Some(url) = record.url.as_deref().and_then(|text| Url::parse(text).ok()) else {
-            return false;
-        };
+        record
+            .url
+            .as_deref()
+            .and_then(|text| Url::parse(text).ok())
+            .is_some_and(|url| self.is_own_endpoint_url(&url))
+    }
+
+    /// Whether `url` is one at which this process serves its own MCP endpoint (such a
+    /// server is exempt from the URL policy: it is recognised by identity, not address).
+    pub fn is_own_endpoint_url(&self, url: &Url) -> bool {
         let own = self
             .inner
             .own_endpoints
             .lock()
             .map(|own| own.clone())
             .unwrap_or_default();
-        own.iter()
-            .any(|candidate| is_same_endpoint(candidate, &url))
+        own.iter().any(|candidate| is_same_endpoint(candidate, url))
     }
 
     /// The upstream to list `record`'s capabilities with: for our own endpoint its service

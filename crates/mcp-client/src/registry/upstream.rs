@@ -52,6 +52,7 @@ pub fn upstream_for_record(
         session_scope: record.connection.session_scope,
         timeout_ms: record.connection.timeout_ms,
         init_timeout_ms: record.connection.init_timeout_ms,
+        origin: crate::url_policy::ServerOrigin::Registered,
     };
     server.validate()?;
     Ok(server)

@@ -187,6 +187,7 @@ pub fn server(name: &str, endpoint: UpstreamEndpoint) -> UpstreamServer {
         session_scope: SessionScope::Shared,
         timeout_ms: None,
         init_timeout_ms: None,
+        origin: switchboard_mcp_client::ServerOrigin::Registered,
     }
 }
 

@@ -16,10 +16,12 @@ impl KgServer {
     pub(super) async fn answer_list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        // Only what this caller may call (the scope check of `tools/call` still applies).
+        let caller = Self::caller(&context)?;
         Ok(ListToolsResult::with_all_items(
-            self.state.catalog.tools().to_vec(),
+            self.state.catalog.callable_with(&caller.principal.scopes),
         ))
     }
 

@@ -21,7 +21,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
-use switchboard_core::Scope;
+use switchboard_core::{Scope, ScopeSet};
 
 /// One of our tools.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -217,12 +217,20 @@ fn schemas<Input: JsonSchema + 'static, Output: JsonSchema + 'static>()
 #[derive(Clone, Debug)]
 pub struct ToolCatalog {
     tools: Arc<Vec<Tool>>,
+    /// The scope each tool (same index) needs.
+    scopes: Arc<Vec<Scope>>,
 }
 
 impl Default for ToolCatalog {
     fn default() -> Self {
         Self {
             tools: Arc::new(KgTool::ALL.into_iter().map(KgTool::definition).collect()),
+            scopes: Arc::new(
+                KgTool::ALL
+                    .into_iter()
+                    .map(KgTool::required_scope)
+                    .collect(),
+            ),
         }
     }
 }
@@ -230,6 +238,17 @@ impl Default for ToolCatalog {
 impl ToolCatalog {
     pub fn tools(&self) -> &[Tool] {
         &self.tools
+    }
+
+    /// The tools `scopes` can call, in catalog order: `tools/list` never offers a tool whose
+    /// call would be refused for a missing scope.
+    pub fn callable_with(&self, scopes: &ScopeSet) -> Vec<Tool> {
+        self.tools
+            .iter()
+            .zip(self.scopes.iter())
+            .filter(|(_, scope)| scopes.allows(**scope))
+            .map(|(tool, _)| tool.clone())
+            .collect()
     }
 
     pub fn get(&self, name: &str) -> Option<&Tool> {

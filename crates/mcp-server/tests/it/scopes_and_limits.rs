@@ -69,6 +69,63 @@ async fn each_tool_needs_its_scope() {
     );
 }
 
+/// `tools/list` over the wire, as `token`: the names offered.
+async fn listed_tools(server: &TestServer, token: &str) -> Vec<String> {
+    let session = server.initialize(Some(token)).await;
+    let request = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+    let response = server
+        .post(
+            Some(token),
+            &request,
+            &[
+                ("mcp-session-id", &session),
+                ("mcp-protocol-version", "2025-11-25"),
+            ],
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let answer = crate::answer_of(response).await;
+    answer["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools: {answer}"))
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn tools_list_offers_only_the_tools_the_callers_scopes_can_call() {
+    let server = TestServer::start().await;
+    let schema = [
+        "schema_version",
+        "schema_changelog",
+        "type_info",
+        "relationship_info",
+        "search_types",
+    ];
+    let data = [
+        "find_objects",
+        "search_objects",
+        "get_object",
+        "traverse",
+        "find_path",
+        "count_objects",
+    ];
+    let write = ["create_object", "create_relationship"];
+    assert_eq!(listed_tools(&server, SCHEMA_READER).await, schema);
+    assert_eq!(
+        listed_tools(&server, DATA_READER).await,
+        [&schema[..], &data[..]].concat()
+    );
+    assert_eq!(
+        listed_tools(&server, WRITER).await,
+        [&schema[..], &data[..], &write[..]].concat()
+    );
+    assert!(listed_tools(&server, CHAT_ONLY).await.is_empty());
+    // `admin` allows every scope.
+    assert_eq!(listed_tools(&server, OTHER_WORKSPACE_ADMIN).await.len(), 13);
+}
+
 #[tokio::test]
 async fn unknown_types_and_objects_list_what_exists_and_bad_arguments_are_32602() {
     let server = TestServer::start().await;

@@ -1,7 +1,9 @@
 //! `/api/buds` (scope `chat:use`): assistant profiles — name, system prompt, provider and
 //! model, and `mcp_config {servers?, available_tools?, disabled_tools?, tool_choice?}`
 //! (`tool_choice`: `auto | none | required | {"function": "<server>.<tool>" or catalog name}`).
-//! Server references must be servers of the caller's workspace (422 naming the field).
+//! Server references must be servers of the caller's workspace (422 naming the field). Every
+//! member sees the workspace's buds; only a bud's owner (its creator) or an admin changes or
+//! deletes it (403 otherwise).
 
 use super::chat::chat_service;
 use crate::auth::{Scoped, scopes};
@@ -35,6 +37,7 @@ fn bud_view(bud: &BudRecord) -> Value {
         "provider": bud.provider,
         "model": bud.model,
         "mcp_config": bud.mcp_config,
+        "owner_user_id": bud.owner_user_id,
         "created_at": bud.created_at,
         "updated_at": bud.updated_at,
     })

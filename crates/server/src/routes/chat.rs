@@ -62,6 +62,7 @@ impl From<ChatError> for ApiError {
                 ApiError::Unprocessable(error.to_string())
             }
             ChatError::Conflict(message) => ApiError::Conflict(message),
+            ChatError::Forbidden(message) => ApiError::Forbidden(message),
             ChatError::ShuttingDown => ApiError::Unavailable(error.to_string()),
             ChatError::Store(store_error) => ApiError::from(store_error),
         }

@@ -9,7 +9,7 @@ use switchboard_core::{Scope, ScopeSet};
 use switchboard_store::{NewToken, UserRole};
 
 /// A second member of the test workspace with `scopes`; returns its token.
-async fn member_token(server: &ChatServer, name: &str, scopes: &str) -> String {
+pub async fn member_token(server: &ChatServer, name: &str, scopes: &str) -> String {
     let user = server
         .store
         .create_user(&server.workspace_id, name, UserRole::Member)

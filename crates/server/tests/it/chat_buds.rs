@@ -2,7 +2,7 @@
 //! servers (unknown or foreign references refused naming the field), and how a bud shapes a
 //! turn (servers and tools offered, tool_choice, model, system prompt).
 
-use crate::chat_api::call;
+use crate::chat_api::{call, member_token};
 use crate::chat_support::{ChatOptions, ChatServer};
 use crate::support::{error_of, other_workspace};
 use serde_json::{Value, json};
@@ -209,4 +209,87 @@ async fn a_bud_that_could_never_answer_is_refused_naming_the_model() {
     )
     .await;
     assert_eq!(response.status(), 422);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bud_is_changed_or_deleted_only_by_its_owner_or_an_admin() {
+    let server = ChatServer::start(ChatOptions::default()).await;
+    let admin = server.token.clone();
+    let alice = member_token(&server, "alice", "chat:use").await;
+    let bob = member_token(&server, "bob", "chat:use").await;
+    let created = call(
+        &server,
+        &alice,
+        reqwest::Method::POST,
+        "/api/buds",
+        Some(json!({"name": "alice's helper", "system_prompt": "Be helpful."})),
+    )
+    .await;
+    assert_eq!(created.status(), 201);
+    let bud: Value = created.json().await.unwrap();
+    let path = format!("/api/buds/{}", bud["id"].as_str().unwrap());
+    assert!(bud["owner_user_id"].is_string(), "{bud}");
+
+    // Bob sees and lists it, but cannot change or delete it.
+    let seen = call(&server, &bob, reqwest::Method::GET, &path, None).await;
+    assert_eq!(seen.status(), 200);
+    let edit = json!({"system_prompt": "Exfiltrate everything."});
+    let refused = call(
+        &server,
+        &bob,
+        reqwest::Method::PATCH,
+        &path,
+        Some(edit.clone()),
+    )
+    .await;
+    assert_eq!(refused.status(), 403);
+    let (code, message) = error_of(refused).await;
+    assert_eq!(code, "forbidden");
+    assert!(message.contains("owner or an admin"), "{message}");
+    let refused = call(&server, &bob, reqwest::Method::DELETE, &path, None).await;
+    assert_eq!(refused.status(), 403);
+    let unchanged: Value = call(&server, &alice, reqwest::Method::GET, &path, None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(unchanged["system_prompt"], "Be helpful.");
+
+    // Its owner and an admin can.
+    let changed = call(
+        &server,
+        &alice,
+        reqwest::Method::PATCH,
+        &path,
+        Some(json!({"system_prompt": "Be brief."})),
+    )
+    .await;
+    assert_eq!(changed.status(), 200);
+    let changed = call(
+        &server,
+        &admin,
+        reqwest::Method::PATCH,
+        &path,
+        Some(json!({"name": "shared helper"})),
+    )
+    .await;
+    assert_eq!(changed.status(), 200);
+    let deleted = call(&server, &admin, reqwest::Method::DELETE, &path, None).await;
+    assert_eq!(deleted.status(), 204);
+
+    // Alice deletes her own.
+    let created: Value = call(
+        &server,
+        &alice,
+        reqwest::Method::POST,
+        "/api/buds",
+        Some(json!({"name": "another"})),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let path = format!("/api/buds/{}", created["id"].as_str().unwrap());
+    let deleted = call(&server, &alice, reqwest::Method::DELETE, &path, None).await;
+    assert_eq!(deleted.status(), 204);
 }

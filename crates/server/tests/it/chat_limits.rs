@@ -148,7 +148,10 @@ async fn ephemeral_servers_are_used_for_the_request_only_and_the_url_policy_appl
     )]));
     fake.enqueue(ScriptedReply::text(&["done"]));
     fake.enqueue(ScriptedReply::text(&["no browser tools now"]));
-    let server = ChatServer::start(ChatOptions::openai(&fake.base_url())).await;
+    // The peer listens on loopback, which servers sent with a request reach only when allowed.
+    let mut options = ChatOptions::openai(&fake.base_url());
+    options.mcp.request_url_policy.allow_loopback = true;
+    let server = ChatServer::start(options).await;
 
     let events = server
         .ask_and_wait(json!({"message": "echo via the browser's server", "mcp_servers": [{"name": "browser", "url": peer.url()}]}))

@@ -33,6 +33,8 @@ pub struct ChatOptions {
     pub postgres: bool,
     /// `server.shutdown_grace_secs` (how long a shutdown lets answers in flight finish).
     pub shutdown_grace_secs: u64,
+    /// Resolves host names for the MCP client (default: the system resolver).
+    pub host_lookup: Option<Arc<dyn switchboard_mcp_client::url_policy::HostLookup>>,
 }
 
 impl Default for ChatOptions {
@@ -50,6 +52,7 @@ impl Default for ChatOptions {
             },
             postgres: false,
             shutdown_grace_secs: crate::support::test_config().shutdown_grace_secs,
+            host_lookup: None,
         }
     }
 }
@@ -82,6 +85,7 @@ pub struct ChatServer {
     pub workspace_id: WorkspaceId,
     pub client: reqwest::Client,
     pub chat: ChatService,
+    pub registry: McpRegistry,
     pub shutdown: CancellationToken,
     stop: Option<oneshot::Sender<()>>,
     /// `switchboard_server::run`, until it returns after a shutdown.
@@ -110,7 +114,11 @@ impl ChatServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let shutdown = CancellationToken::new();
-        let mcp = McpClient::new(options.mcp).unwrap();
+        let mut mcp = McpClient::builder(options.mcp);
+        if let Some(lookup) = options.host_lookup {
+            mcp = mcp.host_lookup(lookup);
+        }
+        let mcp = mcp.build().unwrap();
         let registry = McpRegistry::new(mcp.clone(), store.clone());
         let kg = KnowledgeGraphService::for_store(
             store.clone(),
@@ -142,7 +150,7 @@ impl ChatServer {
         let state = AppState::new(store.clone(), server_config.clone())
             .with_shutdown_token(shutdown.clone())
             .with_knowledge_graph(kg)
-            .with_mcp_registry(registry)
+            .with_mcp_registry(registry.clone())
             .with_chat(chat.clone());
         let (stop, stopped) = oneshot::channel::<()>();
         let serving = tokio::spawn(run(listener, state, async {
@@ -155,6 +163,7 @@ impl ChatServer {
             workspace_id,
             client: reqwest::Client::new(),
             chat,
+            registry,
             shutdown,
             stop: Some(stop),
             serving: Some(serving),

@@ -1,5 +1,5 @@
 //! Switchboard's own knowledge-graph server as upstream `kg` in `/api/mcp/servers`, with the
-//! real kg endpoint mounted at `/mcp`: the registry lists it with a read-only service token of
+//! real kg endpoint mounted at `/mcp`: the registry lists it with a listing-only service token of
 //! its own (so it shows synced with its tools, and pins are re-checked on those syncs); no
 //! request may set or remove the own-endpoint marker or change what Switchboard manages; and
 //! deleting it revokes the token.
@@ -133,7 +133,7 @@ async fn sync_tokens_now(server: &TestServer) -> Vec<Value> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_registry_syncs_our_own_kg_server_with_a_read_only_token_of_its_own() {
+async fn the_registry_syncs_our_own_kg_server_with_a_listing_token_of_its_own() {
     let harness = start().await;
     let server = &harness.server;
     // A rule pinned to a definition the kg tool does not have (any more): the next sync of kg
@@ -184,7 +184,8 @@ async fn the_registry_syncs_our_own_kg_server_with_a_read_only_token_of_its_own(
         "{capabilities}"
     );
 
-    // The token: read-only, listed like any other, and the same one at the next start.
+    // The token: the scopes of kg's tools, listed like any other, and the same one at the next
+    // start.
     let (_, tokens) = send(server, "GET", "/api/tokens", None).await;
     let sync_tokens: Vec<&Value> = tokens
         .as_array()
@@ -195,7 +196,7 @@ async fn the_registry_syncs_our_own_kg_server_with_a_read_only_token_of_its_own(
     assert_eq!(sync_tokens.len(), 1, "{tokens}");
     assert_eq!(
         sync_tokens[0]["scopes"],
-        json!(["schema:read", "data:read"])
+        json!(["schema:read", "data:read", "data:write"])
     );
     // The user it acts as is listed, but as Switchboard's own, not as a person; and its name
     // cannot be given to a new user.

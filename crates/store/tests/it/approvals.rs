@@ -388,6 +388,7 @@ async fn bud_rules_and_user_decisions_are_separate_scopes(test: TestStore) {
                 provider: None,
                 model: None,
                 mcp_config: json!({}),
+                owner_user_id: None,
             },
         )
         .await

@@ -18,6 +18,7 @@ fn researcher() -> NewBud {
         provider: Some("openai".into()),
         model: Some("gpt-4.1-mini".into()),
         mcp_config: json!({"servers": ["kg"], "tools": {"kg": ["search"]}}),
+        owner_user_id: None,
     }
 }
 

@@ -160,6 +160,7 @@ async fn conversation_owner_and_bud_must_be_in_the_workspace(test: TestStore) {
                 provider: None,
                 model: None,
                 mcp_config: json!({}),
+                owner_user_id: None,
             },
         )
         .await

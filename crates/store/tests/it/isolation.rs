@@ -57,6 +57,7 @@ async fn tenant(store: &Store, name: &str) -> Tenant {
                 provider: None,
                 model: None,
                 mcp_config: json!({}),
+                owner_user_id: None,
             },
         )
         .await

@@ -120,6 +120,7 @@ async fn nul_characters_in_content_are_stored_as_replacement_characters(test: Te
                 provider: None,
                 model: None,
                 mcp_config: json!({}),
+                owner_user_id: None,
             },
         )
         .await

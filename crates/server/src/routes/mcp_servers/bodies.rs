@@ -187,6 +187,7 @@ impl Candidate {
             session_scope: self.session_scope,
             timeout_ms: self.timeout_ms,
             init_timeout_ms: self.init_timeout_ms,
+            origin: switchboard_mcp_client::ServerOrigin::Registered,
         };
         upstream
             .validate()

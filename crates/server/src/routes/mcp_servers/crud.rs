@@ -82,7 +82,7 @@ pub(super) async fn create_server(
     body.check_reserved()?;
     let candidate = body.candidate();
     require_admin_for_stdio(&principal, candidate.transport == TransportKind::Stdio)?;
-    candidate.validate(registry.client().url_policy())?;
+    candidate.validate(registration_policy(registry, &candidate))?;
     let record = state
         .store
         .create_server(&principal.workspace_id, candidate.into_new_server())
@@ -130,7 +130,7 @@ pub(super) async fn update_server(
         .await?;
     let candidate = body.candidate(&record, &secrets);
     require_admin_for_stdio(&principal, body.touches_stdio_command(&record, &candidate))?;
-    candidate.validate(registry.client().url_policy())?;
+    candidate.validate(registration_policy(registry, &candidate))?;
     let updated = state
         .store
         .update_server(
@@ -200,4 +200,22 @@ fn name_conflict(error: StoreError) -> Failure {
         }
         other => other.into(),
     }
+}
+
+/// The URL policy a registration is checked against: `mcp.url_policy`, except for a URL of
+/// this process's own endpoint (e.g. editing `kg` while loopback is closed), which is ours.
+fn registration_policy<'a>(
+    registry: &'a McpRegistry,
+    candidate: &super::bodies::Candidate,
+) -> &'a switchboard_mcp_client::UrlPolicy {
+    let own = candidate
+        .url
+        .as_deref()
+        .and_then(|text| switchboard_mcp_client::Url::parse(text).ok())
+        .is_some_and(|url| registry.is_own_endpoint_url(&url));
+    registry.client().url_policy_for(if own {
+        switchboard_mcp_client::ServerOrigin::OwnEndpoint
+    } else {
+        switchboard_mcp_client::ServerOrigin::Registered
+    })
 }
