@@ -47,6 +47,11 @@ enum ParameterRole {
     GroupBy,
     FreeText,
     Cursor,
+    Path,
+    SecondPath,
+    Pattern,
+    FirstLines,
+    LastLines,
     Other,
 }
 
@@ -67,6 +72,12 @@ fn role_of(name: &str) -> ParameterRole {
             ParameterRole::FreeText
         }
         "cursor" | "page_token" | "next_cursor" => ParameterRole::Cursor,
+        "path" | "file" | "file_path" | "filepath" | "filename" | "file_name" | "dir"
+        | "directory" | "folder" | "source" => ParameterRole::Path,
+        "destination" | "target" | "target_path" | "new_path" => ParameterRole::SecondPath,
+        "pattern" | "glob" | "name_pattern" => ParameterRole::Pattern,
+        "head" | "first_lines" => ParameterRole::FirstLines,
+        "tail" | "last_lines" => ParameterRole::LastLines,
         other if other.ends_with("_id") => ParameterRole::Id,
         other if other.ends_with("_type") => ParameterRole::TypeName,
         _ => ParameterRole::Other,
@@ -87,6 +98,16 @@ pub(crate) fn bind_arguments(
         .types
         .iter()
         .filter(|name| Some(*name) != object_hint.as_ref())
+        .collect();
+    let all_types: Vec<&String> = mentions
+        .types
+        .iter()
+        .chain(
+            mentions
+                .guessed_types
+                .iter()
+                .filter(|guess| !mentions.types.contains(guess)),
+        )
         .collect();
     let mut numbers = mentions.numbers.iter();
     let mut ids = mentions.ids.iter();
@@ -114,12 +135,12 @@ pub(crate) fn bind_arguments(
                 .first()
                 .or(mentions.guessed_types.first())
                 .map(|name| json!(name)),
-            ParameterRole::FromType => mentions.types.first().map(|name| json!(name)),
+            ParameterRole::FromType => all_types.first().map(|name| json!(name)),
             ParameterRole::ToType => {
                 if has_from_and_to {
-                    mentions.types.get(1).map(|name| json!(name))
+                    all_types.get(1).map(|name| json!(name))
                 } else {
-                    mentions.types.first().map(|name| json!(name))
+                    all_types.first().map(|name| json!(name))
                 }
             }
             ParameterRole::TargetType => types_besides_hint.first().map(|name| json!(name)),
@@ -132,13 +153,27 @@ pub(crate) fn bind_arguments(
             ParameterRole::Depth if is_number => None,
             ParameterRole::GroupBy => mentions.group_by.as_ref().map(|field| json!(field)),
             ParameterRole::FreeText => free_text_for(tool, mentions).map(|text| json!(text)),
+            ParameterRole::Path => mentions.paths.paths.first().map(|path| json!(path)),
+            ParameterRole::SecondPath => mentions.paths.paths.get(1).map(|path| json!(path)),
+            ParameterRole::Pattern => mentions.paths.patterns.first().map(|glob| json!(glob)),
+            ParameterRole::FirstLines if asks_for_lines(mentions, &["first", "top", "head"]) => {
+                numbers.next().map(|n| json!(n))
+            }
+            ParameterRole::LastLines if asks_for_lines(mentions, &["last", "tail", "final"]) => {
+                numbers.next().map(|n| json!(n))
+            }
             ParameterRole::Other if is_number && is_required => numbers.next().map(|n| json!(n)),
             _ => None,
         };
         match value {
             Some(value) => {
                 arguments.insert(name.clone(), value);
-                from_question += 1;
+                // A path written in the question is the strongest sign of a file tool.
+                from_question += if role_of(name) == ParameterRole::Path {
+                    2
+                } else {
+                    1
+                };
             }
             None if is_required => {
                 if let Some(default) = fallback_value(parameter, &enum_values) {
@@ -158,8 +193,8 @@ pub(crate) fn bind_arguments(
     }
     // A single type given for a from/to pair reads "to X" as the target.
     if has_from_and_to
-        && mentions.types.len() == 1
-        && reads_as_target(mentions)
+        && all_types.len() == 1
+        && reads_as_target(mentions, all_types[0])
         && let Some(from) = arguments.remove("from_type")
     {
         arguments.insert("to_type".into(), from);
@@ -181,11 +216,15 @@ pub(crate) fn bind_arguments(
     }
 }
 
-fn reads_as_target(mentions: &Mentions) -> bool {
+/// "the first 10 lines", "last 5 lines of …": a line count from the start or the end.
+fn asks_for_lines(mentions: &Mentions, ends: &[&str]) -> bool {
+    let words = super::text::words(&mentions.question);
+    words.iter().any(|word| stem(word) == "line")
+        && words.iter().any(|word| ends.contains(&word.as_str()))
+}
+
+fn reads_as_target(mentions: &Mentions, type_name: &str) -> bool {
     let question = mentions.rest_after_leading_verb.to_lowercase();
-    let Some(type_name) = mentions.types.first() else {
-        return false;
-    };
     let type_lower = type_name.to_lowercase();
     ["to ", "into ", "pointing at ", "towards "]
         .iter()

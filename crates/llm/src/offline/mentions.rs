@@ -5,8 +5,10 @@
 
 use chrono::NaiveDate;
 
+use super::dates::read_date;
 use super::known_values::KnownValues;
-use super::text::{is_stop_word, singular, stem, type_name_form};
+use super::paths::{PathMentions, is_part_of, read_paths};
+use super::text::{is_schema_word, is_stop_word, singular, stem, type_name_form};
 use super::tokens::{Token, tokenize};
 
 /// A named object the question refers to, with the type word next to it if any.
@@ -37,6 +39,10 @@ pub(crate) struct Mentions {
     pub leading_verb: String,
     /// The question's text after its first word (for imperatives such as "echo hello").
     pub rest_after_leading_verb: String,
+    /// File-system paths and glob patterns written in the question.
+    pub paths: PathMentions,
+    /// Token positions already read as a date or a path, so they are not read again as a name or number.
+    pub consumed: Vec<usize>,
 }
 
 /// Words after which a capitalised word is a type rather than an object name.
@@ -95,10 +101,20 @@ impl Mentions {
                 .map_or("", |(_, rest)| rest);
             mentions.rest_after_leading_verb = rest.trim().to_owned();
         }
+        if let Some(date) = read_date(&tokens, today) {
+            mentions.date = Some(date.date.format("%Y-%m-%d").to_string());
+            mentions.consumed = date.positions;
+        }
+        mentions.paths = read_paths(question);
+        for (position, token) in tokens.iter().enumerate() {
+            if is_part_of(&mentions.paths, &token.text) {
+                mentions.consumed.push(position);
+            }
+        }
         mentions.read_quoted(&tokens, known);
         mentions.read_capitalised_runs(&tokens, known);
         mentions.read_lowercase_types(&tokens, known);
-        mentions.read_scalars(&tokens, known, today);
+        mentions.read_scalars(&tokens, known);
         mentions.read_free_text(&tokens);
         mentions
     }
@@ -118,7 +134,7 @@ impl Mentions {
 
     fn read_quoted(&mut self, tokens: &[Token], known: &KnownValues) {
         for (position, token) in tokens.iter().enumerate() {
-            if token.quoted {
+            if token.quoted && !self.consumed.contains(&position) {
                 let type_hint = type_hint_around(tokens, position, position, known);
                 self.objects.push(ObjectMention {
                     name: token.text.clone(),
@@ -133,6 +149,7 @@ impl Mentions {
         while position < tokens.len() {
             let token = &tokens[position];
             if token.quoted
+                || self.consumed.contains(&position)
                 || !is_capitalised(&token.text)
                 || is_stop_word(&token.text.to_lowercase())
             {
@@ -144,6 +161,7 @@ impl Mentions {
                 && !tokens[end].phrase_end
                 && !tokens[end + 1].quoted
                 && !tokens[end + 1].sentence_start
+                && !self.consumed.contains(&(end + 1))
                 && is_capitalised(&tokens[end + 1].text)
             {
                 end += 1;
@@ -163,7 +181,9 @@ impl Mentions {
                 let followed_by_marker = next_word
                     .as_deref()
                     .is_some_and(|w| TYPE_MARKER_WORDS.contains(&w));
-                if starts_sentence && !is_known_type && !followed_by_marker {
+                if is_schema_word(&word.to_lowercase()) && !is_known_type {
+                    // "Relationship types", "Properties of …": schema vocabulary.
+                } else if starts_sentence && !is_known_type && !followed_by_marker {
                     // "Show", "What", "Tell": capitalised only because they start the sentence.
                 } else if is_known_type || followed_by_marker {
                     self.add_type(Self::canonical_type(word, known));
@@ -208,7 +228,7 @@ impl Mentions {
 
     fn read_lowercase_types(&mut self, tokens: &[Token], known: &KnownValues) {
         for (position, token) in tokens.iter().enumerate() {
-            if token.quoted || is_capitalised(&token.text) {
+            if token.quoted || is_capitalised(&token.text) || self.consumed.contains(&position) {
                 continue;
             }
             let lower = token.text.to_lowercase();
@@ -225,16 +245,11 @@ impl Mentions {
                 if !already_a_hint {
                     self.add_type(name.to_owned());
                 }
+            } else if is_schema_word(&lower) || known.is_tool_word(&lower) {
+                // "relationship types", "the file": words of the tools, not types.
             } else if before_marker {
                 self.add_type(type_name_form(&lower));
-            } else if position > 0
-                && lower.len() > 3
-                && lower.ends_with('s')
-                && [
-                    "many", "all", "list", "find", "count", "show", "which", "every",
-                ]
-                .contains(&tokens[position - 1].text.to_lowercase().as_str())
-            {
+            } else if position > 0 && noun_slot(&tokens[position - 1].text, &lower) {
                 let guess = type_name_form(&lower);
                 if !self.guessed_types.contains(&guess) {
                     self.guessed_types.push(guess);
@@ -243,53 +258,31 @@ impl Mentions {
         }
     }
 
-    fn read_scalars(&mut self, tokens: &[Token], known: &KnownValues, today: NaiveDate) {
+    fn read_scalars(&mut self, tokens: &[Token], known: &KnownValues) {
         for (position, token) in tokens.iter().enumerate() {
+            if self.consumed.contains(&position) {
+                continue;
+            }
             let text = token.text.as_str();
             let lower = text.to_lowercase();
-            if NaiveDate::parse_from_str(&text[..text.len().min(10)], "%Y-%m-%d").is_ok() {
-                self.date.get_or_insert_with(|| text.to_owned());
-            } else if is_version_hash(text) || is_semantic_version(text) {
+            let after_version_word = position > 0
+                && ["version", "revision", "v"]
+                    .contains(&tokens[position - 1].text.to_lowercase().as_str());
+            if is_version_hash(text) || is_semantic_version(text) {
                 self.version.get_or_insert_with(|| text.to_owned());
             } else if let Ok(number) = text.parse::<u64>() {
-                let unit = tokens
-                    .get(position + 1)
-                    .map(|t| stem(&t.text.to_lowercase()));
-                let relative_days = match unit.as_deref() {
-                    Some("day") => Some(number),
-                    Some("week") => Some(number * 7),
-                    Some("month") => Some(number * 30),
-                    _ => None,
-                };
-                match relative_days {
-                    Some(days) if position > 0 => {
-                        let date = today - chrono::Duration::days(days as i64);
-                        self.date
-                            .get_or_insert_with(|| date.format("%Y-%m-%d").to_string());
-                    }
-                    _ => self.numbers.push(number),
+                if after_version_word {
+                    self.version.get_or_insert_with(|| text.to_owned());
+                } else {
+                    self.numbers.push(number);
                 }
             } else if is_id_like(text) || known.objects.iter().any(|object| object.id == text) {
                 self.ids.push(text.to_owned());
             }
             match lower.as_str() {
-                "yesterday" => {
-                    let date = today - chrono::Duration::days(1);
-                    self.date
-                        .get_or_insert_with(|| date.format("%Y-%m-%d").to_string());
-                }
-                "week" | "month" if position > 0 => {
-                    let previous = tokens[position - 1].text.to_lowercase();
-                    if previous == "last" || previous == "past" || previous == "this" {
-                        let days = if lower == "week" { 7 } else { 30 };
-                        let date = today - chrono::Duration::days(days);
-                        self.date
-                            .get_or_insert_with(|| date.format("%Y-%m-%d").to_string());
-                    }
-                }
                 "incoming" | "inbound" => self.direction = Some("in"),
                 "outgoing" | "outbound" => self.direction = Some("out"),
-                "by" | "per" => {
+                "by" | "per" | "each" => {
                     if let Some(next) = tokens.get(position + 1)
                         && !is_stop_word(&next.text.to_lowercase())
                     {
@@ -302,7 +295,11 @@ impl Mentions {
     }
 
     fn read_free_text(&mut self, tokens: &[Token]) {
-        if let Some(quoted) = tokens.iter().find(|t| t.quoted) {
+        if let Some((_, quoted)) = tokens
+            .iter()
+            .enumerate()
+            .find(|(position, token)| token.quoted && !self.consumed.contains(position))
+        {
             self.free_text = Some(quoted.text.clone());
             return;
         }
@@ -319,14 +316,20 @@ impl Mentions {
                     .position(|token| token.text.eq_ignore_ascii_case("for"))
                     .map(|offset| search + offset - 1)
             });
-        let start = match (trigger, search_for) {
-            (Some(trigger), _) => trigger + 1,
-            (None, Some(search)) => search + 2,
-            (None, None) => return,
+        let about = tokens
+            .iter()
+            .position(|token| token.text.eq_ignore_ascii_case("about"));
+        let start = match (trigger, search_for, about) {
+            (Some(trigger), _, _) => trigger + 1,
+            (None, Some(search), _) => search + 2,
+            (None, None, Some(about)) => about + 1,
+            (None, None, None) => return,
         };
         let text: Vec<&str> = tokens[start..]
             .iter()
-            .map(|t| t.text.as_str())
+            .enumerate()
+            .filter(|(offset, _)| !self.consumed.contains(&(start + offset)))
+            .map(|(_, t)| t.text.as_str())
             .filter(|word| !is_stop_word(&word.to_lowercase()))
             .collect();
         if !text.is_empty() {
@@ -364,6 +367,28 @@ fn type_hint_around(
         .filter(|token| !token.phrase_end)
         .and_then(candidate);
     after.or(before)
+}
+
+/// Whether `word` after `previous` is where a question names a kind of thing: a plural after
+/// "all", "list", "which", "the", "on"… ("which projects", "fields on documents"), a singular
+/// after "a", "an", "each", "every" ("properties of a project").
+fn noun_slot(previous: &str, word: &str) -> bool {
+    const BEFORE_PLURAL: &[&str] = &[
+        "many", "all", "list", "find", "count", "show", "which", "every", "the", "on", "of", "for",
+        "any", "are", "my", "our", "to", "and", "between", "with", "from",
+    ];
+    const BEFORE_SINGULAR: &[&str] = &["a", "an", "each", "every", "one"];
+    let previous = previous.to_lowercase();
+    let after_count = previous.parse::<u64>().is_ok();
+    let plural = looks_plural(word) && !word.ends_with("us");
+    let irregular_plural = singular(word) != word && !word.ends_with('s');
+    word.chars().all(char::is_alphabetic)
+        && word.len() > 2
+        && if plural || irregular_plural {
+            after_count || BEFORE_PLURAL.contains(&previous.as_str())
+        } else {
+            BEFORE_SINGULAR.contains(&previous.as_str())
+        }
 }
 
 fn looks_plural(word: &str) -> bool {

@@ -70,7 +70,7 @@ pub(crate) fn read(
     }
     let tokens = tokenize(&mentions.question);
     let mut names: Vec<ObjectMention> = mentions.objects.clone();
-    for phrase in lowercase_phrases(&tokens, known, tools) {
+    for phrase in lowercase_phrases(&tokens, &mentions.consumed, known, tools) {
         let overlaps = names.iter().any(|name| {
             let name = name.name.to_lowercase();
             name.contains(&phrase.name) || phrase.name.contains(&name)
@@ -302,6 +302,7 @@ fn target_type(
 /// tools ("the schema version", "the recent changes").
 fn lowercase_phrases(
     tokens: &[Token],
+    consumed: &[usize],
     known: &KnownValues,
     tools: &[ToolSpec],
 ) -> Vec<ObjectMention> {
@@ -330,8 +331,8 @@ fn lowercase_phrases(
             continue;
         }
         let mut phrase: Vec<String> = Vec::new();
-        for next in &tokens[position + 1..] {
-            if !is_name_word(next) {
+        for (offset, next) in tokens[position + 1..].iter().enumerate() {
+            if !is_name_word(next) || consumed.contains(&(position + 1 + offset)) {
                 break;
             }
             phrase.push(next.text.clone());

@@ -15,10 +15,12 @@ use switchboard_core::ToolSpec;
 
 use super::arguments::{Binding, bind_arguments};
 use super::conversation::{ConversationView, ToolOutcome};
+use super::filter_plan;
 use super::help;
 use super::known_values::{KnownValues, object_display_name};
 use super::mentions::{Mentions, ObjectMention};
 use super::object_plan;
+use super::refusal::is_unsupported_action;
 use super::render::{self, RenderContext};
 use super::text::{stem, words};
 use super::tool_index::{QueryTerms, RankedTool, ToolIndex, base_name};
@@ -49,6 +51,8 @@ pub(crate) struct Intent<'a> {
 /// Score → confidence in 0..1; a score of about 1.5 (one good name word) reaches 0.3.
 const CONFIDENCE_SCALE: f64 = 4.0;
 const BOUND_ARGUMENT_BONUS: f64 = 0.8;
+/// A bare listing of a named type: enough to act on, never more than a matched tool.
+const LISTING_CONFIDENCE: f64 = 0.5;
 /// Pages of a lookup read before giving up on finding a name.
 const MAX_LOOKUP_PAGES: usize = 4;
 pub(crate) const MUTATING_VERBS: &[&str] = &[
@@ -75,8 +79,27 @@ pub(crate) fn decide(
     }
     let known = KnownValues::gather(&request.tools, view.earlier_results.iter());
     let mentions = Mentions::read(&view.question, &known, today);
+    let forced = matches!(request.tool_choice, ToolChoice::Function { .. });
+    if !forced && view.this_turn.is_empty() && is_unsupported_action(&mentions, &request.tools) {
+        return PlannerDecision::Answer(help::low_confidence(&request.tools));
+    }
     let intent = select_intent(request, &mentions, &known, config);
-    if !matches!(request.tool_choice, ToolChoice::Function { .. })
+    let listing_fits = intent.as_ref().is_none_or(|intent| {
+        filter_plan::filtering_tool(&request.tools)
+            .is_some_and(|tool| tool.name == intent.tool.name)
+    });
+    if !forced
+        && let Some(decision) =
+            filter_plan::decide(&request.tools, &mentions, &view, listing_fits, config)
+    {
+        return decision;
+    }
+    let view = filter_plan::without_schema_lookup(
+        &request.tools,
+        &view,
+        intent.as_ref().map(|intent| intent.tool.name.as_str()),
+    );
+    if !forced
         && let Some(question) = object_plan::read(&mentions, &known, &request.tools)
         && object_plan_goes_first(intent.as_ref(), &question, &request.tools)
     {
@@ -141,7 +164,10 @@ pub(crate) fn select_intent<'a>(
     let excluded: Vec<String> = mentions
         .types
         .iter()
+        .chain(&mentions.guessed_types)
         .chain(mentions.objects.iter().map(|object| &object.name))
+        .chain(&mentions.paths.paths)
+        .chain(&mentions.paths.patterns)
         .flat_map(|name| words(name))
         .map(|word| stem(&word))
         .collect();
@@ -150,6 +176,7 @@ pub(crate) fn select_intent<'a>(
     let ranked: Vec<RankedTool<'a>> = index.rank(&terms);
     let mut best: Option<Intent<'a>> = None;
     let mut best_score = 0.0;
+    let mut best_bound_nothing = false;
     for candidate in ranked {
         if is_mutating(candidate.tool) && !mutation_requested(candidate.tool, mentions) {
             continue;
@@ -164,6 +191,7 @@ pub(crate) fn select_intent<'a>(
         let score = candidate.score + BOUND_ARGUMENT_BONUS * bound.from_question as f64;
         if score > best_score {
             best_score = score;
+            best_bound_nothing = bound.from_question == 0;
             best = Some(Intent {
                 tool: candidate.tool,
                 binding: bound.binding,
@@ -171,9 +199,39 @@ pub(crate) fn select_intent<'a>(
             });
         }
     }
-    let best = best?;
+    // "list published documents": a tool that takes nothing from the question loses to a
+    // listing of the type the question names.
+    let best = match best {
+        Some(best) if !best_bound_nothing => Some(best),
+        other => listing_of_a_type(request, mentions, lookup_available).or(other),
+    }?;
+    // "delete the file X" with no delete tool must not read the file instead.
+    if MUTATING_VERBS.contains(&mentions.leading_verb.as_str())
+        && !(is_mutating(best.tool) && mutation_requested(best.tool, mentions))
+    {
+        return None;
+    }
     let required = request.tool_choice == ToolChoice::Required;
     (required || best.confidence >= config.confidence_threshold).then_some(best)
+}
+
+/// "show all people", "list the tags", "5 documents": a type and nothing else to go on is a
+/// listing of that type with the lookup tool.
+fn listing_of_a_type<'a>(
+    request: &'a LlmRequest,
+    mentions: &Mentions,
+    lookup_available: bool,
+) -> Option<Intent<'a>> {
+    if mentions.types.is_empty() && mentions.guessed_types.is_empty() {
+        return None;
+    }
+    let tool = lookup_tool(&request.tools)?;
+    let bound = bind_arguments(tool, mentions, lookup_available);
+    matches!(bound.binding, Binding::Complete(_)).then_some(Intent {
+        tool,
+        binding: bound.binding,
+        confidence: LISTING_CONFIDENCE,
+    })
 }
 
 fn is_mutating(tool: &ToolSpec) -> bool {
