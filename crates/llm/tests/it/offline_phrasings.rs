@@ -38,12 +38,12 @@ struct Case {
 }
 
 /// What one question produced.
-struct Transcript {
-    calls: Vec<(String, Value)>,
-    answer: String,
+pub(crate) struct Transcript {
+    pub calls: Vec<(String, Value)>,
+    pub answer: String,
 }
 
-fn catalog() -> Vec<ToolSpec> {
+pub(crate) fn catalog() -> Vec<ToolSpec> {
     let mut tools: Vec<ToolSpec> = ToolCatalog::default()
         .tools()
         .iter()
@@ -59,7 +59,7 @@ fn catalog() -> Vec<ToolSpec> {
     tools
 }
 
-async fn sample_graph() -> std::sync::Arc<WorkspaceGraph> {
+pub(crate) async fn sample_graph() -> std::sync::Arc<WorkspaceGraph> {
     let graphs = KnowledgeGraphs::in_memory();
     let workspace = WorkspaceId::from_string("phrasings");
     graphs
@@ -91,7 +91,7 @@ async fn execute(graph: &WorkspaceGraph, name: &str, arguments: &Value) -> Strin
     }
 }
 
-async fn converse(
+pub(crate) async fn converse(
     provider: &OfflineProvider,
     tools: &[ToolSpec],
     graph: &WorkspaceGraph,
