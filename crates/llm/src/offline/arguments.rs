@@ -226,12 +226,23 @@ fn asks_for_lines(mentions: &Mentions, ends: &[&str]) -> bool {
 fn reads_as_target(mentions: &Mentions, type_name: &str) -> bool {
     let question = mentions.rest_after_leading_verb.to_lowercase();
     let type_lower = type_name.to_lowercase();
-    ["to ", "into ", "pointing at ", "towards "]
-        .iter()
-        .any(|before| {
-            question.contains(&format!("{before}{type_lower}"))
-                || question.contains(&format!("{before}the {type_lower}"))
-        })
+    [
+        "to ",
+        "into ",
+        "pointing at ",
+        "towards ",
+        "end at ",
+        "ends at ",
+        "end at a ",
+        "ending at ",
+        "end in ",
+        "arrive at ",
+    ]
+    .iter()
+    .any(|before| {
+        question.contains(&format!("{before}{type_lower}"))
+            || question.contains(&format!("{before}the {type_lower}"))
+    })
 }
 
 /// An enum value the question names (by word or stem), or a direction word.
@@ -284,9 +295,14 @@ fn free_text_for(tool: &ToolSpec, mentions: &Mentions) -> Option<String> {
     }
     let base = super::tool_index::base_name(&tool.name);
     let tool_verb = super::text::words(base).first().map(|word| stem(word));
-    (tool_verb.as_deref() == Some(mentions.leading_verb.as_str())
-        && !mentions.rest_after_leading_verb.is_empty())
-    .then(|| mentions.rest_after_leading_verb.clone())
+    // "repeat hello" is `echo`'s text; "list the tags" is not `search`'s query.
+    let named_by_verb = tool_verb.as_deref().is_some_and(|verb| {
+        verb == mentions.leading_verb
+            || !["find", "search", "list", "get"].contains(&verb)
+                && super::text::synonyms(&mentions.leading_verb).contains(&verb)
+    });
+    (named_by_verb && !mentions.rest_after_leading_verb.is_empty())
+        .then(|| mentions.rest_after_leading_verb.clone())
 }
 
 #[cfg(test)]

@@ -63,7 +63,15 @@ pub(crate) fn decide(
     let listing = filtering_tool(tools)?;
     let schema = schema_tool(tools)?;
     let candidates = candidate_words(mentions);
-    if candidates.is_empty() {
+    // "tell me a joke": a lone singular guess is a thing asked for, not a value to filter by.
+    let only_singular_guess = candidates.iter().all(|word| {
+        singular(word) == *word
+            && mentions
+                .guessed_types
+                .iter()
+                .any(|guess| guess.eq_ignore_ascii_case(word))
+    });
+    if candidates.is_empty() || only_singular_guess {
         return None;
     }
     let known = enum_properties(view);
@@ -71,7 +79,18 @@ pub(crate) fn decide(
         let asked = view.this_turn.iter().any(|o| o.tool_name == schema.name);
         return (!asked).then(|| call(schema, Map::new()));
     }
-    let (property, value) = matching_value(&known, &candidates, mentions)?;
+    let Some((property, value)) = matching_value(&known, &candidates, mentions) else {
+        // "tell me a joke": the guessed kind is no type of the schema either.
+        let schema_types: Vec<&str> = known.iter().map(|p| p.type_name.as_str()).collect();
+        let names_no_type = mentions.types.is_empty()
+            && !mentions.guessed_types.iter().any(|guess| {
+                schema_types
+                    .iter()
+                    .any(|name| name.eq_ignore_ascii_case(guess))
+            });
+        return (names_no_type && !types_listed_without_enums(view, mentions))
+            .then(|| PlannerDecision::Answer(super::help::low_confidence(tools)));
+    };
     if let Some(outcome) = view.this_turn.iter().find(|o| o.tool_name == listing.name) {
         return Some(PlannerDecision::Answer(render::answer(
             std::slice::from_ref(outcome),
@@ -150,6 +169,25 @@ fn candidate_words(mentions: &Mentions) -> Vec<String> {
                     .any(|name| name.eq_ignore_ascii_case(&singular(word)))
         })
         .collect()
+}
+
+/// Whether a guessed type is a schema type that has no enum property (so `known` misses it).
+fn types_listed_without_enums(view: &ConversationView, mentions: &Mentions) -> bool {
+    let mut names = Vec::new();
+    let results = view
+        .this_turn
+        .iter()
+        .filter_map(|outcome| outcome.json.as_ref())
+        .chain(view.earlier_results.iter());
+    for result in results {
+        if let Some(types) = result.get("types").and_then(Value::as_array) {
+            names.extend(types.iter().filter_map(|t| t.get("name")?.as_str()));
+        }
+    }
+    mentions
+        .guessed_types
+        .iter()
+        .any(|guess| names.iter().any(|name| name.eq_ignore_ascii_case(guess)))
 }
 
 /// The enum properties in schema results of the conversation (this turn's first).

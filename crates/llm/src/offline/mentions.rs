@@ -8,7 +8,7 @@ use chrono::NaiveDate;
 use super::dates::read_date;
 use super::known_values::KnownValues;
 use super::paths::{PathMentions, is_part_of, read_paths};
-use super::text::{is_schema_word, is_stop_word, singular, stem, type_name_form};
+use super::text::{is_schema_word, is_stop_word, singular, stem, synonyms, type_name_form};
 use super::tokens::{Token, tokenize};
 
 /// A named object the question refers to, with the type word next to it if any.
@@ -178,9 +178,17 @@ impl Mentions {
             if run.len() == 1 {
                 let word = run[0];
                 let is_known_type = known.type_named(word).is_some();
+                let previous_word = position
+                    .checked_sub(1)
+                    .filter(|before| !tokens[*before].phrase_end)
+                    .map(|before| tokens[before].text.to_lowercase());
+                // "the Team type", "of type Tag", "a Team": a kind, not a name.
                 let followed_by_marker = next_word
                     .as_deref()
-                    .is_some_and(|w| TYPE_MARKER_WORDS.contains(&w));
+                    .is_some_and(|w| TYPE_MARKER_WORDS.contains(&w))
+                    || previous_word
+                        .as_deref()
+                        .is_some_and(|w| ["type", "a", "an", "each", "every", "kind"].contains(&w));
                 if is_schema_word(&word.to_lowercase()) && !is_known_type {
                     // "Relationship types", "Properties of …": schema vocabulary.
                 } else if starts_sentence && !is_known_type && !followed_by_marker {
@@ -245,7 +253,12 @@ impl Mentions {
                 if !already_a_hint {
                     self.add_type(name.to_owned());
                 }
-            } else if is_schema_word(&lower) || known.is_tool_word(&lower) {
+            } else if is_schema_word(&lower)
+                || known.is_tool_word(&lower)
+                || synonyms(&stem(&lower))
+                    .iter()
+                    .any(|word| known.is_tool_word(word))
+            {
                 // "relationship types", "the file": words of the tools, not types.
             } else if before_marker {
                 self.add_type(type_name_form(&lower));
@@ -370,25 +383,28 @@ fn type_hint_around(
 }
 
 /// Whether `word` after `previous` is where a question names a kind of thing: a plural after
-/// "all", "list", "which", "the", "on"… ("which projects", "fields on documents"), a singular
-/// after "a", "an", "each", "every" ("properties of a project").
+/// "all", "list", "which", "the", a number or an adjective-like participle ("which projects",
+/// "5 documents", "published documents"), an irregular plural anywhere ("people"), a singular
+/// after "a", "an", "each", "every" ("properties of a project"). Not any plural: "who leads",
+/// "team owns" are verbs.
 fn noun_slot(previous: &str, word: &str) -> bool {
     const BEFORE_PLURAL: &[&str] = &[
         "many", "all", "list", "find", "count", "show", "which", "every", "the", "on", "of", "for",
-        "any", "are", "my", "our", "to", "and", "between", "with", "from",
+        "any", "are", "my", "our", "to", "and", "between", "with", "from", "what", "these",
+        "those", "some",
     ];
     const BEFORE_SINGULAR: &[&str] = &["a", "an", "each", "every", "one"];
     let previous = previous.to_lowercase();
-    let after_count = previous.parse::<u64>().is_ok();
+    let plural_slot = BEFORE_PLURAL.contains(&previous.as_str())
+        || previous.parse::<u64>().is_ok()
+        || previous.len() > 4 && previous.ends_with("ed");
     let plural = looks_plural(word) && !word.ends_with("us");
     let irregular_plural = singular(word) != word && !word.ends_with('s');
     word.chars().all(char::is_alphabetic)
         && word.len() > 2
-        && if plural || irregular_plural {
-            after_count || BEFORE_PLURAL.contains(&previous.as_str())
-        } else {
-            BEFORE_SINGULAR.contains(&previous.as_str())
-        }
+        && (irregular_plural
+            || plural && plural_slot
+            || !plural && BEFORE_SINGULAR.contains(&previous.as_str()))
 }
 
 fn looks_plural(word: &str) -> bool {

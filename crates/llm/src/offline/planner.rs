@@ -22,7 +22,7 @@ use super::mentions::{Mentions, ObjectMention};
 use super::object_plan;
 use super::refusal::is_unsupported_action;
 use super::render::{self, RenderContext};
-use super::text::{stem, words};
+use super::text::{stem, synonyms, words};
 use super::tool_index::{QueryTerms, RankedTool, ToolIndex, base_name};
 use crate::config::OfflinePlannerConfig;
 use crate::provider::{LlmRequest, ToolChoice};
@@ -57,7 +57,7 @@ const LISTING_CONFIDENCE: f64 = 0.5;
 const MAX_LOOKUP_PAGES: usize = 4;
 pub(crate) const MUTATING_VERBS: &[&str] = &[
     "create", "delete", "remove", "update", "set", "write", "insert", "drop", "put", "patch",
-    "modify", "edit", "rename", "upsert",
+    "modify", "edit", "rename", "upsert", "move",
 ];
 
 pub(crate) fn decide(
@@ -171,7 +171,8 @@ pub(crate) fn select_intent<'a>(
         .flat_map(|name| words(name))
         .map(|word| stem(&word))
         .collect();
-    let terms = QueryTerms::from_question_excluding(&mentions.question, &excluded);
+    let mut terms = QueryTerms::from_question_excluding(&mentions.question, &excluded);
+    add_path_kind_terms(&mut terms, mentions);
     let index = ToolIndex::new(&request.tools);
     let ranked: Vec<RankedTool<'a>> = index.rank(&terms);
     let mut best: Option<Intent<'a>> = None;
@@ -234,6 +235,25 @@ fn listing_of_a_type<'a>(
     })
 }
 
+/// A path with an extension is about a file, one without about a directory: say so to the
+/// ranking ("what files are in /home/ana" lists a directory, it does not read a file).
+fn add_path_kind_terms(terms: &mut QueryTerms, mentions: &Mentions) {
+    const PATH_KIND_WEIGHT: f64 = 1.0;
+    for path in &mentions.paths.paths {
+        let last = path
+            .trim_end_matches(['/', '\\'])
+            .rsplit(['/', '\\'])
+            .next();
+        let kind = if last.is_some_and(|name| name.contains('.')) {
+            "file"
+        } else {
+            "directory"
+        };
+        let weight = terms.weights.entry(kind.to_owned()).or_default();
+        *weight = weight.max(PATH_KIND_WEIGHT);
+    }
+}
+
 fn is_mutating(tool: &ToolSpec) -> bool {
     words(base_name(&tool.name))
         .first()
@@ -242,9 +262,10 @@ fn is_mutating(tool: &ToolSpec) -> bool {
 
 /// A write tool is only chosen when the question starts with its verb ("create a …").
 fn mutation_requested(tool: &ToolSpec, mentions: &Mentions) -> bool {
-    words(base_name(&tool.name))
-        .first()
-        .is_some_and(|verb| stem(verb) == mentions.leading_verb)
+    words(base_name(&tool.name)).first().is_some_and(|verb| {
+        let verb = stem(verb);
+        verb == mentions.leading_verb || synonyms(&mentions.leading_verb).contains(&verb.as_str())
+    })
 }
 
 pub(crate) fn first_step(

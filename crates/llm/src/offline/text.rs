@@ -190,6 +190,8 @@ pub(crate) fn synonyms(stemmed_word: &str) -> &'static [&'static str] {
         "schema" | "ontology" | "structure" => &["schema", "type"],
         "mention" | "match" | "contain" | "keyword" => &["search", "query"],
         "echo" | "repeat" | "say" => &["echo"],
+        "rename" | "move" => &["move", "rename"],
+        "dump" | "export" | "whole" | "entire" | "everything" => &["read", "graph", "all"],
         "open" | "view" | "cat" | "print" | "content" | "inside" => {
             &["read", "content", "file", "text"]
         }
