@@ -262,7 +262,7 @@ impl Mentions {
                 // "relationship types", "the file": words of the tools, not types.
             } else if before_marker {
                 self.add_type(type_name_form(&lower));
-            } else if position > 0 && noun_slot(&tokens[position - 1].text, &lower) {
+            } else if noun_slot(tokens, position, &lower) {
                 let guess = type_name_form(&lower);
                 if !self.guessed_types.contains(&guess) {
                     self.guessed_types.push(guess);
@@ -382,22 +382,39 @@ fn type_hint_around(
     after.or(before)
 }
 
-/// Whether `word` after `previous` is where a question names a kind of thing: a plural after
-/// "all", "list", "which", "the", a number or an adjective-like participle ("which projects",
-/// "5 documents", "published documents"), an irregular plural anywhere ("people"), a singular
-/// after "a", "an", "each", "every" ("properties of a project"). Not any plural: "who leads",
-/// "team owns" are verbs.
-fn noun_slot(previous: &str, word: &str) -> bool {
+/// Whether the word at `position` is where a question names a kind of thing: a plural after
+/// "all", "list", "which", "the", a number or a participle ("which projects", "5 documents",
+/// "published documents"), or one word further when it ends the phrase ("the draft
+/// documents?"), an irregular plural anywhere ("people"), a singular after "a", "an", "each",
+/// "every" ("properties of a project"). Not any plural: "who leads", "team owns" are verbs.
+fn noun_slot(tokens: &[Token], position: usize, word: &str) -> bool {
     const BEFORE_PLURAL: &[&str] = &[
         "many", "all", "list", "find", "count", "show", "which", "every", "the", "on", "of", "for",
         "any", "are", "my", "our", "to", "and", "between", "with", "from", "what", "these",
-        "those", "some",
+        "those", "some", "me", "describe", "explain",
     ];
     const BEFORE_SINGULAR: &[&str] = &["a", "an", "each", "every", "one"];
-    let previous = previous.to_lowercase();
-    let plural_slot = BEFORE_PLURAL.contains(&previous.as_str())
-        || previous.parse::<u64>().is_ok()
-        || previous.len() > 4 && previous.ends_with("ed");
+    const AFTER_NOUN: &[&str] = &[
+        "that", "which", "who", "are", "were", "with", "in", "from", "by", "of", "for", "whose",
+        "have", "has", "grouped", "per",
+    ];
+    let text_at = |index: Option<usize>| {
+        index
+            .and_then(|index| tokens.get(index))
+            .map(|token| token.text.to_lowercase())
+            .unwrap_or_default()
+    };
+    let previous = text_at(position.checked_sub(1));
+    let slot = |before: &str| {
+        BEFORE_PLURAL.contains(&before)
+            || before.parse::<u64>().is_ok()
+            || before.len() > 4 && before.ends_with("ed")
+    };
+    let ends_phrase = tokens[position].phrase_end
+        || position + 1 == tokens.len()
+        || AFTER_NOUN.contains(&text_at(Some(position + 1)).as_str());
+    let plural_slot =
+        position == 0 || slot(&previous) || ends_phrase && slot(&text_at(position.checked_sub(2)));
     let plural = looks_plural(word) && !word.ends_with("us");
     let irregular_plural = singular(word) != word && !word.ends_with('s');
     word.chars().all(char::is_alphabetic)

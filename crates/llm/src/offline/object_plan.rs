@@ -284,9 +284,16 @@ fn target_type(
     if let Some(type_name) = named {
         return Some(type_name.clone());
     }
-    let asks_who = words(&mentions.question)
-        .iter()
-        .any(|word| matches!(word.as_str(), "who" | "whom" | "whose"));
+    let question_words = words(&mentions.question);
+    // "who is Gus Lindqvist?" asks about the person named, not for another person.
+    let asks_who_is_the_name = matches!(
+        question_words.as_slice(),
+        [who, verb, ..] if who == "who" && ["is", "s", "was"].contains(&verb.as_str())
+    ) && question.names.len() == 1;
+    let asks_who = !asks_who_is_the_name
+        && question_words
+            .iter()
+            .any(|word| matches!(word.as_str(), "who" | "whom" | "whose"));
     asks_who
         .then(|| {
             PERSON_TYPES

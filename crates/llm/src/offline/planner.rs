@@ -178,6 +178,7 @@ pub(crate) fn select_intent<'a>(
     let mut best: Option<Intent<'a>> = None;
     let mut best_score = 0.0;
     let mut best_bound_nothing = false;
+    let mut best_binding: Option<(Intent<'a>, f64)> = None;
     for candidate in ranked {
         if is_mutating(candidate.tool) && !mutation_requested(candidate.tool, mentions) {
             continue;
@@ -190,13 +191,22 @@ pub(crate) fn select_intent<'a>(
             continue;
         }
         let score = candidate.score + BOUND_ARGUMENT_BONUS * bound.from_question as f64;
+        let confidence = 1.0 - (-score / CONFIDENCE_SCALE).exp();
+        if bound.from_question > 0 && best_binding.as_ref().is_none_or(|(_, best)| score > *best) {
+            let intent = Intent {
+                tool: candidate.tool,
+                binding: bound.binding.clone(),
+                confidence,
+            };
+            best_binding = Some((intent, score));
+        }
         if score > best_score {
             best_score = score;
             best_bound_nothing = bound.from_question == 0;
             best = Some(Intent {
                 tool: candidate.tool,
                 binding: bound.binding,
-                confidence: 1.0 - (-score / CONFIDENCE_SCALE).exp(),
+                confidence,
             });
         }
     }
@@ -204,7 +214,10 @@ pub(crate) fn select_intent<'a>(
     // listing of the type the question names.
     let best = match best {
         Some(best) if !best_bound_nothing => Some(best),
-        other => listing_of_a_type(request, mentions, lookup_available).or(other),
+        other => best_binding
+            .map(|(intent, _)| intent)
+            .or_else(|| listing_of_a_type(request, mentions, lookup_available))
+            .or(other),
     }?;
     // "delete the file X" with no delete tool must not read the file instead.
     if MUTATING_VERBS.contains(&mentions.leading_verb.as_str())
@@ -223,7 +236,14 @@ fn listing_of_a_type<'a>(
     mentions: &Mentions,
     lookup_available: bool,
 ) -> Option<Intent<'a>> {
-    if mentions.types.is_empty() && mentions.guessed_types.is_empty() {
+    // "tell me a joke" asks for one thing, not a listing of a kind.
+    let one_thing = mentions.types.is_empty()
+        && mentions.guessed_types.iter().all(|guess| {
+            let guess = guess.to_lowercase();
+            let question = mentions.question.to_lowercase();
+            question.contains(&format!("a {guess}")) || question.contains(&format!("an {guess}"))
+        });
+    if one_thing {
         return None;
     }
     let tool = lookup_tool(&request.tools)?;

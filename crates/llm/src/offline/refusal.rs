@@ -10,7 +10,7 @@ use serde_json::Value;
 use switchboard_core::ToolSpec;
 
 use super::mentions::Mentions;
-use super::text::{is_stop_word, stem, synonyms, words};
+use super::text::{is_stop_word, singular, stem, synonyms, words};
 
 /// Verbs that ask to see or find something: any tool that answers fits them.
 const READING_VERBS: &[&str] = &[
@@ -37,6 +37,11 @@ pub(crate) fn is_unsupported_action(mentions: &Mentions, tools: &[ToolSpec]) -> 
             .objects
             .iter()
             .any(|object| object.name.to_lowercase().starts_with(&first_word))
+        || mentions
+            .types
+            .iter()
+            .chain(&mentions.guessed_types)
+            .any(|name| name.eq_ignore_ascii_case(&singular(&first_word)))
     {
         return false;
     }
@@ -87,5 +92,6 @@ mod tests {
         assert!(!unsupported("count the documents"));
         assert!(!unsupported("Traverse from the roadmap"));
         assert!(!unsupported("Ana Silva's projects"));
+        assert!(!unsupported("documents grouped by status"));
     }
 }

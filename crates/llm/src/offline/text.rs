@@ -184,6 +184,7 @@ pub(crate) fn synonyms(stemmed_word: &str) -> &'static [&'static str] {
             &["find", "search", "list"]
         }
         "count" | "many" | "number" | "total" | "tally" => &["count", "number"],
+        "group" | "breakdown" | "distribution" => &["count", "group"],
         "path" | "route" | "chain" | "reach" => &["path", "find"],
         "neighbor" | "neighbour" | "around" | "hop" => &["traverse", "relationship"],
         "object" | "item" | "record" | "thing" | "node" | "instance" => &["object"],
