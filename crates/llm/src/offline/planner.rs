@@ -173,52 +173,8 @@ pub(crate) fn select_intent<'a>(
         .collect();
     let mut terms = QueryTerms::from_question_excluding(&mentions.question, &excluded);
     add_path_kind_terms(&mut terms, mentions);
-    let index = ToolIndex::new(&request.tools);
-    let ranked: Vec<RankedTool<'a>> = index.rank(&terms);
-    let mut best: Option<Intent<'a>> = None;
-    let mut best_score = 0.0;
-    let mut best_bound_nothing = false;
-    let mut best_binding: Option<(Intent<'a>, f64)> = None;
-    for candidate in ranked {
-        if is_mutating(candidate.tool) && !mutation_requested(candidate.tool, mentions) {
-            continue;
-        }
-        let bound = bind_arguments(candidate.tool, mentions, lookup_available);
-        if matches!(bound.binding, Binding::Unsatisfiable { .. }) {
-            continue;
-        }
-        if candidate.score <= 0.0 {
-            continue;
-        }
-        let score = candidate.score + BOUND_ARGUMENT_BONUS * bound.from_question as f64;
-        let confidence = 1.0 - (-score / CONFIDENCE_SCALE).exp();
-        if bound.from_question > 0 && best_binding.as_ref().is_none_or(|(_, best)| score > *best) {
-            let intent = Intent {
-                tool: candidate.tool,
-                binding: bound.binding.clone(),
-                confidence,
-            };
-            best_binding = Some((intent, score));
-        }
-        if score > best_score {
-            best_score = score;
-            best_bound_nothing = bound.from_question == 0;
-            best = Some(Intent {
-                tool: candidate.tool,
-                binding: bound.binding,
-                confidence,
-            });
-        }
-    }
-    // "list published documents": a tool that takes nothing from the question loses to a
-    // listing of the type the question names.
-    let best = match best {
-        Some(best) if !best_bound_nothing => Some(best),
-        other => best_binding
-            .map(|(intent, _)| intent)
-            .or_else(|| listing_of_a_type(request, mentions, lookup_available))
-            .or(other),
-    }?;
+    let ranked: Vec<RankedTool<'a>> = ToolIndex::new(&request.tools).rank(&terms);
+    let best = best_candidate(request, ranked, mentions, lookup_available)?;
     // "delete the file X" with no delete tool must not read the file instead.
     if MUTATING_VERBS.contains(&mentions.leading_verb.as_str())
         && !(is_mutating(best.tool) && mutation_requested(best.tool, mentions))
@@ -227,6 +183,49 @@ pub(crate) fn select_intent<'a>(
     }
     let required = request.tool_choice == ToolChoice::Required;
     (required || best.confidence >= config.confidence_threshold).then_some(best)
+}
+
+/// The best-scoring usable tool. One that takes nothing from the question ("list published
+/// documents" → a tool named "list …") loses to the best one that does, then to a listing of
+/// the type the question names.
+fn best_candidate<'a>(
+    request: &'a LlmRequest,
+    ranked: Vec<RankedTool<'a>>,
+    mentions: &Mentions,
+    lookup_available: bool,
+) -> Option<Intent<'a>> {
+    let mut best: Option<(Intent<'a>, f64, bool)> = None;
+    let mut best_binding: Option<(Intent<'a>, f64)> = None;
+    for candidate in ranked {
+        if candidate.score <= 0.0
+            || is_mutating(candidate.tool) && !mutation_requested(candidate.tool, mentions)
+        {
+            continue;
+        }
+        let bound = bind_arguments(candidate.tool, mentions, lookup_available);
+        if matches!(bound.binding, Binding::Unsatisfiable { .. }) {
+            continue;
+        }
+        let score = candidate.score + BOUND_ARGUMENT_BONUS * bound.from_question as f64;
+        let intent = Intent {
+            tool: candidate.tool,
+            binding: bound.binding,
+            confidence: 1.0 - (-score / CONFIDENCE_SCALE).exp(),
+        };
+        if bound.from_question > 0 && best_binding.as_ref().is_none_or(|(_, top)| score > *top) {
+            best_binding = Some((intent.clone(), score));
+        }
+        if best.as_ref().is_none_or(|(_, top, _)| score > *top) {
+            best = Some((intent, score, bound.from_question == 0));
+        }
+    }
+    match best {
+        Some((best, _, false)) => Some(best),
+        other => best_binding
+            .map(|(intent, _)| intent)
+            .or_else(|| listing_of_a_type(request, mentions, lookup_available))
+            .or(other.map(|(intent, _, _)| intent)),
+    }
 }
 
 /// "show all people", "list the tags", "5 documents": a type and nothing else to go on is a
