@@ -171,47 +171,8 @@ impl Mentions {
                 .map(|t| t.text.as_str())
                 .collect();
             let starts_sentence = token.sentence_start;
-            let next_word = tokens
-                .get(end + 1)
-                .filter(|_| !tokens[end].phrase_end)
-                .map(|t| t.text.to_lowercase());
             if run.len() == 1 {
-                let word = run[0];
-                let is_known_type = known.type_named(word).is_some();
-                let previous_word = position
-                    .checked_sub(1)
-                    .filter(|before| !tokens[*before].phrase_end)
-                    .map(|before| tokens[before].text.to_lowercase());
-                // "the Team type", "of type Tag", "a Team": a kind, not a name.
-                let followed_by_marker = next_word
-                    .as_deref()
-                    .is_some_and(|w| TYPE_MARKER_WORDS.contains(&w))
-                    || previous_word
-                        .as_deref()
-                        .is_some_and(|w| ["type", "a", "an", "each", "every", "kind"].contains(&w));
-                if is_schema_word(&word.to_lowercase()) && !is_known_type {
-                    // "Relationship types", "Properties of …": schema vocabulary.
-                } else if starts_sentence && !is_known_type && !followed_by_marker {
-                    // "Show", "What", "Tell": capitalised only because they start the sentence.
-                } else if is_known_type || followed_by_marker {
-                    self.add_type(Self::canonical_type(word, known));
-                } else if let Some(hint) = type_hint_around(tokens, position, end, known) {
-                    self.objects.push(ObjectMention {
-                        name: word.to_owned(),
-                        type_hint: Some(hint),
-                    });
-                } else if word.chars().count() > 1 && word != "I" {
-                    // Not a known type (those known may be only the few seen so far): a
-                    // plural ("Projects") is read as one; a singular ("Alice") is a name.
-                    if looks_plural(word) {
-                        self.add_type(Self::canonical_type(word, known));
-                    } else {
-                        self.objects.push(ObjectMention {
-                            name: word.to_owned(),
-                            type_hint: None,
-                        });
-                    }
-                }
+                self.read_capitalised_word(tokens, position, known);
             } else {
                 let run = if starts_sentence && known.type_named(run[0]).is_none() && run.len() > 2
                 {
@@ -231,6 +192,51 @@ impl Mentions {
                 }
             }
             position = end + 1;
+        }
+    }
+
+    /// One capitalised word alone: a type ("Projects", "the Team type", "a Team"), a name with
+    /// its type next to it, a name ("Alice"), or just the first word of a sentence.
+    fn read_capitalised_word(&mut self, tokens: &[Token], position: usize, known: &KnownValues) {
+        let word = tokens[position].text.as_str();
+        let is_known_type = known.type_named(word).is_some();
+        let next_word = tokens
+            .get(position + 1)
+            .filter(|_| !tokens[position].phrase_end)
+            .map(|t| t.text.to_lowercase());
+        let previous_word = position
+            .checked_sub(1)
+            .filter(|before| !tokens[*before].phrase_end)
+            .map(|before| tokens[before].text.to_lowercase());
+        // "the Team type", "of type Tag", "a Team": a kind, not a name.
+        let marked_as_type = next_word
+            .as_deref()
+            .is_some_and(|w| TYPE_MARKER_WORDS.contains(&w))
+            || previous_word
+                .as_deref()
+                .is_some_and(|w| ["type", "a", "an", "each", "every", "kind"].contains(&w));
+        if is_schema_word(&word.to_lowercase()) && !is_known_type {
+            // "Relationship types", "Properties of …": schema vocabulary.
+        } else if tokens[position].sentence_start && !is_known_type && !marked_as_type {
+            // "Show", "What", "Tell": capitalised only because they start the sentence.
+        } else if is_known_type || marked_as_type {
+            self.add_type(Self::canonical_type(word, known));
+        } else if let Some(hint) = type_hint_around(tokens, position, position, known) {
+            self.objects.push(ObjectMention {
+                name: word.to_owned(),
+                type_hint: Some(hint),
+            });
+        } else if word.chars().count() > 1 && word != "I" {
+            // Not a known type (those known may be only the few seen so far): a plural
+            // ("Projects") is read as one; a singular ("Alice") is a name.
+            if looks_plural(word) {
+                self.add_type(Self::canonical_type(word, known));
+            } else {
+                self.objects.push(ObjectMention {
+                    name: word.to_owned(),
+                    type_hint: None,
+                });
+            }
         }
     }
 
