@@ -97,8 +97,8 @@ pub fn diff_schemas(old: &Schema, new: &Schema) -> Vec<SchemaChange> {
                 ChangeKind::Added,
                 new_type,
                 format!(
-                    "Added object type {name} ({} properties)",
-                    new_type.properties.len()
+                    "Added object type {name} ({})",
+                    count_noun(new_type.properties.len(), "property", "properties")
                 ),
             )),
             Some(old_type) => diff_object_type(old_type, new_type, &mut changes),
@@ -214,7 +214,7 @@ fn diff_relationship_type(
         ));
     }
     if old.description != new.description {
-        differences.push("description changed".to_owned());
+        differences.push(new_description(&new.description));
     }
     if !differences.is_empty() {
         changes.push(relationship_change(
@@ -324,9 +324,33 @@ fn property_difference(old: &PropertyDefinition, new: &PropertyDefinition) -> St
         ));
     }
     if old.description != new.description {
-        parts.push("description changed".to_owned());
+        parts.push(new_description(&new.description));
     }
     parts.join("; ")
+}
+
+/// Longest description quoted in a change sentence.
+const MAX_QUOTED_DESCRIPTION: usize = 80;
+
+/// What a description became, quoted (not "description changed", which repeats the sentence's
+/// own subject and says nothing new).
+fn new_description(description: &str) -> String {
+    let description = description.trim();
+    if description.is_empty() {
+        return "description removed".to_owned();
+    }
+    let quoted: String = description.chars().take(MAX_QUOTED_DESCRIPTION).collect();
+    let ellipsis = if quoted.len() < description.len() {
+        "…"
+    } else {
+        ""
+    };
+    format!("new description \"{quoted}{ellipsis}\"")
+}
+
+/// "1 property", "0 properties", "3 properties".
+fn count_noun(count: usize, singular: &str, plural: &str) -> String {
+    format!("{count} {}", if count == 1 { singular } else { plural })
 }
 
 #[cfg(test)]
@@ -380,5 +404,47 @@ mod tests {
         assert_eq!(changes[0].type_name.as_deref(), Some("Document"));
         assert_eq!(changes[3].change, ChangeKind::Removed);
         assert!(diff_schemas(&new, &new).is_empty());
+    }
+
+    #[test]
+    fn sentences_agree_in_number_and_do_not_repeat_themselves() {
+        let old = Schema {
+            object_types: vec![ObjectType::new(
+                "Project",
+                "Work",
+                vec![PropertyDefinition::new(
+                    "description",
+                    PropertyType::Text,
+                    "What the project is about",
+                )],
+            )],
+            relationship_types: vec![RelationshipType::new(
+                "owned_by",
+                "Owner",
+                &["Project"],
+                &["Project"],
+            )],
+        };
+        let mut new = old.clone();
+        new.object_types[0].properties[0].description =
+            "Goal, scope and non-goals of the project".into();
+        new.relationship_types[0].description = "The team accountable".into();
+        new.object_types.push(ObjectType::new(
+            "Tag",
+            "",
+            vec![PropertyDefinition::new("name", PropertyType::String, "")],
+        ));
+        let descriptions: Vec<String> = diff_schemas(&old, &new)
+            .into_iter()
+            .map(|change| change.description)
+            .collect();
+        assert_eq!(
+            descriptions,
+            [
+                "Modified property description of Project: new description \"Goal, scope and non-goals of the project\"",
+                "Added object type Tag (1 property)",
+                "Modified relationship owned_by: new description \"The team accountable\"",
+            ]
+        );
     }
 }

@@ -47,6 +47,11 @@ enum ParameterRole {
     GroupBy,
     FreeText,
     Cursor,
+    Path,
+    SecondPath,
+    Pattern,
+    FirstLines,
+    LastLines,
     Other,
 }
 
@@ -67,6 +72,12 @@ fn role_of(name: &str) -> ParameterRole {
             ParameterRole::FreeText
         }
         "cursor" | "page_token" | "next_cursor" => ParameterRole::Cursor,
+        "path" | "file" | "file_path" | "filepath" | "filename" | "file_name" | "dir"
+        | "directory" | "folder" | "source" => ParameterRole::Path,
+        "destination" | "target" | "target_path" | "new_path" => ParameterRole::SecondPath,
+        "pattern" | "glob" | "name_pattern" => ParameterRole::Pattern,
+        "head" | "first_lines" => ParameterRole::FirstLines,
+        "tail" | "last_lines" => ParameterRole::LastLines,
         other if other.ends_with("_id") => ParameterRole::Id,
         other if other.ends_with("_type") => ParameterRole::TypeName,
         _ => ParameterRole::Other,
@@ -82,65 +93,25 @@ pub(crate) fn bind_arguments(
 ) -> BoundArguments {
     let parameters = parameters(tool);
     let lookup_object = mentions.objects.first();
-    let object_hint = lookup_object.and_then(|object| object.type_hint.clone());
-    let types_besides_hint: Vec<&String> = mentions
-        .types
-        .iter()
-        .filter(|name| Some(*name) != object_hint.as_ref())
-        .collect();
-    let mut numbers = mentions.numbers.iter();
-    let mut ids = mentions.ids.iter();
+    let mut values = QuestionValues::new(mentions, &parameters);
     let mut arguments = Map::new();
     let mut from_question = 0;
     let mut missing = Vec::new();
     let mut lookup: Option<(String, ObjectMention)> = None;
-    let has_from_and_to = parameters
-        .iter()
-        .any(|p| role_of(&p.name) == ParameterRole::FromType)
-        && parameters
-            .iter()
-            .any(|p| role_of(&p.name) == ParameterRole::ToType);
-
     for parameter in &parameters {
         let name = &parameter.name;
-        let is_required = parameter.required;
         let enum_values: Vec<&str> = parameter.enum_values.iter().map(String::as_str).collect();
-        let is_number = parameter.is_number;
-        let value: Option<Value> = match role_of(name) {
-            _ if !enum_values.is_empty() => enum_from_question(&enum_values, mentions),
-            ParameterRole::Id => ids.next().map(|id| json!(id)),
-            ParameterRole::TypeName => mentions
-                .types
-                .first()
-                .or(mentions.guessed_types.first())
-                .map(|name| json!(name)),
-            ParameterRole::FromType => mentions.types.first().map(|name| json!(name)),
-            ParameterRole::ToType => {
-                if has_from_and_to {
-                    mentions.types.get(1).map(|name| json!(name))
-                } else {
-                    mentions.types.first().map(|name| json!(name))
-                }
-            }
-            ParameterRole::TargetType => types_besides_hint.first().map(|name| json!(name)),
-            ParameterRole::Since => mentions
-                .version
-                .as_ref()
-                .or(mentions.date.as_ref())
-                .map(|since| json!(since)),
-            ParameterRole::Limit if is_number => numbers.next().map(|n| json!(n)),
-            ParameterRole::Depth if is_number => None,
-            ParameterRole::GroupBy => mentions.group_by.as_ref().map(|field| json!(field)),
-            ParameterRole::FreeText => free_text_for(tool, mentions).map(|text| json!(text)),
-            ParameterRole::Other if is_number && is_required => numbers.next().map(|n| json!(n)),
-            _ => None,
-        };
-        match value {
+        match values.value_for(tool, parameter, &enum_values) {
             Some(value) => {
                 arguments.insert(name.clone(), value);
-                from_question += 1;
+                // A path written in the question is the strongest sign of a file tool.
+                from_question += if role_of(name) == ParameterRole::Path {
+                    2
+                } else {
+                    1
+                };
             }
-            None if is_required => {
+            None if parameter.required => {
                 if let Some(default) = fallback_value(parameter, &enum_values) {
                     arguments.insert(name.clone(), default);
                 } else if role_of(name) == ParameterRole::Id
@@ -156,14 +127,7 @@ pub(crate) fn bind_arguments(
             None => {}
         }
     }
-    // A single type given for a from/to pair reads "to X" as the target.
-    if has_from_and_to
-        && mentions.types.len() == 1
-        && reads_as_target(mentions)
-        && let Some(from) = arguments.remove("from_type")
-    {
-        arguments.insert("to_type".into(), from);
-    }
+    values.read_single_type_as_target(&mut arguments);
     let binding = if !missing.is_empty() {
         Binding::Unsatisfiable { missing }
     } else if let Some((id_parameter, object)) = lookup {
@@ -181,18 +145,133 @@ pub(crate) fn bind_arguments(
     }
 }
 
-fn reads_as_target(mentions: &Mentions) -> bool {
+/// What the question offers, handed out parameter by parameter (each number and id once).
+struct QuestionValues<'m> {
+    mentions: &'m Mentions,
+    /// Types named, then types guessed.
+    all_types: Vec<&'m String>,
+    /// Types named other than the looked-up object's own type hint.
+    types_besides_hint: Vec<&'m String>,
+    has_from_and_to: bool,
+    numbers: std::slice::Iter<'m, u64>,
+    ids: std::slice::Iter<'m, String>,
+}
+
+impl<'m> QuestionValues<'m> {
+    fn new(mentions: &'m Mentions, parameters: &[Parameter]) -> Self {
+        let object_hint = mentions
+            .objects
+            .first()
+            .and_then(|object| object.type_hint.as_ref());
+        let has_role = |role| parameters.iter().any(|p| role_of(&p.name) == role);
+        Self {
+            mentions,
+            all_types: mentions
+                .types
+                .iter()
+                .chain(
+                    mentions
+                        .guessed_types
+                        .iter()
+                        .filter(|guess| !mentions.types.contains(guess)),
+                )
+                .collect(),
+            types_besides_hint: mentions
+                .types
+                .iter()
+                .filter(|name| Some(*name) != object_hint)
+                .collect(),
+            has_from_and_to: has_role(ParameterRole::FromType) && has_role(ParameterRole::ToType),
+            numbers: mentions.numbers.iter(),
+            ids: mentions.ids.iter(),
+        }
+    }
+
+    fn value_for(
+        &mut self,
+        tool: &ToolSpec,
+        parameter: &Parameter,
+        enum_values: &[&str],
+    ) -> Option<Value> {
+        let mentions = self.mentions;
+        let is_number = parameter.is_number;
+        match role_of(&parameter.name) {
+            _ if !enum_values.is_empty() => enum_from_question(enum_values, mentions),
+            ParameterRole::Id => self.ids.next().map(|id| json!(id)),
+            ParameterRole::TypeName => mentions
+                .types
+                .first()
+                .or(mentions.guessed_types.first())
+                .map(|name| json!(name)),
+            ParameterRole::FromType => self.all_types.first().map(|name| json!(name)),
+            ParameterRole::ToType => {
+                let index = usize::from(self.has_from_and_to);
+                self.all_types.get(index).map(|name| json!(name))
+            }
+            ParameterRole::TargetType => self.types_besides_hint.first().map(|name| json!(name)),
+            ParameterRole::Since => mentions
+                .version
+                .as_ref()
+                .or(mentions.date.as_ref())
+                .map(|since| json!(since)),
+            ParameterRole::Limit if is_number => self.numbers.next().map(|n| json!(n)),
+            ParameterRole::GroupBy => mentions.group_by.as_ref().map(|field| json!(field)),
+            ParameterRole::FreeText => free_text_for(tool, mentions).map(|text| json!(text)),
+            ParameterRole::Path => mentions.paths.paths.first().map(|path| json!(path)),
+            ParameterRole::SecondPath => mentions.paths.paths.get(1).map(|path| json!(path)),
+            ParameterRole::Pattern => mentions.paths.patterns.first().map(|glob| json!(glob)),
+            ParameterRole::FirstLines if asks_for_lines(mentions, &["first", "top", "head"]) => {
+                self.numbers.next().map(|n| json!(n))
+            }
+            ParameterRole::LastLines if asks_for_lines(mentions, &["last", "tail", "final"]) => {
+                self.numbers.next().map(|n| json!(n))
+            }
+            ParameterRole::Other if is_number && parameter.required => {
+                self.numbers.next().map(|n| json!(n))
+            }
+            _ => None,
+        }
+    }
+
+    /// A single type given for a from/to pair reads "to X" as the target.
+    fn read_single_type_as_target(&self, arguments: &mut Map<String, Value>) {
+        if self.has_from_and_to
+            && self.all_types.len() == 1
+            && reads_as_target(self.mentions, self.all_types[0])
+            && let Some(from) = arguments.remove("from_type")
+        {
+            arguments.insert("to_type".into(), from);
+        }
+    }
+}
+
+/// "the first 10 lines", "last 5 lines of …": a line count from the start or the end.
+fn asks_for_lines(mentions: &Mentions, ends: &[&str]) -> bool {
+    let words = super::text::words(&mentions.question);
+    words.iter().any(|word| stem(word) == "line")
+        && words.iter().any(|word| ends.contains(&word.as_str()))
+}
+
+fn reads_as_target(mentions: &Mentions, type_name: &str) -> bool {
     let question = mentions.rest_after_leading_verb.to_lowercase();
-    let Some(type_name) = mentions.types.first() else {
-        return false;
-    };
     let type_lower = type_name.to_lowercase();
-    ["to ", "into ", "pointing at ", "towards "]
-        .iter()
-        .any(|before| {
-            question.contains(&format!("{before}{type_lower}"))
-                || question.contains(&format!("{before}the {type_lower}"))
-        })
+    [
+        "to ",
+        "into ",
+        "pointing at ",
+        "towards ",
+        "end at ",
+        "ends at ",
+        "end at a ",
+        "ending at ",
+        "end in ",
+        "arrive at ",
+    ]
+    .iter()
+    .any(|before| {
+        question.contains(&format!("{before}{type_lower}"))
+            || question.contains(&format!("{before}the {type_lower}"))
+    })
 }
 
 /// An enum value the question names (by word or stem), or a direction word.
@@ -245,9 +324,14 @@ fn free_text_for(tool: &ToolSpec, mentions: &Mentions) -> Option<String> {
     }
     let base = super::tool_index::base_name(&tool.name);
     let tool_verb = super::text::words(base).first().map(|word| stem(word));
-    (tool_verb.as_deref() == Some(mentions.leading_verb.as_str())
-        && !mentions.rest_after_leading_verb.is_empty())
-    .then(|| mentions.rest_after_leading_verb.clone())
+    // "repeat hello" is `echo`'s text; "list the tags" is not `search`'s query.
+    let named_by_verb = tool_verb.as_deref().is_some_and(|verb| {
+        verb == mentions.leading_verb
+            || !["find", "search", "list", "get"].contains(&verb)
+                && super::text::synonyms(&mentions.leading_verb).contains(&verb)
+    });
+    (named_by_verb && !mentions.rest_after_leading_verb.is_empty())
+        .then(|| mentions.rest_after_leading_verb.clone())
 }
 
 #[cfg(test)]

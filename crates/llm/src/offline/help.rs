@@ -40,10 +40,11 @@ pub(crate) fn introduction(tools: &[ToolSpec]) -> String {
     )
 }
 
-/// No tool fits the question well enough.
+/// No tool fits the question well enough (or none performs what it asks): say so plainly
+/// rather than call a tool that shares a word with it.
 pub(crate) fn low_confidence(tools: &[ToolSpec]) -> String {
     format!(
-        "I'm Switchboard's built-in offline assistant: I answer by choosing one of the available tools from your question, and I couldn't match this question to one with confidence. {}",
+        "I can't do that offline: none of the available tools fits this question. I'm Switchboard's built-in offline assistant, not a language model — I answer only by choosing one of the tools from your question. {}",
         capabilities(tools)
     )
 }

@@ -22,6 +22,8 @@ pub(crate) struct KnownValues {
     /// Lower-cased singular form → canonical type name.
     type_names: BTreeMap<String, String>,
     pub objects: Vec<KnownObject>,
+    /// Stemmed words of the offered tools' names with their server ("file", "memory").
+    tool_words: std::collections::BTreeSet<String>,
 }
 
 /// Keys whose string value names an object's type.
@@ -63,10 +65,22 @@ impl KnownValues {
             .or_insert_with(|| name.to_owned());
     }
 
+    /// Whether `word` is a word of an offered tool's name ("files" → `read_file`).
+    pub fn is_tool_word(&self, word: &str) -> bool {
+        self.tool_words.contains(&super::text::stem(word))
+    }
+
     fn learn_from_tool(&mut self, tool: &ToolSpec) {
+        self.tool_words.extend(
+            super::text::words(&tool.name)
+                .iter()
+                .map(|word| super::text::stem(word)),
+        );
         for parameter in super::parameters::parameters(tool) {
             let lower = parameter.name.to_lowercase();
-            if lower == "type" || lower.ends_with("type") || lower.ends_with("type_name") {
+            // `type`, `object_type`, `from_type`… name object types; `messageType` or
+            // `resourceType` of other servers do not.
+            if lower == "type" || lower.ends_with("_type") || lower.ends_with("type_name") {
                 for value in &parameter.enum_values {
                     self.add_type(value);
                 }

@@ -5,8 +5,10 @@
 
 use chrono::NaiveDate;
 
+use super::dates::read_date;
 use super::known_values::KnownValues;
-use super::text::{is_stop_word, singular, stem, type_name_form};
+use super::paths::{PathMentions, is_part_of, read_paths};
+use super::text::{is_schema_word, is_stop_word, singular, stem, synonyms, type_name_form};
 use super::tokens::{Token, tokenize};
 
 /// A named object the question refers to, with the type word next to it if any.
@@ -37,6 +39,10 @@ pub(crate) struct Mentions {
     pub leading_verb: String,
     /// The question's text after its first word (for imperatives such as "echo hello").
     pub rest_after_leading_verb: String,
+    /// File-system paths and glob patterns written in the question.
+    pub paths: PathMentions,
+    /// Token positions already read as a date or a path, so they are not read again as a name or number.
+    pub consumed: Vec<usize>,
 }
 
 /// Words after which a capitalised word is a type rather than an object name.
@@ -95,10 +101,20 @@ impl Mentions {
                 .map_or("", |(_, rest)| rest);
             mentions.rest_after_leading_verb = rest.trim().to_owned();
         }
+        if let Some(date) = read_date(&tokens, today) {
+            mentions.date = Some(date.date.format("%Y-%m-%d").to_string());
+            mentions.consumed = date.positions;
+        }
+        mentions.paths = read_paths(question);
+        for (position, token) in tokens.iter().enumerate() {
+            if is_part_of(&mentions.paths, &token.text) {
+                mentions.consumed.push(position);
+            }
+        }
         mentions.read_quoted(&tokens, known);
         mentions.read_capitalised_runs(&tokens, known);
         mentions.read_lowercase_types(&tokens, known);
-        mentions.read_scalars(&tokens, known, today);
+        mentions.read_scalars(&tokens, known);
         mentions.read_free_text(&tokens);
         mentions
     }
@@ -118,7 +134,7 @@ impl Mentions {
 
     fn read_quoted(&mut self, tokens: &[Token], known: &KnownValues) {
         for (position, token) in tokens.iter().enumerate() {
-            if token.quoted {
+            if token.quoted && !self.consumed.contains(&position) {
                 let type_hint = type_hint_around(tokens, position, position, known);
                 self.objects.push(ObjectMention {
                     name: token.text.clone(),
@@ -133,6 +149,7 @@ impl Mentions {
         while position < tokens.len() {
             let token = &tokens[position];
             if token.quoted
+                || self.consumed.contains(&position)
                 || !is_capitalised(&token.text)
                 || is_stop_word(&token.text.to_lowercase())
             {
@@ -144,6 +161,7 @@ impl Mentions {
                 && !tokens[end].phrase_end
                 && !tokens[end + 1].quoted
                 && !tokens[end + 1].sentence_start
+                && !self.consumed.contains(&(end + 1))
                 && is_capitalised(&tokens[end + 1].text)
             {
                 end += 1;
@@ -153,37 +171,8 @@ impl Mentions {
                 .map(|t| t.text.as_str())
                 .collect();
             let starts_sentence = token.sentence_start;
-            let next_word = tokens
-                .get(end + 1)
-                .filter(|_| !tokens[end].phrase_end)
-                .map(|t| t.text.to_lowercase());
             if run.len() == 1 {
-                let word = run[0];
-                let is_known_type = known.type_named(word).is_some();
-                let followed_by_marker = next_word
-                    .as_deref()
-                    .is_some_and(|w| TYPE_MARKER_WORDS.contains(&w));
-                if starts_sentence && !is_known_type && !followed_by_marker {
-                    // "Show", "What", "Tell": capitalised only because they start the sentence.
-                } else if is_known_type || followed_by_marker {
-                    self.add_type(Self::canonical_type(word, known));
-                } else if let Some(hint) = type_hint_around(tokens, position, end, known) {
-                    self.objects.push(ObjectMention {
-                        name: word.to_owned(),
-                        type_hint: Some(hint),
-                    });
-                } else if word.chars().count() > 1 && word != "I" {
-                    // Not a known type (those known may be only the few seen so far): a
-                    // plural ("Projects") is read as one; a singular ("Alice") is a name.
-                    if looks_plural(word) {
-                        self.add_type(Self::canonical_type(word, known));
-                    } else {
-                        self.objects.push(ObjectMention {
-                            name: word.to_owned(),
-                            type_hint: None,
-                        });
-                    }
-                }
+                self.read_capitalised_word(tokens, position, known);
             } else {
                 let run = if starts_sentence && known.type_named(run[0]).is_none() && run.len() > 2
                 {
@@ -206,9 +195,54 @@ impl Mentions {
         }
     }
 
+    /// One capitalised word alone: a type ("Projects", "the Team type", "a Team"), a name with
+    /// its type next to it, a name ("Alice"), or just the first word of a sentence.
+    fn read_capitalised_word(&mut self, tokens: &[Token], position: usize, known: &KnownValues) {
+        let word = tokens[position].text.as_str();
+        let is_known_type = known.type_named(word).is_some();
+        let next_word = tokens
+            .get(position + 1)
+            .filter(|_| !tokens[position].phrase_end)
+            .map(|t| t.text.to_lowercase());
+        let previous_word = position
+            .checked_sub(1)
+            .filter(|before| !tokens[*before].phrase_end)
+            .map(|before| tokens[before].text.to_lowercase());
+        // "the Team type", "of type Tag", "a Team": a kind, not a name.
+        let marked_as_type = next_word
+            .as_deref()
+            .is_some_and(|w| TYPE_MARKER_WORDS.contains(&w))
+            || previous_word
+                .as_deref()
+                .is_some_and(|w| ["type", "a", "an", "each", "every", "kind"].contains(&w));
+        if is_schema_word(&word.to_lowercase()) && !is_known_type {
+            // "Relationship types", "Properties of …": schema vocabulary.
+        } else if tokens[position].sentence_start && !is_known_type && !marked_as_type {
+            // "Show", "What", "Tell": capitalised only because they start the sentence.
+        } else if is_known_type || marked_as_type {
+            self.add_type(Self::canonical_type(word, known));
+        } else if let Some(hint) = type_hint_around(tokens, position, position, known) {
+            self.objects.push(ObjectMention {
+                name: word.to_owned(),
+                type_hint: Some(hint),
+            });
+        } else if word.chars().count() > 1 && word != "I" {
+            // Not a known type (those known may be only the few seen so far): a plural
+            // ("Projects") is read as one; a singular ("Alice") is a name.
+            if looks_plural(word) {
+                self.add_type(Self::canonical_type(word, known));
+            } else {
+                self.objects.push(ObjectMention {
+                    name: word.to_owned(),
+                    type_hint: None,
+                });
+            }
+        }
+    }
+
     fn read_lowercase_types(&mut self, tokens: &[Token], known: &KnownValues) {
         for (position, token) in tokens.iter().enumerate() {
-            if token.quoted || is_capitalised(&token.text) {
+            if token.quoted || is_capitalised(&token.text) || self.consumed.contains(&position) {
                 continue;
             }
             let lower = token.text.to_lowercase();
@@ -225,16 +259,16 @@ impl Mentions {
                 if !already_a_hint {
                     self.add_type(name.to_owned());
                 }
+            } else if is_schema_word(&lower)
+                || known.is_tool_word(&lower)
+                || synonyms(&stem(&lower))
+                    .iter()
+                    .any(|word| known.is_tool_word(word))
+            {
+                // "relationship types", "the file": words of the tools, not types.
             } else if before_marker {
                 self.add_type(type_name_form(&lower));
-            } else if position > 0
-                && lower.len() > 3
-                && lower.ends_with('s')
-                && [
-                    "many", "all", "list", "find", "count", "show", "which", "every",
-                ]
-                .contains(&tokens[position - 1].text.to_lowercase().as_str())
-            {
+            } else if noun_slot(tokens, position, &lower) {
                 let guess = type_name_form(&lower);
                 if !self.guessed_types.contains(&guess) {
                     self.guessed_types.push(guess);
@@ -243,53 +277,31 @@ impl Mentions {
         }
     }
 
-    fn read_scalars(&mut self, tokens: &[Token], known: &KnownValues, today: NaiveDate) {
+    fn read_scalars(&mut self, tokens: &[Token], known: &KnownValues) {
         for (position, token) in tokens.iter().enumerate() {
+            if self.consumed.contains(&position) {
+                continue;
+            }
             let text = token.text.as_str();
             let lower = text.to_lowercase();
-            if NaiveDate::parse_from_str(&text[..text.len().min(10)], "%Y-%m-%d").is_ok() {
-                self.date.get_or_insert_with(|| text.to_owned());
-            } else if is_version_hash(text) || is_semantic_version(text) {
+            let after_version_word = position > 0
+                && ["version", "revision", "v"]
+                    .contains(&tokens[position - 1].text.to_lowercase().as_str());
+            if is_version_hash(text) || is_semantic_version(text) {
                 self.version.get_or_insert_with(|| text.to_owned());
             } else if let Ok(number) = text.parse::<u64>() {
-                let unit = tokens
-                    .get(position + 1)
-                    .map(|t| stem(&t.text.to_lowercase()));
-                let relative_days = match unit.as_deref() {
-                    Some("day") => Some(number),
-                    Some("week") => Some(number * 7),
-                    Some("month") => Some(number * 30),
-                    _ => None,
-                };
-                match relative_days {
-                    Some(days) if position > 0 => {
-                        let date = today - chrono::Duration::days(days as i64);
-                        self.date
-                            .get_or_insert_with(|| date.format("%Y-%m-%d").to_string());
-                    }
-                    _ => self.numbers.push(number),
+                if after_version_word {
+                    self.version.get_or_insert_with(|| text.to_owned());
+                } else {
+                    self.numbers.push(number);
                 }
             } else if is_id_like(text) || known.objects.iter().any(|object| object.id == text) {
                 self.ids.push(text.to_owned());
             }
             match lower.as_str() {
-                "yesterday" => {
-                    let date = today - chrono::Duration::days(1);
-                    self.date
-                        .get_or_insert_with(|| date.format("%Y-%m-%d").to_string());
-                }
-                "week" | "month" if position > 0 => {
-                    let previous = tokens[position - 1].text.to_lowercase();
-                    if previous == "last" || previous == "past" || previous == "this" {
-                        let days = if lower == "week" { 7 } else { 30 };
-                        let date = today - chrono::Duration::days(days);
-                        self.date
-                            .get_or_insert_with(|| date.format("%Y-%m-%d").to_string());
-                    }
-                }
                 "incoming" | "inbound" => self.direction = Some("in"),
                 "outgoing" | "outbound" => self.direction = Some("out"),
-                "by" | "per" => {
+                "by" | "per" | "each" => {
                     if let Some(next) = tokens.get(position + 1)
                         && !is_stop_word(&next.text.to_lowercase())
                     {
@@ -302,7 +314,11 @@ impl Mentions {
     }
 
     fn read_free_text(&mut self, tokens: &[Token]) {
-        if let Some(quoted) = tokens.iter().find(|t| t.quoted) {
+        if let Some((_, quoted)) = tokens
+            .iter()
+            .enumerate()
+            .find(|(position, token)| token.quoted && !self.consumed.contains(position))
+        {
             self.free_text = Some(quoted.text.clone());
             return;
         }
@@ -319,14 +335,20 @@ impl Mentions {
                     .position(|token| token.text.eq_ignore_ascii_case("for"))
                     .map(|offset| search + offset - 1)
             });
-        let start = match (trigger, search_for) {
-            (Some(trigger), _) => trigger + 1,
-            (None, Some(search)) => search + 2,
-            (None, None) => return,
+        let about = tokens
+            .iter()
+            .position(|token| token.text.eq_ignore_ascii_case("about"));
+        let start = match (trigger, search_for, about) {
+            (Some(trigger), _, _) => trigger + 1,
+            (None, Some(search), _) => search + 2,
+            (None, None, Some(about)) => about + 1,
+            (None, None, None) => return,
         };
         let text: Vec<&str> = tokens[start..]
             .iter()
-            .map(|t| t.text.as_str())
+            .enumerate()
+            .filter(|(offset, _)| !self.consumed.contains(&(start + offset)))
+            .map(|(_, t)| t.text.as_str())
             .filter(|word| !is_stop_word(&word.to_lowercase()))
             .collect();
         if !text.is_empty() {
@@ -364,6 +386,48 @@ fn type_hint_around(
         .filter(|token| !token.phrase_end)
         .and_then(candidate);
     after.or(before)
+}
+
+/// Whether the word at `position` is where a question names a kind of thing: a plural after
+/// "all", "list", "which", "the", a number or a participle ("which projects", "5 documents",
+/// "published documents"), or one word further when it ends the phrase ("the draft
+/// documents?"), an irregular plural anywhere ("people"), a singular after "a", "an", "each",
+/// "every" ("properties of a project"). Not any plural: "who leads", "team owns" are verbs.
+fn noun_slot(tokens: &[Token], position: usize, word: &str) -> bool {
+    const BEFORE_PLURAL: &[&str] = &[
+        "many", "all", "list", "find", "count", "show", "which", "every", "the", "on", "of", "for",
+        "any", "are", "my", "our", "to", "and", "between", "with", "from", "what", "these",
+        "those", "some", "me", "describe", "explain",
+    ];
+    const BEFORE_SINGULAR: &[&str] = &["a", "an", "each", "every", "one"];
+    const AFTER_NOUN: &[&str] = &[
+        "that", "which", "who", "are", "were", "with", "in", "from", "by", "of", "for", "whose",
+        "have", "has", "grouped", "per",
+    ];
+    let text_at = |index: Option<usize>| {
+        index
+            .and_then(|index| tokens.get(index))
+            .map(|token| token.text.to_lowercase())
+            .unwrap_or_default()
+    };
+    let previous = text_at(position.checked_sub(1));
+    let slot = |before: &str| {
+        BEFORE_PLURAL.contains(&before)
+            || before.parse::<u64>().is_ok()
+            || before.len() > 4 && before.ends_with("ed")
+    };
+    let ends_phrase = tokens[position].phrase_end
+        || position + 1 == tokens.len()
+        || AFTER_NOUN.contains(&text_at(Some(position + 1)).as_str());
+    let plural_slot =
+        position == 0 || slot(&previous) || ends_phrase && slot(&text_at(position.checked_sub(2)));
+    let plural = looks_plural(word) && !word.ends_with("us");
+    let irregular_plural = singular(word) != word && !word.ends_with('s');
+    word.chars().all(char::is_alphabetic)
+        && word.len() > 2
+        && (irregular_plural
+            || plural && plural_slot
+            || !plural && BEFORE_SINGULAR.contains(&previous.as_str()))
 }
 
 fn looks_plural(word: &str) -> bool {

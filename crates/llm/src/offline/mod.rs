@@ -4,13 +4,17 @@
 //! the question (BM25 over names, descriptions and parameters, plus synonyms), fills simple
 //! arguments from the question (type and object names, versions, dates, numbers), looks an
 //! object up by name first when a tool needs its id (across all types when the question does
-//! not say which: `object_plan`), and once results come back answers with
-//! a templated Markdown rendering of them. Below its confidence threshold it says what it can
-//! do and suggests questions. It speaks through the same event stream as a real model, so
+//! not say which: `object_plan`), filters a listing by a property value the question names
+//! once the schema says which property has that value (`filter_plan`), reads dates in common
+//! forms (`dates`) and file paths (`paths`), and once results come back answers with a
+//! templated Markdown rendering of them. An action no tool performs (`refusal`), or a question
+//! below its confidence threshold, gets a plain "I can't do that offline" with what it can do. It speaks through the same event stream as a real model, so
 //! the chat engine cannot tell the difference.
 
 mod arguments;
 mod conversation;
+mod dates;
+mod filter_plan;
 #[cfg(test)]
 mod fixtures;
 mod help;
@@ -18,7 +22,9 @@ mod known_values;
 mod mentions;
 mod object_plan;
 mod parameters;
+mod paths;
 mod planner;
+mod refusal;
 mod render;
 mod text;
 mod tokens;

@@ -70,7 +70,7 @@ pub(crate) fn read(
     }
     let tokens = tokenize(&mentions.question);
     let mut names: Vec<ObjectMention> = mentions.objects.clone();
-    for phrase in lowercase_phrases(&tokens, known, tools) {
+    for phrase in lowercase_phrases(&tokens, &mentions.consumed, known, tools) {
         let overlaps = names.iter().any(|name| {
             let name = name.name.to_lowercase();
             name.contains(&phrase.name) || phrase.name.contains(&name)
@@ -284,9 +284,16 @@ fn target_type(
     if let Some(type_name) = named {
         return Some(type_name.clone());
     }
-    let asks_who = words(&mentions.question)
-        .iter()
-        .any(|word| matches!(word.as_str(), "who" | "whom" | "whose"));
+    let question_words = words(&mentions.question);
+    // "who is Gus Lindqvist?" asks about the person named, not for another person.
+    let asks_who_is_the_name = matches!(
+        question_words.as_slice(),
+        [who, verb, ..] if who == "who" && ["is", "s", "was"].contains(&verb.as_str())
+    ) && question.names.len() == 1;
+    let asks_who = !asks_who_is_the_name
+        && question_words
+            .iter()
+            .any(|word| matches!(word.as_str(), "who" | "whom" | "whose"));
     asks_who
         .then(|| {
             PERSON_TYPES
@@ -302,6 +309,7 @@ fn target_type(
 /// tools ("the schema version", "the recent changes").
 fn lowercase_phrases(
     tokens: &[Token],
+    consumed: &[usize],
     known: &KnownValues,
     tools: &[ToolSpec],
 ) -> Vec<ObjectMention> {
@@ -330,8 +338,8 @@ fn lowercase_phrases(
             continue;
         }
         let mut phrase: Vec<String> = Vec::new();
-        for next in &tokens[position + 1..] {
-            if !is_name_word(next) {
+        for (offset, next) in tokens[position + 1..].iter().enumerate() {
+            if !is_name_word(next) || consumed.contains(&(position + 1 + offset)) {
                 break;
             }
             phrase.push(next.text.clone());

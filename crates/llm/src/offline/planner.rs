@@ -15,12 +15,14 @@ use switchboard_core::ToolSpec;
 
 use super::arguments::{Binding, bind_arguments};
 use super::conversation::{ConversationView, ToolOutcome};
+use super::filter_plan;
 use super::help;
 use super::known_values::{KnownValues, object_display_name};
 use super::mentions::{Mentions, ObjectMention};
 use super::object_plan;
+use super::refusal::is_unsupported_action;
 use super::render::{self, RenderContext};
-use super::text::{stem, words};
+use super::text::{stem, synonyms, words};
 use super::tool_index::{QueryTerms, RankedTool, ToolIndex, base_name};
 use crate::config::OfflinePlannerConfig;
 use crate::provider::{LlmRequest, ToolChoice};
@@ -49,11 +51,13 @@ pub(crate) struct Intent<'a> {
 /// Score → confidence in 0..1; a score of about 1.5 (one good name word) reaches 0.3.
 const CONFIDENCE_SCALE: f64 = 4.0;
 const BOUND_ARGUMENT_BONUS: f64 = 0.8;
+/// A bare listing of a named type: enough to act on, never more than a matched tool.
+const LISTING_CONFIDENCE: f64 = 0.5;
 /// Pages of a lookup read before giving up on finding a name.
 const MAX_LOOKUP_PAGES: usize = 4;
 pub(crate) const MUTATING_VERBS: &[&str] = &[
     "create", "delete", "remove", "update", "set", "write", "insert", "drop", "put", "patch",
-    "modify", "edit", "rename", "upsert",
+    "modify", "edit", "rename", "upsert", "move",
 ];
 
 pub(crate) fn decide(
@@ -75,8 +79,27 @@ pub(crate) fn decide(
     }
     let known = KnownValues::gather(&request.tools, view.earlier_results.iter());
     let mentions = Mentions::read(&view.question, &known, today);
+    let forced = matches!(request.tool_choice, ToolChoice::Function { .. });
+    if !forced && view.this_turn.is_empty() && is_unsupported_action(&mentions, &request.tools) {
+        return PlannerDecision::Answer(help::low_confidence(&request.tools));
+    }
     let intent = select_intent(request, &mentions, &known, config);
-    if !matches!(request.tool_choice, ToolChoice::Function { .. })
+    let listing_fits = intent.as_ref().is_none_or(|intent| {
+        filter_plan::filtering_tool(&request.tools)
+            .is_some_and(|tool| tool.name == intent.tool.name)
+    });
+    if !forced
+        && let Some(decision) =
+            filter_plan::decide(&request.tools, &mentions, &view, listing_fits, config)
+    {
+        return decision;
+    }
+    let view = filter_plan::without_schema_lookup(
+        &request.tools,
+        &view,
+        intent.as_ref().map(|intent| intent.tool.name.as_str()),
+    );
+    if !forced
         && let Some(question) = object_plan::read(&mentions, &known, &request.tools)
         && object_plan_goes_first(intent.as_ref(), &question, &request.tools)
     {
@@ -141,39 +164,113 @@ pub(crate) fn select_intent<'a>(
     let excluded: Vec<String> = mentions
         .types
         .iter()
+        .chain(&mentions.guessed_types)
         .chain(mentions.objects.iter().map(|object| &object.name))
+        .chain(&mentions.paths.paths)
+        .chain(&mentions.paths.patterns)
         .flat_map(|name| words(name))
         .map(|word| stem(&word))
         .collect();
-    let terms = QueryTerms::from_question_excluding(&mentions.question, &excluded);
-    let index = ToolIndex::new(&request.tools);
-    let ranked: Vec<RankedTool<'a>> = index.rank(&terms);
-    let mut best: Option<Intent<'a>> = None;
-    let mut best_score = 0.0;
+    let mut terms = QueryTerms::from_question_excluding(&mentions.question, &excluded);
+    add_path_kind_terms(&mut terms, mentions);
+    let ranked: Vec<RankedTool<'a>> = ToolIndex::new(&request.tools).rank(&terms);
+    let best = best_candidate(request, ranked, mentions, lookup_available)?;
+    // "delete the file X" with no delete tool must not read the file instead.
+    if MUTATING_VERBS.contains(&mentions.leading_verb.as_str())
+        && !(is_mutating(best.tool) && mutation_requested(best.tool, mentions))
+    {
+        return None;
+    }
+    let required = request.tool_choice == ToolChoice::Required;
+    (required || best.confidence >= config.confidence_threshold).then_some(best)
+}
+
+/// The best-scoring usable tool. One that takes nothing from the question ("list published
+/// documents" → a tool named "list …") loses to the best one that does, then to a listing of
+/// the type the question names.
+fn best_candidate<'a>(
+    request: &'a LlmRequest,
+    ranked: Vec<RankedTool<'a>>,
+    mentions: &Mentions,
+    lookup_available: bool,
+) -> Option<Intent<'a>> {
+    let mut best: Option<(Intent<'a>, f64, bool)> = None;
+    let mut best_binding: Option<(Intent<'a>, f64)> = None;
     for candidate in ranked {
-        if is_mutating(candidate.tool) && !mutation_requested(candidate.tool, mentions) {
+        if candidate.score <= 0.0
+            || is_mutating(candidate.tool) && !mutation_requested(candidate.tool, mentions)
+        {
             continue;
         }
         let bound = bind_arguments(candidate.tool, mentions, lookup_available);
         if matches!(bound.binding, Binding::Unsatisfiable { .. }) {
             continue;
         }
-        if candidate.score <= 0.0 {
-            continue;
-        }
         let score = candidate.score + BOUND_ARGUMENT_BONUS * bound.from_question as f64;
-        if score > best_score {
-            best_score = score;
-            best = Some(Intent {
-                tool: candidate.tool,
-                binding: bound.binding,
-                confidence: 1.0 - (-score / CONFIDENCE_SCALE).exp(),
-            });
+        let intent = Intent {
+            tool: candidate.tool,
+            binding: bound.binding,
+            confidence: 1.0 - (-score / CONFIDENCE_SCALE).exp(),
+        };
+        if bound.from_question > 0 && best_binding.as_ref().is_none_or(|(_, top)| score > *top) {
+            best_binding = Some((intent.clone(), score));
+        }
+        if best.as_ref().is_none_or(|(_, top, _)| score > *top) {
+            best = Some((intent, score, bound.from_question == 0));
         }
     }
-    let best = best?;
-    let required = request.tool_choice == ToolChoice::Required;
-    (required || best.confidence >= config.confidence_threshold).then_some(best)
+    match best {
+        Some((best, _, false)) => Some(best),
+        other => best_binding
+            .map(|(intent, _)| intent)
+            .or_else(|| listing_of_a_type(request, mentions, lookup_available))
+            .or(other.map(|(intent, _, _)| intent)),
+    }
+}
+
+/// "show all people", "list the tags", "5 documents": a type and nothing else to go on is a
+/// listing of that type with the lookup tool.
+fn listing_of_a_type<'a>(
+    request: &'a LlmRequest,
+    mentions: &Mentions,
+    lookup_available: bool,
+) -> Option<Intent<'a>> {
+    // "tell me a joke" asks for one thing, not a listing of a kind.
+    let one_thing = mentions.types.is_empty()
+        && mentions.guessed_types.iter().all(|guess| {
+            let guess = guess.to_lowercase();
+            let question = mentions.question.to_lowercase();
+            question.contains(&format!("a {guess}")) || question.contains(&format!("an {guess}"))
+        });
+    if one_thing {
+        return None;
+    }
+    let tool = lookup_tool(&request.tools)?;
+    let bound = bind_arguments(tool, mentions, lookup_available);
+    matches!(bound.binding, Binding::Complete(_)).then_some(Intent {
+        tool,
+        binding: bound.binding,
+        confidence: LISTING_CONFIDENCE,
+    })
+}
+
+/// A path with an extension is about a file, one without about a directory: say so to the
+/// ranking ("what files are in /home/ana" lists a directory, it does not read a file).
+fn add_path_kind_terms(terms: &mut QueryTerms, mentions: &Mentions) {
+    const PATH_KIND_WEIGHT: f64 = 1.0;
+    for path in &mentions.paths.paths {
+        let last = path
+            .trim_end_matches(['/', '\\'])
+            .rsplit(['/', '\\'])
+            .next();
+        let kind = if last.is_some_and(|name| name.contains('.')) {
+            "file"
+        } else {
+            "directory"
+        };
+        let weight = terms.weights.entry(kind.to_owned()).or_default();
+        *weight = weight.max(PATH_KIND_WEIGHT);
+    }
 }
 
 fn is_mutating(tool: &ToolSpec) -> bool {
@@ -184,9 +281,10 @@ fn is_mutating(tool: &ToolSpec) -> bool {
 
 /// A write tool is only chosen when the question starts with its verb ("create a …").
 fn mutation_requested(tool: &ToolSpec, mentions: &Mentions) -> bool {
-    words(base_name(&tool.name))
-        .first()
-        .is_some_and(|verb| stem(verb) == mentions.leading_verb)
+    words(base_name(&tool.name)).first().is_some_and(|verb| {
+        let verb = stem(verb);
+        verb == mentions.leading_verb || synonyms(&mentions.leading_verb).contains(&verb.as_str())
+    })
 }
 
 pub(crate) fn first_step(

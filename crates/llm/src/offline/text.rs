@@ -30,6 +30,10 @@ pub(crate) fn words(text: &str) -> Vec<String> {
 /// A crude English stemmer: enough to fold plurals and common verb forms together.
 pub(crate) fn stem(word: &str) -> String {
     let word = word.to_lowercase();
+    // One word for one idea: "relations" and "relationships" are the same question.
+    if word == "relation" || word == "relations" {
+        return "relationship".to_owned();
+    }
     let length = word.chars().count();
     if length <= 3 {
         return word;
@@ -147,6 +151,8 @@ pub(crate) fn is_stop_word(word: &str) -> bool {
         "know",
         "get",
         "display",
+        "every",
+        "each",
         "like",
         "some",
         "knowledge",
@@ -171,22 +177,80 @@ pub(crate) fn synonyms(stemmed_word: &str) -> &'static [&'static str] {
         "kind" | "category" | "class" | "entity" | "model" => &["type"],
         "type" => &["type", "kind"],
         "relationship" | "relation" | "relate" | "link" | "connect" | "connection" | "edge"
-        | "between" | "associate" => &["relationship", "relate", "link", "traverse"],
+        | "between" | "associate" => &["relationship", "relate", "traverse"],
         "describe" | "explain" | "detail" | "info" | "information" | "definition" | "property"
         | "field" | "attribute" => &["info", "detail", "property", "describe"],
         "find" | "list" | "search" | "lookup" | "look" | "which" | "locate" => {
             &["find", "search", "list"]
         }
         "count" | "many" | "number" | "total" | "tally" => &["count", "number"],
+        "group" | "breakdown" | "distribution" => &["count", "group"],
         "path" | "route" | "chain" | "reach" => &["path", "find"],
         "neighbor" | "neighbour" | "around" | "hop" => &["traverse", "relationship"],
         "object" | "item" | "record" | "thing" | "node" | "instance" => &["object"],
         "schema" | "ontology" | "structure" => &["schema", "type"],
         "mention" | "match" | "contain" | "keyword" => &["search", "query"],
         "echo" | "repeat" | "say" => &["echo"],
+        "rename" | "move" => &["move", "rename"],
+        "dump" | "export" | "whole" | "entire" | "everything" => &["read", "graph", "all"],
+        "open" | "view" | "cat" | "print" | "content" | "inside" => {
+            &["read", "content", "file", "text"]
+        }
+        "folder" | "dir" => &["directory"],
+        "tree" | "hierarchy" | "recursive" | "nested" => &["tree", "recursive"],
+        "big" | "size" | "large" | "metadata" | "permission" => &["info", "size", "metadata"],
+        "access" | "allow" => &["allowed", "access"],
+        "start" | "run" | "launch" | "begin" | "kick" => &["trigger", "run", "operation"],
+        "remember" | "memory" | "recall" | "memorise" | "memorize" => {
+            &["memory", "knowledge", "search", "node"]
+        }
+        "env" | "environment" | "variable" => &["env", "environment"],
+        "image" | "picture" | "logo" | "photo" => &["image"],
+        "file" => &["file"],
         "add" | "sum" | "plus" => &["add", "sum"],
         _ => &[],
     }
+}
+
+/// Words that name parts of a schema or of the tools themselves, never an object type:
+/// "list the relationship types" asks for relationships, not for a type `Relationship`.
+pub(crate) fn is_schema_word(word: &str) -> bool {
+    const SCHEMA_WORDS: &[&str] = &[
+        "relationship",
+        "relation",
+        "link",
+        "connection",
+        "edge",
+        "property",
+        "field",
+        "attribute",
+        "object",
+        "type",
+        "kind",
+        "entity",
+        "node",
+        "schema",
+        "value",
+        "enum",
+        "change",
+        "version",
+        "name",
+        "thing",
+        "item",
+        "record",
+        "instance",
+        "category",
+        "class",
+        "tool",
+        "detail",
+        "option",
+        "update",
+        "modification",
+        "line",
+        "content",
+        "status",
+    ];
+    SCHEMA_WORDS.contains(&stem(&singular(word)).as_str())
 }
 
 /// Singular, capitalised form of a type word: "documents" → "Document".
@@ -202,6 +266,20 @@ pub(crate) fn type_name_form(word: &str) -> String {
 /// "Projects" → "Projects"[..-1]; "Categories" → "Category"; leaves "Status" alone.
 pub(crate) fn singular(word: &str) -> String {
     let lower = word.to_lowercase();
+    for (plural, one) in [
+        ("people", "person"),
+        ("children", "child"),
+        ("men", "man"),
+        ("women", "woman"),
+    ] {
+        if lower == plural {
+            let mut singular = one.to_owned();
+            if word.starts_with(char::is_uppercase) {
+                singular[..1].make_ascii_uppercase();
+            }
+            return singular;
+        }
+    }
     if lower.len() > 4 && lower.ends_with("ies") {
         return format!("{}y", &word[..word.len() - 3]);
     }

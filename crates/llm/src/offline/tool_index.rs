@@ -17,6 +17,10 @@ const B: f64 = 0.75;
 const NAME_WEIGHT: usize = 3;
 const SYNONYM_WEIGHT: f64 = 0.6;
 const FULL_NAME_BONUS: f64 = 1.5;
+/// "list", "find": nearly every catalog has a tool named with them, so they say little about
+/// which tool a question wants when other words are there.
+const GENERIC_VERBS: &[&str] = &["list", "find", "get"];
+const GENERIC_VERB_WEIGHT: f64 = 0.5;
 /// Per question word that is a word of the tool's own name: names are the strongest signal,
 /// and BM25 alone undervalues words that many tool descriptions share.
 const NAME_WORD_BONUS: f64 = 1.5;
@@ -61,23 +65,62 @@ impl QueryTerms {
     /// objects the question mentions are arguments, not intent.
     pub fn from_question_excluding(question: &str, excluded: &[String]) -> Self {
         let mut weights: HashMap<String, f64> = HashMap::new();
-        for word in words(question) {
-            if is_stop_word(&word) {
+        let question_words = words(question);
+        for (position, word) in question_words.iter().enumerate() {
+            if is_stop_word(word) || modifies_schema_word(&question_words, position) {
                 continue;
             }
-            let stemmed = stem(&word);
+            let stemmed = stem(word);
             if excluded.contains(&stemmed) {
                 continue;
             }
+            let weight = if GENERIC_VERBS.contains(&stemmed.as_str()) {
+                GENERIC_VERB_WEIGHT
+            } else {
+                1.0
+            };
             let entry = weights.entry(stemmed.clone()).or_default();
-            *entry = entry.max(1.0);
+            *entry = entry.max(weight);
             for synonym in synonyms(&stemmed) {
                 let entry = weights.entry((*synonym).to_owned()).or_default();
                 *entry = entry.max(SYNONYM_WEIGHT);
             }
         }
+        // A synonym must not raise a generic verb back to full weight.
+        for verb in GENERIC_VERBS {
+            if let Some(weight) = weights.get_mut(*verb) {
+                *weight = weight.min(GENERIC_VERB_WEIGHT);
+            }
+        }
         Self { weights }
     }
+}
+
+/// "relationship types", "kinds of relations", "property types": the `type` word says what
+/// sort of relationship or property, so it is not a question about object types.
+fn modifies_schema_word(question_words: &[String], position: usize) -> bool {
+    const MODIFIED: &[&str] = &[
+        "relationship",
+        "link",
+        "connection",
+        "edge",
+        "property",
+        "field",
+        "attribute",
+    ];
+    let word = stem(&question_words[position]);
+    if !["type", "kind", "sort"].contains(&word.as_str()) {
+        return false;
+    }
+    let is_modified = |index: usize| {
+        question_words
+            .get(index)
+            .is_some_and(|word| MODIFIED.contains(&stem(word).as_str()))
+    };
+    let after_of = question_words
+        .get(position + 1)
+        .is_some_and(|word| word == "of");
+    position > 0 && is_modified(position - 1) || after_of && is_modified(position + 2)
 }
 
 /// The tool's name without its `server__` namespace.

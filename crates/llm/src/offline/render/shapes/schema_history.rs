@@ -89,17 +89,7 @@ pub(super) fn changelog(arguments: &Value, json: &Value, rows: usize) -> Option<
             None => "The schema has no recorded changes.".to_owned(),
         });
     }
-    let mut out = match since {
-        Some(since) => format!("Schema changes since {since} ({}):\n", entry_maps.len()),
-        None => format!(
-            "Here are the {} to the schema, newest first:\n",
-            if entry_maps.len() == 1 {
-                "latest change".to_owned()
-            } else {
-                format!("{} most recent changes", entry_maps.len())
-            }
-        ),
-    };
+    let mut out = changelog_heading(entry_maps.len(), since);
     if let Some(total) = json.get("total_matching").and_then(Value::as_u64)
         && total as usize > entry_maps.len()
     {
@@ -139,6 +129,24 @@ pub(super) fn changelog(arguments: &Value, json: &Value, rows: usize) -> Option<
     Some(out)
 }
 
+/// "Here is the latest change", "Here are the 3 most recent changes", "There is 1 change …
+/// since …": the verb and noun agree with the count.
+fn changelog_heading(count: usize, since: Option<&str>) -> String {
+    let (verb, newest_first) = if count == 1 {
+        ("is", "")
+    } else {
+        ("are", ", newest first")
+    };
+    match since {
+        Some(since) => format!(
+            "There {verb} {} to the schema since {since}{newest_first}:\n",
+            count_noun(count, "change")
+        ),
+        None if count == 1 => "Here is the latest change to the schema:\n".to_owned(),
+        None => format!("Here are the {count} most recent changes to the schema, newest first:\n"),
+    }
+}
+
 fn describe_change(entry: &Map<String, Value>) -> String {
     let what = text(entry, &["description", "summary"])
         .map(str::to_owned)
@@ -170,5 +178,30 @@ fn describe_change(entry: &Map<String, Value>) -> String {
         what
     } else {
         format!("{what} ({})", when.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::changelog_heading;
+
+    #[test]
+    fn headings_agree_with_the_count() {
+        assert_eq!(
+            changelog_heading(1, None),
+            "Here is the latest change to the schema:\n"
+        );
+        assert_eq!(
+            changelog_heading(3, None),
+            "Here are the 3 most recent changes to the schema, newest first:\n"
+        );
+        assert_eq!(
+            changelog_heading(1, Some("2026-11-01")),
+            "There is 1 change to the schema since 2026-11-01:\n"
+        );
+        assert_eq!(
+            changelog_heading(2, Some("2026-11-01")),
+            "There are 2 changes to the schema since 2026-11-01, newest first:\n"
+        );
     }
 }
