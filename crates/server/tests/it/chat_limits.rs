@@ -249,7 +249,10 @@ async fn an_ephemeral_session_is_closed_after_its_turn_and_counted_under_one_lab
         json!({"message": "from the browser"}),
     )]));
     fake.enqueue(ScriptedReply::text(&["done"]));
-    let server = ChatServer::start(ChatOptions::openai(&fake.base_url())).await;
+    // The peer listens on loopback, which request servers may reach only when an admin allows it.
+    let mut options = ChatOptions::openai(&fake.base_url());
+    options.mcp.request_url_policy.allow_loopback = true;
+    let server = ChatServer::start(options).await;
 
     let events = server
         .ask_and_wait(json!({"message": "echo via the browser's server", "mcp_servers": [{"name": "browser_7f3a", "url": peer.url()}]}))
