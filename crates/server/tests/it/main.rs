@@ -27,6 +27,8 @@ mod connections;
 mod kg;
 mod lifecycle;
 mod limits;
+mod malformed_input;
+mod malformed_support;
 mod mcp_servers;
 mod mcp_servers_failed_start;
 mod mcp_servers_kg;
