@@ -144,6 +144,24 @@ pub fn response_too_large_message(id: serde_json::Value, limit: usize) -> serde_
     })
 }
 
+/// JSON-RPC "parse error": the error response delivered in place of an answer to request `id`
+/// that is not a valid JSON-RPC message (wrong types, invalid UTF-8, nesting deeper than the
+/// decoder accepts), so the call fails at once instead of waiting for its timeout.
+pub const MALFORMED_RESPONSE_CODE: i32 = -32700;
+
+/// The error response delivered in place of a malformed answer to request `id`.
+pub fn malformed_response_message(id: serde_json::Value, reason: &str) -> serde_json::Value {
+    let reason: String = reason.chars().take(200).collect();
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {
+            "code": MALFORMED_RESPONSE_CODE,
+            "message": format!("the upstream's answer is not a valid JSON-RPC message: {reason}"),
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

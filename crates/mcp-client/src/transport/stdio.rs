@@ -7,7 +7,9 @@
 //! session (its process group is killed; the next call starts a new one): the rest of such a
 //! line may never come, and reading it would wedge the session.
 
-use super::framing::{BoundedLineReader, Frame, response_too_large_message, top_level_id};
+use super::framing::{
+    BoundedLineReader, Frame, malformed_response_message, response_too_large_message, top_level_id,
+};
 use super::stdio_process::{ProcessGroup, spawn};
 use crate::config::StdioConfig;
 use crate::server::StdioCommand;
@@ -102,14 +104,9 @@ async fn read_messages(
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(&line) {
-                    Ok(message) => message,
-                    Err(error) => {
-                        let preview =
-                            String::from_utf8_lossy(&line[..line.len().min(200)]).into_owned();
-                        tracing::warn!(server = %server_name, %error, %preview, "ignoring a line that is not a JSON-RPC message");
-                        continue;
-                    }
+                match decode_line(&server_name, &line) {
+                    Some(message) => message,
+                    None => continue,
                 }
             }
             Ok(Some(Frame::Oversized { prefix })) => {
@@ -154,6 +151,23 @@ async fn read_messages(
             break;
         }
     }
+}
+
+/// Decodes one line. A line that is not a JSON-RPC message is dropped, unless it carries a
+/// top-level `id`: then it is taken for a malformed answer to that request, which fails at once
+/// (if nobody waits for that id, the pending check drops it like any stray answer).
+fn decode_line(server_name: &str, line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
+    let error = match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(line) {
+        Ok(message) => return Some(message),
+        Err(error) => error,
+    };
+    let preview = String::from_utf8_lossy(&line[..line.len().min(200)]).into_owned();
+    let Some(id) = top_level_id(line) else {
+        tracing::warn!(server = %server_name, %error, %preview, "ignoring a line that is not a JSON-RPC message");
+        return None;
+    };
+    tracing::warn!(server = %server_name, %id, %error, %preview, "refusing a malformed answer");
+    serde_json::from_value(malformed_response_message(id, &error.to_string())).ok()
 }
 
 impl StdioTransport {

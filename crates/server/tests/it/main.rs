@@ -32,6 +32,8 @@ mod kg;
 mod lifecycle;
 mod limits;
 mod mcp_revocation;
+mod malformed_input;
+mod malformed_support;
 mod mcp_servers;
 mod mcp_servers_failed_start;
 mod mcp_servers_kg;

@@ -1,0 +1,213 @@
+//! Figures for malformed input (issue 18, target 3).
+//!
+//! `cargo bench -p switchboard-server --bench malformed_input [-- COUNT]` starts the real server
+//! (every engine running, chat on the offline model, request bodies capped at 64 KiB) on
+//! 127.0.0.1 and sends, from a seeded generator shared with the CI test
+//! (`tests/it/malformed_support.rs`): COUNT (default 100,000) malformed JSON-RPC requests to
+//! `/mcp` and `/mcp/rpc`, COUNT / 5 malformed REST requests, and COUNT / 50 calls of a stdio
+//! upstream that answers malformed (`tests/fixtures/malformed_upstream.py`). It prints the
+//! requests sent per class, the status histogram, the 5xx and transport failures, the panics
+//! counted by a panic hook, and the process's RSS after a warm-up, at the peak and after the
+//! run (client and server share the process, so the figures include the client's share).
+
+#[path = "../tests/it/malformed_support.rs"]
+mod malformed_support;
+
+use malformed_support::{
+    CLOSED_BEFORE_BODY, PANICS, Probe, Rng, Tally, count_panics, malformed_upstream_script,
+    mcp_probe, rest_probe, run, upstream_probe,
+};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use switchboard_chat::{ChatConfig, ChatService, OwnEndpoints};
+use switchboard_llm::LlmConfig;
+use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
+use switchboard_server::{AppState, ServerConfig, run as serve};
+use switchboard_store::{DatabaseConfig, SecretCipher, Store};
+use tokio::net::TcpListener;
+
+const SEED: u64 = 0x5eed_b3c4;
+const CONCURRENCY: usize = 16;
+
+fn status_kilobytes(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|line| line.starts_with(field))
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|kilobytes| kilobytes.parse().ok())
+        .unwrap_or(0)
+}
+
+fn mib(kilobytes: u64) -> String {
+    format!("{:.1} MiB", kilobytes as f64 / 1024.0)
+}
+
+/// Starts the server; returns its base URL, the owner's token and the store's directory.
+async fn start() -> (String, String, tempfile::TempDir) {
+    let data_dir = tempfile::tempdir().unwrap();
+    let store = Store::open(
+        &DatabaseConfig::default(),
+        data_dir.path(),
+        SecretCipher::generate(),
+    )
+    .await
+    .unwrap();
+    let token = store.bootstrap_default(None).await.unwrap().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let mcp = McpClient::new(McpClientConfig {
+        tool_call_timeout_secs: 5,
+        ..McpClientConfig::default()
+    })
+    .unwrap();
+    let registry = McpRegistry::new(mcp.clone(), store.clone());
+    let chat = ChatService::builder(
+        store.clone(),
+        mcp,
+        ChatConfig::default(),
+        LlmConfig::default(),
+    )
+    .registry(registry.clone())
+    .own_endpoints(OwnEndpoints::for_listener(address))
+    .build()
+    .unwrap();
+    let config = ServerConfig {
+        bind: address,
+        max_request_body_bytes: malformed_support::BODY_LIMIT,
+        body_read_timeout_secs: 2,
+        ..ServerConfig::default()
+    };
+    let state = AppState::new(store, config)
+        .with_mcp_registry(registry)
+        .with_chat(chat);
+    tokio::spawn(serve(listener, state, std::future::pending::<()>()));
+    (
+        format!("http://{address}"),
+        token.plaintext.expose().to_owned(),
+        data_dir,
+    )
+}
+
+async fn register_upstream(client: &reqwest::Client, base: &str, token: &str) -> String {
+    let body = format!(
+        r#"{{"name":"malformed","transport":"stdio","command":"python3","args":[{:?}]}}"#,
+        malformed_upstream_script()
+    );
+    let response = client
+        .post(format!("{base}/api/mcp/servers"))
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 201, "registering the stdio fixture");
+    let created: serde_json::Value = response.json().await.unwrap();
+    created["id"].as_str().unwrap().to_owned()
+}
+
+fn report(name: &str, tally: &Tally, took: Duration) {
+    let sent: usize = tally.sent.values().sum();
+    println!("{name}: {sent} requests in {:.1} s", took.as_secs_f64());
+    println!("  per class: {:?}", tally.sent);
+    let statuses: Vec<String> = tally
+        .statuses
+        .iter()
+        .map(|(status, count)| match *status {
+            0 => format!("no answer: {count}"),
+            CLOSED_BEFORE_BODY => format!("oversized, closed while sending: {count}"),
+            status => format!("{status}: {count}"),
+        })
+        .collect();
+    println!("  statuses: {}", statuses.join(", "));
+    let no_answer = tally.statuses.get(&0).copied().unwrap_or(0);
+    println!(
+        "  5xx: {}, transport failures: {no_answer}, resent after a closed keep-alive connection: {}",
+        tally.server_errors() - no_answer,
+        tally.resent
+    );
+    for failure in &tally.failures {
+        println!("    {failure}");
+    }
+}
+
+async fn phase(
+    name: &str,
+    client: &reqwest::Client,
+    base: &str,
+    token: &str,
+    probes: impl Iterator<Item = Probe>,
+    concurrency: usize,
+) {
+    let started = Instant::now();
+    let tally = run(client, base, token, probes, concurrency).await;
+    report(name, &tally, started.elapsed());
+}
+
+#[tokio::main]
+async fn main() {
+    let count = std::env::args()
+        .skip(1)
+        .find_map(|argument| argument.parse::<usize>().ok())
+        .unwrap_or(100_000);
+    count_panics();
+    let (base, token, _data_dir) = start().await;
+    let client = reqwest::Client::new();
+    let upstream = register_upstream(&client, &base, &token).await;
+
+    // Warm-up with another seed, so lazily built state is in the baseline.
+    let mut warm = Rng::new(SEED ^ 1);
+    let warm_up = (0..2_000)
+        .map(|index| match index % 4 {
+            0 => rest_probe(&mut warm, &upstream),
+            1 if index % 40 == 1 => upstream_probe(&mut warm, &upstream),
+            _ => mcp_probe(&mut warm),
+        })
+        .collect::<Vec<_>>();
+    let _ = run(&client, &base, &token, warm_up.into_iter(), CONCURRENCY).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before = status_kilobytes("VmRSS:");
+
+    let mut rng = Rng::new(SEED);
+    let mcp = (0..count).map(move |_| mcp_probe(&mut rng));
+    phase(
+        "/mcp and /mcp/rpc",
+        &client,
+        &base,
+        &token,
+        mcp,
+        CONCURRENCY,
+    )
+    .await;
+    let mut rng = Rng::new(SEED + 1);
+    let id = upstream.clone();
+    let rest = (0..count / 5).map(move |_| rest_probe(&mut rng, &id));
+    phase("REST API", &client, &base, &token, rest, CONCURRENCY).await;
+    let mut rng = Rng::new(SEED + 2);
+    let id = upstream.clone();
+    let stdio = (0..count / 50).map(move |_| upstream_probe(&mut rng, &id));
+    phase(
+        "stdio upstream (502 = malformed answer refused)",
+        &client,
+        &base,
+        &token,
+        stdio,
+        4,
+    )
+    .await;
+
+    let peak = status_kilobytes("VmHWM:");
+    let just_after = status_kilobytes("VmRSS:");
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let after = status_kilobytes("VmRSS:");
+    println!("panics: {}", PANICS.load(Ordering::SeqCst));
+    println!(
+        "RSS: {} after warm-up, {} peak, {} at the end, {} 5 s later ({:+.1}%)",
+        mib(before),
+        mib(peak),
+        mib(just_after),
+        mib(after),
+        (after as f64 / before as f64 - 1.0) * 100.0
+    );
+}
