@@ -59,3 +59,22 @@ async fn without_tools_it_says_so_instead_of_pretending() {
     assert!(text.contains("no tools are available"), "{text}");
     assert!(text.contains("[llm]"), "{text}");
 }
+
+/// Questions with multi-byte characters where the planner looks at fixed byte positions (a date
+/// is read from a token's first ten bytes): the fuzzer found `WhatSholaԜp…` panicking the
+/// planner mid-character ("end byte index 10 is not a char boundary"). None may panic.
+#[test]
+fn questions_with_multi_byte_characters_never_panic_the_planner() {
+    let provider = switchboard_llm::offline::OfflineProvider::default();
+    for question in [
+        "WhatSholaԜp\u{15}tal tj\0\0\0l c changed \u{1e}\u{1e}\u{1e} No\0\0\01er 0?",
+        "Show 2026-11-0Ԝ changes",
+        "changes since 2026ԜԜ-11-01",
+        "Projects named ÄÖÜäöüßéè since Nov 1",
+        "🙂🙂🙂🙂🙂 since last week",
+        "\"quoted Ԝ phrase\" version 1.2.3Ԝ",
+    ] {
+        let request = LlmRequest::new("", vec![ChatMessage::user(question)]).with_tools(kg_tools());
+        provider.plan_events(&request).unwrap();
+    }
+}
