@@ -18,6 +18,7 @@ use switchboard_mcp_client::{
     ElicitationResponder, SessionEvent, SessionEventHandler, SessionEventKind,
 };
 use switchboard_store::Store;
+use tokio_util::task::TaskTracker;
 
 #[derive(Clone, Debug)]
 pub struct Approvals {
@@ -30,6 +31,9 @@ pub(crate) struct ApprovalsInner {
     pub config: ApprovalConfig,
     pub waiting: WaitingRoom,
     pub audit: AuditLog,
+    /// Audit writes of session events, which run on their own tasks: shutdown waits for them
+    /// before the store closes ([`Approvals::finish_audit_writes`]).
+    pub session_audits: TaskTracker,
 }
 
 /// What start-up recovery changed.
@@ -51,6 +55,7 @@ impl Approvals {
                 store,
                 config,
                 waiting: WaitingRoom::default(),
+                session_audits: TaskTracker::new(),
             }),
         })
     }
@@ -79,29 +84,49 @@ impl Approvals {
     /// `server.error`, `server.disconnect`).
     pub fn session_event_handler(&self) -> SessionEventHandler {
         let audit = self.inner.audit.clone();
+        let tracker = self.inner.session_audits.clone();
         SessionEventHandler::new(move |event: SessionEvent| {
             let Ok(runtime) = tokio::runtime::Handle::try_current() else {
                 return;
             };
             let audit = audit.clone();
-            runtime.spawn(async move {
-                let connection = match event.kind {
-                    SessionEventKind::Connected { protocol_version } => {
-                        ConnectionEvent::Connected { protocol_version }
-                    }
-                    SessionEventKind::StartFailed { code, message } => ConnectionEvent::Error {
-                        code: code.to_owned(),
-                        message,
-                    },
-                    SessionEventKind::Closed { reason } => ConnectionEvent::Disconnected {
-                        reason: reason.to_owned(),
-                    },
-                };
-                audit
-                    .connection_event(&event.workspace_id, &event.server_name, &connection)
-                    .await;
-            });
+            tracker.spawn_on(
+                async move {
+                    let connection = match event.kind {
+                        SessionEventKind::Connected { protocol_version } => {
+                            ConnectionEvent::Connected { protocol_version }
+                        }
+                        SessionEventKind::StartFailed { code, message } => ConnectionEvent::Error {
+                            code: code.to_owned(),
+                            message,
+                        },
+                        SessionEventKind::Closed { reason } => ConnectionEvent::Disconnected {
+                            reason: reason.to_owned(),
+                        },
+                    };
+                    audit
+                        .connection_event(&event.workspace_id, &event.server_name, &connection)
+                        .await;
+                },
+                &runtime,
+            );
         })
+    }
+
+    /// Waits (at most `limit`) for the audit writes of session events still running — the
+    /// sessions closed at shutdown are audited `server.disconnect` — so none is attempted on a
+    /// closed store. Call after the MCP client's shutdown, before the store's.
+    pub async fn finish_audit_writes(&self, limit: std::time::Duration) {
+        self.inner.session_audits.close();
+        if tokio::time::timeout(limit, self.inner.session_audits.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                pending = self.inner.session_audits.len(),
+                "audit writes of closing sessions still running at shutdown"
+            );
+        }
     }
 
     /// Start-up: requests left pending by processes that are no longer alive (the previous

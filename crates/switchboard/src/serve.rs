@@ -68,7 +68,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let state = AppState::new(store.clone(), config.server.clone())
         .with_shutdown_token(shutdown_token.clone())
         .with_mcp_registry(mcp.clone())
-        .with_approvals(approvals)
+        .with_approvals(approvals.clone())
         .with_readiness_check(Arc::new(McpServersReadiness::new(mcp.clone())))
         .with_knowledge_graph(knowledge_graph)
         .with_chat(chat);
@@ -93,6 +93,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     // Every MCP session is closed (stdio children: stdin closed, then SIGTERM, then SIGKILL
     // of their process group) before the store goes.
     mcp.shutdown().await;
+    // Their `server.disconnect` audit rows are written before the store goes.
+    approvals
+        .finish_audit_writes(std::time::Duration::from_secs(5))
+        .await;
     // Deregistered: whatever this process still owned is recoverable by the next sweep.
     heartbeat.stop().await;
     store.close().await;

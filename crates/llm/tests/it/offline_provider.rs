@@ -67,7 +67,7 @@ async fn without_tools_it_says_so_instead_of_pretending() {
 fn questions_with_multi_byte_characters_never_panic_the_planner() {
     let provider = switchboard_llm::offline::OfflineProvider::default();
     for question in [
-        "WhatSholaԜp\u{15}tal tj\0\0\0l c changed \u{1e}\u{1e}\u{1e} No\0\0\01er 0?",
+        "WhatSholaԜp\u{15}tal tj\u{0}\u{0}\u{0}l c changed \u{1e}\u{1e}\u{1e} No\u{0}\u{0}\u{0}1er 0?",
         "Show 2026-11-0Ԝ changes",
         "changes since 2026ԜԜ-11-01",
         "Projects named ÄÖÜäöüßéè since Nov 1",
