@@ -4,7 +4,7 @@
 
 pub(crate) mod listen;
 pub(crate) mod live;
-pub(crate) mod registry;
+pub(crate) mod pool;
 pub(crate) mod slot;
 
 use crate::config::McpClientConfig;
