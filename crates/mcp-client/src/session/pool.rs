@@ -1,6 +1,8 @@
-//! `SessionPool`: every session slot, keyed by (server, scope key), plus the concurrency
-//! limits shared across them (per server, per conversation) and each server's latency window. It reaps idle sessions and closes
-//! everything, in parallel and within a deadline, on shutdown or when a server goes away.
+//! `SessionPool`: the live sessions — every session slot, keyed by (server, scope key), plus
+//! the concurrency limits shared across them (per server, per conversation) and each server's
+//! latency window. It reaps idle sessions and closes everything, in parallel and within a
+//! deadline, on shutdown or when a server goes away. (Not to be confused with
+//! `switchboard-registry`'s `ServerRegistry`, the servers a workspace has registered.)
 
 use super::slot::SessionSlot;
 use super::{SessionKey, SessionStatus};
