@@ -31,7 +31,7 @@ pub struct PinDrift {
 }
 
 impl Approvals {
-    /// The handler to give the MCP registry (`ServerRegistry::on_synced`): every successful sync
+    /// The handler to give the server registry (`ServerRegistry::on_synced`): every successful sync
     /// re-checks the server's pins (in a task; failures are logged).
     pub fn synced_handler(&self) -> SyncedHandler {
         let approvals = self.clone();

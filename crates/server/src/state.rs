@@ -1,5 +1,5 @@
 //! `AppState`: what every handler can reach. Cheap to clone (handles and `Arc`s only).
-//! Areas add their own handle here (chat engine, MCP registry…) with a field and a `with_…`
+//! Areas add their own handle here (chat engine, server registry…) with a field and a `with_…`
 //! builder method, so constructing a state for tests stays one line.
 
 use crate::config::ServerConfig;

@@ -208,7 +208,7 @@ async fn seed_kg_policies(
     Ok(())
 }
 
-/// The chat engine (`[chat]`, `[llm]`): the process's MCP registry and client, the approvals
+/// The chat engine (`[chat]`, `[llm]`): the process's server registry and client, the approvals
 /// gate, and our own `/mcp` as the one endpoint that receives the user's token (the URL the
 /// `kg` upstream is registered with). Tool calls a dead process (a previous run of this one,
 /// or a replica that stopped without cleaning up) left `dispatched` become `unknown` here,

@@ -57,7 +57,7 @@ pub struct ChatServiceBuilder {
 }
 
 impl ChatServiceBuilder {
-    /// Lists registered servers through the process's MCP registry (stale caches refreshed,
+    /// Lists registered servers through the process's server registry (stale caches refreshed,
     /// unusable servers reported with their state, sync hooks applied). Pass the registry
     /// built on the same client. Without one, the chat reads the store's tool lists itself.
     pub fn registry(mut self, registry: ServerRegistry) -> Self {
