@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
 use switchboard_core::{ApprovalPolicy, ServerId, ToolDefinition, WorkspaceId};
-use switchboard_mcp_client::{SyncedCapabilities, SyncedHandler};
+use switchboard_registry::{SyncedCapabilities, SyncedHandler};
 use switchboard_store::{NewAuditEvent, ToolRuleScope};
 
 /// An `ALWAYS_ALLOW` rule whose tool changed since it was pinned: its calls are asked again.
@@ -31,7 +31,7 @@ pub struct PinDrift {
 }
 
 impl Approvals {
-    /// The handler to give the MCP registry (`McpRegistry::on_synced`): every successful sync
+    /// The handler to give the server registry (`ServerRegistry::on_synced`): every successful sync
     /// re-checks the server's pins (in a task; failures are logged).
     pub fn synced_handler(&self) -> SyncedHandler {
         let approvals = self.clone();

@@ -1,8 +1,8 @@
 //! `McpClient`: the session-level entry point. It owns the shared HTTP client, the URL policy,
-//! the session registry (with its idle reaper) and the protocol-version memory, and hands out
+//! the session pool (with its idle reaper) and the protocol-version memory, and hands out
 //! live sessions to the request functions in [`crate::calls`].
 //!
-//! It knows nothing about the store or HTTP API; [`crate::registry`] builds on it.
+//! It knows nothing about the store or HTTP API; `switchboard-registry` builds on it.
 
 use crate::UpstreamError;
 use crate::arguments::ArgumentValidator;
@@ -13,7 +13,7 @@ use crate::latency::ServerLatency;
 use crate::notifications::{ListChangeKind, ListChangedCallback};
 use crate::server::UpstreamServer;
 use crate::session::live::LiveSession;
-use crate::session::registry::SessionRegistry;
+use crate::session::pool::SessionPool;
 use crate::session::slot::SessionSlot;
 use crate::session::{SessionKey, SessionScopeKey, SessionStatus, StartContext, VersionMemory};
 use crate::session_events::SessionEventHandler;
@@ -46,7 +46,7 @@ pub(crate) struct ClientInner {
     pub own_http_client: reqwest::Client,
     pub own_policy: UrlPolicy,
     pub versions: VersionMemory,
-    pub sessions: SessionRegistry,
+    pub sessions: SessionPool,
     pub validator: ArgumentValidator,
     server_names: Mutex<HashMap<ServerId, String>>,
     list_changed: Mutex<Option<ServerListChangedHandler>>,
@@ -123,7 +123,7 @@ impl McpClientBuilder {
             request_policy,
             own_policy,
             versions: VersionMemory::default(),
-            sessions: SessionRegistry::default(),
+            sessions: SessionPool::default(),
             validator: ArgumentValidator::default(),
             server_names: Mutex::new(HashMap::new()),
             list_changed: Mutex::new(None),

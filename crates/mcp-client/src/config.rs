@@ -43,7 +43,7 @@ pub struct McpClientConfig {
     /// Capability cache lifetime; older entries are refreshed before use.
     pub capability_cache_ttl_secs: u64,
     /// Period of the background capability refresh; at most a third of the cache lifetime is
-    /// used, so caches are refreshed before they expire (see `registry::refresh`).
+    /// used, so caches are refreshed before they expire (see `refresh` in `switchboard-registry`).
     pub capability_refresh_interval_secs: u64,
     /// A server is reported slow when the median of its last 20 requests (calls, reads, list
     /// pages; failed and timed-out ones included) takes at least this long, or when its last

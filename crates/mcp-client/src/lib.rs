@@ -1,6 +1,10 @@
 //! Switchboard's MCP client side: transports to upstream MCP servers (stdio, Streamable HTTP,
-//! legacy HTTP+SSE, WebSocket), the session registry, capability listing, the tool catalog
+//! legacy HTTP+SSE, WebSocket), the pool of live sessions, capability listing, the tool catalog
 //! offered to LLMs, and tool execution with its limits.
+//!
+//! Invariant: this crate knows nothing of the store. The servers a workspace registers, their
+//! persisted capability caches and our own kg endpoint's record are `switchboard-registry`'s
+//! (`ServerRegistry`, one crate up), which drives this client.
 //!
 //! Invariant: this crate (with `mcp-server`) is the only one that names rmcp types; everything
 //! public here is rmcp-free, so rmcp's churn stays inside.
@@ -13,14 +17,6 @@
 //!   generations (notifications of `initialize` sessions, `subscriptions/listen` streams of
 //!   2026-07-28 ones). A call's timeout is silence: progress restarts it and an open
 //!   elicitation of the call holds it still, under the hard maximum.
-//! - [`McpRegistry`] — registered servers (store records) on top of the client: record →
-//!   upstream (`upstream`, `upstream_as` for our own endpoint with the caller's token),
-//!   capability sync persisted in the store (`sync_record`), states ([`CapabilityState`]:
-//!   synced / stale / empty / needs_auth / error…), on-demand and background refresh, resync on
-//!   `list_changed`, `usable_tools` (what may be offered to an LLM, or why not), `test`,
-//!   `call_tool`, `overview(s)`, `readiness`, `server_changed` / `server_removed`, `shutdown`.
-//!   Our own kg endpoint: `prepare_own_endpoints` (at every start: this listener's URL and the
-//!   registry's read-only service token, used for listing only) and `own_endpoint_removed`.
 //! - [`UpstreamError`] — every failure, mapped once from rmcp and the transports; its
 //!   `Display` is a sentence for people (what failed, where, why) and `code()` a stable id.
 //! - [`ToolCatalog`] — turns the enabled tools of a set of servers (plus built-in tools) into
@@ -31,6 +27,7 @@
 //! ```text
 //! // per resolved server record: Ok(enabled tools, cache refreshed if stale) or Err(Unusable
 //! // { state, code: "needs_auth" | "empty" | "inactive" | <error code>, message })
+//! // (from switchboard-registry's ServerRegistry)
 //! let tools = registry.usable_tools(&record).await;
 //! let upstream = registry.upstream_as(&record, user_token_for_own_endpoint).await?;
 //! let catalog = ToolCatalog::build(&servers_with_enabled_tools, &builtin_specs);
@@ -59,7 +56,6 @@ pub mod handler;
 mod latency;
 mod metrics;
 pub mod notifications;
-pub mod registry;
 pub mod result;
 pub mod server;
 pub mod session;
@@ -82,10 +78,6 @@ pub use handler::{
 };
 pub use latency::{ServerLatency, Slowness};
 pub use notifications::{CallEvent, ListChangeKind};
-pub use registry::{
-    CapabilitiesView, CapabilityState, McpRegistry, ReadinessSummary, RegistryError,
-    ServerOverview, SyncReport, SyncedCapabilities, SyncedHandler, Unusable, is_same_endpoint,
-};
 pub use result::{PromptMessage, PromptResult, ResourceContent, ToolContent, ToolResult};
 pub use server::{
     RemoteEndpoint, ServerConfigError, StdioCommand, UpstreamEndpoint, UpstreamServer,

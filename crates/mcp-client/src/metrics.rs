@@ -25,11 +25,3 @@ pub(crate) fn tool_call_finished(server: &str, outcome: &'static str, elapsed: D
     metrics::histogram!("mcp_tool_call_duration_seconds", "server" => server.to_owned())
         .record(elapsed.as_secs_f64());
 }
-
-pub(crate) fn cache_lookup(result: &'static str) {
-    metrics::counter!("mcp_capability_cache_lookups_total", "result" => result).increment(1);
-}
-
-pub(crate) fn cache_refresh(server: &str, outcome: &'static str) {
-    metrics::counter!("mcp_capability_refreshes_total", "server" => server.to_owned(), "outcome" => outcome).increment(1);
-}

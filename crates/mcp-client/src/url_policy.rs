@@ -127,7 +127,7 @@ pub enum ServerOrigin {
     /// Sent with one request (a chat's `mcp_servers`): `mcp.request_url_policy`.
     Request,
     /// This process's own MCP endpoint. Only code that has checked the URL is one this
-    /// process serves (`McpRegistry`'s own endpoints, `chat::OwnEndpoints`) sets it; nothing
+    /// process serves (`ServerRegistry`'s own endpoints, `chat::OwnEndpoints`) sets it; nothing
     /// a request carries can.
     OwnEndpoint,
 }

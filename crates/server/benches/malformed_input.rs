@@ -21,7 +21,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use switchboard_chat::{ChatConfig, ChatService, OwnEndpoints};
 use switchboard_llm::LlmConfig;
-use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
+use switchboard_mcp_client::{McpClient, McpClientConfig};
+use switchboard_registry::ServerRegistry;
 use switchboard_server::{AppState, ServerConfig, run as serve};
 use switchboard_store::{DatabaseConfig, SecretCipher, Store};
 use tokio::net::TcpListener;
@@ -61,7 +62,7 @@ async fn start() -> (String, String, tempfile::TempDir) {
         ..McpClientConfig::default()
     })
     .unwrap();
-    let registry = McpRegistry::new(mcp.clone(), store.clone());
+    let registry = ServerRegistry::new(mcp.clone(), store.clone());
     let chat = ChatService::builder(
         store.clone(),
         mcp,

@@ -1,5 +1,5 @@
 //! `AppState`: what every handler can reach. Cheap to clone (handles and `Arc`s only).
-//! Areas add their own handle here (chat engine, MCP registry…) with a field and a `with_…`
+//! Areas add their own handle here (chat engine, server registry…) with a field and a `with_…`
 //! builder method, so constructing a state for tests stays one line.
 
 use crate::config::ServerConfig;
@@ -8,8 +8,8 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::Arc;
 use switchboard_approvals::{ApprovalConfig, Approvals};
 use switchboard_chat::ChatService;
-use switchboard_mcp_client::McpRegistry;
 use switchboard_mcp_server::{KgConfig, KnowledgeGraphService};
+use switchboard_registry::ServerRegistry;
 use switchboard_store::Store;
 use tokio_util::sync::CancellationToken;
 
@@ -40,7 +40,7 @@ pub struct AppState {
     /// the MCP client's elicitation responder must come from this same instance.
     pub approvals: Approvals,
     /// The MCP server registry behind `/api/mcp/servers` (503 when absent).
-    pub mcp: Option<McpRegistry>,
+    pub mcp: Option<ServerRegistry>,
 }
 
 impl AppState {
@@ -85,7 +85,7 @@ impl AppState {
     }
 
     /// Serves the MCP server registry API with `registry`.
-    pub fn with_mcp_registry(mut self, registry: McpRegistry) -> Self {
+    pub fn with_mcp_registry(mut self, registry: ServerRegistry) -> Self {
         self.mcp = Some(registry);
         self
     }

@@ -10,7 +10,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use serde::Serialize;
 use std::collections::HashMap;
 use switchboard_core::{ScopeSet, TokenId, UserId};
-use switchboard_mcp_client::registry::OWN_ENDPOINT_SYNC_USER;
+use switchboard_registry::OWN_ENDPOINT_SYNC_USER;
 use switchboard_store::{NewToken, Store, TokenRecord, UserRecord, UserRole, WorkspaceRecord};
 
 /// `migrate`: where the store is now.

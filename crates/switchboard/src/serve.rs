@@ -9,10 +9,11 @@ use std::time::{Duration, Instant};
 use switchboard_approvals::Approvals;
 use switchboard_chat::{ChatService, OwnEndpoints};
 use switchboard_core::Scope;
-use switchboard_mcp_client::{McpClient, McpRegistry};
+use switchboard_mcp_client::McpClient;
 use switchboard_mcp_server::{
     KG_UPSTREAM_NAME, KgTool, KnowledgeGraphService, register_kg_upstream,
 };
+use switchboard_registry::ServerRegistry;
 use switchboard_server::AppState;
 use switchboard_server::KgSchemaContext;
 use switchboard_server::routes::mcp_servers::McpServersReadiness;
@@ -207,7 +208,7 @@ async fn seed_kg_policies(
     Ok(())
 }
 
-/// The chat engine (`[chat]`, `[llm]`): the process's MCP registry and client, the approvals
+/// The chat engine (`[chat]`, `[llm]`): the process's server registry and client, the approvals
 /// gate, and our own `/mcp` as the one endpoint that receives the user's token (the URL the
 /// `kg` upstream is registered with). Tool calls a dead process (a previous run of this one,
 /// or a replica that stopped without cleaning up) left `dispatched` become `unknown` here,
@@ -215,7 +216,7 @@ async fn seed_kg_policies(
 async fn chat_engine(
     config: &Config,
     store: &Store,
-    mcp: &McpRegistry,
+    mcp: &ServerRegistry,
     approvals: &Approvals,
     knowledge_graph: &KnowledgeGraphService,
     address: std::net::SocketAddr,
@@ -292,11 +293,11 @@ fn mcp_registry(
     config: &Config,
     store: &Store,
     approvals: &Approvals,
-) -> anyhow::Result<McpRegistry> {
+) -> anyhow::Result<ServerRegistry> {
     let client = McpClient::builder(config.mcp.clone())
         .elicitation(approvals.elicitation_responder())
         .on_session_event(approvals.session_event_handler())
         .build()
         .context("starting the MCP client")?;
-    Ok(McpRegistry::new(client, store.clone()))
+    Ok(ServerRegistry::new(client, store.clone()))
 }

@@ -27,7 +27,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use switchboard_core::{ConversationId, Principal};
 use switchboard_llm::{LlmConfig, LlmProvider};
-use switchboard_mcp_client::{McpClient, McpRegistry};
+use switchboard_mcp_client::McpClient;
+use switchboard_registry::ServerRegistry;
 use switchboard_store::{ConversationRecord, Store};
 use tokio_util::sync::CancellationToken;
 
@@ -49,17 +50,17 @@ pub struct ChatServiceBuilder {
     llm: LlmConfig,
     gate: Option<Arc<dyn ApprovalGate>>,
     provider: Option<Arc<dyn LlmProvider>>,
-    registry: Option<McpRegistry>,
+    registry: Option<ServerRegistry>,
     own_endpoints: OwnEndpoints,
     shutdown: CancellationToken,
     schema_context: Option<Arc<dyn SchemaContextSource>>,
 }
 
 impl ChatServiceBuilder {
-    /// Lists registered servers through the process's MCP registry (stale caches refreshed,
+    /// Lists registered servers through the process's server registry (stale caches refreshed,
     /// unusable servers reported with their state, sync hooks applied). Pass the registry
     /// built on the same client. Without one, the chat reads the store's tool lists itself.
-    pub fn registry(mut self, registry: McpRegistry) -> Self {
+    pub fn registry(mut self, registry: ServerRegistry) -> Self {
         self.registry = Some(registry);
         self
     }

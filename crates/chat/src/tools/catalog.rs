@@ -1,6 +1,6 @@
 //! [`McpTools`]: the tools one turn offers and how their calls reach `mcp-client`.
 //!
-//! For each resolved server the enabled tools come from `mcp-client`'s [`McpRegistry`]
+//! For each resolved server the enabled tools come from `mcp-client`'s [`ServerRegistry`]
 //! (`usable_tools`: refreshed when stale; inactive, `needs_auth`, `empty` or failing servers are
 //! reported, never silently empty), filtered by the conversation's configuration. Our own kg
 //! endpoint is the exception: the registry cannot list it (it has no user token), so when the
@@ -22,9 +22,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use switchboard_core::{Principal, ServerId, ToolDefinition};
 use switchboard_mcp_client::{
-    CallContext, Caller, CapabilityState, CatalogServer, McpClient, McpRegistry, ToolCatalog,
-    ToolResult, ToolRoute, UpstreamError, UpstreamServer,
+    CallContext, Caller, CatalogServer, McpClient, ToolCatalog, ToolResult, ToolRoute,
+    UpstreamError, UpstreamServer,
 };
+use switchboard_registry::{CapabilityState, ServerRegistry};
 use switchboard_store::{ServerRecord, Store};
 
 /// Reaches MCP servers for the chat engine. Cheap to clone.
@@ -32,7 +33,7 @@ use switchboard_store::{ServerRecord, Store};
 pub struct McpTools {
     pub(super) client: McpClient,
     pub(super) store: Store,
-    registry: Option<McpRegistry>,
+    registry: Option<ServerRegistry>,
     own_endpoints: OwnEndpoints,
     pub(super) ephemeral_cache: Arc<EphemeralToolCache>,
     catalogs: Arc<CatalogCache>,
@@ -112,7 +113,7 @@ impl McpTools {
 
     /// Lists registered servers through `registry` (the process's one registry, so its sync
     /// hooks and state apply).
-    pub fn with_registry(mut self, registry: McpRegistry) -> Self {
+    pub fn with_registry(mut self, registry: ServerRegistry) -> Self {
         self.registry = Some(registry);
         self
     }

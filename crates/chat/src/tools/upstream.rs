@@ -8,9 +8,8 @@
 
 use std::fmt;
 use switchboard_core::SessionScope;
-use switchboard_mcp_client::{
-    ServerConfigError, ServerOrigin, UpstreamEndpoint, UpstreamServer, is_same_endpoint,
-};
+use switchboard_mcp_client::{ServerConfigError, ServerOrigin, UpstreamEndpoint, UpstreamServer};
+use switchboard_registry::is_same_endpoint;
 use switchboard_store::{ServerRecord, ServerSecrets};
 use url::Url;
 
@@ -74,8 +73,7 @@ pub fn upstream_for_record(
     own_endpoints: &OwnEndpoints,
     credential: Option<&UserCredential>,
 ) -> Result<UpstreamServer, ServerConfigError> {
-    let mut upstream =
-        switchboard_mcp_client::registry::upstream::upstream_for_record(record, secrets)?;
+    let mut upstream = switchboard_registry::upstream::upstream_for_record(record, secrets)?;
     if let UpstreamEndpoint::Remote(remote) = &upstream.endpoint
         && own_endpoints.contains(&remote.url)
     {

@@ -257,7 +257,7 @@ impl McpClient {
         }
     }
 
-    /// Connects afresh (outside the session registry), initializes, lists the tools and
+    /// Connects afresh (outside the session pool), initializes, lists the tools and
     /// disconnects: the `/test` endpoint.
     pub async fn test_connection(
         &self,

@@ -1,10 +1,17 @@
 //! Sessions with upstream servers: which session a caller uses (scope keys), what a session
 //! looks like from outside (`SessionStatus`), and the memory of each upstream's negotiated
 //! protocol version.
+//!
+//! Protocol-version negotiation and the two protocol generations (`initialize`, 2025-03-26 …
+//! 2025-11-25; stateless 2026-07-28 with `server/discover`): what is sent, what is accepted, how
+//! a session falls back — see `PROTOCOL.md` beside this file.
+//!
+//! `pool` holds the live sessions (`SessionPool`); `slot` starts and watches one; `live` is one
+//! connected session and its handshake; `listen` its `subscriptions/listen` stream.
 
 pub(crate) mod listen;
 pub(crate) mod live;
-pub(crate) mod registry;
+pub(crate) mod pool;
 pub(crate) mod slot;
 
 use crate::config::McpClientConfig;

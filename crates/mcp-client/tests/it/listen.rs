@@ -1,7 +1,7 @@
 //! List changes from a stateless 2026-07-28 upstream (an MCP Python SDK 2.x server,
 //! tests/fixtures/mcp2_server.py): such a server sends them only on a `subscriptions/listen`
 //! stream, so the session opens one and routes what arrives like an `initialize` session's
-//! `list_changed` notifications — and a registry resyncs.
+//! `list_changed` notifications (the registry's resync on them: crates/registry's tests).
 
 use crate::support::{caller, client, context, eventually, free_port, mcp2_server, remote_server};
 use serde_json::json;
@@ -76,66 +76,4 @@ async fn list_changes_arrive_on_a_listen_stream() {
     call(&client, &server, "add_resource", "fresh_resource").await;
     assert!(eventually(Duration::from_secs(10), heard(ListChangeKind::Resources)).await);
     client.shutdown().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_registry_resyncs_a_stateless_server_after_a_list_change() {
-    use crate::registry::{registry_with, store};
-    use switchboard_mcp_client::{CallContext, Caller, CapabilityState};
-    use switchboard_store::{NewServer, ServerConnectionConfig, ServerSecrets};
-
-    let peer = mcp2_server(free_port());
-    let dir = tempfile::tempdir().unwrap();
-    let (store, workspace) = store(&dir).await;
-    let registry = registry_with(&store, crate::support::quick_config());
-    let record = store
-        .create_server(
-            &workspace,
-            NewServer {
-                name: "py2".into(),
-                transport: TransportKind::StreamableHttp,
-                url: Some(format!("http://127.0.0.1:{}/mcp", peer.port)),
-                command: None,
-                args: vec![],
-                connection: ServerConnectionConfig::default(),
-                secrets: ServerSecrets::default(),
-                is_active: true,
-            },
-        )
-        .await
-        .unwrap();
-    let report = registry.sync_record(&record).await;
-    assert_eq!(report.state, CapabilityState::Synced, "{:?}", report.error);
-    let context = CallContext::new(Caller {
-        user_id: "ada".into(),
-        conversation_id: None,
-    });
-    registry
-        .call_tool(
-            &workspace,
-            &record.id,
-            "add_tool",
-            json!({"name": "announced_tool"}),
-            &context,
-            None,
-        )
-        .await
-        .unwrap();
-    let mut stored = Vec::new();
-    for _ in 0..100 {
-        stored = store
-            .list_server_tools(&workspace, &record.id)
-            .await
-            .unwrap();
-        if stored.iter().any(|tool| tool.name == "announced_tool") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(
-        stored.iter().any(|tool| tool.name == "announced_tool"),
-        "the registry did not resync: {:?}",
-        stored.iter().map(|tool| &tool.name).collect::<Vec<_>>()
-    );
-    registry.shutdown().await;
 }

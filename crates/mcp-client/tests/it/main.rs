@@ -14,7 +14,6 @@ mod lifecycle;
 mod limits;
 mod listen;
 mod metrics;
-mod registry;
 mod support;
 mod timeouts;
 mod url_policy;

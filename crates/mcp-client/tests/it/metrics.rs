@@ -1,12 +1,11 @@
 //! The client's metrics as a Prometheus exporter renders them, recorded while real stdio
-//! children start, fail to start, die under a call and are shut down, and while a registry
-//! over a real store finds its capability cache missing, fresh and stale.
+//! children start, fail to start, die under a call and are shut down (the registry's cache
+//! metrics: crates/registry's tests).
 
 use crate::faults::{misbehaving, tool};
 use crate::support::{context, quick_config};
 use metrics_exporter_prometheus::PrometheusBuilder;
 use serde_json::json;
-use std::time::Duration;
 use switchboard_mcp_client::McpClient;
 
 /// The value of `metric` on the line whose labels include every one of `labels`.
@@ -122,80 +121,4 @@ fn session_lifecycle_and_calls_are_counted_and_the_active_gauge_returns_to_zero(
         .is_none(),
         "{rendered}"
     );
-}
-
-#[test]
-fn capability_cache_hits_misses_and_refreshes_are_counted() {
-    use crate::registry::{registry_with, store};
-    use crate::support::{fixture, python};
-    use switchboard_core::TransportKind;
-    use switchboard_mcp_client::McpClientConfig;
-    use switchboard_store::{NewServer, ServerConnectionConfig, ServerSecrets};
-
-    let recorder = PrometheusBuilder::new().build_recorder();
-    let handle = recorder.handle();
-    let dir = tempfile::tempdir().unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    metrics::with_local_recorder(&recorder, || {
-        runtime.block_on(async {
-            let (store, workspace) = store(&dir).await;
-            let registry = registry_with(
-                &store,
-                McpClientConfig {
-                    capability_cache_ttl_secs: 1,
-                    ..quick_config()
-                },
-            );
-            let record = store
-                .create_server(
-                    &workspace,
-                    NewServer {
-                        name: "cached".into(),
-                        transport: TransportKind::Stdio,
-                        url: None,
-                        command: Some(python().to_str().unwrap().into()),
-                        args: vec![
-                            fixture("misbehaving_server.py").to_str().unwrap().into(),
-                            "normal".into(),
-                        ],
-                        connection: ServerConnectionConfig::default(),
-                        secrets: ServerSecrets::default(),
-                        is_active: true,
-                    },
-                )
-                .await
-                .unwrap();
-            // Never synced: a miss, refreshed; then a hit; stale after the TTL: a miss again.
-            registry.usable_tools(&record).await.unwrap();
-            let record = store.get_server(&workspace, &record.id).await.unwrap();
-            registry.usable_tools(&record).await.unwrap();
-            tokio::time::sleep(Duration::from_millis(1100)).await;
-            registry.usable_tools(&record).await.unwrap();
-            registry.shutdown().await;
-        })
-    });
-    let rendered = handle.render();
-    let expected = [
-        (
-            "mcp_capability_cache_lookups_total",
-            ("result", "miss"),
-            2.0,
-        ),
-        ("mcp_capability_cache_lookups_total", ("result", "hit"), 1.0),
-        (
-            "mcp_capability_refreshes_total",
-            ("outcome", "success"),
-            2.0,
-        ),
-    ];
-    for (metric, label, wanted) in expected {
-        assert_eq!(
-            value(&rendered, metric, &[label]),
-            Some(wanted),
-            "{metric} {label:?} in\n{rendered}"
-        );
-    }
 }

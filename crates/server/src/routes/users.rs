@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use switchboard_approvals::ConfigurationChange;
 use switchboard_core::UserId;
-use switchboard_mcp_client::registry::OWN_ENDPOINT_SYNC_USER;
+use switchboard_registry::OWN_ENDPOINT_SYNC_USER;
 use switchboard_store::{StoreError, UserRecord, UserRole};
 
 pub fn router() -> Router<AppState> {

@@ -14,7 +14,8 @@ use switchboard_approvals::{ApprovalConfig, Approvals, RecoveredRequests};
 use switchboard_chat::{ChatConfig, ChatService};
 use switchboard_core::{ScopeSet, ServerId, UserId, WorkspaceId};
 use switchboard_llm::{LlmConfig, ProviderKind};
-use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
+use switchboard_mcp_client::{McpClient, McpClientConfig};
+use switchboard_registry::ServerRegistry;
 use switchboard_server::{AppState, app, serve_router};
 use switchboard_store::{
     DatabaseConfig, InstanceHeartbeat, NewToken, SecretCipher, Store, UserRole,
@@ -174,7 +175,7 @@ impl ApprovalServer {
         .on_session_event(approvals.session_event_handler())
         .build()
         .unwrap();
-        let registry = McpRegistry::new(mcp.clone(), store.clone());
+        let registry = ServerRegistry::new(mcp.clone(), store.clone());
         registry.on_synced(approvals.synced_handler());
         let chat =
             ChatService::builder(store.clone(), mcp, ChatConfig::default(), llm(llm_base_url))

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use switchboard_chat::{ApprovalGate, ChatConfig, ChatService, OwnEndpoints};
 use switchboard_core::{ConversationId, TransportKind, WorkspaceId};
 use switchboard_llm::{LlmConfig, LlmProvider, ProviderKind};
-use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
+use switchboard_mcp_client::{McpClient, McpClientConfig};
 use switchboard_mcp_server::{KgConfig, KnowledgeGraphService, register_kg_upstream};
+use switchboard_registry::ServerRegistry;
 use switchboard_server::{AppState, KgSchemaContext, run};
 use switchboard_store::{
     DatabaseConfig, NewServer, SecretCipher, ServerConnectionConfig, ServerSecrets, Store,
@@ -85,7 +86,7 @@ pub struct ChatServer {
     pub workspace_id: WorkspaceId,
     pub client: reqwest::Client,
     pub chat: ChatService,
-    pub registry: McpRegistry,
+    pub registry: ServerRegistry,
     pub shutdown: CancellationToken,
     stop: Option<oneshot::Sender<()>>,
     /// `switchboard_server::run`, until it returns after a shutdown.
@@ -119,7 +120,7 @@ impl ChatServer {
             mcp = mcp.host_lookup(lookup);
         }
         let mcp = mcp.build().unwrap();
-        let registry = McpRegistry::new(mcp.clone(), store.clone());
+        let registry = ServerRegistry::new(mcp.clone(), store.clone());
         let kg = KnowledgeGraphService::for_store(
             store.clone(),
             KgConfig::default(),

@@ -7,7 +7,8 @@ use crate::support::{TestServer, test_config};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
+use switchboard_mcp_client::{McpClient, McpClientConfig};
+use switchboard_registry::ServerRegistry;
 use switchboard_server::ServerConfig;
 use switchboard_server::routes::mcp_servers::McpServersReadiness;
 
@@ -16,7 +17,7 @@ async fn start(config: ServerConfig) -> TestServer {
         config,
         |router| router,
         |state| {
-            let registry = McpRegistry::new(
+            let registry = ServerRegistry::new(
                 McpClient::new(McpClientConfig::default()).unwrap(),
                 state.store.clone(),
             );

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use switchboard_core::ScopeSet;
-use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
+use switchboard_mcp_client::{McpClient, McpClientConfig};
+use switchboard_registry::ServerRegistry;
 use switchboard_server::routes::mcp_servers::McpServersReadiness;
 
 pub(crate) fn everything_js() -> String {
@@ -26,7 +27,7 @@ pub(crate) async fn start() -> TestServer {
         test_config(),
         |router| router,
         |state| {
-            let registry = McpRegistry::new(
+            let registry = ServerRegistry::new(
                 McpClient::new(McpClientConfig::default()).unwrap(),
                 state.store.clone(),
             );

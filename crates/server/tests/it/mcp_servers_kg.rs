@@ -10,27 +10,28 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use switchboard_approvals::{ApprovalConfig, Approvals};
 use switchboard_core::{ApprovalPolicy, WorkspaceId};
-use switchboard_mcp_client::registry::OWN_ENDPOINT_SYNC_TOKEN;
-use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry, Url};
+use switchboard_mcp_client::{McpClient, McpClientConfig, Url};
 use switchboard_mcp_server::{KgConfig, KgTool, KnowledgeGraphService, register_kg_upstream};
+use switchboard_registry::OWN_ENDPOINT_SYNC_TOKEN;
+use switchboard_registry::ServerRegistry;
 use switchboard_store::{DEFAULT_WORKSPACE_NAME, NewToolPolicy, ServerRecord};
 
 struct KgHarness {
     server: TestServer,
-    registry: McpRegistry,
+    registry: ServerRegistry,
     workspace: WorkspaceId,
     kg: ServerRecord,
     own_url: Url,
 }
 
 async fn start() -> KgHarness {
-    let parts: Arc<Mutex<Option<(McpRegistry, Approvals)>>> = Arc::default();
+    let parts: Arc<Mutex<Option<(ServerRegistry, Approvals)>>> = Arc::default();
     let captured = parts.clone();
     let server = TestServer::start_with(
         test_config(),
         |router| router,
         move |state| {
-            let registry = McpRegistry::new(
+            let registry = ServerRegistry::new(
                 McpClient::new(McpClientConfig {
                     session_init_backoff_ms: 50,
                     session_error_retry_secs: 1,
@@ -359,7 +360,7 @@ async fn the_own_endpoint_marker_and_what_switchboard_manages_cannot_be_changed(
         .get_server(&harness.workspace, &harness.kg.id)
         .await
         .unwrap();
-    assert!(McpRegistry::is_marked_own_endpoint(&stored));
+    assert!(ServerRegistry::is_marked_own_endpoint(&stored));
 
     // An invalid init timeout is named.
     let (status, body) = send(

@@ -8,7 +8,8 @@ use crate::support::{TestServer, test_config};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
+use switchboard_mcp_client::{McpClient, McpClientConfig};
+use switchboard_registry::ServerRegistry;
 
 fn misbehaving_server() -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -25,7 +26,8 @@ async fn start() -> TestServer {
                 slow_call_ms: 300,
                 ..McpClientConfig::default()
             };
-            let registry = McpRegistry::new(McpClient::new(config).unwrap(), state.store.clone());
+            let registry =
+                ServerRegistry::new(McpClient::new(config).unwrap(), state.store.clone());
             state.with_mcp_registry(registry)
         },
     )

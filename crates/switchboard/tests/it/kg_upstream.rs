@@ -46,7 +46,7 @@ async fn usable_sync_tokens(service: &Service) -> usize {
         .unwrap_or_else(|| panic!("{tokens}"))
         .iter()
         .filter(|token| {
-            token["name"] == switchboard_mcp_client::registry::OWN_ENDPOINT_SYNC_TOKEN
+            token["name"] == switchboard_registry::OWN_ENDPOINT_SYNC_TOKEN
                 && token["revoked_at"].is_null()
         })
         .count()

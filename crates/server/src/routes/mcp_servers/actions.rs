@@ -202,7 +202,7 @@ pub(super) async fn call_tool(
     let status = match &outcome {
         Ok(result) if result.is_error => "tool_error".to_owned(),
         Ok(_) => "completed".to_owned(),
-        Err(switchboard_mcp_client::RegistryError::Upstream(error)) => error.code().to_owned(),
+        Err(switchboard_registry::RegistryError::Upstream(error)) => error.code().to_owned(),
         Err(_) => "failed".to_owned(),
     };
     let event = NewAuditEvent {

@@ -215,7 +215,7 @@ impl Candidate {
 
 /// The connection-config key marking Switchboard's own knowledge-graph server, which alone
 /// receives users' tokens: no request may set or remove it.
-pub(super) const OWN_ENDPOINT_MARKER: &str = switchboard_mcp_client::registry::OWN_ENDPOINT_MARKER;
+pub(super) const OWN_ENDPOINT_MARKER: &str = switchboard_registry::OWN_ENDPOINT_MARKER;
 
 fn refuse_marker(sent: &Option<Value>) -> Result<(), ApiError> {
     match sent {

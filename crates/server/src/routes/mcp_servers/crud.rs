@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use switchboard_core::{Principal, Scope, ServerId, TransportKind};
-use switchboard_mcp_client::McpRegistry;
+use switchboard_registry::ServerRegistry;
 use switchboard_store::{ServerRecord, StoreError};
 
 fn require_admin_for_stdio(principal: &Principal, is_stdio_command: bool) -> Result<(), ApiError> {
@@ -114,7 +114,7 @@ pub(super) async fn update_server(
         .store
         .get_server(&principal.workspace_id, &server_id)
         .await?;
-    if McpRegistry::is_marked_own_endpoint(&record) {
+    if ServerRegistry::is_marked_own_endpoint(&record) {
         body.check_own_endpoint_change()?;
     }
     if version != record.version {
@@ -178,7 +178,7 @@ pub(super) async fn delete_server(
 /// The view of one server with its live state and when its last failure was recorded.
 async fn current_view(
     state: &AppState,
-    registry: &McpRegistry,
+    registry: &ServerRegistry,
     record: &ServerRecord,
 ) -> Result<Value, Failure> {
     let overview = registry.overview(record).await?;
@@ -205,7 +205,7 @@ fn name_conflict(error: StoreError) -> Failure {
 /// The URL policy a registration is checked against: `mcp.url_policy`, except for a URL of
 /// this process's own endpoint (e.g. editing `kg` while loopback is closed), which is ours.
 fn registration_policy<'a>(
-    registry: &'a McpRegistry,
+    registry: &'a ServerRegistry,
     candidate: &super::bodies::Candidate,
 ) -> &'a switchboard_mcp_client::UrlPolicy {
     let own = candidate

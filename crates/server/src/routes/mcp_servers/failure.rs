@@ -4,7 +4,8 @@
 use crate::error::{ApiError, error_body};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use switchboard_mcp_client::{RegistryError, UpstreamError};
+use switchboard_mcp_client::UpstreamError;
+use switchboard_registry::RegistryError;
 use switchboard_store::StoreError;
 
 #[derive(Debug)]

@@ -39,7 +39,7 @@ use crate::state::AppState;
 use axum::Router;
 use axum::routing::{get, patch, post};
 use serde_json::json;
-use switchboard_mcp_client::McpRegistry;
+use switchboard_registry::ServerRegistry;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -67,7 +67,7 @@ pub fn router() -> Router<AppState> {
 }
 
 /// The registry, or 503 when this process runs without one.
-pub(crate) fn registry(state: &AppState) -> Result<&McpRegistry, ApiError> {
+pub(crate) fn registry(state: &AppState) -> Result<&ServerRegistry, ApiError> {
     state.mcp.as_ref().ok_or_else(|| {
         ApiError::Unavailable("the MCP client is not running in this process".into())
     })
@@ -78,11 +78,11 @@ pub(crate) fn registry(state: &AppState) -> Result<&McpRegistry, ApiError> {
 /// `server.readiness_requires_mcp`.
 #[derive(Debug)]
 pub struct McpServersReadiness {
-    registry: McpRegistry,
+    registry: ServerRegistry,
 }
 
 impl McpServersReadiness {
-    pub fn new(registry: McpRegistry) -> Self {
+    pub fn new(registry: ServerRegistry) -> Self {
         Self { registry }
     }
 }

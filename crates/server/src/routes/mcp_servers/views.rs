@@ -4,10 +4,8 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use switchboard_core::SessionState;
-use switchboard_mcp_client::{
-    CapabilitiesView, CapabilityState, ConnectionTestReport, McpRegistry, ServerOverview,
-    SessionStatus, Slowness,
-};
+use switchboard_mcp_client::{ConnectionTestReport, SessionStatus, Slowness};
+use switchboard_registry::{CapabilitiesView, CapabilityState, ServerOverview, ServerRegistry};
 use switchboard_store::{ServerRecord, ServerStatus, ToolRecord};
 
 /// A server's state, sync state and last error as shown together. The session slots and the
@@ -100,7 +98,7 @@ pub(super) fn server_view(
         "session_scope": record.connection.session_scope,
         "timeout_ms": record.connection.timeout_ms,
         "init_timeout_ms": record.connection.init_timeout_ms,
-        "managed_by_switchboard": McpRegistry::is_marked_own_endpoint(record),
+        "managed_by_switchboard": ServerRegistry::is_marked_own_endpoint(record),
         "is_active": record.is_active,
         "version": record.version,
         "status": shown.status,

@@ -3,31 +3,18 @@
 //! needs_auth and error (keeping the last good cache); a list change resyncs; usable tools
 //! respect the enable switch; a test records its outcome; readiness counts errors.
 
-use crate::faults::lines;
-use crate::support::{everything_js, fixture, node, python, quick_config};
+use crate::support::{
+    everything_js, fixture, lines, node, python, quick_config, registry_with, store,
+};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use switchboard_core::{SessionScope, TransportKind, WorkspaceId};
-use switchboard_mcp_client::{
-    CallContext, Caller, CapabilityState, McpClient, McpClientConfig, McpRegistry,
-};
+use switchboard_core::{SessionScope, TransportKind};
+use switchboard_mcp_client::{CallContext, Caller, McpClientConfig};
+use switchboard_registry::CapabilityState;
 use switchboard_store::{
-    DatabaseConfig, NewServer, SecretCipher, ServerConnectionConfig, ServerRecord, ServerSecrets,
-    ServerStatus, Store,
+    NewServer, ServerConnectionConfig, ServerRecord, ServerSecrets, ServerStatus, Store,
 };
-
-pub async fn store(dir: &tempfile::TempDir) -> (Store, WorkspaceId) {
-    let store = Store::open(
-        &DatabaseConfig::default(),
-        dir.path(),
-        SecretCipher::generate(),
-    )
-    .await
-    .unwrap();
-    let workspace = store.create_workspace("acme").await.unwrap();
-    (store, workspace.id)
-}
 
 fn stdio(
     name: &str,
@@ -48,10 +35,6 @@ fn stdio(
         },
         is_active: true,
     }
-}
-
-pub fn registry_with(store: &Store, config: McpClientConfig) -> McpRegistry {
-    McpRegistry::new(McpClient::new(config).unwrap(), store.clone())
 }
 
 async fn reload(store: &Store, record: &ServerRecord) -> ServerRecord {
@@ -357,7 +340,7 @@ async fn only_our_own_endpoint_receives_the_callers_token() {
         };
         if marked {
             connection.extra.insert(
-                switchboard_mcp_client::registry::OWN_ENDPOINT_MARKER.into(),
+                switchboard_registry::OWN_ENDPOINT_MARKER.into(),
                 json!(true),
             );
         }

@@ -3,10 +3,10 @@
 //! mapping additionally forwards a user's token to our knowledge-graph endpoint; nothing here
 //! ever does.)
 
-use crate::server::{
+use switchboard_core::TransportKind;
+use switchboard_mcp_client::server::{
     RemoteEndpoint, ServerConfigError, StdioCommand, UpstreamEndpoint, UpstreamServer,
 };
-use switchboard_core::TransportKind;
 use switchboard_store::{ServerRecord, ServerSecrets};
 use url::Url;
 
@@ -52,7 +52,7 @@ pub fn upstream_for_record(
         session_scope: record.connection.session_scope,
         timeout_ms: record.connection.timeout_ms,
         init_timeout_ms: record.connection.init_timeout_ms,
-        origin: crate::url_policy::ServerOrigin::Registered,
+        origin: switchboard_mcp_client::url_policy::ServerOrigin::Registered,
     };
     server.validate()?;
     Ok(server)

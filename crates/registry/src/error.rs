@@ -1,8 +1,8 @@
 //! `RegistryError`: what the server registry can fail with — the store, the upstream, or the
 //! request itself — kept apart so the HTTP layer can answer 404/409/422/502 precisely.
 
-use crate::UpstreamError;
-use crate::server::ServerConfigError;
+use switchboard_mcp_client::UpstreamError;
+use switchboard_mcp_client::server::ServerConfigError;
 use switchboard_store::StoreError;
 
 #[derive(Debug, thiserror::Error)]

@@ -1,6 +1,8 @@
-//! `SessionRegistry`: every session slot, keyed by (server, scope key), plus the concurrency
-//! limits shared across them (per server, per conversation) and each server's latency window. It reaps idle sessions and closes
-//! everything, in parallel and within a deadline, on shutdown or when a server goes away.
+//! `SessionPool`: the live sessions — every session slot, keyed by (server, scope key), plus
+//! the concurrency limits shared across them (per server, per conversation) and each server's
+//! latency window. It reaps idle sessions and closes everything, in parallel and within a
+//! deadline, on shutdown or when a server goes away. (Not to be confused with
+//! `switchboard-registry`'s `ServerRegistry`, the servers a workspace has registered.)
 
 use super::slot::SessionSlot;
 use super::{SessionKey, SessionStatus};
@@ -12,7 +14,7 @@ use switchboard_core::{ConversationId, ServerId, SessionState};
 use tokio::sync::Semaphore;
 
 #[derive(Default)]
-pub(crate) struct SessionRegistry {
+pub(crate) struct SessionPool {
     slots: Mutex<HashMap<SessionKey, Arc<SessionSlot>>>,
     server_limits: Mutex<HashMap<ServerId, Arc<Semaphore>>>,
     conversation_limits: Mutex<HashMap<ConversationId, Arc<Semaphore>>>,
@@ -20,16 +22,16 @@ pub(crate) struct SessionRegistry {
     pub latencies: LatencyBook,
 }
 
-impl std::fmt::Debug for SessionRegistry {
+impl std::fmt::Debug for SessionPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let sessions = self.slots.lock().map(|slots| slots.len()).unwrap_or(0);
-        f.debug_struct("SessionRegistry")
+        f.debug_struct("SessionPool")
             .field("sessions", &sessions)
             .finish()
     }
 }
 
-impl SessionRegistry {
+impl SessionPool {
     pub fn slot(&self, key: &SessionKey) -> Arc<SessionSlot> {
         let mut slots = self
             .slots

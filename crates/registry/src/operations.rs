@@ -5,18 +5,18 @@
 
 use super::state::{CapabilityState, capability_state};
 use super::sync::cache_len;
-use super::{McpRegistry, RegistryError};
-use crate::UpstreamError;
-use crate::calls::{CallContext, ConnectionTestReport};
-use crate::latency::{ServerLatency, Slowness};
-use crate::result::ToolResult;
-use crate::session::SessionStatus;
+use super::{RegistryError, ServerRegistry};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::Duration;
 use switchboard_core::{ServerId, SessionState, WorkspaceId};
+use switchboard_mcp_client::UpstreamError;
+use switchboard_mcp_client::result::ToolResult;
+use switchboard_mcp_client::session::SessionStatus;
+use switchboard_mcp_client::{CallContext, ConnectionTestReport};
+use switchboard_mcp_client::{ServerLatency, Slowness};
 use switchboard_store::{
     McpObservation, McpObservationRecord, ServerRecord, ServerStatus, StoreError, ToolRecord,
 };
@@ -84,7 +84,7 @@ fn session_rank(state: SessionState) -> u8 {
     }
 }
 
-impl McpRegistry {
+impl ServerRegistry {
     fn state_of(&self, record: &ServerRecord, error_code: Option<&str>) -> CapabilityState {
         capability_state(
             record,

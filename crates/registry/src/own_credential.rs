@@ -4,12 +4,12 @@
 //! their calls). It is a workspace-scoped token with only `schema:read` and `data:read`,
 //! acting as a dedicated service user, stored encrypted as the server's own secret.
 //!
-//! At every start the binary calls [`McpRegistry::prepare_own_endpoints`]: each marked server
+//! At every start the binary calls [`ServerRegistry::prepare_own_endpoints`]: each marked server
 //! is pointed at this process's listener (the port may change between starts) and given a
 //! working token (a missing or revoked one is replaced). Deleting the server revokes its
-//! token ([`McpRegistry::own_endpoint_removed`]).
+//! token ([`ServerRegistry::own_endpoint_removed`]).
 
-use super::{McpRegistry, RegistryError};
+use super::{RegistryError, ServerRegistry};
 use switchboard_core::{Scope, ScopeSet, TokenId, WorkspaceId};
 use switchboard_store::{NewToken, ServerPatch, ServerRecord, ServerSecrets, UserRole};
 use url::Url;
@@ -29,7 +29,7 @@ pub fn own_endpoint_sync_scopes() -> ScopeSet {
         .collect()
 }
 
-impl McpRegistry {
+impl ServerRegistry {
     /// Points every marked server of every workspace at `url` and makes sure it holds a
     /// working service token. Returns how many servers were prepared.
     pub async fn prepare_own_endpoints(&self, url: &Url) -> Result<usize, RegistryError> {

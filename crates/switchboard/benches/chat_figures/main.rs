@@ -12,7 +12,7 @@
 //!    server's memory per stream — the clients run in a child process so only the server's
 //!    RSS is counted.
 //!
-//! Run: `cargo bench -p switchboard-chat --bench chat_figures` (`-- --streams 2000`).
+//! Run: `cargo bench -p switchboard --bench chat_figures` (`-- --streams 2000`).
 
 mod model;
 mod server;

@@ -13,7 +13,7 @@
 //!    every non-interactive call pays: policy, pin and instruction lookups).
 //!
 //! The model is an in-process stand-in that answers instantly, so no LLM time is counted.
-//! Run: `cargo bench -p switchboard-approvals --bench approval_figures` (`-- --turns 200`).
+//! Run: `cargo bench -p switchboard --bench approval_figures` (`-- --turns 200`).
 
 use async_trait::async_trait;
 use futures::StreamExt;

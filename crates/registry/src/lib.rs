@@ -1,12 +1,27 @@
-//! `McpRegistry`: registered servers (from the store) meet sessions (from [`McpClient`]). It
-//! turns a record into an upstream description, keeps each server's capability cache in the
-//! store fresh (TTL, background refresh, on-demand refresh, resync on `list_changed`), answers
-//! the registry API's questions (state, capabilities, test, try a tool) and reacts to servers
-//! being changed or removed.
+//! `switchboard-registry`: the servers a workspace has registered (records in the store) meet
+//! live sessions (from `switchboard-mcp-client`'s [`McpClient`]). [`ServerRegistry`] turns a
+//! record into an upstream description, keeps each server's capability cache in the store fresh
+//! (TTL, background refresh, on-demand refresh, resync on `list_changed`), answers the registry
+//! API's questions (state, capabilities, test, try a tool) and reacts to servers being changed
+//! or removed. Our own kg endpoint is registered like any other server (`own_endpoint`,
+//! `own_credential`).
 //!
-//! The HTTP wire shapes are the server crate's business; this module returns typed values.
+//! Why its own crate: the protocol client below it knows nothing of the store, so it can be
+//! used (and fuzzed, and benchmarked) without a database; everything store-backed lives here.
+//! The HTTP wire shapes are the server crate's business; this crate returns typed values and
+//! names no rmcp type.
+//!
+//! # For the chat engine
+//! ```text
+//! // per resolved server record: Ok(enabled tools, cache refreshed if stale) or Err(Unusable
+//! // { state, code: "needs_auth" | "empty" | "inactive" | <error code>, message })
+//! let tools = registry.usable_tools(&record).await;
+//! let upstream = registry.upstream_as(&record, user_token_for_own_endpoint).await?;
+//! // then the client's ToolCatalog and McpClient::call_tool (see switchboard-mcp-client)
+//! ```
 
 mod error;
+mod metrics;
 mod operations;
 mod own_credential;
 mod own_endpoint;
@@ -24,17 +39,17 @@ pub use own_endpoint::{OWN_ENDPOINT_MARKER, is_same_endpoint};
 pub use state::CapabilityState;
 pub use sync::{SyncReport, SyncedCapabilities, SyncedHandler};
 
-use crate::client::McpClient;
-use crate::server::UpstreamServer;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
 use switchboard_core::{ServerId, WorkspaceId};
+use switchboard_mcp_client::McpClient;
+use switchboard_mcp_client::server::UpstreamServer;
 use switchboard_store::{ServerRecord, Store};
 use tokio_util::sync::CancellationToken;
 
 /// Cheap to clone; clones share state.
 #[derive(Clone, Debug)]
-pub struct McpRegistry {
+pub struct ServerRegistry {
     pub(crate) inner: Arc<RegistryInner>,
 }
 
@@ -45,7 +60,7 @@ pub(crate) struct RegistryInner {
     syncing: Mutex<HashSet<ServerId>>,
     /// The failure of each server's last sync (cleared by a success), for callers that waited
     /// on a sync someone else started.
-    last_failures: Mutex<HashMap<ServerId, crate::UpstreamError>>,
+    last_failures: Mutex<HashMap<ServerId, switchboard_mcp_client::UpstreamError>>,
     /// Where this process serves its own MCP endpoint (see [`own_endpoint`]).
     own_endpoints: Mutex<Vec<url::Url>>,
     /// Which workspace a server belongs to, for notifications that name only the server.
@@ -57,13 +72,13 @@ pub(crate) struct RegistryInner {
 
 impl std::fmt::Debug for RegistryInner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpRegistry")
+        f.debug_struct("ServerRegistry")
             .field("client", &self.client)
             .finish_non_exhaustive()
     }
 }
 
-impl McpRegistry {
+impl ServerRegistry {
     /// Wires the registry to the client: upstream list changes trigger a resync.
     pub fn new(client: McpClient, store: Store) -> Self {
         let inner = Arc::new(RegistryInner {
@@ -82,7 +97,7 @@ impl McpRegistry {
             .client
             .on_list_changed(Arc::new(move |server_id, kind| {
                 let Some(inner) = weak.upgrade() else { return };
-                let registry = McpRegistry { inner };
+                let registry = ServerRegistry { inner };
                 let server_id = server_id.clone();
                 tokio::spawn(async move {
                     tracing::info!(%server_id, ?kind, "resyncing after a list change");
@@ -122,7 +137,7 @@ impl McpRegistry {
 
     /// [`Self::upstream`] with the stored secrets as they are (for our own endpoint: its
     /// service token, and only while it points at one of our own URLs).
-    pub(super) async fn stored_upstream(
+    pub(crate) async fn stored_upstream(
         &self,
         record: &ServerRecord,
     ) -> Result<UpstreamServer, RegistryError> {
@@ -138,7 +153,7 @@ impl McpRegistry {
         }
         if own_url {
             // Our own `/mcp` is reached whatever the URL policy says of its address.
-            upstream.origin = crate::url_policy::ServerOrigin::OwnEndpoint;
+            upstream.origin = switchboard_mcp_client::url_policy::ServerOrigin::OwnEndpoint;
         }
         if let Ok(mut workspaces) = self.inner.workspaces.lock() {
             workspaces.insert(record.id.clone(), record.workspace_id.clone());
@@ -208,7 +223,8 @@ impl McpRegistry {
 
 /// Drops a remote upstream's key and headers.
 fn without_credentials(upstream: &mut UpstreamServer) {
-    if let crate::server::UpstreamEndpoint::Remote(remote) = &mut upstream.endpoint {
+    if let switchboard_mcp_client::server::UpstreamEndpoint::Remote(remote) = &mut upstream.endpoint
+    {
         remote.api_key = None;
         remote.headers.clear();
     }

@@ -10,7 +10,7 @@
 //! than a third of the lifetime) — so the pass that refreshes it starts at least one period
 //! before it would expire, leaving that period for the sync itself.
 
-use super::McpRegistry;
+use super::ServerRegistry;
 use super::state::{CapabilityState, capability_state};
 use futures::StreamExt;
 use std::time::Duration;
@@ -21,8 +21,8 @@ use tokio_util::sync::CancellationToken;
 const PARALLEL_SYNCS: usize = 4;
 const STARTUP_DELAY: Duration = Duration::from_secs(2);
 
-impl McpRegistry {
-    /// Starts the periodic refresh; it stops on `shutdown` or [`McpRegistry::shutdown`].
+impl ServerRegistry {
+    /// Starts the periodic refresh; it stops on `shutdown` or [`ServerRegistry::shutdown`].
     pub fn spawn_background_refresh(&self, shutdown: CancellationToken) -> JoinHandle<()> {
         let registry = self.clone();
         let stop = self.inner.background.clone();
@@ -105,7 +105,7 @@ impl McpRegistry {
 
 /// The background pass's period: the configured interval, at most a third of the cache
 /// lifetime (and at least a second), so a cache is refreshed before it expires.
-pub(crate) fn refresh_period(config: &crate::McpClientConfig) -> Duration {
+pub(crate) fn refresh_period(config: &switchboard_mcp_client::McpClientConfig) -> Duration {
     config
         .capability_refresh_interval()
         .min(config.capability_cache_ttl() / 3)
@@ -118,10 +118,10 @@ mod tests {
 
     #[test]
     fn the_period_leaves_room_to_refresh_before_expiry() {
-        let config = |ttl, interval| crate::McpClientConfig {
+        let config = |ttl, interval| switchboard_mcp_client::McpClientConfig {
             capability_cache_ttl_secs: ttl,
             capability_refresh_interval_secs: interval,
-            ..crate::McpClientConfig::default()
+            ..switchboard_mcp_client::McpClientConfig::default()
         };
         assert_eq!(refresh_period(&config(300, 300)), Duration::from_secs(100));
         assert_eq!(refresh_period(&config(300, 60)), Duration::from_secs(60));

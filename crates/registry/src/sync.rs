@@ -4,17 +4,17 @@
 //! code). A failure marks the server ERROR with its message and keeps the last good cache.
 //! One sync per server at a time: concurrent requests wait for the running one.
 
-use super::McpRegistry;
+use super::ServerRegistry;
 use super::state::{CapabilityState, capability_state};
-use crate::calls::Caller;
-use crate::capabilities::CapabilitySnapshot;
-use crate::error::UpstreamError;
 use crate::metrics;
 use serde::Serialize;
 use switchboard_core::{ServerId, SessionScope, UserId};
+use switchboard_mcp_client::Caller;
+use switchboard_mcp_client::UpstreamError;
+use switchboard_mcp_client::capabilities::CapabilitySnapshot;
 use switchboard_store::{McpObservation, ServerRecord, ServerStatus, ServerSync, SyncStatus};
 
-/// What a successful sync stored, for [`McpRegistry::on_synced`] observers.
+/// What a successful sync stored, for [`ServerRegistry::on_synced`] observers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SyncedCapabilities {
     pub workspace_id: switchboard_core::WorkspaceId,
@@ -41,7 +41,7 @@ pub struct SyncReport {
     pub error: Option<UpstreamError>,
 }
 
-impl McpRegistry {
+impl ServerRegistry {
     /// Syncs `record` now (or waits for the sync already running and reports its outcome).
     pub async fn sync_record(&self, record: &ServerRecord) -> SyncReport {
         self.sync_record_as(record, None).await

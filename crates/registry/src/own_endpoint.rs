@@ -5,16 +5,16 @@
 //! registration never receives a user's token. For background syncs it has a service token of
 //! its own ([`super::own_credential`]), which likewise goes only to our own URLs.
 
-use super::McpRegistry;
-use crate::server::{UpstreamEndpoint, UpstreamServer};
+use super::ServerRegistry;
 use switchboard_core::SessionScope;
+use switchboard_mcp_client::server::{UpstreamEndpoint, UpstreamServer};
 use switchboard_store::ServerRecord;
 use url::Url;
 
 /// The connection-config key the mcp-server crate sets on its own registration.
 pub const OWN_ENDPOINT_MARKER: &str = "switchboard_own_kg_endpoint";
 
-impl McpRegistry {
+impl ServerRegistry {
     /// The URLs at which this process serves its own MCP endpoint.
     pub fn set_own_endpoints(&self, urls: Vec<Url>) {
         if let Ok(mut own) = self.inner.own_endpoints.lock() {
