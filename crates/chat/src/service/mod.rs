@@ -7,6 +7,7 @@
 mod buds;
 mod conversations;
 mod drain;
+mod reservation;
 mod turns;
 
 pub use buds::{BudInput, BudUpdate};
