@@ -16,6 +16,7 @@ pub mod setting;
 pub mod sync;
 pub mod tool;
 pub mod tool_call;
+pub mod tool_message;
 pub mod transport;
 
 pub use ids::*;
@@ -28,4 +29,5 @@ pub use setting::InvalidSetting;
 pub use sync::LockUnpoisoned;
 pub use tool::{ToolDefinition, ToolSpec};
 pub use tool_call::{ToolCallState, ToolCallTransitionError};
+pub use tool_message::ToolMessageMetadata;
 pub use transport::{SessionScope, SessionState, TransportKind};
