@@ -257,6 +257,33 @@ impl Store {
     }
 }
 
+/// A synced catalog as the store keeps it: every name present and listed once, texts stored
+/// as every backend can hold them (U+0000 → U+FFFD; the hash is the same either way, see
+/// `definition_hash`, so a sync of an unchanged tool changes nothing).
+fn storable_catalog(definitions: &[ToolDefinition]) -> StoreResult<Vec<ToolDefinition>> {
+    let definitions: Vec<ToolDefinition> = definitions
+        .iter()
+        .cloned()
+        .map(|mut definition| {
+            clean_tool_definition(&mut definition);
+            definition
+        })
+        .collect();
+    let mut names = BTreeSet::new();
+    for definition in &definitions {
+        if definition.name.is_empty() {
+            return Err(StoreError::invalid("tools", "a tool has an empty name"));
+        }
+        if !names.insert(definition.name.as_str()) {
+            return Err(StoreError::invalid(
+                "tools",
+                format!("tool '{}' is listed twice", definition.name),
+            ));
+        }
+    }
+    Ok(definitions)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,31 +318,4 @@ mod tests {
             definition_hash(&definition(changed))
         );
     }
-}
-
-/// A synced catalog as the store keeps it: every name present and listed once, texts stored
-/// as every backend can hold them (U+0000 → U+FFFD; the hash is the same either way, see
-/// `definition_hash`, so a sync of an unchanged tool changes nothing).
-fn storable_catalog(definitions: &[ToolDefinition]) -> StoreResult<Vec<ToolDefinition>> {
-    let definitions: Vec<ToolDefinition> = definitions
-        .iter()
-        .cloned()
-        .map(|mut definition| {
-            clean_tool_definition(&mut definition);
-            definition
-        })
-        .collect();
-    let mut names = BTreeSet::new();
-    for definition in &definitions {
-        if definition.name.is_empty() {
-            return Err(StoreError::invalid("tools", "a tool has an empty name"));
-        }
-        if !names.insert(definition.name.as_str()) {
-            return Err(StoreError::invalid(
-                "tools",
-                format!("tool '{}' is listed twice", definition.name),
-            ));
-        }
-    }
-    Ok(definitions)
 }
