@@ -34,6 +34,8 @@ struct Outcome {
     decided_by: String,
 }
 
+/// Steps: record the request (waiter first), announce it, wait, announce the outcome, then
+/// count, audit and turn it into the gate's decision.
 pub(crate) async fn ask_person(
     inner: &ApprovalsInner,
     request: &GateRequest,
@@ -41,36 +43,24 @@ pub(crate) async fn ask_person(
     diff: Option<Value>,
     pin: Option<PinContext>,
 ) -> GateDecision {
-    let server = request.target.server_name().to_owned();
-    let workspace_id = &request.principal.workspace_id;
     let timeout = inner.config.approval_timeout();
     let approval_id = ApprovalId::generate();
     let description = sanitize_untrusted_text(
         &description_of(&request.tool),
         inner.config.description_max_chars,
     );
-    let new_request = NewApprovalRequest {
-        id: approval_id.clone(),
-        conversation_id: request.conversation_id.clone(),
-        owner_user_id: request.conversation_owner.clone(),
-        tool_call_id: request.tool_call_id.clone(),
-        llm_call_id: request.llm_call_id.clone(),
-        server_id: match &request.target {
-            GateTarget::Registered { server_id, .. } => Some(server_id.clone()),
-            GateTarget::Ephemeral { .. } => None,
-        },
-        server_name: server.clone(),
-        tool_name: request.tool.name.clone(),
-        arguments: request.arguments.clone(),
-        description: description.clone(),
-        diff: diff.clone(),
-        expires_at: Utc::now() + chrono::Duration::from_std(timeout).unwrap_or_default(),
-    };
+    let new_request = new_approval_request(
+        request,
+        approval_id.clone(),
+        description.clone(),
+        diff.clone(),
+        timeout,
+    );
     // The waiter exists before anyone can see the request, so no decision can miss it.
     let waiter = inner.waiting.wait_for_approval(approval_id.clone(), pin);
     let record = match inner
         .store
-        .create_approval_request(workspace_id, new_request)
+        .create_approval_request(&request.principal.workspace_id, new_request)
         .await
     {
         Ok(record) => record,
@@ -89,7 +79,7 @@ pub(crate) async fn ask_person(
         approval_id: approval_id.clone(),
         tool_call_id: request.tool_call_id.clone(),
         call_id: request.llm_call_id.clone(),
-        server: server.clone(),
+        server: request.target.server_name().to_owned(),
         tool: request.tool.name.clone(),
         arguments: request.arguments.clone(),
         description,
@@ -105,50 +95,98 @@ pub(crate) async fn ask_person(
         decision: outcome.status.as_str().to_owned(),
         decided_by: outcome.decided_by.clone(),
     }));
-    let (metric, reason) = match outcome.status {
-        ApprovalStatus::Approved => (ApprovalOutcome::Approved, None),
-        ApprovalStatus::Expired => (
-            ApprovalOutcome::TimedOut,
-            Some(format!(
-                "nobody approved the call within {}, so it was not run",
-                human_duration(timeout)
-            )),
-        ),
-        ApprovalStatus::Cancelled => (
-            ApprovalOutcome::Cancelled,
-            Some("the answer was stopped before the call was approved".to_owned()),
-        ),
-        ApprovalStatus::Denied | ApprovalStatus::Pending => (
-            ApprovalOutcome::Denied,
-            Some("the user denied this call".to_owned()),
-        ),
+    let finished = FinishedWait {
+        record: &record,
+        timeout,
+        waited: waited_since.elapsed(),
     };
-    metrics::approval_finished(
-        request.target.metric_label(),
-        metric,
-        waited_since.elapsed(),
-    );
-    if matches!(
-        outcome.status,
-        ApprovalStatus::Expired | ApprovalStatus::Cancelled
-    ) {
-        audit_request_event(
-            inner,
-            request,
-            &record,
-            outcome.status.as_str(),
-            reason.as_deref(),
-        )
-        .await;
+    finished.into_decision(inner, request, outcome).await
+}
+
+/// The request to record, in state `pending`, expiring `timeout` from now.
+fn new_approval_request(
+    request: &GateRequest,
+    approval_id: ApprovalId,
+    description: String,
+    diff: Option<Value>,
+    timeout: Duration,
+) -> NewApprovalRequest {
+    NewApprovalRequest {
+        id: approval_id,
+        conversation_id: request.conversation_id.clone(),
+        owner_user_id: request.conversation_owner.clone(),
+        tool_call_id: request.tool_call_id.clone(),
+        llm_call_id: request.llm_call_id.clone(),
+        server_id: match &request.target {
+            GateTarget::Registered { server_id, .. } => Some(server_id.clone()),
+            GateTarget::Ephemeral { .. } => None,
+        },
+        server_name: request.target.server_name().to_owned(),
+        tool_name: request.tool.name.clone(),
+        arguments: request.arguments.clone(),
+        description,
+        diff,
+        expires_at: Utc::now() + chrono::Duration::from_std(timeout).unwrap_or_default(),
     }
-    match reason {
-        None => GateDecision::Allow {
-            decided_by: outcome.decided_by,
-        },
-        Some(reason) => GateDecision::Deny {
-            reason,
-            decided_by: outcome.decided_by,
-        },
+}
+
+/// A wait that has ended, before it is counted and audited.
+struct FinishedWait<'a> {
+    record: &'a ApprovalRequestRecord,
+    timeout: Duration,
+    waited: Duration,
+}
+
+impl FinishedWait<'_> {
+    /// Counts the outcome, audits the ones nobody decided (expired, cancelled), and answers
+    /// the gate: approved allows, anything else denies with a reason for the model.
+    async fn into_decision(
+        self,
+        inner: &ApprovalsInner,
+        request: &GateRequest,
+        outcome: Outcome,
+    ) -> GateDecision {
+        let (metric, reason) = match outcome.status {
+            ApprovalStatus::Approved => (ApprovalOutcome::Approved, None),
+            ApprovalStatus::Expired => (
+                ApprovalOutcome::TimedOut,
+                Some(format!(
+                    "nobody approved the call within {}, so it was not run",
+                    human_duration(self.timeout)
+                )),
+            ),
+            ApprovalStatus::Cancelled => (
+                ApprovalOutcome::Cancelled,
+                Some("the answer was stopped before the call was approved".to_owned()),
+            ),
+            ApprovalStatus::Denied | ApprovalStatus::Pending => (
+                ApprovalOutcome::Denied,
+                Some("the user denied this call".to_owned()),
+            ),
+        };
+        metrics::approval_finished(request.target.metric_label(), metric, self.waited);
+        if matches!(
+            outcome.status,
+            ApprovalStatus::Expired | ApprovalStatus::Cancelled
+        ) {
+            audit_request_event(
+                inner,
+                request,
+                self.record,
+                outcome.status.as_str(),
+                reason.as_deref(),
+            )
+            .await;
+        }
+        match reason {
+            None => GateDecision::Allow {
+                decided_by: outcome.decided_by,
+            },
+            Some(reason) => GateDecision::Deny {
+                reason,
+                decided_by: outcome.decided_by,
+            },
+        }
     }
 }
 
@@ -225,38 +263,10 @@ async fn wait_for_outcome(
             }
         }
     };
-    if let Some((status, decided_by)) = ending {
-        let resolution = ApprovalResolution {
-            status,
-            remember: None,
-            decided_by: decided_by.to_owned(),
-            reason: None,
-        };
-        match inner
-            .store
-            .resolve_approval_request(&record.workspace_id, &record.id, resolution)
-            .await
-        {
-            Ok(_) => {
-                return Outcome {
-                    status,
-                    decided_by: decided_by.to_owned(),
-                };
-            }
-            // A decision won the race: it is on its way (or recorded by another process).
-            Err(StoreError::Conflict(_)) => {
-                if let Ok(Ok(decision)) = tokio::time::timeout(RACE_GRACE, &mut receiver).await {
-                    return person_outcome(decision);
-                }
-            }
-            Err(error) => {
-                tracing::error!(%error, approval_id = %record.id, "could not record the end of an approval request");
-                return Outcome {
-                    status,
-                    decided_by: decided_by.to_owned(),
-                };
-            }
-        }
+    if let Some((status, decided_by)) = ending
+        && let Some(outcome) = record_ending(inner, record, status, decided_by, &mut receiver).await
+    {
+        return outcome;
     }
     match inner
         .store
@@ -268,6 +278,46 @@ async fn wait_for_outcome(
             status: ApprovalStatus::Denied,
             decided_by: "approval:lost".to_owned(),
         },
+    }
+}
+
+/// Records a wait that ended without a person (deadline, end of the answer). `None` when a
+/// decision won the race in the store but did not arrive within [`RACE_GRACE`]: the caller
+/// reads what was recorded.
+async fn record_ending(
+    inner: &ApprovalsInner,
+    record: &ApprovalRequestRecord,
+    status: ApprovalStatus,
+    decided_by: &str,
+    receiver: &mut tokio::sync::oneshot::Receiver<PersonDecision>,
+) -> Option<Outcome> {
+    let resolution = ApprovalResolution {
+        status,
+        remember: None,
+        decided_by: decided_by.to_owned(),
+        reason: None,
+    };
+    match inner
+        .store
+        .resolve_approval_request(&record.workspace_id, &record.id, resolution)
+        .await
+    {
+        Ok(_) => Some(Outcome {
+            status,
+            decided_by: decided_by.to_owned(),
+        }),
+        // A decision won the race: it is on its way (or recorded by another process).
+        Err(StoreError::Conflict(_)) => match tokio::time::timeout(RACE_GRACE, receiver).await {
+            Ok(Ok(decision)) => Some(person_outcome(decision)),
+            _ => None,
+        },
+        Err(error) => {
+            tracing::error!(%error, approval_id = %record.id, "could not record the end of an approval request");
+            Some(Outcome {
+                status,
+                decided_by: decided_by.to_owned(),
+            })
+        }
     }
 }
 

@@ -59,6 +59,15 @@ pub struct DecisionOutcome {
     pub remembered: bool,
 }
 
+/// What the audit entry of a decision says.
+struct AuditedDecision<'a> {
+    record: &'a ApprovalRequestRecord,
+    status: &'static str,
+    remember: Remember,
+    remembered: bool,
+    pin_hash: Option<String>,
+}
+
 impl Approvals {
     /// Records `choice` on a pending request and wakes the call waiting for it.
     pub async fn decide(
@@ -70,27 +79,7 @@ impl Approvals {
     ) -> ApprovalResult<DecisionOutcome> {
         let inner = &self.inner;
         let workspace_id = &principal.workspace_id;
-        let record = inner
-            .store
-            .get_approval_request(workspace_id, approval_id)
-            .await?;
-        authorize_owner_or_admin(
-            principal,
-            &record.owner_user_id,
-            "decide this approval request",
-        )?;
-        if record.status != ApprovalStatus::Pending {
-            return Err(ApprovalError::AlreadySettled(format!(
-                "the approval request is already {}",
-                record.status
-            )));
-        }
-        if record.expires_at <= Utc::now() {
-            return Err(ApprovalError::AlreadySettled(format!(
-                "the approval request expired at {}",
-                record.expires_at.to_rfc3339()
-            )));
-        }
+        let record = self.decidable_request(principal, approval_id).await?;
         let approve = choice == ApprovalChoice::Approve;
         let pin = match remember {
             Remember::Always => self.pin_for_remembering(&record).await?,
@@ -132,15 +121,63 @@ impl Approvals {
                 decided_by: principal.user_id.clone(),
             },
         );
-        let status = resolved.status.as_str();
-        inner
+        let audited = AuditedDecision {
+            record: &record,
+            status: resolved.status.as_str(),
+            remember,
+            remembered,
+            pin_hash: pin.as_ref().map(|pin| pin.pin_hash.clone()),
+        };
+        self.audit_decision(principal, audited).await;
+        Ok(DecisionOutcome {
+            request: resolved,
+            remembered,
+        })
+    }
+
+    /// The request, if `principal` may decide it (its owner or an admin) and it still waits.
+    async fn decidable_request(
+        &self,
+        principal: &Principal,
+        approval_id: &ApprovalId,
+    ) -> ApprovalResult<ApprovalRequestRecord> {
+        let record = self
+            .inner
+            .store
+            .get_approval_request(&principal.workspace_id, approval_id)
+            .await?;
+        authorize_owner_or_admin(
+            principal,
+            &record.owner_user_id,
+            "decide this approval request",
+        )?;
+        if record.status != ApprovalStatus::Pending {
+            return Err(ApprovalError::AlreadySettled(format!(
+                "the approval request is already {}",
+                record.status
+            )));
+        }
+        if record.expires_at <= Utc::now() {
+            return Err(ApprovalError::AlreadySettled(format!(
+                "the approval request expired at {}",
+                record.expires_at.to_rfc3339()
+            )));
+        }
+        Ok(record)
+    }
+
+    /// `approval.approved` / `approval.denied` in the audit log.
+    async fn audit_decision(&self, principal: &Principal, decision: AuditedDecision<'_>) {
+        let record = decision.record;
+        let status = decision.status;
+        self.inner
             .audit
             .record(
-                workspace_id,
+                &principal.workspace_id,
                 NewAuditEvent {
                     actor: principal.user_id.as_str().to_owned(),
                     action: format!("approval.{status}"),
-                    target: Some(approval_id.as_str().to_owned()),
+                    target: Some(record.id.as_str().to_owned()),
                     user_id: Some(record.owner_user_id.clone()),
                     conversation_id: Some(record.conversation_id.clone()),
                     server_name: Some(record.server_name.clone()),
@@ -148,21 +185,17 @@ impl Approvals {
                     status: Some(status.to_owned()),
                     duration_ms: None,
                     details: json!({
-                        "approval_id": approval_id,
+                        "approval_id": record.id,
                         "tool_call_id": record.tool_call_id,
                         "decision": status,
                         "decided_by": principal.user_id,
-                        "remember": remember.as_str(),
-                        "remembered": remembered,
-                        "pin_hash": pin.as_ref().map(|pin| pin.pin_hash.clone()),
+                        "remember": decision.remember.as_str(),
+                        "remembered": decision.remembered,
+                        "pin_hash": decision.pin_hash,
                     }),
                 },
             )
             .await;
-        Ok(DecisionOutcome {
-            request: resolved,
-            remembered,
-        })
     }
 
     /// What "always" pins: what the person was shown (kept by the waiting call), else the

@@ -13,7 +13,7 @@ use crate::service::ApprovalsInner;
 use crate::waiting::PinContext;
 use serde_json::Value;
 use switchboard_chat::{GateRequest, GateTarget};
-use switchboard_core::{ApprovalPolicy, ServerId, UserId, WorkspaceId};
+use switchboard_core::{ApprovalPolicy, BudId, ServerId, UserId, WorkspaceId};
 use switchboard_store::{NewToolPolicy, NewToolRule, StoreResult, ToolRuleScope};
 
 /// The rules' answer.
@@ -58,26 +58,17 @@ struct AdminRule {
     updated_by: Option<UserId>,
 }
 
+/// Steps: a request's own server gets the default; otherwise the tool's pin context, the
+/// admin rule (bud, workspace, default), then what that rule's policy says.
 pub(crate) async fn evaluate(
     inner: &ApprovalsInner,
     request: &GateRequest,
 ) -> StoreResult<Verdict> {
     let GateTarget::Registered { server_id, .. } = &request.target else {
-        // A server the request brought along has no rules: the default applies, unpinned.
-        return Ok(match inner.config.default_policy {
-            ApprovalPolicy::AlwaysDeny => deny_by(request, RuleSource::Default),
-            ApprovalPolicy::AlwaysAllow => Verdict::Allow {
-                decided_by: "policy:default".to_owned(),
-            },
-            ApprovalPolicy::AskUser => Verdict::Ask {
-                diff: None,
-                pin: None,
-            },
-        });
+        return Ok(ephemeral_verdict(inner.config.default_policy, request));
     };
     let store = &inner.store;
     let workspace_id = &request.principal.workspace_id;
-    let tool_name = request.tool.name.as_str();
     let instructions = store
         .get_server_instructions(workspace_id, server_id)
         .await?
@@ -91,108 +82,170 @@ pub(crate) async fn evaluate(
     let conversation = store
         .get_conversation(workspace_id, &request.conversation_id)
         .await?;
-    let bud_rule = match &conversation.bud_id {
-        Some(bud_id) => {
-            store
-                .get_tool_rule(
-                    workspace_id,
-                    &ToolRuleScope::Bud(bud_id.clone()),
-                    server_id,
-                    tool_name,
-                )
-                .await?
-        }
-        None => None,
+    let call = Evaluation {
+        inner,
+        request,
+        workspace_id,
+        server_id,
+        tool_name: request.tool.name.as_str(),
+        bud_id: &conversation.bud_id,
+        pin,
     };
-    let admin_rule = match bud_rule {
-        Some(rule) => AdminRule {
-            policy: rule.policy,
-            pin_hash: rule.pin_hash,
-            source: RuleSource::Bud,
-            updated_by: rule.updated_by,
-        },
-        None => match store
-            .get_tool_policy(workspace_id, server_id, tool_name)
-            .await?
-        {
-            Some(policy) => AdminRule {
-                policy: policy.policy,
-                pin_hash: policy.pinned_definition_hash,
-                source: RuleSource::Workspace,
-                updated_by: policy.updated_by,
-            },
-            None => AdminRule {
-                policy: inner.config.default_policy,
-                pin_hash: None,
-                source: RuleSource::Default,
-                updated_by: None,
-            },
-        },
-    };
+    let admin_rule = call.admin_rule().await?;
     match admin_rule.policy {
         ApprovalPolicy::AlwaysDeny => Ok(deny_by(request, admin_rule.source)),
-        ApprovalPolicy::AlwaysAllow => {
-            let decided_by = format!("policy:{}", admin_rule.source.label());
-            match (&admin_rule.pin_hash, admin_rule.source) {
-                (_, RuleSource::Default) => Ok(Verdict::Allow { decided_by }),
-                (None, _) => {
-                    pin_on_first_use(inner, workspace_id, &conversation.bud_id, &admin_rule, &pin)
-                        .await?;
+        ApprovalPolicy::AlwaysAllow => call.always_allowed(&admin_rule).await,
+        ApprovalPolicy::AskUser => call.ask_user().await,
+    }
+}
+
+/// A server the request brought along has no rules: the default applies, unpinned.
+fn ephemeral_verdict(default_policy: ApprovalPolicy, request: &GateRequest) -> Verdict {
+    match default_policy {
+        ApprovalPolicy::AlwaysDeny => deny_by(request, RuleSource::Default),
+        ApprovalPolicy::AlwaysAllow => Verdict::Allow {
+            decided_by: "policy:default".to_owned(),
+        },
+        ApprovalPolicy::AskUser => Verdict::Ask {
+            diff: None,
+            pin: None,
+        },
+    }
+}
+
+/// One call to a registered server, being evaluated.
+struct Evaluation<'a> {
+    inner: &'a ApprovalsInner,
+    request: &'a GateRequest,
+    workspace_id: &'a WorkspaceId,
+    server_id: &'a ServerId,
+    tool_name: &'a str,
+    bud_id: &'a Option<BudId>,
+    /// The tool as it is now (definition, instructions, their hash).
+    pin: PinContext,
+}
+
+impl Evaluation<'_> {
+    /// The conversation's bud rule, else the workspace policy, else the configured default.
+    async fn admin_rule(&self) -> StoreResult<AdminRule> {
+        let store = &self.inner.store;
+        if let Some(bud_id) = self.bud_id {
+            let scope = ToolRuleScope::Bud(bud_id.clone());
+            if let Some(rule) = store
+                .get_tool_rule(self.workspace_id, &scope, self.server_id, self.tool_name)
+                .await?
+            {
+                return Ok(AdminRule {
+                    policy: rule.policy,
+                    pin_hash: rule.pin_hash,
+                    source: RuleSource::Bud,
+                    updated_by: rule.updated_by,
+                });
+            }
+        }
+        Ok(
+            match store
+                .get_tool_policy(self.workspace_id, self.server_id, self.tool_name)
+                .await?
+            {
+                Some(policy) => AdminRule {
+                    policy: policy.policy,
+                    pin_hash: policy.pinned_definition_hash,
+                    source: RuleSource::Workspace,
+                    updated_by: policy.updated_by,
+                },
+                None => AdminRule {
+                    policy: self.inner.config.default_policy,
+                    pin_hash: None,
+                    source: RuleSource::Default,
+                    updated_by: None,
+                },
+            },
+        )
+    }
+
+    /// `ALWAYS_ALLOW`: allowed while the tool matches its pin (pinned on first use);
+    /// a changed tool is asked about, with the difference. The default rule is unpinned.
+    async fn always_allowed(self, admin_rule: &AdminRule) -> StoreResult<Verdict> {
+        let decided_by = format!("policy:{}", admin_rule.source.label());
+        match (&admin_rule.pin_hash, admin_rule.source) {
+            (_, RuleSource::Default) => Ok(Verdict::Allow { decided_by }),
+            (None, _) => {
+                pin_on_first_use(
+                    self.inner,
+                    self.workspace_id,
+                    self.bud_id,
+                    admin_rule,
+                    &self.pin,
+                )
+                .await?;
+                Ok(Verdict::Allow { decided_by })
+            }
+            (Some(pinned), _) if *pinned == self.pin.pin_hash => Ok(Verdict::Allow { decided_by }),
+            (Some(pinned), _) => self.ask_with_diff(pinned).await,
+        }
+    }
+
+    /// `ASK_USER`: the owner's remembered decision applies (a remembered allow while the pin
+    /// matches); otherwise a person is asked.
+    async fn ask_user(self) -> StoreResult<Verdict> {
+        let owner = &self.request.conversation_owner;
+        let remembered = self
+            .inner
+            .store
+            .get_tool_rule(
+                self.workspace_id,
+                &ToolRuleScope::User(owner.clone()),
+                self.server_id,
+                self.tool_name,
+            )
+            .await?;
+        let decided_by = format!("remembered:{owner}");
+        match remembered {
+            Some(rule) if rule.policy == ApprovalPolicy::AlwaysDeny => Ok(Verdict::Deny {
+                decided_by,
+                reason: format!(
+                    "the tool '{}' of server '{}' is always denied for this user (a remembered decision)",
+                    self.tool_name,
+                    self.request.target.server_name()
+                ),
+            }),
+            Some(rule) if rule.policy == ApprovalPolicy::AlwaysAllow => match &rule.pin_hash {
+                Some(pinned) if *pinned != self.pin.pin_hash => self.ask_with_diff(pinned).await,
+                Some(_) => Ok(Verdict::Allow { decided_by }),
+                None => {
+                    remember_for_user(
+                        self.inner,
+                        self.workspace_id,
+                        owner,
+                        &self.pin,
+                        ApprovalPolicy::AlwaysAllow,
+                    )
+                    .await?;
                     Ok(Verdict::Allow { decided_by })
                 }
-                (Some(pinned), _) if *pinned == pin.pin_hash => Ok(Verdict::Allow { decided_by }),
-                (Some(pinned), _) => {
-                    let diff = diff_against(inner, workspace_id, server_id, pinned, &pin).await?;
-                    Ok(Verdict::Ask {
-                        diff: Some(diff),
-                        pin: Some(Box::new(pin)),
-                    })
-                }
-            }
+            },
+            _ => Ok(Verdict::Ask {
+                diff: None,
+                pin: Some(Box::new(self.pin)),
+            }),
         }
-        ApprovalPolicy::AskUser => {
-            let owner = ToolRuleScope::User(request.conversation_owner.clone());
-            let remembered = store
-                .get_tool_rule(workspace_id, &owner, server_id, tool_name)
-                .await?;
-            let decided_by = format!("remembered:{}", request.conversation_owner);
-            match remembered {
-                Some(rule) if rule.policy == ApprovalPolicy::AlwaysDeny => Ok(Verdict::Deny {
-                    decided_by,
-                    reason: format!(
-                        "the tool '{}' of server '{}' is always denied for this user (a remembered decision)",
-                        tool_name,
-                        request.target.server_name()
-                    ),
-                }),
-                Some(rule) if rule.policy == ApprovalPolicy::AlwaysAllow => match &rule.pin_hash {
-                    Some(pinned) if *pinned != pin.pin_hash => {
-                        let diff =
-                            diff_against(inner, workspace_id, server_id, pinned, &pin).await?;
-                        Ok(Verdict::Ask {
-                            diff: Some(diff),
-                            pin: Some(Box::new(pin)),
-                        })
-                    }
-                    Some(_) => Ok(Verdict::Allow { decided_by }),
-                    None => {
-                        remember_for_user(
-                            inner,
-                            workspace_id,
-                            &request.conversation_owner,
-                            &pin,
-                            ApprovalPolicy::AlwaysAllow,
-                        )
-                        .await?;
-                        Ok(Verdict::Allow { decided_by })
-                    }
-                },
-                _ => Ok(Verdict::Ask {
-                    diff: None,
-                    pin: Some(Box::new(pin)),
-                }),
-            }
-        }
+    }
+
+    /// A person decides, shown what changed since the definition pinned as `pinned`.
+    async fn ask_with_diff(self, pinned: &str) -> StoreResult<Verdict> {
+        let diff = diff_against(
+            self.inner,
+            self.workspace_id,
+            self.server_id,
+            pinned,
+            &self.pin,
+        )
+        .await?;
+        Ok(Verdict::Ask {
+            diff: Some(diff),
+            pin: Some(Box::new(self.pin)),
+        })
     }
 }
 

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use switchboard_core::{ApprovalPolicy, ServerId, ToolDefinition, WorkspaceId};
 use switchboard_registry::{SyncedCapabilities, SyncedHandler};
-use switchboard_store::{NewAuditEvent, ToolRuleScope};
+use switchboard_store::{NewAuditEvent, Store, StoreResult, ToolRuleScope};
 
 /// An `ALWAYS_ALLOW` rule whose tool changed since it was pinned: its calls are asked again.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,31 +73,7 @@ impl Approvals {
             .iter()
             .map(|tool| (tool.name.as_str(), (tool, pin_hash(tool, instructions))))
             .collect();
-        let mut pinned_rules: Vec<(String, String, String)> = store
-            .list_tool_policies(workspace_id, Some(server_id))
-            .await?
-            .into_iter()
-            .filter(|policy| policy.policy == ApprovalPolicy::AlwaysAllow)
-            .filter_map(|policy| {
-                policy
-                    .pinned_definition_hash
-                    .map(|hash| (policy.tool_name, "workspace".to_owned(), hash))
-            })
-            .collect();
-        pinned_rules.extend(
-            store
-                .list_server_tool_rules(workspace_id, server_id)
-                .await?
-                .into_iter()
-                .filter(|rule| rule.policy == ApprovalPolicy::AlwaysAllow)
-                .filter_map(|rule| {
-                    let label = match &rule.scope {
-                        ToolRuleScope::Bud(bud_id) => format!("bud:{bud_id}"),
-                        ToolRuleScope::User(user_id) => format!("user:{user_id}"),
-                    };
-                    rule.pin_hash.map(|hash| (rule.tool_name, label, hash))
-                }),
-        );
+        let pinned_rules = pinned_allow_rules(store, workspace_id, server_id).await?;
         let mut drifts = Vec::new();
         for (tool_name, rule, pinned_hash) in pinned_rules {
             let Some((definition, current_hash)) = current.get(tool_name.as_str()) else {
@@ -127,40 +103,87 @@ impl Approvals {
             });
         }
         for drift in &drifts {
-            if !self.inner.waiting.first_report_of_drift(
-                server_id,
-                &drift.tool_name,
-                &drift.rule,
-                &drift.current_hash,
-            ) {
-                continue;
-            }
-            metrics::counter!("approval_pins_changed_total", "server" => server.name.clone())
-                .increment(1);
-            tracing::warn!(server = %server.name, tool = %drift.tool_name, rule = %drift.rule, "a pinned tool changed: its calls will be asked about again");
-            self.inner
-                .audit
-                .record(
-                    workspace_id,
-                    NewAuditEvent {
-                        actor: "system".to_owned(),
-                        action: "tool_definition.changed".to_owned(),
-                        target: Some(format!("{}/{}", server.name, drift.tool_name)),
-                        server_name: Some(server.name.clone()),
-                        tool_name: Some(drift.tool_name.clone()),
-                        status: Some("changed".to_owned()),
-                        details: json!({
-                            "rule": drift.rule,
-                            "pinned_hash": drift.pinned_hash,
-                            "current_hash": drift.current_hash,
-                            "diff": drift.diff,
-                            "effect": "ALWAYS_ALLOW falls back to ASK_USER until approved again",
-                        }),
-                        ..NewAuditEvent::default()
-                    },
-                )
+            self.report_drift(workspace_id, server_id, &server.name, drift)
                 .await;
         }
         Ok(drifts)
     }
+
+    /// Counts, logs and audits a drift — once per rule and new definition.
+    async fn report_drift(
+        &self,
+        workspace_id: &WorkspaceId,
+        server_id: &ServerId,
+        server_name: &str,
+        drift: &PinDrift,
+    ) {
+        if !self.inner.waiting.first_report_of_drift(
+            server_id,
+            &drift.tool_name,
+            &drift.rule,
+            &drift.current_hash,
+        ) {
+            return;
+        }
+        metrics::counter!("approval_pins_changed_total", "server" => server_name.to_owned())
+            .increment(1);
+        tracing::warn!(server = %server_name, tool = %drift.tool_name, rule = %drift.rule, "a pinned tool changed: its calls will be asked about again");
+        self.inner
+            .audit
+            .record(
+                workspace_id,
+                NewAuditEvent {
+                    actor: "system".to_owned(),
+                    action: "tool_definition.changed".to_owned(),
+                    target: Some(format!("{}/{}", server_name, drift.tool_name)),
+                    server_name: Some(server_name.to_owned()),
+                    tool_name: Some(drift.tool_name.clone()),
+                    status: Some("changed".to_owned()),
+                    details: json!({
+                        "rule": drift.rule,
+                        "pinned_hash": drift.pinned_hash,
+                        "current_hash": drift.current_hash,
+                        "diff": drift.diff,
+                        "effect": "ALWAYS_ALLOW falls back to ASK_USER until approved again",
+                    }),
+                    ..NewAuditEvent::default()
+                },
+            )
+            .await;
+    }
+}
+
+/// The server's pinned `ALWAYS_ALLOW` rules as (tool, rule label, pinned hash): workspace
+/// policies, then bud and user rules.
+async fn pinned_allow_rules(
+    store: &Store,
+    workspace_id: &WorkspaceId,
+    server_id: &ServerId,
+) -> StoreResult<Vec<(String, String, String)>> {
+    let mut pinned_rules: Vec<(String, String, String)> = store
+        .list_tool_policies(workspace_id, Some(server_id))
+        .await?
+        .into_iter()
+        .filter(|policy| policy.policy == ApprovalPolicy::AlwaysAllow)
+        .filter_map(|policy| {
+            policy
+                .pinned_definition_hash
+                .map(|hash| (policy.tool_name, "workspace".to_owned(), hash))
+        })
+        .collect();
+    pinned_rules.extend(
+        store
+            .list_server_tool_rules(workspace_id, server_id)
+            .await?
+            .into_iter()
+            .filter(|rule| rule.policy == ApprovalPolicy::AlwaysAllow)
+            .filter_map(|rule| {
+                let label = match &rule.scope {
+                    ToolRuleScope::Bud(bud_id) => format!("bud:{bud_id}"),
+                    ToolRuleScope::User(user_id) => format!("user:{user_id}"),
+                };
+                rule.pin_hash.map(|hash| (rule.tool_name, label, hash))
+            }),
+    );
+    Ok(pinned_rules)
 }

@@ -2,26 +2,24 @@
 //! `mcp-client` (an ARCHITECTURE invariant). The agent loop records the call as `proposed`,
 //! asks the gate, records its decision (`approved` or `denied`), and only then dispatches.
 //!
-//! The approvals module (issue 6) plugs in by implementing [`ApprovalGate`]: it may look up
-//! policies, pause the call while the user decides (emitting `approval_required` /
-//! `approval_resolved` through the [`EventSink`]), and audit each call in
-//! [`ApprovalGate::call_finished`]. Until it lands, [`InterimPolicyGate`] is the default:
-//! explicit `ALWAYS_DENY` / `ALWAYS_ALLOW` rows are honoured, and every other call (no row, or
-//! `ASK_USER`) is **allowed** — there is no interactive approval yet — with `decided_by`
-//! saying so, and a warning logged once per process.
+//! The approvals crate plugs in by implementing [`ApprovalGate`]: it looks up policies,
+//! pauses the call while the user decides (emitting `approval_required` /
+//! `approval_resolved` through the [`EventSink`]), and audits each call in
+//! [`ApprovalGate::call_finished`].
+//!
+//! The gate is mandatory: a chat engine built without one gets `NoGateConfigured`, which
+//! refuses every call (fail closed), so forgetting to wire approvals can never let a call
+//! through unreviewed.
 
 use crate::events::ChatEvent;
 use async_trait::async_trait;
 use serde_json::Value;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use switchboard_core::{
-    ApprovalPolicy, ConversationId, Principal, ServerId, ToolCallId, ToolCallState, ToolDefinition,
-    UserId,
+    ConversationId, Principal, ServerId, ToolCallId, ToolCallState, ToolDefinition, UserId,
 };
-use switchboard_store::Store;
 use tokio_util::sync::CancellationToken;
 
 /// Decides whether a proposed tool call may run.
@@ -144,64 +142,24 @@ impl fmt::Debug for EventSink {
     }
 }
 
-/// The default gate until interactive approvals exist (see the module docs).
-#[derive(Debug)]
-pub struct InterimPolicyGate {
-    store: Store,
-    warned: AtomicBool,
-}
+/// The gate of a chat engine built without one: every call is denied (fail closed).
+#[derive(Debug, Default)]
+pub(crate) struct NoGateConfigured;
 
-impl InterimPolicyGate {
-    pub fn new(store: Store) -> Self {
-        Self {
-            store,
-            warned: AtomicBool::new(false),
-        }
-    }
-}
+/// `decided_by` of the calls [`NoGateConfigured`] refuses.
+pub(crate) const NO_GATE_DECIDED_BY: &str = "gate:not_configured";
 
 #[async_trait]
-impl ApprovalGate for InterimPolicyGate {
+impl ApprovalGate for NoGateConfigured {
     async fn review(&self, request: &GateRequest, _events: &EventSink) -> GateDecision {
-        let policy = match &request.target {
-            GateTarget::Registered { server_id, .. } => self
-                .store
-                .get_tool_policy(
-                    &request.principal.workspace_id,
-                    server_id,
-                    &request.tool.name,
-                )
-                .await
-                .map(|record| record.map(|record| record.policy)),
-            GateTarget::Ephemeral { .. } => Ok(None),
-        };
-        match policy {
-            Ok(Some(ApprovalPolicy::AlwaysDeny)) => GateDecision::Deny {
-                reason: format!(
-                    "the tool '{}' of server '{}' is set to ALWAYS_DENY",
-                    request.tool.name,
-                    request.target.server_name()
-                ),
-                decided_by: "policy:ALWAYS_DENY".to_owned(),
-            },
-            Ok(Some(ApprovalPolicy::AlwaysAllow)) => GateDecision::Allow {
-                decided_by: "policy:ALWAYS_ALLOW".to_owned(),
-            },
-            Ok(_) => {
-                if !self.warned.swap(true, Ordering::Relaxed) {
-                    tracing::warn!(
-                        "tool calls needing approval (ASK_USER) are allowed: interactive \
-                         approvals are not installed in this build"
-                    );
-                }
-                GateDecision::Allow {
-                    decided_by: "interim:ask_user_not_available".to_owned(),
-                }
-            }
-            Err(error) => GateDecision::Deny {
-                reason: format!("the approval policy could not be read: {error}"),
-                decided_by: "policy:unreadable".to_owned(),
-            },
+        tracing::warn!(
+            tool = %request.tool.name,
+            server = request.target.metric_label(),
+            "a tool call was refused: this chat engine has no approval gate"
+        );
+        GateDecision::Deny {
+            reason: "tool calls are refused: no approval gate is configured".to_owned(),
+            decided_by: NO_GATE_DECIDED_BY.to_owned(),
         }
     }
 }

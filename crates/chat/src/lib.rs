@@ -12,7 +12,7 @@
 //!   answers finish) then `shutdown(grace)` (cancel what is left; it is saved).
 //! - [`ChatEvent`] and its payloads: what an answer streams (the HTTP layer owns the JSON).
 //! - [`ApprovalGate`] (the seam the approvals module implements), [`GateRequest`],
-//!   [`GateDecision`], [`CallReport`], [`EventSink`]; [`InterimPolicyGate`] is the default.
+//!   [`GateDecision`], [`CallReport`], [`EventSink`]; without a gate every call is refused.
 //! - [`mcp_config`]: bud `mcp_config` / conversation overrides and [`resolve_mcp_config`].
 //! - [`ChatConfig`] (`[chat]`), [`ChatError`].
 //!
@@ -46,9 +46,7 @@ pub use events::{
     ElicitationResolvedEvent, ErrorEvent, MetaEvent, OfferedTool, SchemaContext, ToolEvent,
     ToolEventStatus, TurnOutcome, UnavailableServer, tool_intent,
 };
-pub use gate::{
-    ApprovalGate, CallReport, EventSink, GateDecision, GateRequest, GateTarget, InterimPolicyGate,
-};
+pub use gate::{ApprovalGate, CallReport, EventSink, GateDecision, GateRequest, GateTarget};
 pub use mcp_config::{
     BudMcpConfig, McpConfigError, McpConfigOverrides, ResolvedMcpConfig, resolve_mcp_config,
 };

@@ -13,8 +13,10 @@ use serde_json::Value;
 use std::collections::HashMap;
 use switchboard_core::{ChatRole, ToolCallState};
 use switchboard_mcp_client::ToolResult;
-use switchboard_store::{ConversationRecord, MessageStatus, Store, ToolCallRecord};
+use switchboard_store::{ConversationRecord, MessageRecord, MessageStatus, Store, ToolCallRecord};
 
+/// Steps: load the conversation, cut out its last answer, then `meta`, the calls and text,
+/// how it ended, `done`.
 pub(crate) async fn replay_last_answer(
     store: &Store,
     conversation: &ConversationRecord,
@@ -33,6 +35,56 @@ pub(crate) async fn replay_last_answer(
         ));
     };
     let answer = &messages[question_index + 1..];
+    let last_assistant = answer
+        .iter()
+        .rev()
+        .find(|message| message.role == ChatRole::Assistant);
+    let provider = metadata_text(last_assistant, "provider");
+    let mut events = vec![ChatEvent::Meta(MetaEvent {
+        conversation_id: conversation.id.clone(),
+        message_id: messages[question_index].id.clone(),
+        provider: provider.clone(),
+        model: metadata_text(last_assistant, "model"),
+        tools: Vec::new(),
+        unavailable_servers: Vec::new(),
+        replay: true,
+        schema_context: None,
+    })];
+    let text = replay_calls_and_text(answer, &calls, max_chars, &provider, &mut events);
+    if !text.is_empty() {
+        events.push(ChatEvent::Token(text));
+    }
+    let (error, outcome) = how_it_ended(answer, last_assistant);
+    events.extend(error.map(ChatEvent::Error));
+    events.push(ChatEvent::Done(DoneEvent {
+        conversation_id: conversation.id.clone(),
+        message_id: last_assistant.map(|message| message.id.clone()),
+        outcome,
+    }));
+    Ok(events)
+}
+
+/// A text entry of a message's metadata.
+fn metadata_str<'a>(message: Option<&'a MessageRecord>, key: &str) -> Option<&'a str> {
+    message
+        .and_then(|message| message.metadata.get(key))
+        .and_then(Value::as_str)
+}
+
+/// A text entry of a message's metadata (empty when absent).
+fn metadata_text(message: Option<&MessageRecord>, key: &str) -> String {
+    metadata_str(message, key).unwrap_or_default().to_owned()
+}
+
+/// Pushes each call's final `mcp_tool` event, in the order the model made them, and returns
+/// the answer's text (all its assistant messages).
+fn replay_calls_and_text(
+    answer: &[MessageRecord],
+    calls: &[ToolCallRecord],
+    max_chars: usize,
+    provider: &str,
+    events: &mut Vec<ChatEvent>,
+) -> String {
     // Keyed by the asking message too: a provider may reuse a call id in a later answer.
     let calls_by_llm_id: HashMap<(Option<&str>, &str), &ToolCallRecord> = calls
         .iter()
@@ -41,27 +93,6 @@ pub(crate) async fn replay_last_answer(
             ((message_id, call.llm_call_id.as_str()), call)
         })
         .collect();
-    let last_assistant = answer
-        .iter()
-        .rev()
-        .find(|message| message.role == ChatRole::Assistant);
-    let metadata_text = |key: &str| {
-        last_assistant
-            .and_then(|message| message.metadata.get(key))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
-    let mut events = vec![ChatEvent::Meta(MetaEvent {
-        conversation_id: conversation.id.clone(),
-        message_id: messages[question_index].id.clone(),
-        provider: metadata_text("provider"),
-        model: metadata_text("model"),
-        tools: Vec::new(),
-        unavailable_servers: Vec::new(),
-        replay: true,
-        schema_context: None,
-    })];
     let mut text = String::new();
     for message in answer
         .iter()
@@ -73,68 +104,57 @@ pub(crate) async fn replay_last_answer(
                 .or_else(|| calls_by_llm_id.get(&(None, call.id.as_str())));
             if let Some(record) = record {
                 events.push(ChatEvent::McpTool(final_tool_event(
-                    record,
-                    max_chars,
-                    &metadata_text("provider"),
+                    record, max_chars, provider,
                 )));
             }
         }
         text.push_str(&message.content);
     }
-    if !text.is_empty() {
-        events.push(ChatEvent::Token(text));
-    }
-    // The answer is finished when it ends with a complete assistant message that asked for no
-    // further tool; ending on tool calls or their results means it was cut short.
+    text
+}
+
+/// The answer is finished when it ends with a complete assistant message that asked for no
+/// further tool; ending on tool calls or their results means it was cut short. Returns the
+/// `error` event to replay (if any) and the outcome.
+fn how_it_ended(
+    answer: &[MessageRecord],
+    last_assistant: Option<&MessageRecord>,
+) -> (Option<ErrorEvent>, TurnOutcome) {
     let ended_on_tools = answer
         .last()
         .is_some_and(|message| message.role == ChatRole::Tool || !message.tool_calls.is_empty());
-    let outcome = match last_assistant.map(|message| message.status) {
-        Some(MessageStatus::Complete) if !ended_on_tools => TurnOutcome::Completed,
-        Some(MessageStatus::Complete) => {
-            events.push(ChatEvent::Error(ErrorEvent {
+    match last_assistant.map(|message| message.status) {
+        Some(MessageStatus::Complete) if !ended_on_tools => (None, TurnOutcome::Completed),
+        Some(MessageStatus::Complete) => (
+            Some(ErrorEvent {
                 code: "interrupted".to_owned(),
                 message: "the answer stopped after its tool calls (the client left or the \
                           service stopped before the model could answer)"
                     .to_owned(),
-            }));
-            TurnOutcome::Cancelled
-        }
+            }),
+            TurnOutcome::Cancelled,
+        ),
         Some(status) => {
-            let metadata = &last_assistant
-                .map(|message| message.metadata.clone())
-                .unwrap_or_default();
-            let code = metadata
-                .get("error_code")
-                .and_then(Value::as_str)
-                .unwrap_or("interrupted");
-            let message = metadata
-                .get("error")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .unwrap_or_else(|| {
-                    "the answer was cut short (the client left, the service stopped, or it is \
-                     still being written)"
-                        .to_owned()
-                });
-            events.push(ChatEvent::Error(ErrorEvent {
-                code: code.to_owned(),
-                message,
-            }));
-            if status == MessageStatus::Failed {
+            let error = ErrorEvent {
+                code: metadata_str(last_assistant, "error_code")
+                    .unwrap_or("interrupted")
+                    .to_owned(),
+                message: metadata_str(last_assistant, "error")
+                    .unwrap_or(
+                        "the answer was cut short (the client left, the service stopped, or \
+                         it is still being written)",
+                    )
+                    .to_owned(),
+            };
+            let outcome = if status == MessageStatus::Failed {
                 TurnOutcome::Failed
             } else {
                 TurnOutcome::Cancelled
-            }
+            };
+            (Some(error), outcome)
         }
-        None => TurnOutcome::Cancelled,
-    };
-    events.push(ChatEvent::Done(DoneEvent {
-        conversation_id: conversation.id.clone(),
-        message_id: last_assistant.map(|message| message.id.clone()),
-        outcome,
-    }));
-    Ok(events)
+        None => (None, TurnOutcome::Cancelled),
+    }
 }
 
 /// The `mcp_tool` event a call's final recorded state corresponds to.

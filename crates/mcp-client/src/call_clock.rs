@@ -7,6 +7,7 @@
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use switchboard_core::LockUnpoisoned;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -86,10 +87,7 @@ impl CallClock {
     /// How long the clock has stood still so far (waiting on a person): not the upstream's time,
     /// so it is left out of the server's latency.
     pub fn paused_for(&self) -> Duration {
-        let state = self
-            .state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let state = self.state.lock_unpoisoned();
         state.paused_total
             + state
                 .paused_since
@@ -98,10 +96,7 @@ impl CallClock {
 
     /// `Some(deadline)` while running, `None` while paused.
     fn deadline(&self, timeout: Duration) -> Option<Instant> {
-        let state = self
-            .state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let state = self.state.lock_unpoisoned();
         (state.pauses == 0).then(|| state.last_activity + timeout)
     }
 

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use switchboard_core::LockUnpoisoned;
 use switchboard_core::ServerId;
 
 /// Requests remembered per server.
@@ -136,18 +137,12 @@ pub(crate) struct LatencyBook {
 impl LatencyBook {
     /// The server's window, made on first use.
     pub fn window(&self, server_id: &ServerId) -> Arc<LatencyWindow> {
-        let mut windows = self
-            .windows
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut windows = self.windows.lock_unpoisoned();
         windows.entry(server_id.clone()).or_default().clone()
     }
 
     pub fn summary(&self, server_id: &ServerId) -> ServerLatency {
-        let windows = self
-            .windows
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let windows = self.windows.lock_unpoisoned();
         windows
             .get(server_id)
             .map(|window| window.summary())
@@ -158,10 +153,7 @@ impl LatencyBook {
     /// about the new configuration). Sessions still holding the old window keep writing to
     /// it unseen until they close.
     pub fn forget(&self, server_id: &ServerId) {
-        self.windows
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .remove(server_id);
+        self.windows.lock_unpoisoned().remove(server_id);
     }
 }
 

@@ -8,6 +8,7 @@ use super::ServerRegistry;
 use super::state::{CapabilityState, capability_state};
 use crate::metrics;
 use serde::Serialize;
+use switchboard_core::LockUnpoisoned;
 use switchboard_core::{ServerId, SessionScope, UserId};
 use switchboard_mcp_client::Caller;
 use switchboard_mcp_client::UpstreamError;
@@ -293,20 +294,12 @@ impl ServerRegistry {
     }
 
     fn sync_lock(&self, server_id: &ServerId) -> std::sync::Arc<tokio::sync::Mutex<()>> {
-        let mut locks = self
-            .inner
-            .sync_locks
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut locks = self.inner.sync_locks.lock_unpoisoned();
         locks.entry(server_id.clone()).or_default().clone()
     }
 
     fn mark_syncing(&self, server_id: &ServerId, syncing: bool) {
-        let mut set = self
-            .inner
-            .syncing
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut set = self.inner.syncing.lock_unpoisoned();
         if syncing {
             set.insert(server_id.clone());
         } else {

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use switchboard_core::LockUnpoisoned;
 
 /// Counts open connections; [`ConnectionLimits::admit`] hands out a slot or refuses.
 #[derive(Clone)]
@@ -62,7 +63,7 @@ impl ConnectionLimits {
 
     /// A slot for a connection from `peer`, released when dropped; or why there is none.
     pub(crate) fn admit(&self, peer: IpAddr) -> Result<ConnectionSlot, Refusal> {
-        let mut open = self.inner.open.lock().unwrap_or_else(|e| e.into_inner());
+        let mut open = self.inner.open.lock_unpoisoned();
         if open.total >= self.inner.max_total {
             return Err(Refusal::TooManyOverall);
         }
@@ -81,11 +82,7 @@ impl ConnectionLimits {
     /// Connections open now.
     #[cfg(test)]
     pub(crate) fn open(&self) -> usize {
-        self.inner
-            .open
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .total
+        self.inner.open.lock_unpoisoned().total
     }
 }
 
@@ -97,12 +94,7 @@ pub(crate) struct ConnectionSlot {
 
 impl Drop for ConnectionSlot {
     fn drop(&mut self) {
-        let mut open = self
-            .limits
-            .inner
-            .open
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut open = self.limits.inner.open.lock_unpoisoned();
         open.total = open.total.saturating_sub(1);
         if let Some(from_peer) = open.per_peer.get_mut(&self.peer) {
             *from_peer -= 1;

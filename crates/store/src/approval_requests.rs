@@ -3,11 +3,11 @@
 //! once (compare-and-set on `pending`); requests still pending when the process restarts are
 //! marked `expired` at start-up, never silently lost.
 
-use crate::backend::{Backend, on_backend};
+use crate::backend::on_backend;
 use crate::clock;
-use crate::decision_notices::{APPROVAL_PREFIX, DECISIONS_CHANNEL};
+use crate::decision_notices::APPROVAL_PREFIX;
 use crate::error::{StoreError, StoreResult, insert_error};
-use crate::instances::orphaned;
+use crate::pending_requests::{PendingKind, PendingRequest, PendingResolution};
 use crate::storable::{clean_json, clean_optional_json, clean_optional_text, clean_text};
 use crate::store::Store;
 use crate::validate;
@@ -145,7 +145,7 @@ impl Default for ApprovalRequestFilter {
 }
 
 #[derive(sqlx::FromRow)]
-struct ApprovalRequestRow {
+pub(crate) struct ApprovalRequestRow {
     id: String,
     workspace_id: String,
     conversation_id: String,
@@ -206,13 +206,25 @@ macro_rules! select_approval_requests {
     };
 }
 
-/// The compare-and-set of a resolution, returning the id it changed (none when the request
-/// was no longer pending).
-macro_rules! resolve_approval_update {
-    () => {
-        "UPDATE approval_requests SET status = $3, remember = $4, decided_by = $5, reason = $6, \
-         decided_at = $7 WHERE workspace_id = $1 AND id = $2 AND status = 'pending' RETURNING id"
+impl PendingRequest for ApprovalRequestRecord {
+    type Row = ApprovalRequestRow;
+    const KIND: PendingKind = PendingKind {
+        table: "approval_requests",
+        entity: "approval request",
+        select: select_approval_requests!(""),
+        resolved_by: "decided_by",
+        resolved_at: "decided_at",
+        notice_prefix: APPROVAL_PREFIX,
+        expiry_extra: "reason = 'the service restarted while this request waited', ",
     };
+
+    fn from_row(row: ApprovalRequestRow) -> StoreResult<Self> {
+        Self::try_from(row)
+    }
+
+    fn status_name(&self) -> &'static str {
+        self.status.as_str()
+    }
 }
 
 impl Store {
@@ -300,16 +312,8 @@ impl Store {
         workspace_id: &WorkspaceId,
         approval_id: &ApprovalId,
     ) -> StoreResult<ApprovalRequestRecord> {
-        let row: Option<ApprovalRequestRow> = on_backend!(self, |pool| sqlx::query_as(
-            select_approval_requests!("WHERE workspace_id = $1 AND id = $2")
-        )
-        .bind(workspace_id.as_str())
-        .bind(approval_id.as_str())
-        .fetch_optional(pool)
-        .await)?;
-        row.map(ApprovalRequestRecord::try_from)
-            .transpose()?
-            .ok_or_else(|| StoreError::not_found("approval request"))
+        self.get_pending_request(workspace_id, approval_id.as_str())
+            .await
     }
 
     /// Moves a pending request to its final status, exactly once: a request that is no longer
@@ -321,58 +325,23 @@ impl Store {
         mut resolution: ApprovalResolution,
     ) -> StoreResult<ApprovalRequestRecord> {
         clean_optional_text(&mut resolution.reason);
-        if resolution.status == ApprovalStatus::Pending {
-            return Err(StoreError::invalid(
-                "status",
-                "a resolution cannot be pending",
-            ));
-        }
         if resolution.decided_by.trim().is_empty() {
             return Err(StoreError::invalid("decided_by", "must not be empty"));
         }
-        let now = clock::now();
-        // On PostgreSQL the same statement announces the change to other replicas (see
-        // `decision_notices`), delivered when it commits.
-        macro_rules! bind_resolution {
-            ($query:expr) => {
-                $query
-                    .bind(workspace_id.as_str())
-                    .bind(approval_id.as_str())
-                    .bind(resolution.status.as_str())
-                    .bind(&resolution.remember)
-                    .bind(&resolution.decided_by)
-                    .bind(&resolution.reason)
-                    .bind(now)
-            };
-        }
-        let affected = match &self.backend {
-            Backend::Sqlite(pool) => {
-                bind_resolution!(sqlx::query_scalar::<_, String>(resolve_approval_update!()))
-                    .fetch_all(pool)
-                    .await?
-                    .len()
-            }
-            Backend::Postgres(pool) => {
-                let notified: i64 = bind_resolution!(sqlx::query_scalar(concat!(
-                    "WITH updated AS (",
-                    resolve_approval_update!(),
-                    ") SELECT count(pg_notify($8, $9 || id)) FROM updated"
-                )))
-                .bind(DECISIONS_CHANNEL)
-                .bind(APPROVAL_PREFIX)
-                .fetch_one(pool)
-                .await?;
-                usize::try_from(notified).unwrap_or_default()
-            }
-        };
-        let record = self.get_approval_request(workspace_id, approval_id).await?;
-        if affected == 0 {
-            return Err(StoreError::Conflict(format!(
-                "the approval request is already {}",
-                record.status
-            )));
-        }
-        Ok(record)
+        let columns = [
+            ("remember", resolution.remember.as_deref()),
+            ("decided_by", Some(resolution.decided_by.as_str())),
+            ("reason", resolution.reason.as_deref()),
+        ];
+        self.resolve_pending_request(
+            workspace_id,
+            approval_id.as_str(),
+            PendingResolution {
+                status: resolution.status.as_str(),
+                columns: &columns,
+            },
+        )
+        .await
     }
 
     /// Requests matching `filter`, oldest first (at most [`MAX_APPROVAL_PAGE`]).
@@ -405,18 +374,9 @@ impl Store {
     /// `restart`) so the conversation shows what happened. Requests waiting in live instances
     /// (other replicas, and this one) are left alone; see `instances`. Returns how many changed.
     pub async fn expire_pending_approval_requests(&self) -> StoreResult<u64> {
-        let now = clock::now();
-        let changed = on_backend!(self, |pool| sqlx::query(concat!(
-            "UPDATE approval_requests SET status = 'expired', decided_by = 'restart', \
-             reason = 'the service restarted while this request waited', decided_at = $1 \
-             WHERE status = 'pending' AND ",
-            orphaned!("$2", "$1")
-        ))
-        .bind(now)
-        .bind(self.me_for_recovery())
-        .execute(pool)
-        .await
-        .map(|result| result.rows_affected()))?;
+        let changed = self
+            .expire_orphaned_requests::<ApprovalRequestRecord>()
+            .await?;
         if changed > 0 {
             tracing::warn!(
                 changed,

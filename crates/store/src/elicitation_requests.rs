@@ -2,11 +2,11 @@
 //! during a tool call (`elicitation/create`). Only the question and the outcome are kept — the
 //! answer's content goes back to the upstream and is never stored (it may be a secret).
 
-use crate::backend::{Backend, on_backend};
+use crate::backend::on_backend;
 use crate::clock;
-use crate::decision_notices::{DECISIONS_CHANNEL, ELICITATION_PREFIX};
+use crate::decision_notices::ELICITATION_PREFIX;
 use crate::error::{StoreError, StoreResult, insert_error};
-use crate::instances::orphaned;
+use crate::pending_requests::{PendingKind, PendingRequest, PendingResolution};
 use crate::storable::{clean_json, clean_text, storable_text};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
@@ -95,7 +95,7 @@ pub struct ElicitationRequestRecord {
 }
 
 #[derive(sqlx::FromRow)]
-struct ElicitationRequestRow {
+pub(crate) struct ElicitationRequestRow {
     id: String,
     workspace_id: String,
     conversation_id: String,
@@ -144,13 +144,25 @@ macro_rules! select_elicitation_requests {
     };
 }
 
-/// The compare-and-set of an answer, returning the id it changed (none when the request was
-/// no longer pending).
-macro_rules! resolve_elicitation_update {
-    () => {
-        "UPDATE elicitation_requests SET status = $3, responded_by = $4, responded_at = $5 \
-         WHERE workspace_id = $1 AND id = $2 AND status = 'pending' RETURNING id"
+impl PendingRequest for ElicitationRequestRecord {
+    type Row = ElicitationRequestRow;
+    const KIND: PendingKind = PendingKind {
+        table: "elicitation_requests",
+        entity: "elicitation request",
+        select: select_elicitation_requests!(""),
+        resolved_by: "responded_by",
+        resolved_at: "responded_at",
+        notice_prefix: ELICITATION_PREFIX,
+        expiry_extra: "",
     };
+
+    fn from_row(row: ElicitationRequestRow) -> StoreResult<Self> {
+        Self::try_from(row)
+    }
+
+    fn status_name(&self) -> &'static str {
+        self.status.as_str()
+    }
 }
 
 impl Store {
@@ -217,16 +229,8 @@ impl Store {
         workspace_id: &WorkspaceId,
         elicitation_id: &ElicitationId,
     ) -> StoreResult<ElicitationRequestRecord> {
-        let row: Option<ElicitationRequestRow> = on_backend!(self, |pool| sqlx::query_as(
-            select_elicitation_requests!("WHERE workspace_id = $1 AND id = $2")
-        )
-        .bind(workspace_id.as_str())
-        .bind(elicitation_id.as_str())
-        .fetch_optional(pool)
-        .await)?;
-        row.map(ElicitationRequestRecord::try_from)
-            .transpose()?
-            .ok_or_else(|| StoreError::not_found("elicitation request"))
+        self.get_pending_request(workspace_id, elicitation_id.as_str())
+            .await
     }
 
     /// Moves a pending request to `status`, exactly once (`Conflict` naming the status
@@ -238,56 +242,16 @@ impl Store {
         status: ElicitationStatus,
         responded_by: &str,
     ) -> StoreResult<ElicitationRequestRecord> {
-        if status == ElicitationStatus::Pending {
-            return Err(StoreError::invalid(
-                "status",
-                "a resolution cannot be pending",
-            ));
-        }
         let responded_by = storable_text(responded_by);
-        let now = clock::now();
-        // On PostgreSQL the same statement announces the change to other replicas (see
-        // `decision_notices`), delivered when it commits.
-        macro_rules! bind_resolution {
-            ($query:expr) => {
-                $query
-                    .bind(workspace_id.as_str())
-                    .bind(elicitation_id.as_str())
-                    .bind(status.as_str())
-                    .bind(&*responded_by)
-                    .bind(now)
-            };
-        }
-        let affected = match &self.backend {
-            Backend::Sqlite(pool) => bind_resolution!(sqlx::query_scalar::<_, String>(
-                resolve_elicitation_update!()
-            ))
-            .fetch_all(pool)
-            .await?
-            .len(),
-            Backend::Postgres(pool) => {
-                let notified: i64 = bind_resolution!(sqlx::query_scalar(concat!(
-                    "WITH updated AS (",
-                    resolve_elicitation_update!(),
-                    ") SELECT count(pg_notify($6, $7 || id)) FROM updated"
-                )))
-                .bind(DECISIONS_CHANNEL)
-                .bind(ELICITATION_PREFIX)
-                .fetch_one(pool)
-                .await?;
-                usize::try_from(notified).unwrap_or_default()
-            }
-        };
-        let record = self
-            .get_elicitation_request(workspace_id, elicitation_id)
-            .await?;
-        if affected == 0 {
-            return Err(StoreError::Conflict(format!(
-                "the elicitation request is already {}",
-                record.status
-            )));
-        }
-        Ok(record)
+        self.resolve_pending_request(
+            workspace_id,
+            elicitation_id.as_str(),
+            PendingResolution {
+                status: status.as_str(),
+                columns: &[("responded_by", Some(&*responded_by))],
+            },
+        )
+        .await
     }
 
     /// The pending requests of a user (all users when `None`), oldest first, at most 500.
@@ -314,17 +278,7 @@ impl Store {
     /// workspaces: pending requests whose process died become `expired` (decided by
     /// `restart`); forms waiting in live instances are left alone. Returns how many changed.
     pub async fn expire_pending_elicitation_requests(&self) -> StoreResult<u64> {
-        let now = clock::now();
-        let changed = on_backend!(self, |pool| sqlx::query(concat!(
-            "UPDATE elicitation_requests SET status = 'expired', responded_by = 'restart', \
-             responded_at = $1 WHERE status = 'pending' AND ",
-            orphaned!("$2", "$1")
-        ))
-        .bind(now)
-        .bind(self.me_for_recovery())
-        .execute(pool)
-        .await
-        .map(|result| result.rows_affected()))?;
-        Ok(changed)
+        self.expire_orphaned_requests::<ElicitationRequestRecord>()
+            .await
     }
 }

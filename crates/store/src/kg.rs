@@ -234,62 +234,14 @@ impl Store {
         .fetch_all(pool)
         .await
         })?;
-        let mut changelog = Vec::with_capacity(changes.len());
-        for row in changes {
-            changelog.push(ChangelogEntry {
-                version: row.version,
-                sequence: u64::try_from(row.sequence)
-                    .map_err(|error| corrupt("changelog sequence", error))?,
-                at: row.at,
-                change: SchemaChange {
-                    change: enum_from_text("change", &row.change)?,
-                    subject: enum_from_text("subject", &row.subject)?,
-                    type_name: row.type_name,
-                    relationship_name: row.relationship_name,
-                    property_name: row.property_name,
-                    description: row.description,
-                },
-            });
-        }
         Ok(Some(StoredKnowledgeGraph {
-            versions: versions
+            versions: versions.into_iter().map(versioned_schema).collect(),
+            changelog: changes
                 .into_iter()
-                .map(|row| VersionedSchema {
-                    version: SchemaVersion {
-                        version: row.version,
-                        sequence: u64::try_from(row.sequence).unwrap_or_default(),
-                        created_at: row.created_at,
-                        message: row.message,
-                        object_type_count: count(row.object_type_count),
-                        relationship_type_count: count(row.relationship_type_count),
-                        property_count: count(row.property_count),
-                        change_count: count(row.change_count),
-                    },
-                    schema: row.schema.0,
-                })
-                .collect(),
-            changelog,
-            objects: objects
-                .into_iter()
-                .map(|row| ObjectRecord {
-                    id: row.id,
-                    object_type: row.object_type,
-                    properties: row.properties.0,
-                    created_at: row.created_at,
-                    updated_at: row.updated_at,
-                })
-                .collect(),
-            relationships: relationships
-                .into_iter()
-                .map(|row| RelationshipRecord {
-                    id: row.id,
-                    relationship_type: row.relationship_type,
-                    from_id: row.from_id,
-                    to_id: row.to_id,
-                    properties: row.properties.0,
-                    created_at: row.created_at,
-                })
-                .collect(),
+                .map(changelog_entry)
+                .collect::<StoreResult<_>>()?,
+            objects: objects.into_iter().map(object_record).collect(),
+            relationships: relationships.into_iter().map(relationship_record).collect(),
         }))
     }
 
@@ -399,5 +351,59 @@ impl Store {
             }
         });
         Ok(())
+    }
+}
+
+fn versioned_schema(row: VersionRow) -> VersionedSchema {
+    VersionedSchema {
+        version: SchemaVersion {
+            version: row.version,
+            sequence: u64::try_from(row.sequence).unwrap_or_default(),
+            created_at: row.created_at,
+            message: row.message,
+            object_type_count: count(row.object_type_count),
+            relationship_type_count: count(row.relationship_type_count),
+            property_count: count(row.property_count),
+            change_count: count(row.change_count),
+        },
+        schema: row.schema.0,
+    }
+}
+
+fn changelog_entry(row: ChangeRow) -> StoreResult<ChangelogEntry> {
+    Ok(ChangelogEntry {
+        version: row.version,
+        sequence: u64::try_from(row.sequence)
+            .map_err(|error| corrupt("changelog sequence", error))?,
+        at: row.at,
+        change: SchemaChange {
+            change: enum_from_text("change", &row.change)?,
+            subject: enum_from_text("subject", &row.subject)?,
+            type_name: row.type_name,
+            relationship_name: row.relationship_name,
+            property_name: row.property_name,
+            description: row.description,
+        },
+    })
+}
+
+fn object_record(row: ObjectRow) -> ObjectRecord {
+    ObjectRecord {
+        id: row.id,
+        object_type: row.object_type,
+        properties: row.properties.0,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+    }
+}
+
+fn relationship_record(row: RelationshipRow) -> RelationshipRecord {
+    RelationshipRecord {
+        id: row.id,
+        relationship_type: row.relationship_type,
+        from_id: row.from_id,
+        to_id: row.to_id,
+        properties: row.properties.0,
+        created_at: row.created_at,
     }
 }

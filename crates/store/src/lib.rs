@@ -122,6 +122,7 @@ pub mod instances;
 pub mod kg;
 pub mod mcp_observations;
 pub mod messages;
+mod pending_requests;
 pub mod policies;
 pub mod revocations;
 pub mod secrets;

@@ -131,33 +131,7 @@ impl Store {
         new_call: NewToolCall,
     ) -> StoreResult<ToolCallRecord> {
         let now = clock::now();
-        let mut record = ToolCallRecord {
-            id: ToolCallId::generate(),
-            workspace_id: workspace_id.clone(),
-            conversation_id: new_call.conversation_id,
-            message_id: new_call.message_id,
-            llm_call_id: new_call.llm_call_id,
-            server_id: new_call.server_id,
-            server_name: new_call.server_name,
-            tool_name: new_call.tool_name,
-            arguments: new_call.arguments,
-            state: ToolCallState::Proposed,
-            result: None,
-            error: None,
-            created_at: now,
-            decided_at: None,
-            dispatched_at: None,
-            finished_at: None,
-            updated_at: now,
-        };
-        for text in [
-            &mut record.llm_call_id,
-            &mut record.server_name,
-            &mut record.tool_name,
-            &mut record.arguments,
-        ] {
-            clean_text(text);
-        }
+        let record = proposed_record(workspace_id, new_call, now);
         write_transaction!(self, |tx| {
             let parents = [
                 (
@@ -340,4 +314,40 @@ impl Store {
         }
         Ok(changed)
     }
+}
+
+/// The record of a new call, in state `proposed`, its texts storable on every backend.
+fn proposed_record(
+    workspace_id: &WorkspaceId,
+    new_call: NewToolCall,
+    now: DateTime<Utc>,
+) -> ToolCallRecord {
+    let mut record = ToolCallRecord {
+        id: ToolCallId::generate(),
+        workspace_id: workspace_id.clone(),
+        conversation_id: new_call.conversation_id,
+        message_id: new_call.message_id,
+        llm_call_id: new_call.llm_call_id,
+        server_id: new_call.server_id,
+        server_name: new_call.server_name,
+        tool_name: new_call.tool_name,
+        arguments: new_call.arguments,
+        state: ToolCallState::Proposed,
+        result: None,
+        error: None,
+        created_at: now,
+        decided_at: None,
+        dispatched_at: None,
+        finished_at: None,
+        updated_at: now,
+    };
+    for text in [
+        &mut record.llm_call_id,
+        &mut record.server_name,
+        &mut record.tool_name,
+        &mut record.arguments,
+    ] {
+        clean_text(text);
+    }
+    record
 }

@@ -108,28 +108,11 @@ impl Store {
         server_id: &ServerId,
         definitions: &[ToolDefinition],
     ) -> StoreResult<Vec<ToolRecord>> {
-        // Stored as every backend can hold it (U+0000 → U+FFFD); the hash is the same either
-        // way (see `definition_hash`), so a sync of an unchanged tool changes nothing.
-        let definitions: Vec<ToolDefinition> = definitions
+        let definitions = storable_catalog(definitions)?;
+        let names: BTreeSet<&str> = definitions
             .iter()
-            .cloned()
-            .map(|mut definition| {
-                clean_tool_definition(&mut definition);
-                definition
-            })
+            .map(|definition| definition.name.as_str())
             .collect();
-        let mut names = BTreeSet::new();
-        for definition in &definitions {
-            if definition.name.is_empty() {
-                return Err(StoreError::invalid("tools", "a tool has an empty name"));
-            }
-            if !names.insert(definition.name.as_str()) {
-                return Err(StoreError::invalid(
-                    "tools",
-                    format!("tool '{}' is listed twice", definition.name),
-                ));
-            }
-        }
         let now = clock::now();
         write_transaction!(self, |tx| {
             let servers: i64 = sqlx::query_scalar(
@@ -272,6 +255,33 @@ impl Store {
         }
         self.get_tool(workspace_id, server_id, &name).await
     }
+}
+
+/// A synced catalog as the store keeps it: every name present and listed once, texts stored
+/// as every backend can hold them (U+0000 → U+FFFD; the hash is the same either way, see
+/// `definition_hash`, so a sync of an unchanged tool changes nothing).
+fn storable_catalog(definitions: &[ToolDefinition]) -> StoreResult<Vec<ToolDefinition>> {
+    let definitions: Vec<ToolDefinition> = definitions
+        .iter()
+        .cloned()
+        .map(|mut definition| {
+            clean_tool_definition(&mut definition);
+            definition
+        })
+        .collect();
+    let mut names = BTreeSet::new();
+    for definition in &definitions {
+        if definition.name.is_empty() {
+            return Err(StoreError::invalid("tools", "a tool has an empty name"));
+        }
+        if !names.insert(definition.name.as_str()) {
+            return Err(StoreError::invalid(
+                "tools",
+                format!("tool '{}' is listed twice", definition.name),
+            ));
+        }
+    }
+    Ok(definitions)
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ export function resultPayload(result) {
   if (result === undefined || result === null) return null;
   if (typeof result === 'string') return parseJsonLoosely(result);
   if (typeof result !== 'object') return result;
-  const structured = result.structuredContent ?? result.structured_content;
+  const structured = result.structuredContent;
   if (structured !== undefined && structured !== null) return structured;
   if (Array.isArray(result.content)) {
     const texts = result.content.filter((part) => part?.type === 'text' && typeof part.text === 'string');

@@ -95,7 +95,7 @@ export async function renderPage(container, { query }) {
       const rows = listItems(answer, 'entries');
       status.textContent = rows.length ? `Showing ${rows.length} entr${rows.length === 1 ? 'y' : 'ies'}${answer?.total !== undefined ? ` of ${answer.total}` : ''}.` : 'Nothing matches these filters.';
       replaceChildren(tableSlot, rows.length ? renderTable(rows) : null);
-      const nextCursor = answer?.next_cursor ?? answer?.nextCursor ?? null;
+      const nextCursor = answer?.next_cursor ?? null;
       cursors[pageIndex + 1] = nextCursor ? { cursor: nextCursor } : rows.length === PAGE_SIZE ? { offset: (pageIndex + 1) * PAGE_SIZE } : undefined;
       previous.disabled = pageIndex === 0;
       next.disabled = !cursors[pageIndex + 1];

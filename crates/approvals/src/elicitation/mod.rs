@@ -67,44 +67,30 @@ impl ElicitationResponder for ElicitationRouter {
 }
 
 impl Approvals {
+    /// Steps: find the call the form belongs to, record it (waiter first), show it, wait,
+    /// record an expiry, announce the outcome.
     async fn ask_for_input(&self, request: ElicitationRequest) -> ElicitationResponse {
         let inner = &self.inner;
-        let call = match inner
-            .waiting
-            .route_elicitation(&request.server_name, request.conversation_id.as_ref())
-        {
-            Ok(call) => call,
-            Err(refusal) => {
-                let why = match refusal {
-                    RouteRefusal::NoCall => "no call to this server is waiting for it",
-                    RouteRefusal::Ambiguous => {
-                        "calls of several conversations are running on this server, so it cannot say whose it is"
-                    }
-                };
-                tracing::warn!(server = %request.server_name, why, "declined an elicitation request");
-                return ElicitationResponse::Decline;
-            }
+        let Some(call) = self.call_asking(&request) else {
+            return ElicitationResponse::Decline;
         };
         let timeout = inner.config.elicitation_timeout();
         let elicitation_id = ElicitationId::generate();
         let message = sanitize_untrusted_text(&request.message, MAX_MESSAGE_CHARS);
         let waiter = inner.waiting.wait_for_elicitation(elicitation_id.clone());
+        let new_request = NewElicitationRequest {
+            id: elicitation_id.clone(),
+            conversation_id: call.conversation_id.clone(),
+            owner_user_id: call.owner.clone(),
+            tool_call_id: Some(call.tool_call_id.clone()),
+            server_name: request.server_name.clone(),
+            message: message.clone(),
+            requested_schema: request.requested_schema.clone(),
+            expires_at: Utc::now() + chrono::Duration::from_std(timeout).unwrap_or_default(),
+        };
         let record = match inner
             .store
-            .create_elicitation_request(
-                &call.workspace_id,
-                NewElicitationRequest {
-                    id: elicitation_id.clone(),
-                    conversation_id: call.conversation_id.clone(),
-                    owner_user_id: call.owner.clone(),
-                    tool_call_id: Some(call.tool_call_id.clone()),
-                    server_name: request.server_name.clone(),
-                    message: message.clone(),
-                    requested_schema: request.requested_schema.clone(),
-                    expires_at: Utc::now()
-                        + chrono::Duration::from_std(timeout).unwrap_or_default(),
-                },
-            )
+            .create_elicitation_request(&call.workspace_id, new_request)
             .await
         {
             Ok(record) => record,
@@ -129,32 +115,7 @@ impl Approvals {
         let response = match answer {
             Some(answer) => answer,
             None => {
-                // Nobody answered: record it (unless an answer just won the race).
-                match inner
-                    .store
-                    .resolve_elicitation_request(
-                        &call.workspace_id,
-                        &elicitation_id,
-                        ElicitationStatus::Expired,
-                        if call.cancellation.is_cancelled() {
-                            "cancelled"
-                        } else {
-                            "timeout"
-                        },
-                    )
-                    .await
-                {
-                    Err(StoreError::Conflict(_)) => {
-                        tracing::info!(%elicitation_id, "an elicitation answer arrived as it expired; cancelling");
-                    }
-                    Err(error) => {
-                        tracing::error!(%error, "could not record an expired elicitation")
-                    }
-                    Ok(_) => {
-                        self.audit_elicitation(&call, &record, "expired", "system")
-                            .await;
-                    }
-                }
+                self.record_expiry(&call, &record).await;
                 ElicitationResponse::Cancel
             }
         };
@@ -167,6 +128,59 @@ impl Approvals {
             }));
         metrics::elicitation_finished(&request.server_name, action);
         response
+    }
+
+    /// The running call the form belongs to; `None` (the form is declined) when no call or
+    /// calls of several conversations could have asked.
+    fn call_asking(&self, request: &ElicitationRequest) -> Option<ActiveCall> {
+        match self
+            .inner
+            .waiting
+            .route_elicitation(&request.server_name, request.conversation_id.as_ref())
+        {
+            Ok(call) => Some(call),
+            Err(refusal) => {
+                let why = match refusal {
+                    RouteRefusal::NoCall => "no call to this server is waiting for it",
+                    RouteRefusal::Ambiguous => {
+                        "calls of several conversations are running on this server, so it cannot say whose it is"
+                    }
+                };
+                tracing::warn!(server = %request.server_name, why, "declined an elicitation request");
+                None
+            }
+        }
+    }
+
+    /// Nobody answered: records it (unless an answer just won the race) and audits it.
+    async fn record_expiry(&self, call: &ActiveCall, record: &ElicitationRequestRecord) {
+        let responded_by = if call.cancellation.is_cancelled() {
+            "cancelled"
+        } else {
+            "timeout"
+        };
+        match self
+            .inner
+            .store
+            .resolve_elicitation_request(
+                &call.workspace_id,
+                &record.id,
+                ElicitationStatus::Expired,
+                responded_by,
+            )
+            .await
+        {
+            Err(StoreError::Conflict(_)) => {
+                tracing::info!(elicitation_id = %record.id, "an elicitation answer arrived as it expired; cancelling");
+            }
+            Err(error) => {
+                tracing::error!(%error, "could not record an expired elicitation")
+            }
+            Ok(_) => {
+                self.audit_elicitation(call, record, "expired", "system")
+                    .await;
+            }
+        }
     }
 
     /// The answer given in this process, or what another replica recorded (see the module
@@ -258,22 +272,7 @@ impl Approvals {
                 record.status
             )));
         }
-        let (status, response) = match answer {
-            ElicitationAnswer::Accept(content) => {
-                let checked = form::check_answer(&record.requested_schema, content.as_ref())
-                    .map_err(|problems| ApprovalError::invalid("content", problems.join("; ")))?;
-                (
-                    ElicitationStatus::Accepted,
-                    ElicitationResponse::Accept(checked),
-                )
-            }
-            ElicitationAnswer::Decline => {
-                (ElicitationStatus::Declined, ElicitationResponse::Decline)
-            }
-            ElicitationAnswer::Cancel => {
-                (ElicitationStatus::Cancelled, ElicitationResponse::Cancel)
-            }
-        };
+        let (status, response) = checked_answer(&record, answer)?;
         let claimed = inner.waiting.claim_elicitation(elicitation_id);
         if claimed.is_none()
             && status == ElicitationStatus::Accepted
@@ -306,25 +305,35 @@ impl Approvals {
         if let Some(claimed) = claimed {
             claimed.deliver(response);
         }
-        inner
+        self.audit_answer(principal, &record, status).await;
+        Ok(resolved)
+    }
+
+    /// `elicitation.accepted` / `.declined` / `.cancelled` in the audit log (never the content).
+    async fn audit_answer(
+        &self,
+        principal: &Principal,
+        record: &ElicitationRequestRecord,
+        status: ElicitationStatus,
+    ) {
+        self.inner
             .audit
             .record(
-                workspace_id,
+                &principal.workspace_id,
                 NewAuditEvent {
                     actor: principal.user_id.as_str().to_owned(),
                     action: format!("elicitation.{status}"),
-                    target: Some(elicitation_id.as_str().to_owned()),
+                    target: Some(record.id.as_str().to_owned()),
                     user_id: Some(record.owner_user_id.clone()),
                     conversation_id: Some(record.conversation_id.clone()),
                     server_name: Some(record.server_name.clone()),
                     tool_name: None,
                     status: Some(status.as_str().to_owned()),
                     duration_ms: None,
-                    details: json!({"elicitation_id": elicitation_id, "tool_call_id": record.tool_call_id}),
+                    details: json!({"elicitation_id": record.id, "tool_call_id": record.tool_call_id}),
                 },
             )
             .await;
-        Ok(resolved)
     }
 
     /// The caller's unanswered forms (every user's for an admin asking for all).
@@ -379,4 +388,24 @@ fn response_action(response: &ElicitationResponse) -> &'static str {
         ElicitationResponse::Decline => "decline",
         ElicitationResponse::Cancel => "cancel",
     }
+}
+
+/// The status to record and the response for the upstream; an accepted form's content must
+/// match the schema the upstream asked for.
+fn checked_answer(
+    record: &ElicitationRequestRecord,
+    answer: ElicitationAnswer,
+) -> ApprovalResult<(ElicitationStatus, ElicitationResponse)> {
+    Ok(match answer {
+        ElicitationAnswer::Accept(content) => {
+            let checked = form::check_answer(&record.requested_schema, content.as_ref())
+                .map_err(|problems| ApprovalError::invalid("content", problems.join("; ")))?;
+            (
+                ElicitationStatus::Accepted,
+                ElicitationResponse::Accept(checked),
+            )
+        }
+        ElicitationAnswer::Decline => (ElicitationStatus::Declined, ElicitationResponse::Decline),
+        ElicitationAnswer::Cancel => (ElicitationStatus::Cancelled, ElicitationResponse::Cancel),
+    })
 }

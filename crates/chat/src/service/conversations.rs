@@ -9,7 +9,9 @@ use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, resolve_mcp_config};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::time::Duration;
-use switchboard_core::{BudId, ConversationId, Principal, ToolCallId, WorkspaceId};
+use switchboard_core::{
+    BudId, ChatRole, ConversationId, Principal, ToolCallId, ToolMessageMetadata, WorkspaceId,
+};
 use switchboard_mcp_client::ToolResult;
 use switchboard_store::{
     ConversationCursor, ConversationPatch, ConversationRecord, MessageRecord, NewConversation,
@@ -161,7 +163,7 @@ impl ChatService {
                 .contains(&conversation.id);
         Ok(ConversationDetail {
             conversation,
-            messages,
+            messages: messages.into_iter().map(with_typed_tool_metadata).collect(),
             tool_calls,
             answer_in_flight,
         })
@@ -299,4 +301,16 @@ impl ChatService {
         resolve_mcp_config(&bud_config, &overrides, &servers)?;
         Ok(())
     }
+}
+
+/// A tool message's metadata as [`ToolMessageMetadata`] writes it, whatever shape its row has
+/// (older rows may use camelCase names): clients read one name per field. Metadata that is
+/// not of that shape at all is left as stored.
+fn with_typed_tool_metadata(mut message: MessageRecord) -> MessageRecord {
+    if message.role == ChatRole::Tool
+        && let Some(typed) = ToolMessageMetadata::from_stored(&message.metadata)
+    {
+        message.metadata = typed.to_stored();
+    }
+    message
 }

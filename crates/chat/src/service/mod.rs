@@ -7,6 +7,7 @@
 mod buds;
 mod conversations;
 mod drain;
+mod reservation;
 mod turns;
 
 pub use buds::{BudInput, BudUpdate};
@@ -18,7 +19,7 @@ pub use turns::{TurnRequest, TurnStream};
 use crate::config::ChatConfig;
 use crate::engine::Engine;
 use crate::error::{ChatError, ChatResult};
-use crate::gate::{ApprovalGate, InterimPolicyGate};
+use crate::gate::{ApprovalGate, NoGateConfigured};
 use crate::providers::ProviderSet;
 use crate::schema_context::SchemaContextSource;
 use crate::tools::{McpTools, OwnEndpoints};
@@ -41,7 +42,7 @@ pub struct ChatService {
 }
 
 /// Builds a [`ChatService`]; everything but the store, MCP client and configurations has a
-/// default.
+/// default — the default approval gate refuses every tool call, so give it `approval_gate`.
 #[derive(Debug)]
 pub struct ChatServiceBuilder {
     store: Store,
@@ -65,7 +66,8 @@ impl ChatServiceBuilder {
         self
     }
 
-    /// Replaces the default [`InterimPolicyGate`] (the approvals module plugs in here).
+    /// The approval gate every tool call passes (the approvals crate plugs in here). Without
+    /// one, every tool call is refused.
     pub fn approval_gate(mut self, gate: Arc<dyn ApprovalGate>) -> Self {
         self.gate = Some(gate);
         self
@@ -105,9 +107,7 @@ impl ChatServiceBuilder {
             None => ProviderSet::new(self.llm)
                 .map_err(|error| ChatError::invalid("llm", error.to_string()))?,
         };
-        let gate = self
-            .gate
-            .unwrap_or_else(|| Arc::new(InterimPolicyGate::new(self.store.clone())));
+        let gate = self.gate.unwrap_or_else(|| Arc::new(NoGateConfigured));
         let mut tools = McpTools::new(
             self.client,
             self.store.clone(),

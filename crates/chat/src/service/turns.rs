@@ -8,10 +8,11 @@
 //! other replica answers there meanwhile.
 
 use super::ChatService;
-use super::drain::answer_in_flight_elsewhere;
+use super::reservation::{AnswerReservation, release_claim};
 use crate::error::{ChatError, ChatResult};
 use crate::events::ChatEvent;
-use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, resolve_mcp_config};
+use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, ResolvedMcpConfig, resolve_mcp_config};
+use crate::providers::ChosenModel;
 use crate::replay::replay_last_answer;
 use crate::tools::{EphemeralServer, UserCredential};
 use crate::turn::TurnPlan;
@@ -21,7 +22,10 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use std::time::Duration;
 use switchboard_core::{ChatMessage, ConversationId, Principal};
-use switchboard_store::{AnswerClaim, ConversationPatch, NewConversation, NewMessage, Store};
+use switchboard_mcp_client::UpstreamServer;
+use switchboard_store::{
+    BudRecord, ConversationPatch, ConversationRecord, NewConversation, NewMessage,
+};
 use tokio_util::sync::CancellationToken;
 
 /// `POST /chat/stream`, decoded.
@@ -55,6 +59,38 @@ impl std::fmt::Debug for TurnStream {
 
 const TITLE_CHARS: usize = 80;
 
+/// What `start_turn` loads before anything is written.
+struct TurnSetup {
+    /// `None` when the question starts a new conversation.
+    existing: Option<ConversationRecord>,
+    bud: Option<BudRecord>,
+    resolved: ResolvedMcpConfig,
+    chosen: ChosenModel,
+}
+
+/// A request's own server may not take the name of one of the conversation's servers.
+fn refuse_shadowing_names(
+    resolved: &ResolvedMcpConfig,
+    ephemeral: &[UpstreamServer],
+) -> ChatResult<()> {
+    for (index, server) in ephemeral.iter().enumerate() {
+        if resolved
+            .servers
+            .iter()
+            .any(|registered| registered.name == server.name)
+        {
+            return Err(ChatError::invalid(
+                format!("mcp_servers[{index}].name"),
+                format!(
+                    "'{}' is already the name of a server of this conversation",
+                    server.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn watcher_stream(watcher: TurnWatcher) -> BoxStream<'static, ChatEvent> {
     futures::stream::unfold(watcher, |mut watcher| async move {
         watcher.next_event().await.map(|event| (event, watcher))
@@ -82,20 +118,6 @@ fn asker_stream(
     .boxed()
 }
 
-/// Ends the store's claim of an answer. A failure only delays other replicas: the claim goes
-/// with this instance (when it stops or is presumed dead), and this process takes its own
-/// claims over.
-async fn release_claim(store: &Store, claim: &AnswerClaim) {
-    if let Err(error) = store.release_conversation_answer(claim).await {
-        tracing::warn!(
-            conversation_id = %claim.conversation_id,
-            %error,
-            "could not release the conversation's answer claim; other replicas refuse new \
-             questions there until this instance stops"
-        );
-    }
-}
-
 fn title_from(message: &str) -> String {
     let line = message
         .lines()
@@ -110,41 +132,92 @@ fn title_from(message: &str) -> String {
 }
 
 impl ChatService {
-    /// Stores the question and starts answering it.
+    /// Stores the question and starts answering it. Steps: check the request, load what the
+    /// conversation answers with, open (or create) the conversation, reserve the answer
+    /// (guard), store the question, then hand everything to the answer's task.
     pub async fn start_turn(
         &self,
         principal: &Principal,
         request: TurnRequest,
     ) -> ChatResult<TurnStream> {
-        let engine = &self.engine;
-        let config = &engine.config;
-        let message = request.message.trim();
+        let message = self.checked_message(&request.message)?;
+        let ephemeral = self.checked_ephemeral_servers(principal, &request.ephemeral_servers)?;
+        if self.engine.shutdown.is_cancelled() || self.is_refusing_new_answers() {
+            return Err(ChatError::ShuttingDown);
+        }
+        // Everything that can be refused is checked before a new conversation is created.
+        let setup = self
+            .turn_setup(principal, request.conversation_id.as_ref(), &ephemeral)
+            .await?;
+        let created_here = setup.existing.is_none();
+        let conversation = self
+            .open_conversation(principal, setup.existing, message)
+            .await?;
+        let (reservation, watcher) =
+            AnswerReservation::acquire(self, &conversation, created_here).await?;
+        let store = &self.engine.store;
+        let user_message = store
+            .append_message(
+                &principal.workspace_id,
+                &conversation.id,
+                NewMessage::from_chat(ChatMessage::user(message)),
+            )
+            .await?;
+        let conversation = self.titled(conversation, message).await;
+        let conversation_id = conversation.id.clone();
+        let plan = TurnPlan {
+            principal: principal.clone(),
+            credential: request.credential,
+            conversation,
+            bud: setup.bud,
+            resolved: setup.resolved,
+            ephemeral,
+            user_message,
+            chosen: setup.chosen,
+        };
+        let released = self.spawn_answer(plan, reservation);
+        Ok(TurnStream {
+            conversation_id,
+            live: true,
+            events: asker_stream(watcher, released),
+        })
+    }
+
+    /// The trimmed question, within `chat.max_message_chars`.
+    fn checked_message<'a>(&self, message: &'a str) -> ChatResult<&'a str> {
+        let max_message_chars = self.engine.config.max_message_chars;
+        let message = message.trim();
         if message.is_empty() {
             return Err(ChatError::invalid("message", "must not be empty"));
         }
-        if message.chars().count() > config.max_message_chars {
+        if message.chars().count() > max_message_chars {
             return Err(ChatError::invalid(
                 "message",
-                format!("must be at most {} characters", config.max_message_chars),
+                format!("must be at most {max_message_chars} characters"),
             ));
         }
-        if request.ephemeral_servers.len() > config.max_ephemeral_servers {
+        Ok(message)
+    }
+
+    /// The request's own servers (`mcp_servers`): at most `chat.max_ephemeral_servers`, names
+    /// unique, URLs allowed by the request URL policy.
+    fn checked_ephemeral_servers(
+        &self,
+        principal: &Principal,
+        servers: &[EphemeralServer],
+    ) -> ChatResult<Vec<UpstreamServer>> {
+        let max_ephemeral_servers = self.engine.config.max_ephemeral_servers;
+        if servers.len() > max_ephemeral_servers {
             return Err(ChatError::invalid(
                 "mcp_servers",
-                format!(
-                    "at most {} servers per request",
-                    config.max_ephemeral_servers
-                ),
+                format!("at most {max_ephemeral_servers} servers per request"),
             ));
         }
-        let policy = engine.tools.client().request_url_policy();
-        let mut ephemeral = Vec::with_capacity(request.ephemeral_servers.len());
-        for (index, server) in request.ephemeral_servers.iter().enumerate() {
+        let policy = self.engine.tools.client().request_url_policy();
+        let mut ephemeral: Vec<UpstreamServer> = Vec::with_capacity(servers.len());
+        for (index, server) in servers.iter().enumerate() {
             let field = format!("mcp_servers[{index}]");
-            if ephemeral
-                .iter()
-                .any(|known: &switchboard_mcp_client::UpstreamServer| known.name == server.name)
-            {
+            if ephemeral.iter().any(|known| known.name == server.name) {
                 return Err(ChatError::invalid(
                     format!("{field}.name"),
                     format!("'{}' is used twice", server.name),
@@ -152,14 +225,20 @@ impl ChatService {
             }
             ephemeral.push(server.to_upstream(&field, &principal.workspace_id, policy)?);
         }
-        if engine.shutdown.is_cancelled() || self.is_refusing_new_answers() {
-            return Err(ChatError::ShuttingDown);
-        }
+        Ok(ephemeral)
+    }
 
-        let store = &engine.store;
+    /// The conversation (if any), its bud, its servers and the model that will answer; the
+    /// request's own servers must not take a name of the conversation's servers.
+    async fn turn_setup(
+        &self,
+        principal: &Principal,
+        conversation_id: Option<&ConversationId>,
+        ephemeral: &[UpstreamServer],
+    ) -> ChatResult<TurnSetup> {
+        let store = &self.engine.store;
         let workspace_id = &principal.workspace_id;
-        // Everything that can be refused is checked before a new conversation is created.
-        let existing = match &request.conversation_id {
+        let existing = match conversation_id {
             Some(conversation_id) => Some(
                 self.visible_conversation(principal, conversation_id)
                     .await?,
@@ -184,124 +263,77 @@ impl ChatService {
         )?;
         let servers = store.list_servers(workspace_id).await?;
         let resolved = resolve_mcp_config(&bud_config, &overrides, &servers)?;
-        for (index, server) in ephemeral.iter().enumerate() {
-            if resolved
-                .servers
-                .iter()
-                .any(|registered| registered.name == server.name)
-            {
-                return Err(ChatError::invalid(
-                    format!("mcp_servers[{index}].name"),
-                    format!(
-                        "'{}' is already the name of a server of this conversation",
-                        server.name
-                    ),
-                ));
-            }
-        }
-        let chosen = engine.providers.choose(bud.as_ref())?;
-        let created_here = existing.is_none();
-        let mut conversation = match existing {
-            Some(conversation) => conversation,
-            None => {
-                store
-                    .create_conversation(
-                        workspace_id,
-                        NewConversation {
-                            owner_user_id: principal.user_id.clone(),
-                            bud_id: None,
-                            title: title_from(message),
-                            mcp_config_overrides: None,
-                        },
-                    )
-                    .await?
-            }
-        };
-
-        let (handle, watcher) = match self.register_answer(&conversation.id) {
-            Ok(registered) => registered,
-            Err(error) => {
-                // Refused because a shutdown began meanwhile: the conversation made for this
-                // question would stay empty.
-                if created_here
-                    && let Err(cleanup) = store
-                        .delete_conversation(workspace_id, &conversation.id)
-                        .await
-                {
-                    tracing::warn!(%cleanup, "could not remove the conversation of a refused question");
-                }
-                return Err(error);
-            }
-        };
-        // One answer per conversation across replicas: the store's claim (this process's own
-        // registry above only covers this process). Released when the answer task ends.
-        let claim = match store
-            .claim_conversation_answer(workspace_id, &conversation.id)
-            .await
-        {
-            Ok(Some(claim)) => claim,
-            refused => {
-                handle.finish();
-                engine.turns.end(&handle);
-                return Err(match refused {
-                    Err(error) => error.into(),
-                    _ => answer_in_flight_elsewhere(),
-                });
-            }
-        };
-        let stored = store
-            .append_message(
-                workspace_id,
-                &conversation.id,
-                NewMessage::from_chat(ChatMessage::user(message)),
-            )
-            .await;
-        let user_message = match stored {
-            Ok(user_message) => user_message,
-            Err(error) => {
-                handle.finish();
-                engine.turns.end(&handle);
-                release_claim(store, &claim).await;
-                return Err(error.into());
-            }
-        };
-        if conversation.title.trim().is_empty() {
-            let patch = ConversationPatch {
-                title: Some(title_from(message)),
-                ..ConversationPatch::default()
-            };
-            match store
-                .update_conversation(workspace_id, &conversation.id, patch)
-                .await
-            {
-                Ok(updated) => conversation = updated,
-                Err(error) => tracing::warn!(%error, "could not title the conversation"),
-            }
-        }
-        let conversation_id = conversation.id.clone();
-        let plan = TurnPlan {
-            principal: principal.clone(),
-            credential: request.credential,
-            conversation,
+        refuse_shadowing_names(&resolved, ephemeral)?;
+        let chosen = self.engine.providers.choose(bud.as_ref())?;
+        Ok(TurnSetup {
+            existing,
             bud,
             resolved,
-            ephemeral,
-            user_message,
             chosen,
+        })
+    }
+
+    /// The conversation asked in, created (titled after the question) when there is none.
+    async fn open_conversation(
+        &self,
+        principal: &Principal,
+        existing: Option<ConversationRecord>,
+        message: &str,
+    ) -> ChatResult<ConversationRecord> {
+        if let Some(conversation) = existing {
+            return Ok(conversation);
+        }
+        let new_conversation = NewConversation {
+            owner_user_id: principal.user_id.clone(),
+            bud_id: None,
+            title: title_from(message),
+            mcp_config_overrides: None,
         };
-        let (engine, store) = (engine.clone(), store.clone());
+        Ok(self
+            .engine
+            .store
+            .create_conversation(&principal.workspace_id, new_conversation)
+            .await?)
+    }
+
+    /// Gives an untitled conversation the question's first line as its title (best effort).
+    async fn titled(&self, conversation: ConversationRecord, message: &str) -> ConversationRecord {
+        if !conversation.title.trim().is_empty() {
+            return conversation;
+        }
+        let patch = ConversationPatch {
+            title: Some(title_from(message)),
+            ..ConversationPatch::default()
+        };
+        match self
+            .engine
+            .store
+            .update_conversation(&conversation.workspace_id, &conversation.id, patch)
+            .await
+        {
+            Ok(updated) => updated,
+            Err(error) => {
+                tracing::warn!(%error, "could not title the conversation");
+                conversation
+            }
+        }
+    }
+
+    /// Runs the answer in its own task, which releases the claim when it ends; the returned
+    /// token is cancelled once it did (see [`asker_stream`]).
+    fn spawn_answer(&self, plan: TurnPlan, reservation: AnswerReservation) -> CancellationToken {
+        let (handle, claim) = reservation.commit();
+        let (engine, store) = (self.engine.clone(), self.engine.store.clone());
         let released = CancellationToken::new();
         let release_done = released.clone().drop_guard();
         tokio::spawn(async move {
             run_turn(engine, plan, handle).await;
-            release_claim(&store, &claim).await;
+            if let Some(claim) = claim {
+                release_claim(&store, &claim).await;
+            }
             drop(release_done);
         });
-        Ok(TurnStream {
-            conversation_id,
-            live: true,
-            events: asker_stream(watcher, released),
-        })
+        released
     }
 
     /// Follows the answer in flight (from its first event), or replays the last finished one.

@@ -18,7 +18,7 @@ use super::tool_step::run_tool_calls;
 use super::{TurnPlan, TurnRun};
 use crate::engine::Engine;
 use crate::error::ChatResult;
-use crate::events::{ChatEvent, DoneEvent, ErrorEvent, MetaEvent, TurnOutcome};
+use crate::events::{ChatEvent, DoneEvent, ErrorEvent, MetaEvent, SchemaContext, TurnOutcome};
 use crate::tools::TurnTools;
 use std::sync::Arc;
 use switchboard_core::{ChatMessage, MessageId};
@@ -33,32 +33,8 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
         user_id: plan.principal.user_id.clone(),
         conversation_id: Some(plan.conversation.id.clone()),
     };
-    let tools = if engine.config.enable_mcp_tools {
-        engine
-            .tools
-            .for_turn(
-                &plan.principal,
-                plan.credential.as_ref(),
-                &caller,
-                &plan.resolved,
-                &plan.ephemeral,
-            )
-            .await
-    } else {
-        TurnTools::default()
-    };
-    let schema_context = match &engine.schema_context {
-        Some(source)
-            if plan
-                .resolved
-                .servers
-                .iter()
-                .any(|record| engine.tools.is_own_server(record)) =>
-        {
-            source.schema_context(&plan.principal.workspace_id).await
-        }
-        _ => None,
-    };
+    let tools = turn_tools(&engine, &plan, &caller).await;
+    let schema_context = schema_context(&engine, &plan).await;
     // The server records (with their capability caches, possibly large) are not needed once
     // the catalog is built; an answer may stay open for a long time.
     plan.resolved.servers = Vec::new();
@@ -113,6 +89,37 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
         .close_ephemeral_sessions(&run_caller, &plan.ephemeral)
         .await;
     crate::metrics::answer_finished(outcome, started.elapsed());
+}
+
+/// The tools this answer may call (none when `chat.enable_mcp_tools` is off).
+async fn turn_tools(engine: &Engine, plan: &TurnPlan, caller: &Caller) -> TurnTools {
+    if !engine.config.enable_mcp_tools {
+        return TurnTools::default();
+    }
+    engine
+        .tools
+        .for_turn(
+            &plan.principal,
+            plan.credential.as_ref(),
+            caller,
+            &plan.resolved,
+            &plan.ephemeral,
+        )
+        .await
+}
+
+/// `meta.schemaContext`, when our own kg server is among the conversation's servers.
+async fn schema_context(engine: &Engine, plan: &TurnPlan) -> Option<SchemaContext> {
+    let source = engine.schema_context.as_ref()?;
+    if !plan
+        .resolved
+        .servers
+        .iter()
+        .any(|record| engine.tools.is_own_server(record))
+    {
+        return None;
+    }
+    source.schema_context(&plan.principal.workspace_id).await
 }
 
 async fn drive(run: &TurnRun<'_>) -> ChatResult<(TurnOutcome, Option<MessageId>)> {

@@ -18,14 +18,19 @@ use super::call_outcome::{Settled, failure, parse_arguments, settle};
 use crate::error::{ChatError, ChatResult};
 use crate::events::{ChatEvent, ToolEvent, ToolEventStatus, tool_intent};
 use crate::gate::{CallReport, EventSink, GateDecision, GateRequest};
-use crate::tools::{cut_for_model, error_text_for_model, event_result, result_text_for_model};
+use crate::tools::{
+    CallTarget, cut_for_model, error_text_for_model, event_result, result_text_for_model,
+};
 use futures::StreamExt;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use switchboard_core::{ChatMessage, ChatRole, MessageId, ToolCallRequest, ToolCallState};
+use switchboard_core::{
+    ChatMessage, ChatRole, MessageId, ServerId, ToolCallId, ToolCallRequest, ToolCallState,
+    ToolMessageMetadata,
+};
 use switchboard_llm::ToolChoice;
-use switchboard_mcp_client::CallContext;
+use switchboard_mcp_client::{CallContext, ToolRoute};
 use switchboard_store::{
     MessageStatus, NewMessage, NewToolCall, StoreError, ToolCallOutcome, ToolCallRecord,
 };
@@ -55,174 +60,254 @@ pub(crate) async fn run_tool_calls(
     Ok(finished.into_iter().map(|(_, message)| message).collect())
 }
 
+/// One call's life: recorded `proposed`, checked (tool choice, known tool, arguments),
+/// reviewed by the gate, dispatched, finished, reported to the gate.
 async fn run_one_call(
     run: &TurnRun<'_>,
     message_id: &MessageId,
     call: ToolCallRequest,
     choice: &ToolChoice,
 ) -> ChatResult<ChatMessage> {
-    let engine = run.engine;
-    let workspace_id = &run.plan.conversation.workspace_id;
     let found = run.tools.lookup(&call.name);
-    let (server_id, server_name, tool_name) = match found {
-        Some((route, target)) => (
-            target.registered_server_id.clone(),
-            route.server_name.clone(),
-            route.tool_name.clone(),
-        ),
-        None => (None, String::new(), call.name.clone()),
-    };
-    let record = engine
-        .store
-        .create_tool_call(
-            workspace_id,
-            NewToolCall {
-                conversation_id: run.plan.conversation.id.clone(),
-                message_id: Some(message_id.clone()),
-                llm_call_id: call.id.clone(),
-                server_id,
-                server_name: server_name.clone(),
-                tool_name: tool_name.clone(),
-                arguments: call.arguments.clone(),
-            },
-        )
-        .await?;
+    let names = CallNames::of(found, &call);
+    let record = record_proposed(run, message_id, &call, &names).await?;
     let parsed = parse_arguments(&call.arguments);
-    let shown_arguments = parsed
-        .clone()
-        .unwrap_or_else(|_| Value::String(call.arguments.clone()));
-    let intent = tool_intent(run.plan.chosen.provider.provider_name(), &tool_name);
-    let event = |status, state, duration: Option<Duration>| ToolEvent {
-        call_id: call.id.clone(),
-        tool_call_id: record.id.clone(),
-        tool: tool_name.clone(),
-        server: server_name.clone(),
-        intent: intent.clone(),
-        status,
-        state,
-        arguments: shown_arguments.clone(),
-        result: None,
-        result_truncated: false,
-        error: None,
-        error_code: None,
-        duration_ms: duration.map(|duration| duration.as_millis() as u64),
-    };
-    if let Some(message) = outside_choice(choice, &call.name) {
-        let settled = failure(ToolCallState::Failed, "outside_tool_choice", message);
-        return finish_call(run, &record, &call, settled, event).await;
-    }
-    let ((route, target), arguments) = match (found, parsed) {
-        (None, _) => {
-            let message = format!(
+    let event = EventTemplate::new(run, &call, &record, names, &parsed);
+    let refusal = match (outside_choice(choice, &call.name), found, parsed) {
+        (Some(message), _, _) => failure(ToolCallState::Failed, "outside_tool_choice", message),
+        (None, None, _) => failure(
+            ToolCallState::Failed,
+            "unknown_tool",
+            format!(
                 "no tool named '{}' is offered in this conversation",
                 call.name
-            );
-            let settled = failure(ToolCallState::Failed, "unknown_tool", message);
-            return finish_call(run, &record, &call, settled, event).await;
+            ),
+        ),
+        (None, Some(_), Err(message)) => {
+            failure(ToolCallState::Failed, "invalid_arguments", message)
         }
-        (Some(_), Err(message)) => {
-            let settled = failure(ToolCallState::Failed, "invalid_arguments", message);
-            return finish_call(run, &record, &call, settled, event).await;
+        (None, Some((route, target)), Ok(arguments)) => {
+            let call = ReviewedCall {
+                run,
+                record: &record,
+                call: &call,
+                route,
+                target,
+                event: &event,
+            };
+            return call.review_and_run(arguments).await;
         }
-        (Some(found), Ok(arguments)) => (found, arguments),
     };
+    finish_call(run, &record, &call, refusal, &event).await
+}
 
-    let request = GateRequest {
-        principal: run.plan.principal.clone(),
+/// Where a call goes, as the model named it: an unknown tool has no server.
+struct CallNames {
+    server_id: Option<ServerId>,
+    server_name: String,
+    tool_name: String,
+}
+
+impl CallNames {
+    fn of(found: Option<(&ToolRoute, &CallTarget)>, call: &ToolCallRequest) -> Self {
+        match found {
+            Some((route, target)) => CallNames {
+                server_id: target.registered_server_id.clone(),
+                server_name: route.server_name.clone(),
+                tool_name: route.tool_name.clone(),
+            },
+            None => CallNames {
+                server_id: None,
+                server_name: String::new(),
+                tool_name: call.name.clone(),
+            },
+        }
+    }
+}
+
+/// Writes the call's row, in state `proposed`.
+async fn record_proposed(
+    run: &TurnRun<'_>,
+    message_id: &MessageId,
+    call: &ToolCallRequest,
+    names: &CallNames,
+) -> ChatResult<ToolCallRecord> {
+    let new_call = NewToolCall {
         conversation_id: run.plan.conversation.id.clone(),
-        conversation_owner: run.plan.conversation.owner_user_id.clone(),
-        tool_call_id: record.id.clone(),
+        message_id: Some(message_id.clone()),
         llm_call_id: call.id.clone(),
-        target: target.gate_target.clone(),
-        tool: route.tool.clone(),
-        arguments: arguments.clone(),
-        cancellation: run.handle.cancellation.clone(),
+        server_id: names.server_id.clone(),
+        server_name: names.server_name.clone(),
+        tool_name: names.tool_name.clone(),
+        arguments: call.arguments.clone(),
     };
-    let handle = Arc::clone(run.handle);
-    let sink = EventSink::new(move |event| handle.emit(event));
-    let decision = engine.gate.review(&request, &sink).await;
-    let settled = match &decision {
-        GateDecision::Deny { reason, .. } => {
-            transition(
-                run,
-                &record,
-                ToolCallState::Denied,
-                ToolCallOutcome {
-                    result: None,
-                    error: Some(reason.clone()),
-                },
-            )
-            .await?;
-            failure(
-                ToolCallState::Denied,
-                "denied",
-                format!("the call was not allowed: {reason}"),
-            )
+    Ok(run
+        .engine
+        .store
+        .create_tool_call(&run.plan.conversation.workspace_id, new_call)
+        .await?)
+}
+
+/// What every `mcp_tool` event of one call repeats.
+struct EventTemplate {
+    call_id: String,
+    tool_call_id: ToolCallId,
+    tool: String,
+    server: String,
+    intent: String,
+    arguments: Value,
+}
+
+impl EventTemplate {
+    fn new(
+        run: &TurnRun<'_>,
+        call: &ToolCallRequest,
+        record: &ToolCallRecord,
+        names: CallNames,
+        parsed: &Result<Value, String>,
+    ) -> Self {
+        EventTemplate {
+            call_id: call.id.clone(),
+            tool_call_id: record.id.clone(),
+            intent: tool_intent(run.plan.chosen.provider.provider_name(), &names.tool_name),
+            tool: names.tool_name,
+            server: names.server_name,
+            // The raw text as a JSON string when it was not valid JSON.
+            arguments: parsed
+                .clone()
+                .unwrap_or_else(|_| Value::String(call.arguments.clone())),
         }
-        GateDecision::Allow { .. } => {
-            transition(
-                run,
-                &record,
-                ToolCallState::Approved,
-                ToolCallOutcome::default(),
-            )
-            .await?;
-            if run.handle.cancellation.is_cancelled() {
-                failure(
-                    ToolCallState::Failed,
-                    "cancelled",
-                    "the answer was cancelled before the call was sent".to_owned(),
-                )
-            } else {
-                // Committed before the request leaves: a crash from here on leaves `dispatched`,
-                // which start-up turns into `unknown`, never into a silent re-run.
-                transition(
-                    run,
-                    &record,
-                    ToolCallState::Dispatched,
-                    ToolCallOutcome::default(),
-                )
-                .await?;
-                run.handle.emit(ChatEvent::McpTool(event(
-                    ToolEventStatus::Started,
-                    ToolCallState::Dispatched,
-                    None,
-                )));
-                let context = CallContext {
-                    caller: run.caller.clone(),
-                    cancellation: run.handle.cancellation.child_token(),
-                    events: None,
-                };
-                let started = Instant::now();
-                let outcome = engine
-                    .tools
-                    .call(target, &route.tool, arguments, &context)
-                    .await;
-                settle(outcome, started.elapsed())
-            }
+    }
+
+    fn event(
+        &self,
+        status: ToolEventStatus,
+        state: ToolCallState,
+        duration: Option<Duration>,
+    ) -> ToolEvent {
+        ToolEvent {
+            call_id: self.call_id.clone(),
+            tool_call_id: self.tool_call_id.clone(),
+            tool: self.tool.clone(),
+            server: self.server.clone(),
+            intent: self.intent.clone(),
+            status,
+            state,
+            arguments: self.arguments.clone(),
+            result: None,
+            result_truncated: false,
+            error: None,
+            error_code: None,
+            duration_ms: duration.map(|duration| duration.as_millis() as u64),
         }
-    };
-    let final_state = settled.state;
-    let duration = settled.duration;
-    let result_bytes = settled
-        .result
-        .as_ref()
-        .and_then(|result| serde_json::to_vec(result).ok())
-        .map(|bytes| bytes.len());
-    let error_text = settled.error.as_ref().map(|(_, message)| message.clone());
-    let message = finish_call(run, &record, &call, settled, event).await?;
-    engine
-        .gate
-        .call_finished(&CallReport {
+    }
+}
+
+/// A call to a tool that exists, with valid arguments: what goes through the gate.
+struct ReviewedCall<'a, 'r> {
+    run: &'a TurnRun<'r>,
+    record: &'a ToolCallRecord,
+    call: &'a ToolCallRequest,
+    route: &'a ToolRoute,
+    target: &'a CallTarget,
+    event: &'a EventTemplate,
+}
+
+impl ReviewedCall<'_, '_> {
+    /// Gate, then dispatch (when allowed), then the final record, then the gate's report.
+    async fn review_and_run(&self, arguments: Value) -> ChatResult<ChatMessage> {
+        let run = self.run;
+        let request = GateRequest {
+            principal: run.plan.principal.clone(),
+            conversation_id: run.plan.conversation.id.clone(),
+            conversation_owner: run.plan.conversation.owner_user_id.clone(),
+            tool_call_id: self.record.id.clone(),
+            llm_call_id: self.call.id.clone(),
+            target: self.target.gate_target.clone(),
+            tool: self.route.tool.clone(),
+            arguments: arguments.clone(),
+            cancellation: run.handle.cancellation.clone(),
+        };
+        let handle = Arc::clone(run.handle);
+        let sink = EventSink::new(move |event| handle.emit(event));
+        let decision = run.engine.gate.review(&request, &sink).await;
+        let settled = match &decision {
+            GateDecision::Deny { reason, .. } => self.denied(reason).await?,
+            GateDecision::Allow { .. } => self.allowed(arguments).await?,
+        };
+        let report = CallReport {
             request,
             decision,
-            final_state,
-            duration,
-            result_bytes,
-            error: error_text,
-        })
-        .await;
-    Ok(message)
+            final_state: settled.state,
+            duration: settled.duration,
+            result_bytes: settled
+                .result
+                .as_ref()
+                .and_then(|result| serde_json::to_vec(result).ok())
+                .map(|bytes| bytes.len()),
+            error: settled.error.as_ref().map(|(_, message)| message.clone()),
+        };
+        let message = finish_call(run, self.record, self.call, settled, self.event).await?;
+        run.engine.gate.call_finished(&report).await;
+        Ok(message)
+    }
+
+    async fn denied(&self, reason: &str) -> ChatResult<Settled> {
+        let outcome = ToolCallOutcome {
+            result: None,
+            error: Some(reason.to_owned()),
+        };
+        transition(self.run, self.record, ToolCallState::Denied, outcome).await?;
+        Ok(failure(
+            ToolCallState::Denied,
+            "denied",
+            format!("the call was not allowed: {reason}"),
+        ))
+    }
+
+    async fn allowed(&self, arguments: Value) -> ChatResult<Settled> {
+        let run = self.run;
+        transition(
+            run,
+            self.record,
+            ToolCallState::Approved,
+            ToolCallOutcome::default(),
+        )
+        .await?;
+        if run.handle.cancellation.is_cancelled() {
+            return Ok(failure(
+                ToolCallState::Failed,
+                "cancelled",
+                "the answer was cancelled before the call was sent".to_owned(),
+            ));
+        }
+        // Committed before the request leaves: a crash from here on leaves `dispatched`,
+        // which start-up turns into `unknown`, never into a silent re-run.
+        transition(
+            run,
+            self.record,
+            ToolCallState::Dispatched,
+            ToolCallOutcome::default(),
+        )
+        .await?;
+        run.handle.emit(ChatEvent::McpTool(self.event.event(
+            ToolEventStatus::Started,
+            ToolCallState::Dispatched,
+            None,
+        )));
+        let context = CallContext {
+            caller: run.caller.clone(),
+            cancellation: run.handle.cancellation.child_token(),
+            events: None,
+        };
+        let started = Instant::now();
+        let outcome = run
+            .engine
+            .tools
+            .call(self.target, &self.route.tool, arguments, &context)
+            .await;
+        Ok(settle(outcome, started.elapsed()))
+    }
 }
 
 /// Why a call the model returned is outside the step's `tool_choice` (any call under `none`,
@@ -247,7 +332,7 @@ async fn finish_call(
     record: &ToolCallRecord,
     call: &ToolCallRequest,
     settled: Settled,
-    event: impl Fn(ToolEventStatus, ToolCallState, Option<Duration>) -> ToolEvent,
+    event: &EventTemplate,
 ) -> ChatResult<ChatMessage> {
     let config = &run.engine.config;
     if settled.state != ToolCallState::Denied {
@@ -267,21 +352,18 @@ async fn finish_call(
     };
     let cut = cut_for_model(&model_text, config.tool_result_max_chars);
     let is_error = settled.error.is_some();
-    let mut metadata = Map::new();
-    metadata.insert("tool_call_id".into(), json!(record.id));
-    metadata.insert("state".into(), json!(settled.state.as_str()));
-    metadata.insert("server".into(), json!(record.server_name));
-    metadata.insert("tool".into(), json!(record.tool_name));
-    metadata.insert("is_error".into(), json!(is_error));
-    metadata.insert("truncated".into(), json!(cut.truncated));
-    metadata.insert("result_chars".into(), json!(cut.total_chars));
-    if let Some(duration) = settled.duration {
-        metadata.insert("duration_ms".into(), json!(duration.as_millis() as u64));
-    }
-    if let Some((code, message)) = &settled.error {
-        metadata.insert("error".into(), json!(message));
-        metadata.insert("error_code".into(), json!(code));
-    }
+    let metadata = ToolMessageMetadata {
+        tool_call_id: Some(record.id.clone()),
+        state: Some(settled.state),
+        server: record.server_name.clone(),
+        tool: record.tool_name.clone(),
+        is_error,
+        truncated: cut.truncated,
+        result_chars: cut.total_chars,
+        duration_ms: settled.duration.map(|duration| duration.as_millis() as u64),
+        error: settled.error.as_ref().map(|(_, message)| message.clone()),
+        error_code: settled.error.as_ref().map(|(code, _)| code.clone()),
+    };
     run.engine
         .store
         .append_message(
@@ -292,7 +374,7 @@ async fn finish_call(
                 content: cut.text.clone(),
                 tool_calls: Vec::new(),
                 tool_call_id: Some(call.id.clone()),
-                metadata: Value::Object(metadata),
+                metadata: metadata.to_stored(),
                 status: MessageStatus::Complete,
             },
         )
@@ -303,7 +385,7 @@ async fn finish_call(
     } else {
         ToolEventStatus::Completed
     };
-    let mut tool_event = event(status, settled.state, settled.duration);
+    let mut tool_event = event.event(status, settled.state, settled.duration);
     if let Some(result) = &settled.result {
         let (shown, truncated) = event_result(result, config.tool_result_max_chars);
         tool_event.result = Some(shown);

@@ -88,7 +88,8 @@ pub(crate) fn read(
     })
 }
 
-/// This turn's step for an object question.
+/// This turn's step for an object question. Steps: resolve every name (known, or searched
+/// — searches are this step's calls), then answer about what was found.
 pub(crate) fn decide(
     question: &ObjectQuestion,
     request: &LlmRequest,
@@ -101,40 +102,10 @@ pub(crate) fn decide(
     let Some(search) = search_tool(tools) else {
         return PlannerDecision::Answer(help::low_confidence(tools));
     };
-    let search_outcome = |name: &ObjectMention| {
-        view.this_turn.iter().find(|outcome| {
-            outcome.tool_name == search.name
-                && outcome.arguments.get("query").and_then(Value::as_str) == Some(&name.name)
-        })
+    let resolutions = match resolve_names(question, view, known, search, config) {
+        Ok(resolutions) => resolutions,
+        Err(decision) => return decision,
     };
-    let mut searches = Vec::new();
-    let mut resolutions = Vec::new();
-    for name in &question.names {
-        if let Some(found) = known_object(known, name) {
-            resolutions.push(Resolution::Found(found));
-            continue;
-        }
-        match search_outcome(name) {
-            None => searches.push(PlannedCall {
-                tool_name: search.name.clone(),
-                arguments: search_arguments(&name.name),
-            }),
-            Some(outcome) if outcome.is_error => {
-                return PlannerDecision::Answer(render::answer(
-                    std::slice::from_ref(outcome),
-                    &RenderContext::default(),
-                    config,
-                ));
-            }
-            Some(outcome) => resolutions.push(match best_hit(outcome, name) {
-                Some(found) => Resolution::Found(found),
-                None => Resolution::NotFound,
-            }),
-        }
-    }
-    if !searches.is_empty() {
-        return PlannerDecision::CallTools(searches);
-    }
     let search_results: Vec<&Value> = view
         .this_turn
         .iter()
@@ -175,56 +146,134 @@ pub(crate) fn decide(
         let found_labels: Vec<String> = found.iter().map(|found| describe(found)).collect();
         return PlannerDecision::Answer(help::names_not_found(&names, &found_labels));
     }
-    let context = RenderContext {
-        looked_up: Some(ObjectMention {
-            name: found[0].label.clone(),
-            type_hint: found[0].type_name.clone(),
-        }),
+    let step = FoundStep {
+        question,
+        tools,
+        view,
+        later: &later,
+        learned: &learned,
+        config,
+        today,
     };
-    let answer = |outcome: &ToolOutcome| {
-        PlannerDecision::Answer(render::answer(
-            std::slice::from_ref(outcome),
-            &context,
-            config,
-        ))
+    step.decide(&found)
+}
+
+/// Each name, resolved from what is known or from this turn's search results. `Err` carries
+/// the step's decision when that is not possible yet: the searches still to make, or the
+/// answer to a failed search.
+fn resolve_names(
+    question: &ObjectQuestion,
+    view: &ConversationView,
+    known: &KnownValues,
+    search: &ToolSpec,
+    config: &OfflinePlannerConfig,
+) -> Result<Vec<Resolution>, PlannerDecision> {
+    let search_outcome = |name: &ObjectMention| {
+        view.this_turn.iter().find(|outcome| {
+            outcome.tool_name == search.name
+                && outcome.arguments.get("query").and_then(Value::as_str) == Some(&name.name)
+        })
     };
-    if let [from, to] = found.as_slice() {
-        let Some(path_tool) = tool_named(tools, "find_path") else {
-            return PlannerDecision::Answer(help::no_tool_for(&describe(from), &describe(to)));
+    let mut searches = Vec::new();
+    let mut resolutions = Vec::new();
+    for name in &question.names {
+        if let Some(found) = known_object(known, name) {
+            resolutions.push(Resolution::Found(found));
+            continue;
+        }
+        match search_outcome(name) {
+            None => searches.push(PlannedCall {
+                tool_name: search.name.clone(),
+                arguments: search_arguments(&name.name),
+            }),
+            Some(outcome) if outcome.is_error => {
+                return Err(PlannerDecision::Answer(render::answer(
+                    std::slice::from_ref(outcome),
+                    &RenderContext::default(),
+                    config,
+                )));
+            }
+            Some(outcome) => resolutions.push(match best_hit(outcome, name) {
+                Some(found) => Resolution::Found(found),
+                None => Resolution::NotFound,
+            }),
+        }
+    }
+    if !searches.is_empty() {
+        return Err(PlannerDecision::CallTools(searches));
+    }
+    Ok(resolutions)
+}
+
+/// Every name was found: what the step does next.
+struct FoundStep<'a> {
+    question: &'a ObjectQuestion,
+    tools: &'a [ToolSpec],
+    view: &'a ConversationView,
+    /// This turn's outcomes other than the searches.
+    later: &'a [ToolOutcome],
+    learned: &'a KnownValues,
+    config: &'a OfflinePlannerConfig,
+    today: chrono::NaiveDate,
+}
+
+impl FoundStep<'_> {
+    /// Two objects: the path between them. One: a traversal to the type the question asks
+    /// for (deepening while it finds nothing), else the object itself.
+    fn decide(&self, found: &[&FoundObject]) -> PlannerDecision {
+        let context = RenderContext {
+            looked_up: Some(ObjectMention {
+                name: found[0].label.clone(),
+                type_hint: found[0].type_name.clone(),
+            }),
         };
-        return match later.iter().rfind(|o| o.tool_name == path_tool.name) {
+        let answer = |outcome: &ToolOutcome| {
+            PlannerDecision::Answer(render::answer(
+                std::slice::from_ref(outcome),
+                &context,
+                self.config,
+            ))
+        };
+        let later = self.later;
+        if let [from, to] = found {
+            let Some(path_tool) = tool_named(self.tools, "find_path") else {
+                return PlannerDecision::Answer(help::no_tool_for(&describe(from), &describe(to)));
+            };
+            return match later.iter().rfind(|o| o.tool_name == path_tool.name) {
+                Some(outcome) => answer(outcome),
+                None => call(path_tool, json!({"from_id": from.id, "to_id": to.id})),
+            };
+        }
+        let object = found[0];
+        let mentions = Mentions::read(&self.view.question, self.learned, self.today);
+        let traverse_tool = tool_named(self.tools, "traverse");
+        if let (Some(target_type), Some(traverse_tool)) = (
+            target_type(&mentions, self.question, self.learned),
+            traverse_tool,
+        ) {
+            let traversals: Vec<&ToolOutcome> = later
+                .iter()
+                .filter(|outcome| outcome.tool_name == traverse_tool.name)
+                .collect();
+            let depth = traversals.len() as u64 + 1;
+            let found_nothing = |outcome: &ToolOutcome| {
+                !outcome.is_error && outcome.json.as_ref().is_some_and(render::is_empty_result)
+            };
+            return match traversals.last() {
+                Some(last) if !found_nothing(last) || depth > MAX_TRAVERSE_DEPTH => answer(last),
+                _ => call(
+                    traverse_tool,
+                    json!({"start_id": object.id, "direction": "both", "target_type": target_type, "depth": depth}),
+                ),
+            };
+        }
+        let Some(get_tool) = tool_named(self.tools, "get_object") else {
+            return PlannerDecision::Answer(help::names_not_found(&[], &[describe(object)]));
+        };
+        match later.iter().rfind(|o| o.tool_name == get_tool.name) {
             Some(outcome) => answer(outcome),
-            None => call(path_tool, json!({"from_id": from.id, "to_id": to.id})),
-        };
-    }
-    let object = found[0];
-    let mentions = Mentions::read(&view.question, &learned, today);
-    let traverse_tool = tool_named(tools, "traverse");
-    if let (Some(target_type), Some(traverse_tool)) =
-        (target_type(&mentions, question, &learned), traverse_tool)
-    {
-        let traversals: Vec<&ToolOutcome> = later
-            .iter()
-            .filter(|outcome| outcome.tool_name == traverse_tool.name)
-            .collect();
-        let depth = traversals.len() as u64 + 1;
-        let found_nothing = |outcome: &ToolOutcome| {
-            !outcome.is_error && outcome.json.as_ref().is_some_and(render::is_empty_result)
-        };
-        return match traversals.last() {
-            Some(last) if !found_nothing(last) || depth > MAX_TRAVERSE_DEPTH => answer(last),
-            _ => call(
-                traverse_tool,
-                json!({"start_id": object.id, "direction": "both", "target_type": target_type, "depth": depth}),
-            ),
-        };
-    }
-    let Some(get_tool) = tool_named(tools, "get_object") else {
-        return PlannerDecision::Answer(help::names_not_found(&[], &[describe(object)]));
-    };
-    match later.iter().rfind(|o| o.tool_name == get_tool.name) {
-        Some(outcome) => answer(outcome),
-        None => call(get_tool, json!({"id": object.id})),
+            None => call(get_tool, json!({"id": object.id})),
+        }
     }
 }
 

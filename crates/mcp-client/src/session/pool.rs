@@ -10,6 +10,7 @@ use crate::latency::LatencyBook;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use switchboard_core::LockUnpoisoned;
 use switchboard_core::{ConversationId, ServerId, SessionState};
 use tokio::sync::Semaphore;
 
@@ -33,10 +34,7 @@ impl std::fmt::Debug for SessionPool {
 
 impl SessionPool {
     pub fn slot(&self, key: &SessionKey) -> Arc<SessionSlot> {
-        let mut slots = self
-            .slots
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut slots = self.slots.lock_unpoisoned();
         slots
             .entry(key.clone())
             .or_insert_with(|| {
@@ -49,10 +47,7 @@ impl SessionPool {
     }
 
     pub fn slots_for_server(&self, server_id: &ServerId) -> Vec<Arc<SessionSlot>> {
-        let slots = self
-            .slots
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let slots = self.slots.lock_unpoisoned();
         slots
             .iter()
             .filter(|(key, _)| &key.server_id == server_id)
@@ -61,10 +56,7 @@ impl SessionPool {
     }
 
     fn all_slots(&self) -> Vec<Arc<SessionSlot>> {
-        let slots = self
-            .slots
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let slots = self.slots.lock_unpoisoned();
         slots.values().cloned().collect()
     }
 
@@ -80,10 +72,7 @@ impl SessionPool {
     }
 
     pub fn server_limit(&self, server_id: &ServerId, permits: usize) -> Arc<Semaphore> {
-        let mut limits = self
-            .server_limits
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut limits = self.server_limits.lock_unpoisoned();
         limits
             .entry(server_id.clone())
             .or_insert_with(|| Arc::new(Semaphore::new(permits)))
@@ -95,10 +84,7 @@ impl SessionPool {
         conversation_id: &ConversationId,
         permits: usize,
     ) -> Arc<Semaphore> {
-        let mut limits = self
-            .conversation_limits
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut limits = self.conversation_limits.lock_unpoisoned();
         limits
             .entry(conversation_id.clone())
             .or_insert_with(|| Arc::new(Semaphore::new(permits)))
@@ -113,10 +99,7 @@ impl SessionPool {
         close_within: Duration,
     ) {
         let removed: Vec<Arc<SessionSlot>> = {
-            let mut slots = self
-                .slots
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut slots = self.slots.lock_unpoisoned();
             let keys: Vec<SessionKey> = slots
                 .keys()
                 .filter(|key| &key.server_id == server_id)
@@ -133,20 +116,13 @@ impl SessionPool {
                 .map(|slot| slot.close(server_name, close_within)),
         )
         .await;
-        self.server_limits
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .remove(server_id);
+        self.server_limits.lock_unpoisoned().remove(server_id);
     }
 
     /// Closes and forgets the one session under `key`, if there is one (a request's ephemeral
     /// server, after the turn that used it).
     pub async fn close_session(&self, key: &SessionKey, server_name: &str, close_within: Duration) {
-        let removed = self
-            .slots
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .remove(key);
+        let removed = self.slots.lock_unpoisoned().remove(key);
         if let Some(slot) = removed {
             slot.close(server_name, close_within).await;
         }
@@ -168,18 +144,12 @@ impl SessionPool {
             slot.close_if_idle(name, idle_timeout, close_within).await;
         }
         {
-            let mut slots = self
-                .slots
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut slots = self.slots.lock_unpoisoned();
             slots.retain(|_, slot| {
                 slot.status().state != SessionState::Closed || Arc::strong_count(slot) > 1
             });
         }
-        let mut limits = self
-            .conversation_limits
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut limits = self.conversation_limits.lock_unpoisoned();
         limits.retain(|_, semaphore| Arc::strong_count(semaphore) > 1);
     }
 
@@ -187,10 +157,7 @@ impl SessionPool {
     /// its transport is dropped.
     pub async fn shutdown(&self, server_names: &HashMap<ServerId, String>, deadline: Duration) {
         let slots: Vec<Arc<SessionSlot>> = {
-            let mut slots = self
-                .slots
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut slots = self.slots.lock_unpoisoned();
             slots.drain().map(|(_, slot)| slot).collect()
         };
         let per_session = deadline

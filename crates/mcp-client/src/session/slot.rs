@@ -13,6 +13,7 @@ use crate::notifications::NotificationRouter;
 use crate::session_events::{SessionEventKind, SessionObserver};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use switchboard_core::LockUnpoisoned;
 use switchboard_core::SessionState;
 
 pub(crate) struct SessionSlot {
@@ -71,10 +72,7 @@ impl SessionSlot {
     }
 
     fn inspect(&self, fingerprint: u64) -> Found {
-        let mut state = self
-            .state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut state = self.state.lock_unpoisoned();
         let Some(live) = state.live.clone() else {
             return Found::Nothing;
         };
@@ -129,10 +127,7 @@ impl SessionSlot {
             return Ok(live);
         }
         {
-            let mut state = self
-                .state
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut state = self.state.lock_unpoisoned();
             if state.state == SessionState::Error
                 && state.error_fingerprint == context.server.connection_fingerprint()
                 && let (Some(error), Some(error_at)) = (&state.last_error, state.error_at)
@@ -159,10 +154,7 @@ impl SessionSlot {
             () = context.shutdown.cancelled() => Err(UpstreamError::ShuttingDown),
         };
         abandoned.finished = true;
-        let mut state = self
-            .state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut state = self.state.lock_unpoisoned();
         if state.state == SessionState::Closed {
             // Closed while starting (shutdown, server deleted): do not keep what was started.
             if let Ok(live) = outcome {
@@ -208,12 +200,7 @@ impl SessionSlot {
 
     /// Tells the observer of the last start, if any.
     fn emit(&self, kind: SessionEventKind) {
-        let observer = self
-            .state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .observer
-            .clone();
+        let observer = self.state.lock_unpoisoned().observer.clone();
         if let Some(observer) = observer {
             observer.emit(kind);
         }
@@ -221,10 +208,7 @@ impl SessionSlot {
 
     /// Forgets an ERROR so the next use tries at once (manual sync, configuration change).
     pub fn clear_error(&self) {
-        let mut state = self
-            .state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut state = self.state.lock_unpoisoned();
         if state.state == SessionState::Error {
             state.last_error = None;
             state.error_at = None;
@@ -234,10 +218,7 @@ impl SessionSlot {
 
     /// Marks the session dead after a call saw its connection drop, so the next use restarts.
     pub fn mark_failed(&self, live: &Arc<LiveSession>) {
-        let mut state = self
-            .state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut state = self.state.lock_unpoisoned();
         if state
             .live
             .as_ref()
@@ -262,10 +243,7 @@ impl SessionSlot {
     /// is closed in the background: its transport may still look alive.
     pub fn retire_unreachable(&self, live: &Arc<LiveSession>) {
         let retired = {
-            let mut state = self
-                .state
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut state = self.state.lock_unpoisoned();
             let current = state
                 .live
                 .as_ref()
@@ -288,10 +266,7 @@ impl SessionSlot {
 
     /// Whether this slot's session failed: its last start failed, or its connection died.
     pub fn has_failed(&self) -> bool {
-        let state = self
-            .state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let state = self.state.lock_unpoisoned();
         match &state.live {
             Some(live) => !live.is_alive(),
             None => state.state == SessionState::Error,
@@ -306,10 +281,7 @@ impl SessionSlot {
         close_within: Duration,
     ) -> bool {
         let retired = {
-            let mut state = self
-                .state
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut state = self.state.lock_unpoisoned();
             match &state.live {
                 Some(live) if live.in_flight() == 0 && live.idle_for() >= idle_timeout => {
                     let live = state.live.take();
@@ -334,10 +306,7 @@ impl SessionSlot {
     /// Closes the session for good (shutdown, server deleted or deactivated).
     pub async fn close(&self, server_name: &str, close_within: Duration) {
         let live = {
-            let mut state = self
-                .state
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut state = self.state.lock_unpoisoned();
             state.set(SessionState::Closed);
             state.live.take()
         };
@@ -349,10 +318,7 @@ impl SessionSlot {
     }
 
     pub fn status(&self) -> SessionStatus {
-        let state = self
-            .state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let state = self.state.lock_unpoisoned();
         let live = state.live.as_ref();
         let effective_state = match live {
             Some(live) if !live.is_alive() => SessionState::Error,
@@ -394,11 +360,7 @@ impl Drop for AbandonedStart<'_> {
         if self.finished {
             return;
         }
-        let mut state = self
-            .slot
-            .state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut state = self.slot.state.lock_unpoisoned();
         if state.state == SessionState::Initializing {
             state.set(SessionState::Idle);
         }

@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use switchboard_core::LockUnpoisoned;
 
 /// Whose sessions count together under `max_sessions_per_caller`: a token's sessions, or the
 /// anonymous sessions of one peer address (all anonymous callers share one [`CallerKey`]).
@@ -60,9 +61,7 @@ pub struct SessionBindings {
 
 impl SessionBindings {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Binding>> {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.sessions.lock_unpoisoned()
     }
 
     pub fn bind(&self, session_id: &str, owner: SessionOwner) {

@@ -285,3 +285,48 @@ async fn without_a_chat_engine_the_chat_routes_say_so() {
     assert_eq!(code, "unavailable");
     assert!(message.contains("chat engine"), "{message}");
 }
+
+/// Tool messages stored with older, camelCase metadata (`isError`, `durationMs`…) are read
+/// through the one typed shape: the API answers them with the snake_case names the engine
+/// writes today, so clients read one name per field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn old_camel_case_tool_metadata_is_served_with_one_name_per_field() {
+    let server = ChatServer::start(ChatOptions::default()).await;
+    let events = server.ask_and_wait(json!({"message": "hello"})).await;
+    let conversation_id = events[0]["conversationId"].as_str().unwrap().to_owned();
+    server
+        .store
+        .append_message(
+            &server.workspace_id,
+            &switchboard_core::ConversationId::from(conversation_id.as_str()),
+            switchboard_store::NewMessage {
+                role: switchboard_core::ChatRole::Tool,
+                content: "{\"error\":\"boom\"}".to_owned(),
+                tool_calls: Vec::new(),
+                tool_call_id: Some("call_old".to_owned()),
+                metadata: json!({
+                    "toolCallId": "tc_old", "state": "failed", "server": "everything",
+                    "tool": "echo", "isError": true, "truncated": false, "resultChars": 16,
+                    "durationMs": 12, "error": "boom", "errorCode": "tool_error"
+                }),
+                status: switchboard_store::MessageStatus::Complete,
+            },
+        )
+        .await
+        .unwrap();
+
+    let detail = server.conversation(&conversation_id).await;
+    let messages = detail["messages"].as_array().unwrap();
+    let old = messages
+        .iter()
+        .find(|message| message["tool_call_id"] == "call_old")
+        .unwrap();
+    assert_eq!(
+        old["metadata"],
+        json!({
+            "tool_call_id": "tc_old", "state": "failed", "server": "everything",
+            "tool": "echo", "is_error": true, "truncated": false, "result_chars": 16,
+            "duration_ms": 12, "error": "boom", "error_code": "tool_error"
+        })
+    );
+}

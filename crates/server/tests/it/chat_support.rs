@@ -23,11 +23,30 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+/// The gate of the chat tests that are not about approvals: allows every call (the approvals
+/// crate's gate is exercised by the `approvals_*` tests).
+#[derive(Debug)]
+pub struct AllowEveryCall;
+
+#[async_trait::async_trait]
+impl ApprovalGate for AllowEveryCall {
+    async fn review(
+        &self,
+        _request: &switchboard_chat::GateRequest,
+        _events: &switchboard_chat::EventSink,
+    ) -> switchboard_chat::GateDecision {
+        switchboard_chat::GateDecision::Allow {
+            decided_by: "test:allow_every_call".to_owned(),
+        }
+    }
+}
+
 /// What to vary between chat tests.
 pub struct ChatOptions {
     pub chat: ChatConfig,
     pub llm: LlmConfig,
     pub provider: Option<Arc<dyn LlmProvider>>,
+    /// The approval gate (default: [`AllowEveryCall`]); `None` builds the engine without one.
     pub gate: Option<Arc<dyn ApprovalGate>>,
     pub mcp: McpClientConfig,
     /// Run on a fresh PostgreSQL schema instead of SQLite.
@@ -44,7 +63,7 @@ impl Default for ChatOptions {
             chat: ChatConfig::default(),
             llm: LlmConfig::default(),
             provider: None,
-            gate: None,
+            gate: Some(Arc::new(AllowEveryCall)),
             mcp: McpClientConfig {
                 session_init_timeout_secs: 15,
                 session_init_backoff_ms: 50,

@@ -246,6 +246,37 @@ async fn every_call_passes_the_gate_and_a_denial_reaches_the_model() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_engine_built_without_a_gate_refuses_every_call() {
+    let fake = FakeOpenAi::start().await;
+    fake.enqueue(ScriptedReply::tool_calls(&[call(
+        "call_sum",
+        "everything__get-sum",
+        json!({"a": 1, "b": 1}),
+    )]));
+    fake.enqueue(ScriptedReply::text(&["The call was refused."]));
+    let mut options = ChatOptions::openai(&fake.base_url());
+    options.gate = None;
+    let server = ChatServer::start(options).await;
+    server.register_server(everything_stdio("everything")).await;
+
+    let events = server.ask_and_wait(json!({"message": "add 1 and 1"})).await;
+    let denied = tool_events(&events, "error");
+    assert_eq!(denied.len(), 1, "{events:#?}");
+    assert_eq!(denied[0]["error_code"], "denied");
+    assert!(tool_events(&events, "started").is_empty(), "{events:#?}");
+    let conversation_id = events[0]["conversationId"].as_str().unwrap();
+    let records = server.stored_tool_calls(conversation_id).await;
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].state, ToolCallState::Denied);
+    assert!(records[0].dispatched_at.is_none());
+    assert!(
+        tool_messages(&fake.requests()[1].body)[0]
+            .1
+            .contains("no approval gate is configured")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_dying_mid_call_leaves_the_call_unknown_and_nothing_is_lost() {
     let mut peer = Peer::everything_http();
     let fake = FakeOpenAi::start().await;

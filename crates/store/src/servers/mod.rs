@@ -243,38 +243,9 @@ impl Store {
             });
         }
         let mut updated = current;
-        if let Some(name) = patch.name {
-            validate::identifier_name("name", &name)?;
-            updated.name = name;
-        }
-        if let Some(transport) = patch.transport {
-            updated.transport = transport;
-        }
-        if let Some(url) = patch.url {
-            updated.url = url;
-        }
-        if let Some(command) = patch.command {
-            updated.command = command;
-        }
-        if let Some(args) = patch.args {
-            updated.args = args;
-        }
-        if let Some(connection) = patch.connection {
-            updated.connection = connection;
-        }
-        if let Some(is_active) = patch.is_active {
-            updated.is_active = is_active;
-        }
-        validate_configuration(
-            updated.transport,
-            updated.url.as_deref(),
-            updated.command.as_deref(),
-            &updated.args,
-            &updated.connection,
-            patch.secrets.as_ref(),
-        )?;
-        let replace_secrets = patch.secrets.is_some();
-        let sealed = match &patch.secrets {
+        let secrets = apply_server_patch(&mut updated, patch)?;
+        let replace_secrets = secrets.is_some();
+        let sealed = match &secrets {
             Some(secrets) => {
                 updated.secrets = secrets.summary();
                 self.seal_server_secrets(workspace_id, server_id, secrets)?
@@ -434,4 +405,43 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// Applies the fields `patch` sets to `updated` and checks the result; returns the secrets
+/// to replace, if the patch sets them.
+fn apply_server_patch(
+    updated: &mut ServerRecord,
+    patch: ServerPatch,
+) -> StoreResult<Option<ServerSecrets>> {
+    if let Some(name) = patch.name {
+        validate::identifier_name("name", &name)?;
+        updated.name = name;
+    }
+    if let Some(transport) = patch.transport {
+        updated.transport = transport;
+    }
+    if let Some(url) = patch.url {
+        updated.url = url;
+    }
+    if let Some(command) = patch.command {
+        updated.command = command;
+    }
+    if let Some(args) = patch.args {
+        updated.args = args;
+    }
+    if let Some(connection) = patch.connection {
+        updated.connection = connection;
+    }
+    if let Some(is_active) = patch.is_active {
+        updated.is_active = is_active;
+    }
+    validate_configuration(
+        updated.transport,
+        updated.url.as_deref(),
+        updated.command.as_deref(),
+        &updated.args,
+        &updated.connection,
+        patch.secrets.as_ref(),
+    )?;
+    Ok(patch.secrets)
 }

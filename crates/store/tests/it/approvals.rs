@@ -19,6 +19,7 @@ store_test!(
     pending_approval_requests_expire_at_start_up,
     approval_requests_need_a_conversation_of_the_workspace,
     elicitation_requests_are_answered_once,
+    both_kinds_of_pending_request_are_resolved_exactly_once_under_races,
     bud_rules_and_user_decisions_are_separate_scopes,
     rules_need_their_parents_in_the_workspace,
     pin_snapshots_and_server_instructions_round_trip
@@ -634,5 +635,150 @@ async fn pin_snapshots_and_server_instructions_round_trip(test: TestStore) {
             .await
             .unwrap_err()
             .is_not_found()
+    );
+}
+
+/// The lifecycle approval and elicitation requests share (the store's one pending-request
+/// piece): of eight concurrent resolutions exactly one wins and the others are told the status
+/// that won; another workspace sees neither request; a resolution cannot be `pending`.
+async fn both_kinds_of_pending_request_are_resolved_exactly_once_under_races(test: TestStore) {
+    let store = &test.store;
+    let (workspace, alice) = workspace_with_owner(store, "acme").await;
+    let (elsewhere, _) = workspace_with_owner(store, "globex").await;
+    let conversation = store
+        .create_conversation(&workspace.id, new_conversation(&alice))
+        .await
+        .unwrap();
+    let approval = store
+        .create_approval_request(
+            &workspace.id,
+            new_approval(&conversation.id, &alice.id, None),
+        )
+        .await
+        .unwrap();
+    let elicitation = store
+        .create_elicitation_request(
+            &workspace.id,
+            NewElicitationRequest {
+                id: ElicitationId::generate(),
+                conversation_id: conversation.id.clone(),
+                owner_user_id: alice.id.clone(),
+                tool_call_id: None,
+                server_name: "everything".into(),
+                message: "Your name?".into(),
+                requested_schema: json!({"type": "object"}),
+                expires_at: Utc::now() + Duration::seconds(60),
+            },
+        )
+        .await
+        .unwrap();
+
+    assert!(matches!(
+        store
+            .resolve_approval_request(
+                &workspace.id,
+                &approval.id,
+                decided_by(&alice.id, ApprovalStatus::Pending)
+            )
+            .await,
+        Err(StoreError::InvalidInput { .. })
+    ));
+    assert!(matches!(
+        store
+            .resolve_elicitation_request(
+                &workspace.id,
+                &elicitation.id,
+                ElicitationStatus::Pending,
+                "x"
+            )
+            .await,
+        Err(StoreError::InvalidInput { .. })
+    ));
+
+    let mut approval_races = tokio::task::JoinSet::new();
+    for index in 0..8 {
+        let status = if index % 2 == 0 {
+            ApprovalStatus::Approved
+        } else {
+            ApprovalStatus::Denied
+        };
+        let (store, workspace_id, id) = (store.clone(), workspace.id.clone(), approval.id.clone());
+        let resolution = decided_by(&alice.id, status);
+        approval_races.spawn(async move {
+            store
+                .resolve_approval_request(&workspace_id, &id, resolution)
+                .await
+        });
+    }
+    let approval_results = approval_races.join_all().await;
+    let won: Vec<_> = approval_results
+        .iter()
+        .filter_map(|result| result.as_ref().ok())
+        .collect();
+    assert_eq!(won.len(), 1, "{approval_results:?}");
+    let winner = won[0].status.as_str();
+    for result in &approval_results {
+        if let Err(error) = result {
+            assert!(
+                matches!(error, StoreError::Conflict(message) if message == &format!("the approval request is already {winner}")),
+                "{error:?}"
+            );
+        }
+    }
+
+    let mut elicitation_races = tokio::task::JoinSet::new();
+    for index in 0..8 {
+        let status = if index % 2 == 0 {
+            ElicitationStatus::Accepted
+        } else {
+            ElicitationStatus::Declined
+        };
+        let (store, workspace_id, id) =
+            (store.clone(), workspace.id.clone(), elicitation.id.clone());
+        let responded_by = alice.id.as_str().to_owned();
+        elicitation_races.spawn(async move {
+            store
+                .resolve_elicitation_request(&workspace_id, &id, status, &responded_by)
+                .await
+        });
+    }
+    let elicitation_results = elicitation_races.join_all().await;
+    let won: Vec<_> = elicitation_results
+        .iter()
+        .filter_map(|result| result.as_ref().ok())
+        .collect();
+    assert_eq!(won.len(), 1, "{elicitation_results:?}");
+    let winner = won[0].status.as_str();
+    for result in &elicitation_results {
+        if let Err(error) = result {
+            assert!(
+                matches!(error, StoreError::Conflict(message) if message == &format!("the elicitation request is already {winner}")),
+                "{error:?}"
+            );
+        }
+    }
+
+    assert!(matches!(
+        store
+            .get_approval_request(&elsewhere.id, &approval.id)
+            .await,
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store
+            .resolve_elicitation_request(
+                &elsewhere.id,
+                &elicitation.id,
+                ElicitationStatus::Cancelled,
+                "x"
+            )
+            .await,
+        Err(StoreError::NotFound { .. })
+    ));
+    // Nothing is left pending, so a recovery sweep changes nothing.
+    assert_eq!(store.expire_pending_approval_requests().await.unwrap(), 0);
+    assert_eq!(
+        store.expire_pending_elicitation_requests().await.unwrap(),
+        0
     );
 }

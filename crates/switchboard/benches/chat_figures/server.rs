@@ -2,13 +2,29 @@
 //! registered as an upstream, and the chat engine with the given model, on a loopback port.
 
 use std::sync::Arc;
-use switchboard_chat::{ChatConfig, ChatService, OwnEndpoints};
+use switchboard_chat::{
+    ApprovalGate, ChatConfig, ChatService, EventSink, GateDecision, GateRequest, OwnEndpoints,
+};
 use switchboard_llm::{LlmConfig, LlmProvider};
 use switchboard_mcp_client::{McpClient, McpClientConfig};
 use switchboard_mcp_server::{KgConfig, KnowledgeGraphService, register_kg_upstream};
 use switchboard_server::{AppState, ServerConfig, app, serve_router};
 use switchboard_store::{DatabaseConfig, SecretCipher, Store};
 use tokio_util::sync::CancellationToken;
+
+/// The bench measures the engine, not people deciding: every call is allowed (a chat engine
+/// without a gate would refuse them).
+#[derive(Debug)]
+struct AllowEveryCall;
+
+#[async_trait::async_trait]
+impl ApprovalGate for AllowEveryCall {
+    async fn review(&self, _request: &GateRequest, _events: &EventSink) -> GateDecision {
+        GateDecision::Allow {
+            decided_by: "bench:allow_every_call".to_owned(),
+        }
+    }
+}
 
 /// A server started by [`start`]; cancel `shutdown` to stop it.
 pub struct Running {
@@ -41,6 +57,7 @@ pub async fn start(provider: Arc<dyn LlmProvider>) -> Running {
         LlmConfig::default(),
     )
     .provider(provider)
+    .approval_gate(Arc::new(AllowEveryCall))
     .own_endpoints(OwnEndpoints::for_listener(address))
     .shutdown_token(shutdown.clone())
     .build()

@@ -132,7 +132,7 @@ export class ElicitationCard {
     this.elicitationId = event.elicitation_id;
     this.status = h('p', { class: 'field-error', role: 'alert' });
     this.formSlot = h('div', {});
-    const schema = event.requested_schema ?? event.requestedSchema ?? { type: 'object', properties: {} };
+    const schema = event.requested_schema ?? { type: 'object', properties: {} };
     this.formSlot.append(renderElicitationForm(schema, { onRespond: (action, content) => this.respond(action, content) }));
     this.element = h('section', { class: 'action-card elicitation-card', 'aria-label': `${event.server ?? 'A server'} asks for information`, dataset: { elicitationId: this.elicitationId ?? '', state: 'pending' } },
       h('h3', { text: `${event.server ?? 'A server'} asks:` }),

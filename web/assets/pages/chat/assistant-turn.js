@@ -96,7 +96,7 @@ export class AssistantTurn {
   }
 
   applyToolEvent(event) {
-    const callId = event.call_id ?? event.callId ?? `${event.server}:${event.tool}:${this.toolViews.size}`;
+    const callId = event.call_id ?? `${event.server}:${event.tool}:${this.toolViews.size}`;
     let view = this.toolViews.get(callId);
     if (!view) {
       view = new ToolCallView({ callId, server: event.server, tool: event.tool, argumentsValue: event.arguments });

@@ -153,7 +153,7 @@ class ChatPage {
       if (approval.status === 'pending') continue;
       for (const turn of this.turns) turn.noteApproval(approval);
     }
-    const mine = approvals.filter((approval) => approval.status === 'pending' && (approval.conversation_id ?? approval.conversationId) === conversationId);
+    const mine = approvals.filter((approval) => approval.status === 'pending' && approval.conversation_id === conversationId);
     if (mine.length === 0 || this.conversationId !== conversationId) return;
     let turn = this.turns[this.turns.length - 1];
     if (!turn) {

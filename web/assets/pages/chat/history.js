@@ -49,7 +49,7 @@ export function renderHistory(messages, { onLayoutChange, toolCalls = [], conver
     if (message.role === 'assistant') {
       const current = ensureTurn();
       for (const call of message.tool_calls ?? []) {
-        const qualified = call.function?.name ?? call.name ?? '';
+        const qualified = call.name ?? '';
         const split = splitQualifiedToolName(qualified);
         const record = recordsByLlmId.get(call.id);
         const state = call.state ?? record?.state;
@@ -58,7 +58,7 @@ export function renderHistory(messages, { onLayoutChange, toolCalls = [], conver
           tool_call_id: call.tool_call_id ?? record?.id,
           server: call.server ?? record?.server ?? split.server,
           tool: call.tool ?? record?.tool ?? split.tool,
-          arguments: call.function?.arguments ?? call.arguments,
+          arguments: call.arguments,
           status: STATE_TO_STATUS[state] ?? 'started',
           state,
           error: record?.error ?? undefined,
@@ -81,8 +81,8 @@ export function renderHistory(messages, { onLayoutChange, toolCalls = [], conver
       const view = viewsByCallId.get(message.tool_call_id);
       const record = recordsByLlmId.get(message.tool_call_id);
       const state = record?.state ?? metadata.state ?? (message.status === 'complete' ? undefined : message.status);
-      const isError = metadata.is_error === true || metadata.isError === true || /^(error|failed|denied|unknown)$/.test(state ?? '');
-      const result = metadata.result ?? message.result ?? parseMaybe(messageText(message.content));
+      const isError = metadata.is_error === true || /^(error|failed|denied|unknown)$/.test(state ?? '');
+      const result = parseMaybe(messageText(message.content));
       const update = {
         status: STATE_TO_STATUS[state] ?? (isError ? 'error' : 'completed'),
         result: isError ? undefined : result,

@@ -141,7 +141,7 @@ export function exampleArguments(inputSchema) {
 function renderTryPanel(server, tool) {
   const id = `try-${server.id}-${tool.name}`.replace(/[^A-Za-z0-9_-]/g, '-');
   const input = h('textarea', { id, rows: '4', spellcheck: 'false', class: 'mono' });
-  input.value = JSON.stringify(exampleArguments(tool.input_schema ?? tool.inputSchema), null, 2);
+  input.value = JSON.stringify(exampleArguments(tool.input_schema), null, 2);
   const output = h('div', { class: 'stack', 'aria-live': 'polite' });
   const run = h('button', { type: 'submit', class: 'button button-primary button-small', text: `Call ${tool.name}` });
   const form = h('form', { class: 'stack' },
@@ -161,7 +161,7 @@ function renderTryPanel(server, tool) {
     replaceChildren(output, h('p', { class: 'muted small', text: 'Calling…' }));
     try {
       const result = await api.post(`/api/mcp/servers/${segment(server.id)}/tools/${segment(tool.name)}/call`, { arguments: args });
-      const failed = result?.isError === true || result?.is_error === true;
+      const failed = result?.isError === true;
       const texts = (result?.content ?? []).filter((part) => part?.type === 'text').map((part) => part.text).join('\n\n');
       const rendered = h('div', { class: 'markdown try-result-text' });
       rendered.innerHTML = renderMarkdown(texts);

@@ -143,10 +143,10 @@ class ServerCard {
     try {
       const answer = await api.post(`/api/mcp/servers/${segment(this.server.id)}/test`, {});
       const ok = answer?.ok ?? !/error|fail/i.test(answer?.status ?? '');
-      const info = answer?.server_info ?? answer?.serverInfo;
+      const info = answer?.server_info;
       const name = info ? `${info.name ?? ''} ${info.version ?? ''}`.trim() : '';
-      const latency = answer?.latency_ms ?? answer?.latencyMs;
-      const count = answer?.tool_count ?? answer?.tools?.length;
+      const latency = answer?.latency_ms;
+      const count = answer?.tool_count;
       this.testSlot.textContent = ok
         ? `Connected${name ? ` to ${name}` : ''}${latency !== undefined ? ` in ${latency} ms` : ''}${count !== undefined ? `, ${count} tool${count === 1 ? '' : 's'}` : ''}.`
         : '';
@@ -162,7 +162,7 @@ class ServerCard {
     this.testSlot.textContent = 'Asking the server for its tools…';
     try {
       const answer = await api.post(`/api/mcp/servers/${segment(this.server.id)}/sync`, {});
-      const count = answer?.tool_count ?? answer?.tools?.length;
+      const count = answer?.tool_count;
       this.testSlot.textContent = count !== undefined ? `Synced: ${count} tool${count === 1 ? '' : 's'}.` : 'Synced.';
     } catch (error) {
       replaceChildren(this.testSlot, renderUpstreamError(error.code, error.message, { prefix: 'Sync failed: ' }));

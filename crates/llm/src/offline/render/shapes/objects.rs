@@ -21,28 +21,7 @@ pub(super) fn reached_objects(
     if json.get("reached").is_none() && json.get("start").is_none() && !has_via {
         return None;
     }
-    let start_name = json
-        .get("start")
-        .and_then(Value::as_object)
-        .and_then(object_display_name)
-        .or_else(|| context.looked_up.as_ref().map(|object| object.name.clone()))
-        .unwrap_or_else(|| "The start object".to_owned());
-    let start_type = json
-        .get("start")
-        .and_then(|start| start.get("type"))
-        .and_then(Value::as_str)
-        .map(str::to_lowercase)
-        .or_else(|| {
-            context
-                .looked_up
-                .as_ref()
-                .and_then(|o| o.type_hint.as_ref())
-                .map(|t| t.to_lowercase())
-        });
-    let subject = match start_type {
-        Some(type_name) => format!("The **{start_name}** {type_name}"),
-        None => format!("**{start_name}**"),
-    };
+    let subject = traversal_subject(json, context);
     let mut target_types: Vec<String> = reached
         .iter()
         .filter_map(|r| {
@@ -68,43 +47,7 @@ pub(super) fn reached_objects(
         count_noun(reached.len(), &noun)
     );
     for item in reached.iter().take(rows) {
-        let object = item.get("object").unwrap_or(item);
-        let name = object
-            .as_object()
-            .and_then(object_display_name)
-            .unwrap_or_else(|| inline(object.get("id").unwrap_or(&Value::Null)));
-        let mut details = Vec::new();
-        if target_types.len() > 1
-            && let Some(type_name) = object.get("type").and_then(Value::as_str)
-        {
-            details.push(type_name.to_owned());
-        }
-        if let Some(via) = item.get("via") {
-            let relationship = via
-                .get("type")
-                .or(via.get("relationship_type"))
-                .or(via.get("name"))
-                .map(inline)
-                .unwrap_or_else(|| inline(via));
-            let depth = item.get("depth").and_then(Value::as_u64).unwrap_or(1);
-            details.push(if depth > 1 {
-                format!("{depth} relationships away, the last `{relationship}`")
-            } else {
-                format!("via `{relationship}`")
-            });
-        }
-        if let Some(status) = object
-            .get("properties")
-            .and_then(|p| p.get("status"))
-            .and_then(Value::as_str)
-        {
-            details.push(status.to_owned());
-        }
-        out.push_str(&format!("- **{name}**"));
-        if !details.is_empty() {
-            out.push_str(&format!(" ({})", details.join(", ")));
-        }
-        out.push('\n');
+        out.push_str(&reached_line(item, target_types.len() > 1));
     }
     if reached.len() > rows {
         out.push_str(&format!("\n… and {} more.\n", reached.len() - rows));
@@ -113,6 +56,73 @@ pub(super) fn reached_objects(
         out.push_str("\nThe traversal stopped at its result limit; there may be more.\n");
     }
     Some(out)
+}
+
+/// "The **Apollo** project": the traversal's start, named from the answer or the lookup.
+fn traversal_subject(json: &Value, context: &RenderContext) -> String {
+    let start_name = json
+        .get("start")
+        .and_then(Value::as_object)
+        .and_then(object_display_name)
+        .or_else(|| context.looked_up.as_ref().map(|object| object.name.clone()))
+        .unwrap_or_else(|| "The start object".to_owned());
+    let start_type = json
+        .get("start")
+        .and_then(|start| start.get("type"))
+        .and_then(Value::as_str)
+        .map(str::to_lowercase)
+        .or_else(|| {
+            context
+                .looked_up
+                .as_ref()
+                .and_then(|o| o.type_hint.as_ref())
+                .map(|t| t.to_lowercase())
+        });
+    match start_type {
+        Some(type_name) => format!("The **{start_name}** {type_name}"),
+        None => format!("**{start_name}**"),
+    }
+}
+
+/// One reached object: its name, then its type (when several were reached), how it was
+/// reached and its status.
+fn reached_line(item: &Value, show_type: bool) -> String {
+    let object = item.get("object").unwrap_or(item);
+    let name = object
+        .as_object()
+        .and_then(object_display_name)
+        .unwrap_or_else(|| inline(object.get("id").unwrap_or(&Value::Null)));
+    let mut details = Vec::new();
+    if show_type && let Some(type_name) = object.get("type").and_then(Value::as_str) {
+        details.push(type_name.to_owned());
+    }
+    if let Some(via) = item.get("via") {
+        let relationship = via
+            .get("type")
+            .or(via.get("relationship_type"))
+            .or(via.get("name"))
+            .map(inline)
+            .unwrap_or_else(|| inline(via));
+        let depth = item.get("depth").and_then(Value::as_u64).unwrap_or(1);
+        details.push(if depth > 1 {
+            format!("{depth} relationships away, the last `{relationship}`")
+        } else {
+            format!("via `{relationship}`")
+        });
+    }
+    if let Some(status) = object
+        .get("properties")
+        .and_then(|p| p.get("status"))
+        .and_then(Value::as_str)
+    {
+        details.push(status.to_owned());
+    }
+    let mut line = format!("- **{name}**");
+    if !details.is_empty() {
+        line.push_str(&format!(" ({})", details.join(", ")));
+    }
+    line.push('\n');
+    line
 }
 
 pub(super) fn counts(arguments: &Value, json: &Value, rows: usize) -> Option<String> {

@@ -33,90 +33,12 @@ pub(super) fn one_type(arguments: &Value, json: &Value, rows: usize) -> Option<S
         out.push_str(&format!(" — {description}"));
     }
     out.push_str("\n\n");
-    if properties.is_empty() {
-        out.push_str("It has no properties.\n");
-    } else {
-        out.push_str(&format!(
-            "{}:\n\n",
-            capitalised(&count_noun(properties.len(), "property"))
-        ));
-        let property_rows: Vec<Vec<String>> = properties
-            .iter()
-            .filter_map(Value::as_object)
-            .map(|property| {
-                let mut description = text(property, &["description"])
-                    .unwrap_or_default()
-                    .to_owned();
-                if let Some(values) = property
-                    .get("enum_values")
-                    .or(property.get("enum"))
-                    .filter(|v| v.as_array().is_some_and(|a| !a.is_empty()))
-                {
-                    if !description.is_empty() {
-                        description.push_str("; ");
-                    }
-                    description.push_str(&format!("one of: {}", inline(values)));
-                }
-                vec![
-                    format!("`{}`", text(property, &["name"]).unwrap_or("?")),
-                    text(property, &["type"]).unwrap_or_default().to_owned(),
-                    if property.get("required").and_then(Value::as_bool) == Some(true) {
-                        "yes".into()
-                    } else {
-                        "no".into()
-                    },
-                    description,
-                ]
-            })
-            .collect();
-        out.push_str(&table(
-            &["Property", "Type", "Required", "Description"],
-            &property_rows,
-            rows,
-        ));
-    }
-    let described = |name: &str| -> Option<Map<String, Value>> {
-        json.get("relationships")?
-            .as_array()?
-            .iter()
-            .filter_map(Value::as_object)
-            .find(|relationship| text(relationship, &["name"]) == Some(name))
-            .cloned()
+    out.push_str(&properties_section(properties, rows));
+    let lines = |keys: &[&str], arrow: &str, other_key: &str| {
+        relationship_lines(map, json, keys, arrow, other_key)
     };
-    let relationship_lines = |keys: &[&str], arrow: &str, other_key: &str| -> Vec<String> {
-        keys.iter()
-            .find_map(|key| map.get(*key).or_else(|| json.get(*key)))
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|relationship| match relationship {
-                Value::String(name) => match described(name) {
-                    Some(relationship) => {
-                        let other_types =
-                            relationship.get(other_key).map(inline).unwrap_or_default();
-                        let description = text(&relationship, &["description"])
-                            .map(|d| format!(" — {d}"))
-                            .unwrap_or_default();
-                        format!("- `{name}` {arrow} {other_types}{description}")
-                    }
-                    None => format!("- `{name}`"),
-                },
-                other => {
-                    let relationship = other.as_object().cloned().unwrap_or_default();
-                    let other_types = relationship.get(other_key).map(inline).unwrap_or_default();
-                    let description = text(&relationship, &["description"])
-                        .map(|d| format!(" — {d}"))
-                        .unwrap_or_default();
-                    format!(
-                        "- `{}` {arrow} {other_types}{description}",
-                        text(&relationship, &["name"]).unwrap_or("?")
-                    )
-                }
-            })
-            .collect()
-    };
-    let outgoing = relationship_lines(&["outgoing_relationships", "outgoing"], "→", "to_types");
-    let incoming = relationship_lines(&["incoming_relationships", "incoming"], "←", "from_types");
+    let outgoing = lines(&["outgoing_relationships", "outgoing"], "→", "to_types");
+    let incoming = lines(&["incoming_relationships", "incoming"], "←", "from_types");
     if !outgoing.is_empty() || !incoming.is_empty() {
         out.push_str("\nRelationships:\n");
         for line in outgoing.iter().chain(incoming.iter()) {
@@ -125,6 +47,102 @@ pub(super) fn one_type(arguments: &Value, json: &Value, rows: usize) -> Option<S
         }
     }
     Some(out)
+}
+
+/// The properties of a type: a table, or a sentence when it has none.
+fn properties_section(properties: &[Value], rows: usize) -> String {
+    if properties.is_empty() {
+        return "It has no properties.\n".to_owned();
+    }
+    let mut out = format!(
+        "{}:\n\n",
+        capitalised(&count_noun(properties.len(), "property"))
+    );
+    let property_rows: Vec<Vec<String>> = properties
+        .iter()
+        .filter_map(Value::as_object)
+        .map(property_row)
+        .collect();
+    out.push_str(&table(
+        &["Property", "Type", "Required", "Description"],
+        &property_rows,
+        rows,
+    ));
+    out
+}
+
+fn property_row(property: &Map<String, Value>) -> Vec<String> {
+    let mut description = text(property, &["description"])
+        .unwrap_or_default()
+        .to_owned();
+    if let Some(values) = property
+        .get("enum_values")
+        .or(property.get("enum"))
+        .filter(|v| v.as_array().is_some_and(|a| !a.is_empty()))
+    {
+        if !description.is_empty() {
+            description.push_str("; ");
+        }
+        description.push_str(&format!("one of: {}", inline(values)));
+    }
+    vec![
+        format!("`{}`", text(property, &["name"]).unwrap_or("?")),
+        text(property, &["type"]).unwrap_or_default().to_owned(),
+        if property.get("required").and_then(Value::as_bool) == Some(true) {
+            "yes".into()
+        } else {
+            "no".into()
+        },
+        description,
+    ]
+}
+
+/// One line per relationship of the type listed under the first of `keys` (in the type or
+/// beside it), described from the answer's `relationships` when it has them.
+fn relationship_lines(
+    map: &Map<String, Value>,
+    json: &Value,
+    keys: &[&str],
+    arrow: &str,
+    other_key: &str,
+) -> Vec<String> {
+    let described = |name: &str| -> Option<Map<String, Value>> {
+        json.get("relationships")?
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_object)
+            .find(|relationship| text(relationship, &["name"]) == Some(name))
+            .cloned()
+    };
+    keys.iter()
+        .find_map(|key| map.get(*key).or_else(|| json.get(*key)))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|relationship| match relationship {
+            Value::String(name) => match described(name) {
+                Some(relationship) => {
+                    let other_types = relationship.get(other_key).map(inline).unwrap_or_default();
+                    let description = text(&relationship, &["description"])
+                        .map(|d| format!(" — {d}"))
+                        .unwrap_or_default();
+                    format!("- `{name}` {arrow} {other_types}{description}")
+                }
+                None => format!("- `{name}`"),
+            },
+            other => {
+                let relationship = other.as_object().cloned().unwrap_or_default();
+                let other_types = relationship.get(other_key).map(inline).unwrap_or_default();
+                let description = text(&relationship, &["description"])
+                    .map(|d| format!(" — {d}"))
+                    .unwrap_or_default();
+                format!(
+                    "- `{}` {arrow} {other_types}{description}",
+                    text(&relationship, &["name"]).unwrap_or("?")
+                )
+            }
+        })
+        .collect()
 }
 
 pub(super) fn relationship_types(arguments: &Value, json: &Value, rows: usize) -> Option<String> {
