@@ -4,6 +4,7 @@
 //! goes through the same graphs the `/mcp` endpoint serves, so its answers follow at once.
 //! The shapes are in `wire` (mirrors of `kg`'s types, so `kg` stays free of HTTP concerns).
 
+mod convert;
 mod wire;
 
 pub use wire::*;
