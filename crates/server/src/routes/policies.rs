@@ -66,6 +66,7 @@ impl From<PolicyWord> for ApprovalPolicy {
 /// Where a tool's policy comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(as = PolicySource)]
 pub enum PolicySourceWord {
     /// An explicit row for this tool.
     Explicit,

@@ -17,6 +17,7 @@ use utoipa::{IntoParams, ToSchema};
 /// Where an approval request stands. Only `pending` changes, once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(as = ApprovalStatus)]
 pub enum ApprovalStatusView {
     Pending,
     Approved,
@@ -106,6 +107,7 @@ impl From<ApprovalRequestRecord> for ApprovalView {
 /// Where an elicitation request stands. Only `pending` changes, once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(as = ElicitationStatus)]
 pub enum ElicitationStatusView {
     Pending,
     Accepted,
@@ -211,6 +213,7 @@ pub struct ApprovalList {
 /// The person's decision.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(as = ApprovalDecision)]
 pub enum DecisionWord {
     Approve,
     Deny,
@@ -219,6 +222,7 @@ pub enum DecisionWord {
 /// How long a decision holds.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(as = Remember)]
 pub enum RememberWord {
     /// This call only (the default).
     Once,
@@ -285,6 +289,7 @@ pub struct ElicitationList {
 /// The person's answer to a form.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(as = ElicitationAction)]
 pub enum ActionWord {
     /// Send `content` to the server.
     Accept,
