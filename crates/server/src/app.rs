@@ -12,7 +12,7 @@ pub fn app(state: AppState) -> Router {
     let router = Router::new()
         .merge(routes::health::router())
         .nest("/api", routes::api_router())
-        .merge(routes::approvals::router())
+        .merge(Router::from(routes::approvals::router()))
         .merge(routes::chat::router())
         .merge(state.kg.router(state.shutdown.clone()))
         .merge(crate::web::router());

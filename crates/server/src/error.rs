@@ -92,9 +92,28 @@ impl ApiError {
     }
 }
 
+/// The JSON error document every failing route answers: `{"error":{"code":…,"message":…}}`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+/// What went wrong: a stable machine-readable `code` and a sentence for people.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+pub struct ErrorDetail {
+    /// Stable, e.g. `not_found`, `invalid_request`, `insufficient_scope`.
+    pub code: String,
+    pub message: String,
+}
+
 /// The JSON error document: `{"error":{"code":…,"message":…}}`.
 pub fn error_body(code: &str, message: &str) -> serde_json::Value {
-    json!({ "error": { "code": code, "message": message } })
+    json!(ErrorBody {
+        error: ErrorDetail {
+            code: code.to_owned(),
+            message: message.to_owned(),
+        },
+    })
 }
 
 impl IntoResponse for ApiError {

@@ -17,6 +17,7 @@ pub mod schema_context;
 pub mod serve;
 pub mod state;
 pub mod web;
+pub mod wire_common;
 
 pub use app::app;
 pub use auth::{Authenticated, RequiredScope, Scoped, scopes};

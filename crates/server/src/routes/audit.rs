@@ -11,32 +11,49 @@
 
 use crate::auth::{Scoped, scopes};
 use crate::error::ApiError;
+use crate::error::ErrorBody;
 use crate::state::AppState;
+use axum::Json;
 use axum::extract::{Query, State};
-use axum::routing::get;
-use axum::{Json, Router};
 use chrono::{DateTime, Utc};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use switchboard_core::{ConversationId, UserId};
 use switchboard_store::{AuditEventRecord, AuditSearch};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 const DEFAULT_PAGE: i64 = 50;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/audit", get(search_audit))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(search_audit))
 }
 
-#[derive(Debug, Deserialize)]
+/// The filters and paging of `GET /api/audit`; all optional, combined. Empty values mean
+/// "any". Times are strings so that a bad one is answered in our words.
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct AuditQuery {
+    /// Inclusive, RFC 3339 (e.g. `2026-11-22T09:30:00Z`).
     from: Option<String>,
+    /// Exclusive, RFC 3339.
     to: Option<String>,
+    /// A server's name.
     server: Option<String>,
+    /// A tool's name.
     tool: Option<String>,
+    /// The user id the event concerns, or its actor.
     user: Option<String>,
+    /// e.g. `completed`, `failed`, `denied`, `unknown`, `approved`, `expired`, `connect`,
+    /// `disconnect`, `error`, `changed`.
     status: Option<String>,
+    /// Exact, or a prefix ending in `.` such as `tool_call.`.
     action: Option<String>,
+    /// Entries per page, 1–500 (default 50).
     limit: Option<i64>,
+    /// The `next_cursor` of the previous page.
     cursor: Option<String>,
 }
 
@@ -61,30 +78,90 @@ fn given(value: Option<String>) -> Option<String> {
         .filter(|value| !value.is_empty())
 }
 
-pub fn audit_entry_view(entry: &AuditEventRecord) -> Value {
-    json!({
-        "id": entry.id,
-        "at": entry.at,
-        "action": entry.action,
-        "actor": entry.actor,
-        "target": entry.target,
-        "user_id": entry.user_id,
-        "conversation_id": entry.conversation_id,
-        "server_name": entry.server_name,
-        "tool_name": entry.tool_name,
-        "status": entry.status,
-        "duration_ms": entry.duration_ms,
-        "decision": entry.details.get("decision"),
-        "decided_by": entry.details.get("decided_by"),
-        "details": entry.details,
-    })
+/// One audit log entry. Arguments and details were redacted before they were stored.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AuditEntryView {
+    /// Increasing: later entries have larger ids.
+    pub id: i64,
+    pub at: DateTime<Utc>,
+    /// e.g. `tool_call.completed`, `approval.approved`, `server.connect`, `token.created`.
+    pub action: String,
+    /// Who acted (a user id when a person did).
+    pub actor: String,
+    pub target: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub user_id: Option<UserId>,
+    #[schema(value_type = Option<String>)]
+    pub conversation_id: Option<ConversationId>,
+    pub server_name: Option<String>,
+    pub tool_name: Option<String>,
+    pub status: Option<String>,
+    pub duration_ms: Option<i64>,
+    /// `details.decision`, when the entry records one.
+    pub decision: Option<String>,
+    /// `details.decided_by`, when the entry records one.
+    pub decided_by: Option<String>,
+    /// Everything else the entry recorded; its keys depend on `action`.
+    #[schema(value_type = Object)]
+    pub details: Value,
 }
 
+impl From<AuditEventRecord> for AuditEntryView {
+    fn from(entry: AuditEventRecord) -> Self {
+        let detail = |key: &str| {
+            entry
+                .details
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        Self {
+            decision: detail("decision"),
+            decided_by: detail("decided_by"),
+            id: entry.id,
+            at: entry.at,
+            action: entry.action,
+            actor: entry.actor,
+            target: entry.target,
+            user_id: entry.user_id,
+            conversation_id: entry.conversation_id,
+            server_name: entry.server_name,
+            tool_name: entry.tool_name,
+            status: entry.status,
+            duration_ms: entry.duration_ms,
+            details: entry.details,
+        }
+    }
+}
+
+/// A page of the audit log, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AuditPage {
+    pub entries: Vec<AuditEntryView>,
+    /// The `cursor` of the next page; `null` on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// Search the workspace's audit log, newest first.
+#[utoipa::path(
+    get,
+    path = "/audit",
+    tag = "audit",
+    params(AuditQuery),
+    responses(
+        (status = 200, description = "A page of entries", body = AuditPage),
+        (status = 400, description = "An unknown query parameter", body = ErrorBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks the `admin` scope", body = ErrorBody),
+        (status = 422, description = "A bad time, cursor or limit", body = ErrorBody),
+    ),
+    security(("bearer" = [])),
+)]
 async fn search_audit(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::Admin>,
     Query(query): Query<AuditQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<AuditPage>, ApiError> {
     let limit = query.limit.unwrap_or(DEFAULT_PAGE);
     let before_id =
         match given(query.cursor) {
@@ -131,8 +208,8 @@ async fn search_audit(
         }
         _ => None,
     };
-    Ok(Json(json!({
-        "entries": entries.iter().map(audit_entry_view).collect::<Vec<_>>(),
-        "next_cursor": next_cursor,
-    })))
+    Ok(Json(AuditPage {
+        entries: entries.into_iter().map(AuditEntryView::from).collect(),
+        next_cursor,
+    }))
 }

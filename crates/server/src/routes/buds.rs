@@ -7,61 +7,111 @@
 
 use super::chat::chat_service;
 use crate::auth::{Scoped, scopes};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
+use crate::wire_common::audit_details;
+use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use switchboard_approvals::ConfigurationChange;
 use switchboard_chat::{BudInput, BudUpdate};
-use switchboard_core::{BudId, Principal};
+use switchboard_core::{BudId, Principal, UserId};
 use switchboard_store::BudRecord;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/buds", get(list_buds).post(create_bud))
-        .route(
-            "/buds/{bud_id}",
-            get(get_bud).patch(update_bud).delete(delete_bud),
-        )
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_buds, create_bud))
+        .routes(routes!(get_bud, update_bud, delete_bud))
 }
 
-fn bud_view(bud: &BudRecord) -> Value {
-    json!({
-        "id": bud.id,
-        "name": bud.name,
-        "system_prompt": bud.system_prompt,
-        "provider": bud.provider,
-        "model": bud.model,
-        "mcp_config": bud.mcp_config,
-        "owner_user_id": bud.owner_user_id,
-        "created_at": bud.created_at,
-        "updated_at": bud.updated_at,
-    })
+/// A bud (an assistant profile) as the API shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BudView {
+    #[schema(value_type = String)]
+    pub id: BudId,
+    pub name: String,
+    pub system_prompt: String,
+    /// The LLM provider; the configured default when `null`.
+    pub provider: Option<String>,
+    /// The model; the provider's default when `null`.
+    pub model: Option<String>,
+    /// `{servers?, available_tools?, disabled_tools?, tool_choice?}` (see the README).
+    #[schema(value_type = Object)]
+    pub mcp_config: Value,
+    /// Its creator (`null` for buds from before owners were recorded).
+    #[schema(value_type = Option<String>)]
+    pub owner_user_id: Option<UserId>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Deserialize)]
+impl From<BudRecord> for BudView {
+    fn from(bud: BudRecord) -> Self {
+        Self {
+            id: bud.id,
+            name: bud.name,
+            system_prompt: bud.system_prompt,
+            provider: bud.provider,
+            model: bud.model,
+            mcp_config: bud.mcp_config,
+            owner_user_id: bud.owner_user_id,
+            created_at: bud.created_at,
+            updated_at: bud.updated_at,
+        }
+    }
+}
+
+/// `GET /api/buds` answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BudList {
+    pub buds: Vec<BudView>,
+}
+
+/// `POST /api/buds` body.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-struct CreateBudBody {
-    name: String,
+pub struct CreateBudBody {
+    pub name: String,
     #[serde(default)]
-    system_prompt: String,
+    pub system_prompt: String,
     #[serde(default)]
-    provider: Option<String>,
+    pub provider: Option<String>,
     #[serde(default)]
-    model: Option<String>,
+    pub model: Option<String>,
+    /// `{servers?, available_tools?, disabled_tools?, tool_choice?}`; server references must
+    /// be servers of the workspace.
     #[serde(default)]
-    mcp_config: Value,
+    #[schema(value_type = Object)]
+    pub mcp_config: Value,
 }
 
+/// Create a bud; the caller becomes its owner.
+#[utoipa::path(
+    post,
+    path = "/buds",
+    tag = "buds",
+    request_body = CreateBudBody,
+    responses(
+        (status = 201, description = "The new bud", body = BudView),
+        (status = 400, description = "The body is not JSON", body = ErrorBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `chat:use`", body = ErrorBody),
+        (status = 422, description = "Invalid fields, naming the field", body = ErrorBody),
+        (status = 503, description = "The chat engine is not running in this process", body = ErrorBody),
+    ),
+    security(("bearer" = [])),
+)]
 async fn create_bud(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ChatUse>,
     Json(body): Json<CreateBudBody>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<BudView>), ApiError> {
     let bud = chat_service(&state)?
         .create_bud(
             &principal,
@@ -75,43 +125,76 @@ async fn create_bud(
         )
         .await?;
     audit_bud(&state, &principal, "bud.created", &bud).await;
-    Ok((StatusCode::CREATED, Json(bud_view(&bud))))
+    Ok((StatusCode::CREATED, Json(bud.into())))
 }
 
+/// List the workspace's buds.
+#[utoipa::path(
+    get,
+    path = "/buds",
+    tag = "buds",
+    responses(
+        (status = 200, description = "Every bud of the workspace", body = BudList),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `chat:use`", body = ErrorBody),
+        (status = 503, description = "The chat engine is not running in this process", body = ErrorBody),
+    ),
+    security(("bearer" = [])),
+)]
 async fn list_buds(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ChatUse>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<BudList>, ApiError> {
     let buds = chat_service(&state)?.list_buds(&principal).await?;
-    Ok(Json(
-        json!({"buds": buds.iter().map(bud_view).collect::<Vec<_>>()}),
-    ))
+    Ok(Json(BudList {
+        buds: buds.into_iter().map(BudView::from).collect(),
+    }))
 }
 
+/// Read one bud.
+#[utoipa::path(
+    get,
+    path = "/buds/{bud_id}",
+    tag = "buds",
+    params(("bud_id" = String, Path, description = "The bud's id")),
+    responses(
+        (status = 200, description = "The bud", body = BudView),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `chat:use`", body = ErrorBody),
+        (status = 404, description = "No such bud in this workspace", body = ErrorBody),
+        (status = 503, description = "The chat engine is not running in this process", body = ErrorBody),
+    ),
+    security(("bearer" = [])),
+)]
 async fn get_bud(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ChatUse>,
     Path(bud_id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<BudView>, ApiError> {
     let bud = chat_service(&state)?
         .get_bud(&principal, &BudId::from(bud_id))
         .await?;
-    Ok(Json(bud_view(&bud)))
+    Ok(Json(bud.into()))
 }
 
-#[derive(Debug, Deserialize)]
+/// `PATCH /api/buds/{bud_id}` body: only the fields given change; `provider` and `model`
+/// take `null` to go back to the default.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-struct UpdateBudBody {
+pub struct UpdateBudBody {
     #[serde(default)]
-    name: Option<String>,
+    pub name: Option<String>,
     #[serde(default)]
-    system_prompt: Option<String>,
+    pub system_prompt: Option<String>,
     #[serde(default, deserialize_with = "nullable")]
-    provider: Option<Option<String>>,
+    #[schema(value_type = Option<String>)]
+    pub provider: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
-    model: Option<Option<String>>,
+    #[schema(value_type = Option<String>)]
+    pub model: Option<Option<String>>,
     #[serde(default)]
-    mcp_config: Option<Value>,
+    #[schema(value_type = Option<Object>)]
+    pub mcp_config: Option<Value>,
 }
 
 /// Absent → `None`; `null` → `Some(None)`; a value → `Some(Some(value))`.
@@ -121,12 +204,30 @@ fn nullable<'de, D: serde::Deserializer<'de>>(
     Ok(Some(Option::<String>::deserialize(deserializer)?))
 }
 
+/// Change a bud (its owner or an admin).
+#[utoipa::path(
+    patch,
+    path = "/buds/{bud_id}",
+    tag = "buds",
+    params(("bud_id" = String, Path, description = "The bud's id")),
+    request_body = UpdateBudBody,
+    responses(
+        (status = 200, description = "The bud as it is now", body = BudView),
+        (status = 400, description = "The body is not JSON", body = ErrorBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `chat:use`, or the caller is neither the bud's owner nor an admin", body = ErrorBody),
+        (status = 404, description = "No such bud in this workspace", body = ErrorBody),
+        (status = 422, description = "Invalid fields, naming the field", body = ErrorBody),
+        (status = 503, description = "The chat engine is not running in this process", body = ErrorBody),
+    ),
+    security(("bearer" = [])),
+)]
 async fn update_bud(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ChatUse>,
     Path(bud_id): Path<String>,
     Json(body): Json<UpdateBudBody>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<BudView>, ApiError> {
     let bud = chat_service(&state)?
         .update_bud(
             &principal,
@@ -141,8 +242,21 @@ async fn update_bud(
         )
         .await?;
     audit_bud(&state, &principal, "bud.updated", &bud).await;
-    Ok(Json(bud_view(&bud)))
+    Ok(Json(bud.into()))
 }
+
+/// What the audit log keeps of a created or changed bud: what it is now.
+#[derive(Debug, Serialize)]
+struct BudDetails<'a> {
+    name: &'a str,
+    provider: Option<&'a str>,
+    model: Option<&'a str>,
+    mcp_config: &'a Value,
+}
+
+/// What the audit log keeps of a deleted bud: its id (the entry's target) only.
+#[derive(Debug, Serialize)]
+struct BudDeletedDetails {}
 
 /// Bud changes are configuration changes: audited with what the bud is now.
 async fn audit_bud(state: &AppState, principal: &Principal, action: &str, bud: &BudRecord) {
@@ -154,17 +268,32 @@ async fn audit_bud(state: &AppState, principal: &Principal, action: &str, bud: &
             ConfigurationChange::new(
                 action,
                 bud.id.as_str(),
-                json!({
-                    "name": bud.name,
-                    "provider": bud.provider,
-                    "model": bud.model,
-                    "mcp_config": bud.mcp_config,
+                audit_details(&BudDetails {
+                    name: &bud.name,
+                    provider: bud.provider.as_deref(),
+                    model: bud.model.as_deref(),
+                    mcp_config: &bud.mcp_config,
                 }),
             ),
         )
         .await;
 }
 
+/// Delete a bud (its owner or an admin).
+#[utoipa::path(
+    delete,
+    path = "/buds/{bud_id}",
+    tag = "buds",
+    params(("bud_id" = String, Path, description = "The bud's id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `chat:use`, or the caller is neither the bud's owner nor an admin", body = ErrorBody),
+        (status = 404, description = "No such bud in this workspace", body = ErrorBody),
+        (status = 503, description = "The chat engine is not running in this process", body = ErrorBody),
+    ),
+    security(("bearer" = [])),
+)]
 async fn delete_bud(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ChatUse>,
@@ -179,7 +308,11 @@ async fn delete_bud(
         .audit()
         .configuration_change(
             &principal,
-            ConfigurationChange::new("bud.deleted", bud_id.as_str(), json!({})),
+            ConfigurationChange::new(
+                "bud.deleted",
+                bud_id.as_str(),
+                audit_details(&BudDeletedDetails {}),
+            ),
         )
         .await;
     Ok(StatusCode::NO_CONTENT)

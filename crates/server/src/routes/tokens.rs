@@ -6,44 +6,56 @@
 
 use crate::auth::{Scoped, scopes};
 use crate::error::ApiError;
+use crate::error::ErrorBody;
 use crate::state::AppState;
+use crate::wire_common::{ScopeName, audit_details};
+use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::{delete, get};
-use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use switchboard_approvals::ConfigurationChange;
 use switchboard_core::{ScopeSet, TokenId, UserId};
 use switchboard_store::{NewToken, StoreError, TokenRecord};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/tokens", get(list_tokens).post(create_token))
-        .route("/tokens/{token_id}", delete(revoke_token))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_tokens, create_token))
+        .routes(routes!(revoke_token))
 }
 
 /// `POST /api/tokens` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateTokenRequest {
     pub name: String,
+    /// At least one scope.
+    #[schema(value_type = Vec<ScopeName>)]
     pub scopes: ScopeSet,
+    /// When the token stops working; never when absent.
     #[serde(default)]
     pub expires_at: Option<DateTime<Utc>>,
     /// The user the token acts as; the caller when absent.
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     pub user_id: Option<UserId>,
 }
 
 /// A token as the API shows it: never the secret, never its hash.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct TokenView {
+    #[schema(value_type = String)]
     pub id: TokenId,
     /// The user the token acts as.
+    #[schema(value_type = String)]
     pub user_id: UserId,
     pub name: String,
+    /// The first characters of the token, for recognising it in a list (not a secret).
     pub display_prefix: String,
+    #[schema(value_type = Vec<ScopeName>)]
     pub scopes: ScopeSet,
     pub created_at: DateTime<Utc>,
     pub expires_at: Option<DateTime<Utc>>,
@@ -67,6 +79,41 @@ impl From<TokenRecord> for TokenView {
     }
 }
 
+/// `POST /api/tokens` answer: the token, and its secret — shown this once only.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IssuedTokenView {
+    pub token: TokenView,
+    /// The bearer token itself; Switchboard keeps only its hash.
+    pub plaintext: String,
+}
+
+/// What the audit log keeps of a new token (never its secret).
+#[derive(Debug, Serialize)]
+struct TokenCreatedDetails<'a> {
+    user_id: &'a UserId,
+    name: &'a str,
+    scopes: &'a ScopeSet,
+    expires_at: Option<DateTime<Utc>>,
+}
+
+/// What the audit log keeps of a revoked token.
+#[derive(Debug, Serialize)]
+struct TokenRevokedDetails<'a> {
+    name: &'a str,
+}
+
+/// List the workspace's tokens (never their secrets).
+#[utoipa::path(
+    get,
+    path = "/tokens",
+    tag = "tokens",
+    responses(
+        (status = 200, description = "Every token of the workspace, revoked ones included", body = Vec<TokenView>),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks the `admin` scope", body = ErrorBody),
+    ),
+    security(("bearer" = [])),
+)]
 async fn list_tokens(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::Admin>,
@@ -75,11 +122,26 @@ async fn list_tokens(
     Ok(Json(tokens.into_iter().map(TokenView::from).collect()))
 }
 
+/// Issue a token; its plaintext is in this answer only.
+#[utoipa::path(
+    post,
+    path = "/tokens",
+    tag = "tokens",
+    request_body = CreateTokenRequest,
+    responses(
+        (status = 201, description = "The token and its plaintext", body = IssuedTokenView),
+        (status = 400, description = "The body is not JSON", body = ErrorBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks the `admin` scope", body = ErrorBody),
+        (status = 422, description = "Invalid body: no scope, an unknown scope or user, a member's token asking for `admin`", body = ErrorBody),
+    ),
+    security(("bearer" = [])),
+)]
 async fn create_token(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::Admin>,
     Json(request): Json<CreateTokenRequest>,
-) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
+) -> Result<(StatusCode, Json<IssuedTokenView>), ApiError> {
     if request.scopes.is_empty() {
         return Err(ApiError::Unprocessable(
             "`scopes` must name at least one scope".into(),
@@ -115,22 +177,36 @@ async fn create_token(
             ConfigurationChange::new(
                 "token.created",
                 issued.record.id.as_str(),
-                serde_json::json!({
-                    "user_id": issued.record.user_id,
-                    "name": issued.record.name,
-                    "scopes": issued.record.scopes,
-                    "expires_at": issued.record.expires_at,
+                audit_details(&TokenCreatedDetails {
+                    user_id: &issued.record.user_id,
+                    name: &issued.record.name,
+                    scopes: &issued.record.scopes,
+                    expires_at: issued.record.expires_at,
                 }),
             ),
         )
         .await;
-    let body = serde_json::json!({
-        "token": TokenView::from(issued.record),
-        "plaintext": issued.plaintext.expose(),
-    });
+    let body = IssuedTokenView {
+        plaintext: issued.plaintext.expose().to_owned(),
+        token: TokenView::from(issued.record),
+    };
     Ok((StatusCode::CREATED, Json(body)))
 }
 
+/// Revoke a token; it stops working at its next request.
+#[utoipa::path(
+    delete,
+    path = "/tokens/{token_id}",
+    tag = "tokens",
+    params(("token_id" = String, Path, description = "The token's id")),
+    responses(
+        (status = 200, description = "The token, now revoked", body = TokenView),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks the `admin` scope", body = ErrorBody),
+        (status = 404, description = "No such token in this workspace", body = ErrorBody),
+    ),
+    security(("bearer" = [])),
+)]
 async fn revoke_token(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::Admin>,
@@ -148,7 +224,7 @@ async fn revoke_token(
             ConfigurationChange::new(
                 "token.revoked",
                 record.id.as_str(),
-                serde_json::json!({"name": record.name}),
+                audit_details(&TokenRevokedDetails { name: &record.name }),
             ),
         )
         .await;

@@ -8,41 +8,70 @@
 
 use crate::auth::{Scoped, scopes};
 use crate::error::ApiError;
+use crate::error::ErrorBody;
 use crate::state::AppState;
+use crate::wire_common::audit_details;
+use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use switchboard_approvals::ConfigurationChange;
 use switchboard_core::UserId;
 use switchboard_registry::OWN_ENDPOINT_SYNC_USER;
 use switchboard_store::{StoreError, UserRecord, UserRole};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/users", get(list_users).post(create_user))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_users, create_user))
 }
 
 /// `POST /api/users` body. `name` is optional here only so that its absence is answered in
-/// our words (naming the field), not serde's.
-#[derive(Debug, Deserialize)]
+/// our words (naming the field), not serde's; `role` is a string for the same reason.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateUserRequest {
     /// How the user is told apart in the workspace: a display name or an e-mail address.
+    /// Required.
     #[serde(default)]
     pub name: Option<String>,
     /// `member` (the default) or `admin`.
     #[serde(default)]
+    #[schema(example = "member")]
     pub role: Option<String>,
 }
 
+/// What a user is to its workspace (the role bounds what its tokens may carry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(as = UserRole)]
+pub enum UserRoleView {
+    /// Made with the workspace; one per workspace.
+    Owner,
+    Admin,
+    /// Its tokens may not carry `admin`.
+    Member,
+}
+
+impl From<UserRole> for UserRoleView {
+    fn from(role: UserRole) -> Self {
+        match role {
+            UserRole::Owner => UserRoleView::Owner,
+            UserRole::Admin => UserRoleView::Admin,
+            UserRole::Member => UserRoleView::Member,
+        }
+    }
+}
+
 /// A user as the API shows it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct UserView {
+    #[schema(value_type = String)]
     pub id: UserId,
     pub name: String,
-    pub role: UserRole,
+    pub role: UserRoleView,
     /// Switchboard's own service user, not a person (its tokens are managed by Switchboard).
     pub internal: bool,
     pub created_at: DateTime<Utc>,
@@ -54,7 +83,7 @@ impl From<UserRecord> for UserView {
             internal: is_internal_user(&record.name),
             id: record.id,
             name: record.name,
-            role: record.role,
+            role: record.role.into(),
             created_at: record.created_at,
         }
     }
@@ -80,6 +109,25 @@ fn requested_role(role: Option<&str>) -> Result<UserRole, ApiError> {
     }
 }
 
+/// What the audit log keeps of a new user.
+#[derive(Debug, Serialize)]
+struct UserCreatedDetails<'a> {
+    name: &'a str,
+    role: UserRole,
+}
+
+/// List the workspace's users (people, and Switchboard's own service user).
+#[utoipa::path(
+    get,
+    path = "/users",
+    tag = "users",
+    responses(
+        (status = 200, description = "Every user of the workspace", body = Vec<UserView>),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks the `admin` scope", body = ErrorBody),
+    ),
+    security(("bearer" = [])),
+)]
 async fn list_users(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::Admin>,
@@ -88,6 +136,22 @@ async fn list_users(
     Ok(Json(users.into_iter().map(UserView::from).collect()))
 }
 
+/// Add a member or an admin to the workspace.
+#[utoipa::path(
+    post,
+    path = "/users",
+    tag = "users",
+    request_body = CreateUserRequest,
+    responses(
+        (status = 201, description = "The new user", body = UserView),
+        (status = 400, description = "The body is not JSON", body = ErrorBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks the `admin` scope", body = ErrorBody),
+        (status = 409, description = "A user of that name exists in the workspace", body = ErrorBody),
+        (status = 422, description = "No name, a reserved name, or a role other than member or admin", body = ErrorBody),
+    ),
+    security(("bearer" = [])),
+)]
 async fn create_user(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::Admin>,
@@ -122,7 +186,10 @@ async fn create_user(
             ConfigurationChange::new(
                 "user.created",
                 user.id.as_str(),
-                serde_json::json!({"name": user.name, "role": user.role}),
+                audit_details(&UserCreatedDetails {
+                    name: &user.name,
+                    role: user.role,
+                }),
             ),
         )
         .await;
