@@ -1,10 +1,17 @@
-//! Route modules, one per area. Each exposes `router() -> Router<AppState>` with paths relative
-//! to where [`crate::app`] mounts it (`/api` for the JSON API). To add an area: create
-//! `routes/<area>.rs`, declare it here and merge it in [`api_router`] (or in `app` for routes
-//! outside `/api`).
+//! Route modules, one per area. Each exposes `router() -> OpenApiRouter<AppState>` (utoipa-axum)
+//! with paths relative to where [`api_router`] mounts it (`/api` for the JSON API, the root for
+//! the chat API the web UI calls), every handler annotated with `#[utoipa::path]` and mounted
+//! with `routes!` so that it is served and documented in one step. To add an area: create
+//! `routes/<area>.rs`, declare it here, merge it in [`api_router`] and add its tag in
+//! [`crate::openapi`].
+//!
+//! Areas still returning a plain axum `Router` are wrapped with `OpenApiRouter::from`: they are
+//! served but not yet described (the route-coverage test lists them).
 
 use crate::state::AppState;
 use axum::Router;
+use utoipa::openapi::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
 
 pub mod approvals;
 pub mod audit;
@@ -18,16 +25,22 @@ pub mod policies;
 pub mod tokens;
 pub mod users;
 
-/// Everything under `/api`.
-pub(crate) fn api_router() -> Router<AppState> {
-    Router::new()
+/// The JSON API under `/api` and the chat API (`/chat/…`), and the OpenAPI document that
+/// describes them.
+pub fn api_router() -> (Router<AppState>, OpenApi) {
+    let api = OpenApiRouter::new()
         .merge(me::router())
-        .merge(tokens::router())
-        .merge(users::router())
-        .merge(policies::router())
-        .merge(audit::router())
-        .merge(buds::router())
-        .merge(kg::router())
+        .merge(OpenApiRouter::from(tokens::router()))
+        .merge(OpenApiRouter::from(users::router()))
+        .merge(OpenApiRouter::from(policies::router()))
+        .merge(OpenApiRouter::from(audit::router()))
+        .merge(OpenApiRouter::from(buds::router()))
+        .merge(OpenApiRouter::from(kg::router()))
         .merge(mcp_servers::router())
-        .merge(health::api_router())
+        .merge(health::api_router());
+    OpenApiRouter::with_openapi(crate::openapi::base())
+        .nest("/api", api)
+        .merge(chat::router())
+        .merge(OpenApiRouter::from(approvals::router()))
+        .split_for_parts()
 }
