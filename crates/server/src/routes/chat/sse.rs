@@ -17,6 +17,45 @@ use switchboard_core::{
 };
 use utoipa::ToSchema;
 
+/// One Server-Sent Event of an answer as it travels: its `data:` line holds one [`SseEvent`]
+/// as JSON. Described as a string with `contentMediaType`/`contentSchema` (JSON Schema 2020-12),
+/// so that clients and tools such as Schemathesis check the event inside the SSE framing.
+#[derive(Debug)]
+pub struct SseMessage;
+
+impl utoipa::PartialSchema for SseMessage {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        let data = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some("One `SseEvent` as JSON"))
+            .content_media_type("application/json")
+            .content_schema(Some(utoipa::openapi::Ref::from_schema_name("SseEvent")));
+        ObjectBuilder::new()
+            .description(Some(
+                "One event of the stream: a `data:` line holding one `SseEvent` as JSON (`: heartbeat` comments come between)",
+            ))
+            .property("data", data)
+            .required("data")
+            .into()
+    }
+}
+
+impl ToSchema for SseMessage {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        schemas.push((
+            SseEvent::name().into_owned(),
+            <SseEvent as utoipa::PartialSchema>::schema(),
+        ));
+        <SseEvent as ToSchema>::schemas(schemas);
+    }
+}
+
 /// One event, tagged with its `type`.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]

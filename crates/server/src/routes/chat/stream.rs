@@ -14,7 +14,7 @@
 //! disconnects, the answer is cancelled (LLM request and tool calls) and what it produced is
 //! kept.
 
-use super::sse::SseEvent;
+use super::sse::SseMessage;
 use super::{chat_service, sse};
 use crate::auth::{Scoped, scopes};
 use crate::error::{ApiError, ErrorBody};
@@ -90,7 +90,7 @@ impl std::fmt::Debug for EphemeralServerBody {
     security(("bearer" = [])),
     request_body = StreamBody,
     responses(
-        (status = 200, description = "The answer's events", content_type = "text/event-stream", body = SseEvent,
+        (status = 200, description = "The answer's events", content_type = "text/event-stream", body = SseMessage,
             headers(
                 ("x-conversation-id" = String, description = "The conversation answered in"),
                 ("x-answer-source" = String, description = "`live` or `replay`"),
@@ -166,7 +166,7 @@ fn shutting_down() -> Response {
     security(("bearer" = [])),
     params(("conversation_id" = String, Path, description = "The conversation")),
     responses(
-        (status = 200, description = "The answer's events", content_type = "text/event-stream", body = SseEvent,
+        (status = 200, description = "The answer's events", content_type = "text/event-stream", body = SseMessage,
             headers(
                 ("x-conversation-id" = String, description = "The conversation answered in"),
                 ("x-answer-source" = String, description = "`live` or `replay`"),
