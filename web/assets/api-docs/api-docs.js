@@ -85,9 +85,19 @@ function renderParameters(parameters) {
     ))))];
 }
 
+/** The document's named schemas, for expanding a body's `$ref` one level. */
+let namedSchemas = {};
+
+/** A body's schema: its name (linked) and, for a named schema, its fields one level deep. */
+function renderBodySchema(schema) {
+  const named = schema?.$ref ? namedSchemas[refName(schema.$ref)] : null;
+  if (!named) return renderSchema(schema);
+  return [schemaLink(schema), named.description ? h('span', { class: 'muted', text: ` — ${named.description}` }) : null, renderSchema(named, 1)];
+}
+
 function renderContent(content) {
   return Object.entries(content ?? {}).map(([mediaType, media]) => h('div', {},
-    h('code', { text: mediaType }), h('div', { class: 'api-schema' }, renderSchema(media.schema))));
+    h('code', { text: mediaType }), h('div', { class: 'api-schema' }, renderBodySchema(media.schema))));
 }
 
 function renderOperation({ method, path, operation, parameters }) {
@@ -120,6 +130,7 @@ function renderSchemas(schemas) {
 
 /** Renders the whole reference into the page. */
 export function renderReference(document, { nav, main, title, summary }) {
+  namedSchemas = document.components?.schemas ?? {};
   const groups = operationsByTag(document);
   const count = groups.reduce((total, group) => total + group.operations.length, 0);
   title.textContent = `${document.info?.title ?? 'API'} ${document.info?.version ?? ''}`.trim();
