@@ -172,7 +172,7 @@ test('sse: client posts JSON with headers, delivers typed events, stops at done,
         return new Response(JSON.stringify({ error: { code: 'forbidden', message: 'missing scope chat:use' } }), { status: 403 });
       }
       const encoder = new TextEncoder();
-      const chunks = ['data: {"type":"meta","conversationId":"c-1"}\n', '\ndata: {"type":"tok', 'en","token":"Hi"}\n\n', 'data: {"type":"done"}\n\n', 'data: {"type":"token","token":"late"}\n\n'];
+      const chunks = ['data: {"type":"meta","conversation_id":"c-1"}\n', '\ndata: {"type":"tok', 'en","token":"Hi"}\n\n', 'data: {"type":"done"}\n\n', 'data: {"type":"token","token":"late"}\n\n'];
       const body = new ReadableStream({ start(controller) { for (const chunk of chunks) controller.enqueue(encoder.encode(chunk)); controller.close(); } });
       return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
     };
@@ -191,7 +191,7 @@ test('sse: client posts JSON with headers, delivers typed events, stops at done,
     }
   });
   assert.deepEqual(outcome.events.map((event) => event.type), ['meta', 'token', 'done']);
-  assert.equal(outcome.events[0].conversationId, 'c-1');
+  assert.equal(outcome.events[0].conversation_id, 'c-1');
   assert.equal(outcome.result.completed, true);
   assert.deepEqual(outcome.refusal, { message: 'missing scope chat:use', status: 403 });
   assert.equal(outcome.requests[0].method, 'POST');
@@ -480,7 +480,7 @@ test('chat turn: stream events become tool activity, an approval card that posts
       turn.startStreaming();
       const soon = new Date(Date.now() + 30000).toISOString();
       const events = [
-        { type: 'meta', conversationId: 'c1', model: 'offline' },
+        { type: 'meta', conversation_id: 'c1', model: 'offline' },
         { type: 'mcp_tool', call_id: 'a', server: 'kg', tool: 'schema_version', status: 'started', arguments: {} },
         { type: 'mcp_tool', call_id: 'b', server: 'kg', tool: 'type_info', status: 'started', arguments: {} },
       ];

@@ -1,6 +1,7 @@
 //! `app(state)`: the whole HTTP surface as one axum `Router` — operational endpoints at the
-//! root, the JSON API under `/api`, and the common layers around all of it. Tests drive it with
-//! `tower::ServiceExt::oneshot` or through [`crate::run`] on a real socket.
+//! root, the JSON API under `/api` with its OpenAPI document and reference page, the chat API,
+//! and the common layers around all of it. Tests drive it with `tower::ServiceExt::oneshot` or
+//! through [`crate::run`] on a real socket.
 
 use crate::middleware::with_common_layers;
 use crate::routes;
@@ -9,11 +10,11 @@ use axum::Router;
 
 pub fn app(state: AppState) -> Router {
     let max_request_body_bytes = state.config.max_request_body_bytes;
+    let (api, document) = routes::api_router();
     let router = Router::new()
         .merge(routes::health::router())
-        .nest("/api", routes::api_router())
-        .merge(Router::from(routes::approvals::router()))
-        .merge(routes::chat::router())
+        .merge(api)
+        .merge(crate::openapi::router(&document))
         .merge(state.kg.router(state.shutdown.clone()))
         .merge(crate::web::router());
     with_common_layers(
@@ -22,4 +23,9 @@ pub fn app(state: AppState) -> Router {
         state.config.body_read_timeout(),
     )
     .with_state(state)
+}
+
+/// The OpenAPI document of the API [`app`] serves (also at `GET /api/openapi.json`).
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    routes::api_router().1
 }

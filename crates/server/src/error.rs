@@ -5,8 +5,9 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 use switchboard_core::Scope;
+use utoipa::ToSchema;
 
 /// Boxed cause of an internal error, kept for the log line.
 pub type BoxedCause = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -92,28 +93,41 @@ impl ApiError {
     }
 }
 
-/// The JSON error document every failing route answers: `{"error":{"code":…,"message":…}}`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+/// The JSON error document of every refusal: `{"error":{"code":…,"message":…}}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ErrorBody {
     pub error: ErrorDetail,
 }
 
-/// What went wrong: a stable machine-readable `code` and a sentence for people.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+/// What went wrong: a stable `code` to branch on and a sentence for people.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ErrorDetail {
-    /// Stable, e.g. `not_found`, `invalid_request`, `insufficient_scope`.
+    /// Stable and machine-readable (`not_found`, `insufficient_scope`, `needs_auth`…).
     pub code: String,
     pub message: String,
+    /// Precise reasons, where the failure has them (an upstream's `invalid_arguments`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub details: Option<serde_json::Value>,
+}
+
+/// The document as JSON text (for the layers that write bodies by hand).
+impl std::fmt::Display for ErrorBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = serde_json::to_string(self).map_err(|_| std::fmt::Error)?;
+        f.write_str(&text)
+    }
 }
 
 /// The JSON error document: `{"error":{"code":…,"message":…}}`.
-pub fn error_body(code: &str, message: &str) -> serde_json::Value {
-    json!(ErrorBody {
+pub fn error_body(code: &str, message: &str) -> ErrorBody {
+    ErrorBody {
         error: ErrorDetail {
             code: code.to_owned(),
             message: message.to_owned(),
+            details: None,
         },
-    })
+    }
 }
 
 impl IntoResponse for ApiError {

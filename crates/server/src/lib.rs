@@ -11,6 +11,8 @@ mod connection_limits;
 pub mod error;
 pub mod metrics;
 mod middleware;
+mod mirrors;
+pub mod openapi;
 pub mod readiness;
 pub mod routes;
 pub mod schema_context;
@@ -19,7 +21,7 @@ pub mod state;
 pub mod web;
 pub mod wire_common;
 
-pub use app::app;
+pub use app::{app, openapi_document};
 pub use auth::{Authenticated, RequiredScope, Scoped, scopes};
 pub use config::ServerConfig;
 pub use error::ApiError;

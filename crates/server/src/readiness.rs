@@ -14,9 +14,10 @@
 
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
+use utoipa::ToSchema;
 
 /// Whether one dependency is usable right now.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum CheckStatus {
     Up,
@@ -24,11 +25,12 @@ pub enum CheckStatus {
 }
 
 /// One check's answer as shown under `checks.<name>` in the `/readyz` document.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct CheckReport {
     pub status: CheckStatus,
-    /// Free-form detail (counts, last error); omitted when null.
+    /// Each check's own detail (counts, last error); omitted when there is none.
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    #[schema(value_type = Option<Object>)]
     pub detail: serde_json::Value,
 }
 
@@ -46,6 +48,21 @@ impl CheckReport {
             detail,
         }
     }
+
+    /// A report whose detail is a typed body (serialized here, once).
+    pub fn with_detail(status: CheckStatus, detail: &impl Serialize) -> Self {
+        Self {
+            status,
+            detail: serde_json::to_value(detail).unwrap_or_default(),
+        }
+    }
+}
+
+/// `checks.shutdown.detail` while draining.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DrainingDetail {
+    pub draining: bool,
+    pub message: &'static str,
 }
 
 /// What a check is about, which decides whether it gates `/readyz`.
@@ -90,10 +107,13 @@ impl ReadinessCheck for DrainReadiness {
 
     async fn check(&self) -> CheckReport {
         if self.draining.is_cancelled() {
-            CheckReport::down(serde_json::json!({
-                "draining": true,
-                "message": "shutting down: answers in flight are finishing, new ones are refused",
-            }))
+            CheckReport::with_detail(
+                CheckStatus::Down,
+                &DrainingDetail {
+                    draining: true,
+                    message: "shutting down: answers in flight are finishing, new ones are refused",
+                },
+            )
         } else {
             CheckReport::up(serde_json::Value::Null)
         }

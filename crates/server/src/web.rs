@@ -64,15 +64,34 @@ pub fn asset_version() -> &'static str {
 
 fn index_html() -> &'static str {
     static INDEX: OnceLock<String> = OnceLock::new();
-    INDEX.get_or_init(|| {
-        let template = WebFiles::get("index.html")
-            .map(|file| String::from_utf8_lossy(&file.data).into_owned())
-            .unwrap_or_default();
-        template.replace(
-            ASSET_BASE_PLACEHOLDER,
-            &format!("/assets/{}", asset_version()),
-        )
-    })
+    INDEX.get_or_init(|| html_with_asset_base("index.html"))
+}
+
+/// An embedded HTML file with its asset prefix filled in.
+fn html_with_asset_base(name: &str) -> String {
+    let template = WebFiles::get(name)
+        .map(|file| String::from_utf8_lossy(&file.data).into_owned())
+        .unwrap_or_default();
+    template.replace(
+        ASSET_BASE_PLACEHOLDER,
+        &format!("/assets/{}", asset_version()),
+    )
+}
+
+/// Another page of `web/` (an `.html` at its top), with the UI's headers; whoever mounts it
+/// chooses the URL (e.g. the API reference at `/api/docs`).
+pub fn page(name: &str, request_headers: &HeaderMap) -> Response<Body> {
+    if WebFiles::get(name).is_none() {
+        return not_found();
+    }
+    let etag = format!("\"{name}-{}\"", asset_version());
+    respond(
+        request_headers,
+        &etag,
+        "text/html; charset=utf-8",
+        REVALIDATE,
+        Body::from(html_with_asset_base(name)),
+    )
 }
 
 async fn index(request_headers: HeaderMap) -> Response<Body> {

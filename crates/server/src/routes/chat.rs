@@ -15,35 +15,31 @@ mod stream;
 pub(crate) mod wire;
 
 use crate::auth::{Scoped, scopes};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
+use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use switchboard_chat::{ChatError, ChatService, ConversationUpdate, NewConversationInput};
 use switchboard_core::{BudId, ConversationId, ToolCallId};
 use switchboard_store::ConversationCursor;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use wire::{Conversation, ConversationDetailBody, ConversationPage, ToolResultPageBody};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/chat/conversations",
-            get(list_conversations).post(create_conversation),
-        )
-        .route(
-            "/chat/conversations/{conversation_id}",
-            get(get_conversation)
-                .patch(update_conversation)
-                .delete(delete_conversation),
-        )
-        .route(
-            "/chat/conversations/{conversation_id}/tool-calls/{tool_call_id}/result",
-            get(tool_result_page),
-        )
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_conversations, create_conversation))
+        .routes(routes!(
+            get_conversation,
+            update_conversation,
+            delete_conversation
+        ))
+        .routes(routes!(tool_result_page))
         .merge(stream::router())
 }
 
@@ -69,22 +65,42 @@ impl From<ChatError> for ApiError {
     }
 }
 
-#[derive(Debug, Deserialize)]
+/// A new conversation: with a bud (or the workspace's default), a title, MCP overrides.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-struct CreateConversationBody {
+pub struct CreateConversationBody {
+    /// Omit it (or send `null`) for the workspace's default bud.
     #[serde(default)]
     bud_id: Option<String>,
     #[serde(default)]
     title: Option<String>,
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     mcp_config_overrides: Option<Value>,
 }
 
+/// Starts a conversation.
+#[utoipa::path(
+    post,
+    path = "/chat/conversations",
+    tag = "chat",
+    security(("bearer" = [])),
+    request_body = CreateConversationBody,
+    responses(
+        (status = 201, description = "Created", body = Conversation),
+        (status = 400, description = "Malformed JSON", body = ErrorBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `chat:use`", body = ErrorBody),
+        (status = 404, description = "No such bud", body = ErrorBody),
+        (status = 422, description = "Invalid input", body = ErrorBody),
+        (status = 503, description = "The chat engine is not running", body = ErrorBody),
+    )
+)]
 async fn create_conversation(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ChatUse>,
     Json(body): Json<CreateConversationBody>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Conversation>), ApiError> {
     if body
         .bud_id
         .as_deref()
@@ -105,20 +121,38 @@ async fn create_conversation(
     Ok((StatusCode::CREATED, Json(wire::conversation(&created))))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct ListQuery {
+    /// At most this many (default 50).
     #[serde(default)]
     limit: Option<u32>,
+    /// `next_cursor` of the previous page.
     #[serde(default)]
     cursor: Option<String>,
 }
 
+/// The caller's conversations, newest activity first.
+#[utoipa::path(
+    get,
+    path = "/chat/conversations",
+    tag = "chat",
+    security(("bearer" = [])),
+    params(ListQuery),
+    responses(
+        (status = 200, description = "One page", body = ConversationPage),
+        (status = 400, description = "A bad query parameter or cursor", body = ErrorBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `chat:use`", body = ErrorBody),
+        (status = 503, description = "The chat engine is not running", body = ErrorBody),
+    )
+)]
 async fn list_conversations(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ChatUse>,
     Query(query): Query<ListQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ConversationPage>, ApiError> {
     let after = query
         .cursor
         .as_deref()
@@ -128,16 +162,19 @@ async fn list_conversations(
     let page = chat_service(&state)?
         .list_conversations(&principal, query.limit.unwrap_or(50), after)
         .await?;
-    Ok(Json(json!({
-        "conversations": page
+    Ok(Json(ConversationPage {
+        conversations: page
             .conversations
             .iter()
             .map(|conversation| {
-                wire::conversation_with_activity(conversation, page.answer_in_flight(&conversation.id))
+                wire::conversation_with_activity(
+                    conversation,
+                    page.answer_in_flight(&conversation.id),
+                )
             })
-            .collect::<Vec<_>>(),
-        "next_cursor": page.next_cursor.as_ref().map(format_cursor),
-    })))
+            .collect(),
+        next_cursor: page.next_cursor.as_ref().map(format_cursor),
+    }))
 }
 
 /// `<microseconds since the epoch>.<conversation id>`: opaque to clients.
@@ -159,24 +196,41 @@ fn parse_cursor(text: &str) -> Result<ConversationCursor, ApiError> {
     })
 }
 
+/// A conversation with its messages and tool calls.
+#[utoipa::path(
+    get,
+    path = "/chat/conversations/{conversation_id}",
+    tag = "chat",
+    security(("bearer" = [])),
+    params(("conversation_id" = String, Path, description = "The conversation")),
+    responses(
+        (status = 200, description = "The conversation", body = ConversationDetailBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `chat:use`", body = ErrorBody),
+        (status = 404, description = "No such conversation of the caller's", body = ErrorBody),
+        (status = 503, description = "The chat engine is not running", body = ErrorBody),
+    )
+)]
 async fn get_conversation(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ChatUse>,
     Path(conversation_id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ConversationDetailBody>, ApiError> {
     let detail = chat_service(&state)?
         .conversation_detail(&principal, &ConversationId::from(conversation_id))
         .await?;
     Ok(Json(wire::conversation_detail(&detail)))
 }
 
-#[derive(Debug, Deserialize)]
+/// A change to a conversation; absent fields stay as they are.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-struct UpdateConversationBody {
+pub struct UpdateConversationBody {
     #[serde(default)]
     title: Option<String>,
     /// Absent: unchanged; `null`: removed.
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<Object>)]
     mcp_config_overrides: Option<Option<Value>>,
 }
 
@@ -188,12 +242,30 @@ fn present<'de, D: serde::Deserializer<'de>>(
     Ok(Some(if value.is_null() { None } else { Some(value) }))
 }
 
+/// Renames a conversation or changes its MCP overrides.
+#[utoipa::path(
+    patch,
+    path = "/chat/conversations/{conversation_id}",
+    tag = "chat",
+    security(("bearer" = [])),
+    params(("conversation_id" = String, Path, description = "The conversation")),
+    request_body = UpdateConversationBody,
+    responses(
+        (status = 200, description = "The conversation as changed", body = Conversation),
+        (status = 400, description = "Malformed JSON", body = ErrorBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `chat:use`", body = ErrorBody),
+        (status = 404, description = "No such conversation of the caller's", body = ErrorBody),
+        (status = 422, description = "Invalid input", body = ErrorBody),
+        (status = 503, description = "The chat engine is not running", body = ErrorBody),
+    )
+)]
 async fn update_conversation(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ChatUse>,
     Path(conversation_id): Path<String>,
     Json(body): Json<UpdateConversationBody>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Conversation>, ApiError> {
     let updated = chat_service(&state)?
         .update_conversation(
             &principal,
@@ -207,6 +279,21 @@ async fn update_conversation(
     Ok(Json(wire::conversation(&updated)))
 }
 
+/// Deletes a conversation (an answer in flight is cancelled first).
+#[utoipa::path(
+    delete,
+    path = "/chat/conversations/{conversation_id}",
+    tag = "chat",
+    security(("bearer" = [])),
+    params(("conversation_id" = String, Path, description = "The conversation")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `chat:use`", body = ErrorBody),
+        (status = 404, description = "No such conversation of the caller's", body = ErrorBody),
+        (status = 503, description = "The chat engine is not running", body = ErrorBody),
+    )
+)]
 async fn delete_conversation(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ChatUse>,
@@ -218,21 +305,45 @@ async fn delete_conversation(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct PageQuery {
+    /// First character of the page (default 0).
     #[serde(default)]
     offset: usize,
+    /// At most this many characters (default 65,536).
     #[serde(default)]
     limit: Option<usize>,
 }
 
+/// A page of a tool call's full result text.
+#[utoipa::path(
+    get,
+    path = "/chat/conversations/{conversation_id}/tool-calls/{tool_call_id}/result",
+    tag = "chat",
+    security(("bearer" = [])),
+    params(
+        ("conversation_id" = String, Path, description = "The conversation"),
+        ("tool_call_id" = String, Path, description = "The tool call (`tool_call_id` of the events)"),
+        PageQuery,
+    ),
+    responses(
+        (status = 200, description = "One page", body = ToolResultPageBody),
+        (status = 400, description = "A bad query parameter", body = ErrorBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `chat:use`", body = ErrorBody),
+        (status = 404, description = "No such conversation or tool call", body = ErrorBody),
+        (status = 422, description = "Invalid paging", body = ErrorBody),
+        (status = 503, description = "The chat engine is not running", body = ErrorBody),
+    )
+)]
 async fn tool_result_page(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ChatUse>,
     Path((conversation_id, tool_call_id)): Path<(String, String)>,
     Query(query): Query<PageQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ToolResultPageBody>, ApiError> {
     let page = chat_service(&state)?
         .tool_result_page(
             &principal,

@@ -10,7 +10,7 @@
 //! makes them gate it too, for deployments that want the old behaviour.
 
 use crate::auth::Authenticated;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::readiness::{CheckKind, CheckReport, CheckStatus};
 use crate::state::AppState;
 use axum::extract::State;
@@ -20,6 +20,9 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -29,8 +32,8 @@ pub fn router() -> Router<AppState> {
 }
 
 /// `GET /health` under `/api`.
-pub(crate) fn api_router() -> Router<AppState> {
-    Router::new().route("/health", get(api_health))
+pub(crate) fn api_router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(api_health))
 }
 
 /// `{"status": "UP"}` of `/healthz`.
@@ -39,16 +42,18 @@ struct Liveness {
     status: CheckStatus,
 }
 
-/// The document of `/readyz` and `/api/health`.
-#[derive(Debug, Serialize)]
-struct ChecksDocument {
+/// The document of `/readyz` and `/api/health`: the overall status and each check by name
+/// (`store`, `shutdown`, `mcp_servers`…).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ChecksDocument {
     status: CheckStatus,
+    #[schema(value_type = BTreeMap<String, CheckReport>)]
     checks: BTreeMap<&'static str, CheckReport>,
 }
 
 /// Detail of a store check that failed.
-#[derive(Debug, Serialize)]
-struct StoreFailure {
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StoreFailure {
     error: String,
 }
 
@@ -63,11 +68,11 @@ async fn run_checks(state: &AppState, gates: impl Fn(CheckKind) -> bool) -> Resp
     let mut checks = BTreeMap::new();
     let store_report = match state.store.ping().await {
         Ok(()) => CheckReport::up(serde_json::Value::Null),
-        Err(error) => CheckReport::down(
-            serde_json::to_value(StoreFailure {
+        Err(error) => CheckReport::with_detail(
+            CheckStatus::Down,
+            &StoreFailure {
                 error: error.to_string(),
-            })
-            .unwrap_or_default(),
+            },
         ),
     };
     let mut all_up = store_report.status == CheckStatus::Up;
@@ -96,6 +101,18 @@ async fn readyz(State(state): State<AppState>) -> Response {
     .await
 }
 
+/// Every readiness check, upstream MCP servers included.
+#[utoipa::path(
+    get,
+    path = "/health",
+    tag = "health",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Every check is UP", body = ChecksDocument),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 503, description = "A check is DOWN (every MCP server failing counts)", body = ChecksDocument),
+    )
+)]
 async fn api_health(State(state): State<AppState>, _caller: Authenticated) -> Response {
     run_checks(&state, |_| true).await
 }

@@ -2,26 +2,65 @@
 //! UI calls it to decide what to show; any valid token may call it.
 
 use crate::auth::Authenticated;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
+use crate::mirrors;
 use crate::state::AppState;
+use axum::Json;
 use axum::extract::State;
-use axum::routing::get;
-use axum::{Json, Router};
-use serde_json::{Value, json};
+use serde::Serialize;
+use switchboard_core::{Scope, TokenId, UserId, WorkspaceId};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/me", get(me))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(me))
 }
 
+/// The caller: their workspace, user, token and the token's scopes.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Me {
+    pub workspace: WorkspaceSummary,
+    #[schema(value_type = String)]
+    pub user_id: UserId,
+    /// `null` for anonymous access granted by configuration.
+    #[schema(value_type = Option<String>)]
+    pub token_id: Option<TokenId>,
+    #[schema(value_type = Vec<mirrors::Scope>)]
+    pub scopes: Vec<Scope>,
+}
+
+/// A workspace's id and name.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WorkspaceSummary {
+    #[schema(value_type = String)]
+    pub id: WorkspaceId,
+    pub name: String,
+}
+
+/// Who the bearer token belongs to.
+#[utoipa::path(
+    get,
+    path = "/me",
+    tag = "me",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The caller", body = Me),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+    )
+)]
 async fn me(
     State(state): State<AppState>,
     Authenticated(principal): Authenticated,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Me>, ApiError> {
     let workspace = state.store.get_workspace(&principal.workspace_id).await?;
-    Ok(Json(json!({
-        "workspace": { "id": workspace.id, "name": workspace.name },
-        "user_id": principal.user_id,
-        "token_id": principal.token_id,
-        "scopes": principal.scopes,
-    })))
+    Ok(Json(Me {
+        workspace: WorkspaceSummary {
+            id: workspace.id,
+            name: workspace.name,
+        },
+        user_id: principal.user_id,
+        token_id: principal.token_id,
+        scopes: principal.scopes.iter().collect(),
+    }))
 }

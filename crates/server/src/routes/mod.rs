@@ -1,12 +1,13 @@
-//! Route modules, one per area. Each exposes `router()` — an `OpenApiRouter<AppState>` whose
-//! handlers carry `#[utoipa::path]` (approvals, audit, buds, kg, policies, tokens, users), or a
-//! plain `Router<AppState>` for areas not yet described — with paths relative to where
-//! [`crate::app`] mounts it (`/api` for the JSON API). To add an area: create
-//! `routes/<area>.rs`, declare it here and merge it in [`api_router`] (or in `app` for routes
-//! outside `/api`).
+//! Route modules, one per area. Each exposes `router() -> OpenApiRouter<AppState>` (utoipa-axum)
+//! with paths relative to where [`api_router`] mounts it (`/api` for the JSON API, the root for
+//! the chat API the web UI calls), every handler annotated with `#[utoipa::path]` and mounted
+//! with `routes!` so that it is served and documented in one step. To add an area: create
+//! `routes/<area>.rs`, declare it here, merge it in [`api_router`] and add its tag in
+//! [`crate::openapi`].
 
 use crate::state::AppState;
 use axum::Router;
+use utoipa::openapi::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
 pub mod approvals;
@@ -21,32 +22,27 @@ pub mod policies;
 pub mod tokens;
 pub mod users;
 
-/// Everything under `/api`.
-pub(crate) fn api_router() -> Router<AppState> {
-    let (router, _) = api_openapi_router().split_for_parts();
-    router
-}
-
-/// Everything under `/api`, with the OpenAPI description of the areas that have one (the
-/// others are merged as plain routers until they are converted).
-fn api_openapi_router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .merge(me::router().into())
+/// The JSON API under `/api` and the chat API (`/chat/…`), and the OpenAPI document that
+/// describes them.
+pub fn api_router() -> (Router<AppState>, OpenApi) {
+    let api = OpenApiRouter::new()
+        .merge(me::router())
         .merge(tokens::router())
         .merge(users::router())
         .merge(policies::router())
         .merge(audit::router())
         .merge(buds::router())
         .merge(kg::router())
-        .merge(mcp_servers::router().into())
-        .merge(health::api_router().into())
+        .merge(mcp_servers::router())
+        .merge(health::api_router());
+    OpenApiRouter::with_openapi(crate::openapi::base())
+        .nest("/api", api)
+        .merge(chat::router())
+        .merge(approvals::router())
+        .split_for_parts()
 }
 
-/// The OpenAPI description of the areas converted so far (paths as served: `/api/…`, and
-/// `/chat/approvals…` at the root).
-pub fn openapi() -> utoipa::openapi::OpenApi {
-    OpenApiRouter::<AppState>::new()
-        .nest("/api", api_openapi_router())
-        .merge(approvals::router())
-        .into_openapi()
+/// The OpenAPI document alone (what `GET /api/openapi.json` serves).
+pub fn openapi() -> OpenApi {
+    api_router().1
 }

@@ -55,7 +55,7 @@ async fn approve_once_runs_the_call_and_the_answer_goes_on() {
         .await;
     assert_eq!(status, 409);
     // The conversation's approval history shows it after a reload.
-    let conversation = before[0]["conversationId"].as_str().unwrap();
+    let conversation = before[0]["conversation_id"].as_str().unwrap();
     let (_, history) = server
         .send(
             &server.alice,

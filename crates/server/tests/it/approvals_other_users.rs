@@ -21,7 +21,7 @@ async fn a_member_cannot_decide_or_read_another_members_approval_and_an_admin_ca
     let mut stream = server.ask(&dana, "echo dana's").await;
     let (asked, before) = until_approval(&mut stream).await;
     let approval_id = asked["approval_id"].clone();
-    let conversation = before[0]["conversationId"].as_str().unwrap().to_owned();
+    let conversation = before[0]["conversation_id"].as_str().unwrap().to_owned();
     assert_eq!(asked["details"]["conversation_id"], conversation.as_str());
 
     // Erin, with a valid chat:use token of the same workspace, may not decide it…

@@ -327,7 +327,7 @@ async fn a_bud_policy_set_over_the_api_decides_in_the_buds_conversations() {
         .client
         .post(server.url("/chat/stream"))
         .bearer_auth(&server.alice.token)
-        .json(&json!({"conversationId": conversation["id"], "message": "echo no"}))
+        .json(&json!({"conversation_id": conversation["id"], "message": "echo no"}))
         .send()
         .await
         .unwrap();

@@ -293,7 +293,7 @@ async fn without_a_chat_engine_the_chat_routes_say_so() {
 async fn old_camel_case_tool_metadata_is_served_with_one_name_per_field() {
     let server = ChatServer::start(ChatOptions::default()).await;
     let events = server.ask_and_wait(json!({"message": "hello"})).await;
-    let conversation_id = events[0]["conversationId"].as_str().unwrap().to_owned();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap().to_owned();
     server
         .store
         .append_message(

@@ -108,7 +108,7 @@ async fn buds_are_validated_against_the_workspace_and_shape_the_turn() {
     .await
     .unwrap();
     let events = server
-        .ask_and_wait(json!({"conversationId": conversation["id"], "message": "version?"}))
+        .ask_and_wait(json!({"conversation_id": conversation["id"], "message": "version?"}))
         .await;
     let offered: Vec<&str> = events[0]["tools"]
         .as_array()

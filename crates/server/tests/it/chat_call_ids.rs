@@ -35,9 +35,9 @@ async fn call_ids_reused_by_the_provider_keep_each_call_and_its_result_apart() {
     let first = server
         .ask_and_wait(json!({"message": "schema version?"}))
         .await;
-    let conversation_id = first[0]["conversationId"].as_str().unwrap().to_owned();
+    let conversation_id = first[0]["conversation_id"].as_str().unwrap().to_owned();
     let second = server
-        .ask_and_wait(json!({"conversationId": conversation_id, "message": "two types?"}))
+        .ask_and_wait(json!({"conversation_id": conversation_id, "message": "two types?"}))
         .await;
     let second_calls = of_type(&second, "mcp_tool");
     let second_call_ids: HashSet<&str> = second_calls
@@ -46,7 +46,7 @@ async fn call_ids_reused_by_the_provider_keep_each_call_and_its_result_apart() {
         .collect();
     assert_eq!(second_call_ids.len(), 2, "{second_calls:#?}");
     server
-        .ask_and_wait(json!({"conversationId": conversation_id, "message": "summarise"}))
+        .ask_and_wait(json!({"conversation_id": conversation_id, "message": "summarise"}))
         .await;
 
     // What the model got on the third turn: each assistant call answered by its own result.

@@ -1,5 +1,5 @@
 //! The chat stream carries the design's fields: `meta.citations` (`[]`, citations are off),
-//! `meta.schemaContext {version, typeCount, lastModified}` when the knowledge-graph server is
+//! `meta.schema_context {version, type_count, last_modified}` when the knowledge-graph server is
 //! in the conversation, and `intent` on `mcp_tool` events (the offline detector's intent, or
 //! the tool's name for a model's call).
 
@@ -31,10 +31,13 @@ async fn the_offline_detector_reports_its_intent_and_meta_carries_the_schema_con
     assert_eq!(meta["type"], "meta");
     assert_eq!(meta["citations"], json!([]));
     let version = current_schema_version(&server).await;
-    let context = &meta["schemaContext"];
+    let context = &meta["schema_context"];
     assert_eq!(context["version"], version["version"], "{meta}");
-    assert_eq!(context["typeCount"], version["object_type_count"], "{meta}");
-    assert_eq!(context["lastModified"], version["created_at"], "{meta}");
+    assert_eq!(
+        context["type_count"], version["object_type_count"],
+        "{meta}"
+    );
+    assert_eq!(context["last_modified"], version["created_at"], "{meta}");
     let version_calls: Vec<&Value> = of_type(&events, "mcp_tool")
         .into_iter()
         .filter(|event| event["tool"] == "schema_version")
@@ -58,7 +61,7 @@ async fn a_models_call_carries_the_tool_name_and_no_kg_means_no_schema_context()
     let server = ChatServer::start(ChatOptions::openai(&fake.base_url())).await;
     let events = server.ask_and_wait(json!({"message": "types?"})).await;
     assert!(
-        events[0]["schemaContext"]["typeCount"].is_u64(),
+        events[0]["schema_context"]["type_count"].is_u64(),
         "{}",
         events[0]
     );
@@ -92,8 +95,8 @@ async fn a_models_call_carries_the_tool_name_and_no_kg_means_no_schema_context()
     .await
     .unwrap();
     let events = server
-        .ask_and_wait(json!({"conversationId": conversation["id"], "message": "hello"}))
+        .ask_and_wait(json!({"conversation_id": conversation["id"], "message": "hello"}))
         .await;
     assert_eq!(events[0]["citations"], json!([]));
-    assert!(events[0].get("schemaContext").is_none(), "{}", events[0]);
+    assert!(events[0].get("schema_context").is_none(), "{}", events[0]);
 }

@@ -45,7 +45,7 @@ async fn the_conversation_list_marks_the_conversations_with_an_answer_in_flight(
 
     let mut reader = server.ask(json!({"message": "think hard"})).await;
     let events = reader.until("token").await;
-    let busy_id = events[0]["conversationId"].as_str().unwrap().to_owned();
+    let busy_id = events[0]["conversation_id"].as_str().unwrap().to_owned();
     let listed = listed_in_flight(&server).await;
     assert_eq!(listed[&busy_id], json!(true), "{listed:?}");
     assert_eq!(listed[&idle_id], json!(false), "{listed:?}");

@@ -54,7 +54,7 @@ async fn after_the_last_step_the_model_must_answer_without_tools() {
     let errors = of_type(&events, "error");
     assert_eq!(errors.len(), 1);
     assert_eq!(errors[0]["code"], "max_steps_reached");
-    let conversation_id = events[0]["conversationId"].as_str().unwrap();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap();
     let stored = server.stored_messages(conversation_id).await;
     assert!(
         stored.last().unwrap().tool_calls.is_empty(),
@@ -105,7 +105,7 @@ async fn a_large_result_reaches_the_model_cut_and_is_readable_in_full_in_pages()
         .find(|event| event["status"] == "completed")
         .unwrap()
         .clone();
-    let conversation_id = events[0]["conversationId"].as_str().unwrap();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap();
     let tool_call_id = completed["tool_call_id"].as_str().unwrap();
     let mut offset = 0;
     let mut read = String::new();
@@ -170,14 +170,14 @@ async fn ephemeral_servers_are_used_for_the_request_only_and_the_url_policy_appl
     assert_eq!(completed.len(), 1, "{events:#?}");
     assert_eq!(completed[0]["server"], "browser");
     assert_eq!(answer_text(&events), "done");
-    let conversation_id = events[0]["conversationId"].as_str().unwrap().to_owned();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap().to_owned();
     let records = server.stored_tool_calls(&conversation_id).await;
     assert_eq!(records[0].server_id, None);
     assert_eq!(records[0].server_name, "browser");
 
     // The next request without mcp_servers does not see them.
     let events = server
-        .ask_and_wait(json!({"conversationId": conversation_id, "message": "again"}))
+        .ask_and_wait(json!({"conversation_id": conversation_id, "message": "again"}))
         .await;
     assert!(
         !events[0]["tools"]

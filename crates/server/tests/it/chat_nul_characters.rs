@@ -38,7 +38,7 @@ async fn nul_characters_story(postgres: bool) {
     assert!(of_type(&events, "error").is_empty(), "{events:#?}");
     assert_eq!(answer_text(&events), "no such\u{0} type");
 
-    let conversation_id = done["conversationId"].as_str().unwrap();
+    let conversation_id = done["conversation_id"].as_str().unwrap();
     let detail = server.conversation(conversation_id).await;
     let contents: Vec<&str> = detail["messages"]
         .as_array()

@@ -103,7 +103,7 @@ async fn the_six_example_questions_are_answered_from_a_fresh_start_without_a_key
     );
 
     // Everything the stream showed was stored, in order, and replays the same way.
-    let conversation_id = events[0]["conversationId"].as_str().unwrap().to_owned();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap().to_owned();
     let detail = server.conversation(&conversation_id).await;
     let roles: Vec<&str> = detail["messages"]
         .as_array()

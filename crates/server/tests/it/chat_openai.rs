@@ -25,14 +25,14 @@ async fn streamed_text_becomes_token_events_and_a_stored_answer() {
     assert_eq!(answer_text(&events), "Hello world");
     assert_eq!(events[4]["outcome"], "completed");
 
-    let conversation_id = events[0]["conversationId"].as_str().unwrap();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap();
     let stored = server.stored_messages(conversation_id).await;
     assert_eq!(stored.len(), 2);
     assert_eq!(stored[0].content, "Say hello");
     assert_eq!(stored[1].content, "Hello world");
     assert_eq!(stored[1].status, MessageStatus::Complete);
     assert_eq!(stored[1].metadata["usage"]["completion_tokens"], 3);
-    assert_eq!(events[4]["messageId"], json!(stored[1].id));
+    assert_eq!(events[4]["message_id"], json!(stored[1].id));
 
     let request = &fake.requests()[0].body;
     assert_eq!(request["messages"][0]["role"], "system");
@@ -110,7 +110,7 @@ async fn a_mid_stream_failure_keeps_the_partial_text_marked_and_reports_the_erro
         "nothing is retried once tokens were streamed"
     );
 
-    let conversation_id = events[0]["conversationId"].as_str().unwrap();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap();
     let stored = server.stored_messages(conversation_id).await;
     let answer = stored.last().unwrap();
     assert_eq!(answer.content, "Hello");
@@ -139,7 +139,7 @@ async fn client_leaving_story(postgres: bool) {
 
     let mut reader = server.ask(json!({"message": "tell me a long story"})).await;
     let meta = reader.next_event().await.unwrap();
-    let conversation_id = meta["conversationId"].as_str().unwrap().to_owned();
+    let conversation_id = meta["conversation_id"].as_str().unwrap().to_owned();
     let mut text = String::new();
     while text != "a partial answer" {
         let event = reader.next_event().await.unwrap();
@@ -161,7 +161,7 @@ async fn client_leaving_story(postgres: bool) {
 
     // The conversation goes on; the next request sees the cut answer as history.
     let events = server
-        .ask_and_wait(json!({"conversationId": conversation_id, "message": "go on"}))
+        .ask_and_wait(json!({"conversation_id": conversation_id, "message": "go on"}))
         .await;
     assert_eq!(answer_text(&events), "second answer");
     let history = &fake.requests()[1].body["messages"];
@@ -188,7 +188,7 @@ async fn a_second_client_attaches_from_the_start_keeps_the_answer_alive_and_repl
 
     let mut asker = server.ask(json!({"message": "hi"})).await;
     let events = asker.until("token").await;
-    let conversation_id = events[0]["conversationId"].as_str().unwrap().to_owned();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap().to_owned();
 
     let mut watcher = server.attach(&conversation_id).await;
     let seen = watcher.until("token").await;
@@ -222,7 +222,7 @@ async fn a_second_client_attaches_from_the_start_keeps_the_answer_alive_and_repl
         .send(
             reqwest::Method::POST,
             "/chat/stream",
-            Some(json!({"conversationId": conversation_id, "message": "again"})),
+            Some(json!({"conversation_id": conversation_id, "message": "again"})),
         )
         .await;
     assert_eq!(busy.status(), 409);

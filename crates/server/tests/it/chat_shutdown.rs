@@ -19,7 +19,7 @@ async fn an_answer_stopped_by_shutdown_tells_its_clients_why() {
 
     let mut reader = server.ask(json!({"message": "a long one"})).await;
     let mut events = reader.until("token").await;
-    let conversation_id = events[0]["conversationId"].as_str().unwrap().to_owned();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap().to_owned();
     while answer_text(&events) != "half an answer" {
         events.push(reader.next_event().await.unwrap());
     }
@@ -77,7 +77,7 @@ async fn a_shutdown_lets_the_answer_in_flight_finish_its_tool_call_and_refuses_n
         .await;
     let mut events = reader.until("mcp_tool").await;
     assert_eq!(events.last().unwrap()["status"], "started", "{events:#?}");
-    let conversation_id = events[0]["conversationId"].as_str().unwrap().to_owned();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap().to_owned();
     let signalled = Instant::now();
     let serving = server.begin_shutdown();
 
@@ -161,7 +161,7 @@ async fn at_the_end_of_a_short_grace_the_answer_is_cut_and_what_it_produced_is_s
 
     let mut reader = server.ask(json!({"message": "a long one"})).await;
     let mut events = reader.until("token").await;
-    let conversation_id = events[0]["conversationId"].as_str().unwrap().to_owned();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap().to_owned();
     while answer_text(&events) != "the first half" {
         events.push(reader.next_event().await.unwrap());
     }

@@ -86,7 +86,7 @@ async fn a_call_under_tool_choice_none_is_answered_with_an_error_and_never_runs(
     let conversation_id = conversation_with(&server, json!({"tool_choice": "none"})).await;
 
     let events = server
-        .ask_and_wait(json!({"conversationId": conversation_id, "message": "version?"}))
+        .ask_and_wait(json!({"conversation_id": conversation_id, "message": "version?"}))
         .await;
     assert_eq!(fake.requests()[0].body["tool_choice"], "none");
     assert!(gate.reviewed.lock().unwrap().is_empty(), "reached the gate");
@@ -130,7 +130,7 @@ async fn with_a_forced_tool_only_that_tool_runs() {
     .await;
 
     let events = server
-        .ask_and_wait(json!({"conversationId": conversation_id, "message": "version?"}))
+        .ask_and_wait(json!({"conversation_id": conversation_id, "message": "version?"}))
         .await;
     assert_eq!(
         fake.requests()[0].body["tool_choice"]["function"]["name"],

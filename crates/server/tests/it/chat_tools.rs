@@ -107,7 +107,7 @@ async fn parallel_calls_story(postgres: bool) {
         ]
     );
 
-    let conversation_id = events[0]["conversationId"].as_str().unwrap().to_owned();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap().to_owned();
     let stored = server.stored_messages(&conversation_id).await;
     let roles: Vec<&str> = stored.iter().map(|message| message.role.as_str()).collect();
     assert_eq!(roles, ["user", "assistant", "tool", "tool", "assistant"]);
@@ -123,7 +123,7 @@ async fn parallel_calls_story(postgres: bool) {
 
     // The next turn replays the earlier calls and results in OpenAI format.
     server
-        .ask_and_wait(json!({"conversationId": conversation_id, "message": "and the sum again?"}))
+        .ask_and_wait(json!({"conversation_id": conversation_id, "message": "and the sum again?"}))
         .await;
     let third = &fake.requests()[2].body;
     assert_eq!(tool_messages(third).len(), 2);
@@ -168,7 +168,7 @@ async fn failing_calls_go_back_to_the_model_as_errors_and_the_answer_continues()
         let value: Value = serde_json::from_str(&content).unwrap();
         assert!(value["error"]["message"].is_string(), "{content}");
     }
-    let conversation_id = events[0]["conversationId"].as_str().unwrap();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap();
     for record in server.stored_tool_calls(conversation_id).await {
         assert_eq!(record.state, ToolCallState::Failed, "{record:?}");
     }
@@ -227,7 +227,7 @@ async fn every_call_passes_the_gate_and_a_denial_reaches_the_model() {
             .all(|event| event["tool"] != "echo"),
         "a denied call never starts"
     );
-    let conversation_id = events[0]["conversationId"].as_str().unwrap();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap();
     let records = server.stored_tool_calls(conversation_id).await;
     let echo = records
         .iter()
@@ -264,7 +264,7 @@ async fn a_chat_engine_built_without_a_gate_refuses_every_call() {
     assert_eq!(denied.len(), 1, "{events:#?}");
     assert_eq!(denied[0]["error_code"], "denied");
     assert!(tool_events(&events, "started").is_empty(), "{events:#?}");
-    let conversation_id = events[0]["conversationId"].as_str().unwrap();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap();
     let records = server.stored_tool_calls(conversation_id).await;
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].state, ToolCallState::Denied);
@@ -308,7 +308,7 @@ async fn an_upstream_dying_mid_call_leaves_the_call_unknown_and_nothing_is_lost(
     assert_eq!(events.last().unwrap()["outcome"], "completed");
     assert_eq!(answer_text(&events), "The operation's outcome is unknown.");
 
-    let conversation_id = events[0]["conversationId"].as_str().unwrap();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap();
     let records = server.stored_tool_calls(conversation_id).await;
     assert_eq!(records[0].state, ToolCallState::Unknown);
     assert!(records[0].dispatched_at.is_some());
@@ -392,7 +392,7 @@ async fn calls_left_dispatched_by_a_crash_become_unknown_and_are_never_run_again
     assert_eq!(detail["tool_calls"][0]["state"], "unknown");
 
     let events = server
-        .ask_and_wait(json!({"conversationId": conversation_id, "message": "did it work?"}))
+        .ask_and_wait(json!({"conversation_id": conversation_id, "message": "did it work?"}))
         .await;
     assert!(
         tool_events(&events, "started").is_empty(),
@@ -430,7 +430,7 @@ async fn a_client_leaving_mid_call_cancels_the_call_and_keeps_its_record() {
         .await;
     let events = reader.until("mcp_tool").await;
     assert_eq!(events.last().unwrap()["status"], "started");
-    let conversation_id = events[0]["conversationId"].as_str().unwrap().to_owned();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap().to_owned();
     let started = std::time::Instant::now();
     drop(reader);
 

@@ -1,6 +1,6 @@
 //! Servers that cannot be reached, through the chat stream: a call whose connection could not
 //! be opened was never sent, so it is `failed` (not `unknown`) with a message saying the server
-//! is unreachable, and the next turn's `meta.unavailableServers` names the server whose session
+//! is unreachable, and the next turn's `meta.unavailable_servers` names the server whose session
 //! died. Against `server-everything` over Streamable HTTP, killed between turns.
 
 use crate::chat_support::{ChatOptions, ChatServer, Peer, answer_text, of_type, remote_server};
@@ -20,7 +20,7 @@ fn tool_errors(events: &[Value]) -> Vec<&Value> {
 }
 
 fn unavailable(events: &[Value]) -> Vec<Value> {
-    of_type(events, "meta")[0]["unavailableServers"]
+    of_type(events, "meta")[0]["unavailable_servers"]
         .as_array()
         .cloned()
         .unwrap_or_default()
@@ -43,12 +43,12 @@ async fn a_server_killed_between_turns_is_unreachable_not_unknown_and_then_liste
     let first = server.ask_and_wait(json!({"message": "echo hello"})).await;
     assert!(tool_errors(&first).is_empty(), "{first:#?}");
     assert!(unavailable(&first).is_empty(), "{first:#?}");
-    let conversation_id = first[0]["conversationId"].as_str().unwrap().to_owned();
+    let conversation_id = first[0]["conversation_id"].as_str().unwrap().to_owned();
 
     // Killed between turns: its session still looks alive until a request cannot be sent.
     peer.kill();
     let second = server
-        .ask_and_wait(json!({"conversationId": conversation_id, "message": "again"}))
+        .ask_and_wait(json!({"conversation_id": conversation_id, "message": "again"}))
         .await;
     let errors = tool_errors(&second);
     assert_eq!(errors.len(), 1, "{second:#?}");
@@ -76,7 +76,7 @@ async fn a_server_killed_between_turns_is_unreachable_not_unknown_and_then_liste
 
     // The next turn is told the server is unavailable, and its tools are not offered.
     let third = server
-        .ask_and_wait(json!({"conversationId": conversation_id, "message": "and now?"}))
+        .ask_and_wait(json!({"conversation_id": conversation_id, "message": "and now?"}))
         .await;
     let listed = unavailable(&third);
     assert_eq!(listed.len(), 1, "{third:#?}");

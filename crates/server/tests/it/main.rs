@@ -41,6 +41,7 @@ mod mcp_servers_locking;
 mod mcp_servers_slow;
 mod mcp_servers_test_count;
 mod mcp_servers_tool_switch;
+mod openapi;
 mod openapi_admin_areas;
 mod openapi_chat_areas;
 mod openapi_contract;

@@ -183,7 +183,7 @@ async fn approvals_and_elicitations() {
     contract
         .expect(&server, alice, Method::POST, decide, Some(maybe), 422)
         .await;
-    let conversation = before[0]["conversationId"].as_str().unwrap();
+    let conversation = before[0]["conversation_id"].as_str().unwrap();
     let path = format!("/chat/approvals?conversation_id={conversation}&state=all");
     let history = contract
         .expect(

@@ -95,7 +95,7 @@ async fn waiting_for_approval(
         .iter()
         .find(|event| event["type"] == "meta")
         .expect("meta first");
-    let conversation_id = meta["conversationId"].as_str().unwrap().to_owned();
+    let conversation_id = meta["conversation_id"].as_str().unwrap().to_owned();
     (stream, asked, conversation_id)
 }
 
@@ -226,7 +226,7 @@ async fn a_replica_that_dies_has_its_work_recovered_by_the_next_start() {
     let mut form_stream = a.ask(&a.alice, "ask me things").await;
     let events = form_stream.until("elicitation_required").await;
     let form_conversation =
-        events.iter().find(|event| event["type"] == "meta").unwrap()["conversationId"]
+        events.iter().find(|event| event["type"] == "meta").unwrap()["conversation_id"]
             .as_str()
             .unwrap()
             .to_owned();

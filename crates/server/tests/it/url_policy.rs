@@ -81,7 +81,7 @@ async fn an_admin_can_open_loopback_for_request_servers() {
         .await;
     // Allowed: the connection is made (the canary is no MCP server, so it is unavailable).
     assert!(hits.load(Ordering::SeqCst) >= 1, "{events:#?}");
-    let unavailable = events[0]["unavailableServers"].as_array().unwrap();
+    let unavailable = events[0]["unavailable_servers"].as_array().unwrap();
     assert_eq!(unavailable[0]["server"], "local", "{events:#?}");
     assert_ne!(unavailable[0]["code"], "url_policy", "{events:#?}");
     // Other loopback addresses stay closed.
@@ -113,7 +113,7 @@ async fn a_request_server_whose_name_resolves_to_loopback_is_refused_at_connect(
         ]}))
         .await;
     assert_eq!(events.last().unwrap()["type"], "done");
-    let unavailable = events[0]["unavailableServers"].as_array().unwrap();
+    let unavailable = events[0]["unavailable_servers"].as_array().unwrap();
     let mut names: Vec<&str> = unavailable
         .iter()
         .map(|server| {
@@ -143,7 +143,7 @@ async fn our_own_kg_endpoint_stays_reachable_when_loopback_is_closed() {
         .ask_and_wait(json!({"message": "What's the schema version?"}))
         .await;
     assert_eq!(
-        events[0]["unavailableServers"],
+        events[0]["unavailable_servers"],
         json!([]),
         "{:#?}",
         events[0]

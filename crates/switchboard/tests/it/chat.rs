@@ -157,7 +157,7 @@ async fn a_kill_9_mid_call_loses_nothing_and_the_call_is_never_run_again() {
         event["type"] == "mcp_tool" && event["status"] == "started"
     })
     .await;
-    let conversation_id = events[0]["conversationId"].as_str().unwrap().to_owned();
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap().to_owned();
     service.kill_9();
 
     let service = Service::start_command(with_model(data_dir.path(), &fake));
@@ -190,7 +190,7 @@ async fn a_kill_9_mid_call_loses_nothing_and_the_call_is_never_run_again() {
     let response = ask(
         &client,
         &service,
-        json!({"conversationId": conversation_id, "message": "did it finish?"}),
+        json!({"conversation_id": conversation_id, "message": "did it finish?"}),
     )
     .send()
     .await

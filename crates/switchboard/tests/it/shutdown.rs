@@ -220,7 +220,7 @@ async fn sigterm_lets_the_answer_in_flight_finish_its_tool_call_then_exits() {
     let mut seen = events
         .until(|event| event["type"] == "mcp_tool" && event["status"] == "started")
         .await;
-    let conversation_id = seen[0]["conversationId"].as_str().unwrap().to_owned();
+    let conversation_id = seen[0]["conversation_id"].as_str().unwrap().to_owned();
     let children = descendants(service.child.id());
     assert!(!children.is_empty(), "the stdio server runs as a child");
     let signalled = Instant::now();
@@ -299,7 +299,7 @@ async fn sigterm_with_a_short_grace_cuts_the_answer_keeps_it_and_leaves_no_child
     let mut seen = events
         .until(|event| event["type"] == "mcp_tool" && event["status"] == "started")
         .await;
-    let conversation_id = seen[0]["conversationId"].as_str().unwrap().to_owned();
+    let conversation_id = seen[0]["conversation_id"].as_str().unwrap().to_owned();
     let children = descendants(service.child.id());
     assert!(!children.is_empty(), "the stdio server runs as a child");
     let signalled = Instant::now();
@@ -417,7 +417,7 @@ async fn an_approval_still_waiting_when_the_grace_ends_is_cancelled_not_left_pen
     let mut seen = events
         .until(|event| event["type"] == "approval_required")
         .await;
-    let conversation_id = seen[0]["conversationId"].as_str().unwrap().to_owned();
+    let conversation_id = seen[0]["conversation_id"].as_str().unwrap().to_owned();
     send_sigterm(&service);
     seen.extend(events.until(is_done).await);
     let resolved = of_type(&seen, "approval_resolved");

@@ -39,11 +39,11 @@ export class AssistantTurn {
   applyEvent(event) {
     switch (event.type) {
       case 'meta':
-        this.conversationId = event.conversationId ?? event.conversation_id ?? this.conversationId;
+        this.conversationId = event.conversation_id ?? this.conversationId;
         this.setMeta(event);
         break;
       case 'token':
-        this.appendText(event.token ?? event.text ?? event.content ?? '');
+        this.appendText(event.token ?? '');
         break;
       case 'mcp_tool':
         this.applyToolEvent(event);
@@ -62,7 +62,7 @@ export class AssistantTurn {
         this.cards.get(`elicitation:${event.elicitation_id}`)?.resolve(event);
         break;
       case 'error':
-        this.showError(event.error ?? event.message ?? 'The answer stopped because of an error.');
+        this.showError(event.error ?? 'The answer stopped because of an error.');
         break;
       case 'done':
         if (event.outcome === 'failed') this.showNotice('The answer ended early because of an error; what was written so far is saved.');
@@ -74,8 +74,7 @@ export class AssistantTurn {
     }
   }
 
-  setMeta({ model, provider, unavailable_servers: unavailableSnake, unavailableServers: unavailableCamel, tools }) {
-    const unavailableServers = unavailableCamel ?? unavailableSnake;
+  setMeta({ model, provider, unavailable_servers: unavailableServers, tools }) {
     this.meta.replaceChildren();
     if (model) this.meta.append(h('span', { class: 'badge', title: provider ? `Provider: ${provider}` : 'Model', text: model }));
     if (Array.isArray(tools)) this.meta.append(h('span', { text: `${tools.length} tool${tools.length === 1 ? '' : 's'} available` }));

@@ -199,7 +199,7 @@ class ChatPage {
     this.transcript.append(renderUserMessage(text));
     if (this.title.textContent === 'New conversation') this.title.textContent = text.length > 80 ? `${text.slice(0, 79)}…` : text;
     const body = { message: text };
-    if (this.conversationId) body.conversationId = this.conversationId;
+    if (this.conversationId) body.conversation_id = this.conversationId;
     await this.#runStream(controller, { url: '/chat/stream', body });
     this.input.focus();
   }
@@ -228,7 +228,7 @@ class ChatPage {
         headers: { Authorization: `Bearer ${getToken()}` },
         signal: controller.signal,
         onEvent: (event) => {
-          if (event.type === 'meta') this.#adoptConversation(event.conversationId ?? event.conversation_id);
+          if (event.type === 'meta') this.#adoptConversation(event.conversation_id);
           turn.applyEvent(event);
         },
       });

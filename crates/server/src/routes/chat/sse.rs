@@ -1,10 +1,13 @@
 //! The JSON of each SSE event of an answer (one object per `data:` line, `type` first), as
-//! Rust types borrowing from the chat engine's [`ChatEvent`]s. Documented in the README.
+//! Rust types borrowing from the chat engine's [`ChatEvent`]s. Documented in the README and,
+//! through `ToSchema`, in the OpenAPI document as the `SseEvent` union (tagged by `type`).
+//! Every field is snake_case, like the rest of the API.
 //!
 //! `meta` carries the design's fields: `citations` (always `[]` — citation retrieval is off
-//! and replaced by the graph's tools) and `schemaContext {version, typeCount, lastModified}`
+//! and replaced by the graph's tools) and `schema_context {version, type_count, last_modified}`
 //! when the knowledge-graph server is in the conversation. `mcp_tool` carries `intent`.
 
+use crate::mirrors;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
@@ -12,30 +15,80 @@ use switchboard_chat::{ChatEvent, MetaEvent, SchemaContext, ToolEvent};
 use switchboard_core::{
     ApprovalId, ConversationId, ElicitationId, MessageId, ToolCallId, ToolCallState,
 };
+use utoipa::ToSchema;
+
+/// One Server-Sent Event of an answer as it travels: its `data:` line holds one [`SseEvent`]
+/// as JSON. Described as a string with `contentMediaType`/`contentSchema` (JSON Schema 2020-12),
+/// so that clients and tools such as Schemathesis check the event inside the SSE framing.
+#[derive(Debug)]
+pub struct SseMessage;
+
+impl utoipa::PartialSchema for SseMessage {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        let data = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some("One `SseEvent` as JSON"))
+            .content_media_type("application/json")
+            .content_schema(Some(utoipa::openapi::Ref::from_schema_name("SseEvent")));
+        ObjectBuilder::new()
+            .description(Some(
+                "One event of the stream: a `data:` line holding one `SseEvent` as JSON (`: heartbeat` comments come between)",
+            ))
+            .property("data", data)
+            .required("data")
+            .into()
+    }
+}
+
+impl ToSchema for SseMessage {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        schemas.push((
+            SseEvent::name().into_owned(),
+            <SseEvent as utoipa::PartialSchema>::schema(),
+        ));
+        <SseEvent as ToSchema>::schemas(schemas);
+    }
+}
 
 /// One event, tagged with its `type`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SseEvent<'a> {
     Meta(Meta<'a>),
-    Token { token: &'a str },
+    /// A piece of the answer's text.
+    Token {
+        token: &'a str,
+    },
     McpTool(McpTool<'a>),
     ApprovalRequired(ApprovalRequired<'a>),
     ApprovalResolved(ApprovalResolved<'a>),
     ElicitationRequired(ElicitationRequired<'a>),
     ElicitationResolved(ElicitationResolved<'a>),
-    Error { error: &'a str, code: &'a str },
+    /// The answer failed (a `done` with outcome `failed` follows).
+    Error {
+        error: &'a str,
+        code: &'a str,
+    },
     Done(Done<'a>),
 }
 
 /// A citation of the design's `meta`; none are made while citation retrieval is off.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = CitationRef)]
 pub struct Citation {}
 
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = MetaEvent)]
 pub struct Meta<'a> {
+    #[schema(value_type = String)]
     pub conversation_id: &'a ConversationId,
+    #[schema(value_type = String)]
     pub message_id: &'a MessageId,
     pub provider: &'a str,
     pub model: &'a str,
@@ -47,22 +100,24 @@ pub struct Meta<'a> {
     pub schema_context: Option<SchemaContextWire<'a>>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = OfferedTool)]
 pub struct Offered<'a> {
     pub name: &'a str,
     pub server: &'a str,
     pub tool: &'a str,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = UnavailableServer)]
 pub struct Unavailable<'a> {
     pub server: &'a str,
     pub code: &'a str,
     pub message: &'a str,
 }
 
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SchemaContext)]
 pub struct SchemaContextWire<'a> {
     pub version: &'a str,
     pub type_count: usize,
@@ -70,19 +125,27 @@ pub struct SchemaContextWire<'a> {
     pub last_modified: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = McpToolEvent)]
 pub struct McpTool<'a> {
     pub call_id: &'a str,
+    #[schema(value_type = String)]
     pub tool_call_id: &'a ToolCallId,
     pub tool: &'a str,
     pub server: &'a str,
     pub intent: &'a str,
+    /// `started`, `completed`, `error`, `denied`…: what the UI shows.
     pub status: &'static str,
+    #[schema(value_type = mirrors::ToolCallState)]
     pub state: ToolCallState,
+    #[schema(value_type = Object)]
     pub arguments: &'a Value,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
     pub result: Option<&'a Value>,
+    /// Present (`true`) only when `result` was cut to fit the event.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schema(required = false)]
     pub result_truncated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<&'a str>,
@@ -92,50 +155,67 @@ pub struct McpTool<'a> {
     pub duration_ms: Option<u64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ApprovalRequiredEvent)]
 pub struct ApprovalRequired<'a> {
+    #[schema(value_type = String)]
     pub approval_id: &'a ApprovalId,
+    #[schema(value_type = String)]
     pub tool_call_id: &'a ToolCallId,
     pub call_id: &'a str,
     pub server: &'a str,
     pub tool: &'a str,
+    #[schema(value_type = Object)]
     pub arguments: &'a Value,
     pub description: &'a str,
     pub expires_at: DateTime<Utc>,
     /// What changed since the tool was pinned (absent when nothing did).
+    #[schema(value_type = Option<Object>)]
     pub diff: Option<&'a Value>,
+    #[schema(value_type = Object)]
     pub details: &'a Value,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ApprovalResolvedEvent)]
 pub struct ApprovalResolved<'a> {
+    #[schema(value_type = String)]
     pub approval_id: &'a ApprovalId,
+    #[schema(value_type = String)]
     pub tool_call_id: &'a ToolCallId,
     pub decision: &'a str,
     pub decided_by: &'a str,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ElicitationRequiredEvent)]
 pub struct ElicitationRequired<'a> {
+    #[schema(value_type = String)]
     pub elicitation_id: &'a ElicitationId,
     pub server: &'a str,
     pub message: &'a str,
+    #[schema(value_type = Object)]
     pub requested_schema: &'a Value,
     pub expires_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ElicitationResolvedEvent)]
 pub struct ElicitationResolved<'a> {
+    #[schema(value_type = String)]
     pub elicitation_id: &'a ElicitationId,
     pub action: &'a str,
     pub expired: bool,
 }
 
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = DoneEvent)]
 pub struct Done<'a> {
+    #[schema(value_type = String)]
     pub conversation_id: &'a ConversationId,
+    #[schema(value_type = Option<String>)]
     pub message_id: Option<&'a MessageId>,
+    /// `completed`, `cancelled` or `failed`.
     pub outcome: &'static str,
 }
 

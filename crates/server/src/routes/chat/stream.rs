@@ -1,6 +1,7 @@
 //! The answer as Server-Sent Events.
 //!
-//! - `POST /chat/stream` `{conversationId?, message, mcp_servers?}`: stores the question
+//! - `POST /chat/stream` `{conversation_id?, message, mcp_servers?}` (`conversationId`, the
+//!   design's spelling, is accepted as an alias of `conversation_id`): stores the question
 //!   (creating a conversation when no id is given) and streams the answer. Refusals (unknown
 //!   conversation, bad input, an answer already in flight → 409; the service shutting down →
 //!   503 `shutting_down` with `Retry-After`) are plain JSON errors before any event.
@@ -13,16 +14,17 @@
 //! disconnects, the answer is cancelled (LLM request and tool calls) and what it produced is
 //! kept.
 
+use super::sse::SseMessage;
 use super::{chat_service, sse};
 use crate::auth::{Scoped, scopes};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
+use crate::mirrors;
 use crate::state::AppState;
+use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
 use futures::StreamExt;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -30,31 +32,42 @@ use std::convert::Infallible;
 use std::time::Duration;
 use switchboard_chat::{ChatError, EphemeralServer, TurnRequest, TurnStream, UserCredential};
 use switchboard_core::{ConversationId, TransportKind};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/chat/stream", post(start_answer))
-        .route("/chat/{conversation_id}/stream", get(attach_to_answer))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(start_answer))
+        .routes(routes!(attach_to_answer))
 }
 
-#[derive(Debug, Deserialize)]
+/// A question, in a new conversation (no id) or an existing one.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-struct StreamBody {
-    #[serde(default, rename = "conversationId", alias = "conversation_id")]
+pub struct StreamBody {
+    /// The conversation to continue; absent or empty starts a new one. Also accepted as
+    /// `conversationId` (the design's spelling).
+    #[serde(default, alias = "conversationId")]
     conversation_id: Option<String>,
     message: String,
+    /// MCP servers for this answer only (not stored).
     #[serde(default)]
     mcp_servers: Vec<EphemeralServerBody>,
 }
 
-#[derive(Deserialize)]
+/// An MCP server used for one answer only.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-struct EphemeralServerBody {
+pub struct EphemeralServerBody {
     name: String,
     url: String,
+    /// Sent with every request to the server (write-only: never echoed).
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    /// Default `streamable_http`.
     #[serde(default)]
+    #[schema(value_type = Option<mirrors::TransportKind>)]
     transport: Option<TransportKind>,
 }
 
@@ -67,6 +80,30 @@ impl std::fmt::Debug for EphemeralServerBody {
     }
 }
 
+/// Asks a question and streams the answer as Server-Sent Events: one `data:` line per event,
+/// each a JSON object tagged by `type` (`meta` first, `done` last; `: heartbeat` comments
+/// between).
+#[utoipa::path(
+    post,
+    path = "/chat/stream",
+    tag = "chat",
+    security(("bearer" = [])),
+    request_body = StreamBody,
+    responses(
+        (status = 200, description = "The answer's events", content_type = "text/event-stream", body = SseMessage,
+            headers(
+                ("x-conversation-id" = String, description = "The conversation answered in"),
+                ("x-answer-source" = String, description = "`live` or `replay`"),
+            )),
+        (status = 400, description = "Malformed JSON", body = ErrorBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `chat:use`", body = ErrorBody),
+        (status = 404, description = "No such conversation of the caller's", body = ErrorBody),
+        (status = 409, description = "An answer is already being written in the conversation", body = ErrorBody),
+        (status = 422, description = "Invalid input (an empty message, a bad MCP server)", body = ErrorBody),
+        (status = 503, description = "The chat engine is not running or is shutting down (`shutting_down`, with `Retry-After`)", body = ErrorBody),
+    )
+)]
 async fn start_answer(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ChatUse>,
@@ -120,6 +157,26 @@ fn shutting_down() -> Response {
         .into_response()
 }
 
+/// Attaches to the answer in flight (every event from its start, then live until `done`), or
+/// replays the last answer when none is (`meta.replay: true`).
+#[utoipa::path(
+    get,
+    path = "/chat/{conversation_id}/stream",
+    tag = "chat",
+    security(("bearer" = [])),
+    params(("conversation_id" = String, Path, description = "The conversation")),
+    responses(
+        (status = 200, description = "The answer's events", content_type = "text/event-stream", body = SseMessage,
+            headers(
+                ("x-conversation-id" = String, description = "The conversation answered in"),
+                ("x-answer-source" = String, description = "`live` or `replay`"),
+            )),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `chat:use`", body = ErrorBody),
+        (status = 404, description = "No such conversation of the caller's", body = ErrorBody),
+        (status = 503, description = "The chat engine is not running", body = ErrorBody),
+    )
+)]
 async fn attach_to_answer(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ChatUse>,

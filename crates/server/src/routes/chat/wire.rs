@@ -1,33 +1,163 @@
 //! The chat API's JSON shapes: conversations, messages (assistant tool calls enriched with
 //! their server, tool and recorded state), tool calls and paged results (the SSE events are
-//! in `sse`). Documented in the README.
+//! in `sse`). Documented in the README and in the OpenAPI document (`ToSchema`).
+//!
+//! Owned types built from the store's records: the store's records are not wire shapes (they
+//! carry workspace ids, raw results), so each answer picks its fields here.
 
+use crate::mirrors;
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use std::collections::HashMap;
 use switchboard_chat::{ConversationDetail, ToolResultPage};
-use switchboard_store::{ConversationRecord, MessageRecord, ToolCallRecord};
+use switchboard_core::{
+    BudId, ChatRole, ConversationId, MessageId, ServerId, ToolCallId, ToolCallState, UserId,
+};
+use switchboard_store::{ConversationRecord, MessageRecord, MessageStatus, ToolCallRecord};
+use utoipa::ToSchema;
 
-pub fn conversation(record: &ConversationRecord) -> Value {
-    json!({
-        "id": record.id,
-        "title": record.title,
-        "bud_id": record.bud_id,
-        "owner_user_id": record.owner_user_id,
-        "mcp_config_overrides": record.mcp_config_overrides,
-        "created_at": record.created_at,
-        "updated_at": record.updated_at,
-    })
+/// A conversation. `answer_in_flight` is present in lists and details: whether an answer is
+/// being generated in it right now.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Conversation {
+    #[schema(value_type = String)]
+    pub id: ConversationId,
+    pub title: String,
+    #[schema(value_type = Option<String>)]
+    pub bud_id: Option<BudId>,
+    #[schema(value_type = String)]
+    pub owner_user_id: UserId,
+    /// Per-conversation MCP configuration (`additional_servers`, `disabled_servers`…).
+    #[schema(value_type = Option<Object>)]
+    pub mcp_config_overrides: Option<Value>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer_in_flight: Option<bool>,
+}
+
+/// One page of the caller's conversations, newest activity first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ConversationPage {
+    pub conversations: Vec<Conversation>,
+    /// Pass as `cursor` for the next page; `null` on the last one.
+    pub next_cursor: Option<String>,
+}
+
+/// A conversation with its messages and tool calls.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ConversationDetailBody {
+    pub conversation: Conversation,
+    pub messages: Vec<Message>,
+    pub tool_calls: Vec<ToolCall>,
+}
+
+/// One stored message.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Message {
+    #[schema(value_type = String)]
+    pub id: MessageId,
+    pub seq: i64,
+    #[schema(value_type = mirrors::ChatRole)]
+    pub role: ChatRole,
+    pub content: String,
+    pub tool_calls: Vec<MessageToolCall>,
+    pub tool_call_id: Option<String>,
+    /// What the engine recorded about the message (tool latency, errors, the answer's
+    /// provider…), as stored.
+    #[schema(value_type = Object)]
+    pub metadata: Value,
+    #[schema(value_type = mirrors::MessageStatus)]
+    pub status: MessageStatus,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A tool call an assistant message asked for, with what became of it when it was recorded.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MessageToolCall {
+    /// The model's call id.
+    pub id: String,
+    pub name: String,
+    /// The arguments as the model wrote them (JSON text).
+    pub arguments: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub tool_call_id: Option<ToolCallId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<mirrors::ToolCallState>)]
+    pub state: Option<ToolCallState>,
+}
+
+/// A tool call without its (possibly large) result: read that through the result pages.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ToolCall {
+    #[schema(value_type = String)]
+    pub id: ToolCallId,
+    pub llm_call_id: String,
+    #[schema(value_type = Option<String>)]
+    pub message_id: Option<MessageId>,
+    /// `null` once the server is deleted (`server` keeps its name).
+    #[schema(value_type = Option<String>)]
+    pub server_id: Option<ServerId>,
+    pub server: String,
+    pub tool: String,
+    /// The arguments as JSON text.
+    pub arguments: String,
+    #[schema(value_type = mirrors::ToolCallState)]
+    pub state: ToolCallState,
+    pub error: Option<String>,
+    pub has_result: bool,
+    pub result_bytes: Option<usize>,
+    pub created_at: DateTime<Utc>,
+    pub decided_at: Option<DateTime<Utc>>,
+    pub dispatched_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub duration_ms: Option<i64>,
+}
+
+/// A page of a tool call's full result text.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ToolResultPageBody {
+    pub tool_call: ToolCall,
+    pub is_error: bool,
+    pub offset: usize,
+    pub total_chars: usize,
+    pub text: String,
+    /// Where the next page starts; `null` on the last one.
+    pub next_offset: Option<usize>,
+}
+
+pub fn conversation(record: &ConversationRecord) -> Conversation {
+    Conversation {
+        id: record.id.clone(),
+        title: record.title.clone(),
+        bud_id: record.bud_id.clone(),
+        owner_user_id: record.owner_user_id.clone(),
+        mcp_config_overrides: record.mcp_config_overrides.clone(),
+        created_at: record.created_at,
+        updated_at: record.updated_at,
+        answer_in_flight: None,
+    }
 }
 
 /// A conversation with whether an answer is being generated in it right now.
-pub fn conversation_with_activity(record: &ConversationRecord, answer_in_flight: bool) -> Value {
-    let mut body = conversation(record);
-    body["answer_in_flight"] = json!(answer_in_flight);
-    body
+pub fn conversation_with_activity(
+    record: &ConversationRecord,
+    answer_in_flight: bool,
+) -> Conversation {
+    Conversation {
+        answer_in_flight: Some(answer_in_flight),
+        ..conversation(record)
+    }
 }
 
-pub fn conversation_detail(detail: &ConversationDetail) -> Value {
+pub fn conversation_detail(detail: &ConversationDetail) -> ConversationDetailBody {
     // Keyed by the asking message too: a provider may reuse a call id in a later answer.
     let calls: HashMap<(Option<&str>, &str), &ToolCallRecord> = detail
         .tool_calls
@@ -37,85 +167,95 @@ pub fn conversation_detail(detail: &ConversationDetail) -> Value {
             ((message_id, call.llm_call_id.as_str()), call)
         })
         .collect();
-    json!({
-        "conversation": conversation_with_activity(&detail.conversation, detail.answer_in_flight),
-        "messages": detail.messages.iter().map(|message| message_view(message, &calls)).collect::<Vec<_>>(),
-        "tool_calls": detail.tool_calls.iter().map(tool_call).collect::<Vec<_>>(),
-    })
+    ConversationDetailBody {
+        conversation: conversation_with_activity(&detail.conversation, detail.answer_in_flight),
+        messages: detail
+            .messages
+            .iter()
+            .map(|message| message_view(message, &calls))
+            .collect(),
+        tool_calls: detail.tool_calls.iter().map(tool_call).collect(),
+    }
 }
 
 fn message_view(
     message: &MessageRecord,
     calls: &HashMap<(Option<&str>, &str), &ToolCallRecord>,
-) -> Value {
-    let tool_calls: Vec<Value> = message
+) -> Message {
+    let tool_calls = message
         .tool_calls
         .iter()
         .map(|request| {
-            let mut view = json!({
-                "id": request.id,
-                "name": request.name,
-                "arguments": request.arguments,
-            });
             let record = calls
                 .get(&(Some(message.id.as_str()), request.id.as_str()))
                 .or_else(|| calls.get(&(None, request.id.as_str())));
-            if let Some(record) = record {
-                view["tool_call_id"] = json!(record.id);
-                view["server"] = json!(record.server_name);
-                view["tool"] = json!(record.tool_name);
-                view["state"] = json!(record.state);
+            MessageToolCall {
+                id: request.id.clone(),
+                name: request.name.clone(),
+                arguments: request.arguments.clone(),
+                tool_call_id: record.map(|record| record.id.clone()),
+                server: record.map(|record| record.server_name.clone()),
+                tool: record.map(|record| record.tool_name.clone()),
+                state: record.map(|record| record.state),
             }
-            view
         })
         .collect();
-    json!({
-        "id": message.id,
-        "seq": message.seq,
-        "role": message.role,
-        "content": message.content,
-        "tool_calls": tool_calls,
-        "tool_call_id": message.tool_call_id,
-        "metadata": message.metadata,
-        "status": message.status,
-        "created_at": message.created_at,
-        "updated_at": message.updated_at,
-    })
+    Message {
+        id: message.id.clone(),
+        seq: message.seq,
+        role: message.role,
+        content: message.content.clone(),
+        tool_calls,
+        tool_call_id: message.tool_call_id.clone(),
+        // Through serde: the metadata is stored as it is (its own type lives in `core`).
+        metadata: serde_json::to_value(&message.metadata).unwrap_or_default(),
+        status: message.status,
+        created_at: message.created_at,
+        updated_at: message.updated_at,
+    }
 }
 
 /// A tool call without its (possibly large) result: read that through the result pages.
-pub fn tool_call(record: &ToolCallRecord) -> Value {
+pub fn tool_call(record: &ToolCallRecord) -> ToolCall {
     let millis = |from: Option<DateTime<Utc>>, to: Option<DateTime<Utc>>| match (from, to) {
         (Some(from), Some(to)) => Some((to - from).num_milliseconds()),
         _ => None,
     };
-    json!({
-        "id": record.id,
-        "llm_call_id": record.llm_call_id,
-        "message_id": record.message_id,
-        "server_id": record.server_id,
-        "server": record.server_name,
-        "tool": record.tool_name,
-        "arguments": record.arguments,
-        "state": record.state,
-        "error": record.error,
-        "has_result": record.result.is_some(),
-        "result_bytes": record.result.as_ref().and_then(|result| serde_json::to_vec(result).ok()).map(|bytes| bytes.len()),
-        "created_at": record.created_at,
-        "decided_at": record.decided_at,
-        "dispatched_at": record.dispatched_at,
-        "finished_at": record.finished_at,
-        "duration_ms": millis(record.dispatched_at, record.finished_at),
-    })
+    ToolCall {
+        id: record.id.clone(),
+        llm_call_id: record.llm_call_id.clone(),
+        message_id: record.message_id.clone(),
+        server_id: record.server_id.clone(),
+        server: record.server_name.clone(),
+        tool: record.tool_name.clone(),
+        arguments: record.arguments.clone(),
+        state: record.state,
+        error: record.error.clone(),
+        has_result: record.result.is_some(),
+        result_bytes: record
+            .result
+            .as_ref()
+            .and_then(|result| serde_json::to_vec(result).ok())
+            .map(|bytes| bytes.len()),
+        created_at: record.created_at,
+        decided_at: record.decided_at,
+        dispatched_at: record.dispatched_at,
+        finished_at: record.finished_at,
+        duration_ms: millis(record.dispatched_at, record.finished_at),
+    }
 }
 
-pub fn tool_result_page(page: &ToolResultPage) -> Value {
-    json!({
-        "tool_call": tool_call(&page.tool_call),
-        "is_error": page.tool_call.result.as_ref().and_then(|result| result.get("isError")).and_then(Value::as_bool).unwrap_or(page.tool_call.result.is_none()),
-        "offset": page.offset,
-        "total_chars": page.total_chars,
-        "text": page.text,
-        "next_offset": page.next_offset,
-    })
+pub fn tool_result_page(page: &ToolResultPage) -> ToolResultPageBody {
+    let result = page.tool_call.result.as_ref();
+    ToolResultPageBody {
+        tool_call: tool_call(&page.tool_call),
+        is_error: result
+            .and_then(|result| result.get("isError"))
+            .and_then(Value::as_bool)
+            .unwrap_or(result.is_none()),
+        offset: page.offset,
+        total_chars: page.total_chars,
+        text: page.text.clone(),
+        next_offset: page.next_offset,
+    }
 }

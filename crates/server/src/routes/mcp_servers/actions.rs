@@ -3,27 +3,47 @@
 
 use super::failure::{Failure, upstream_error_body};
 use super::registry;
-use super::views::{capabilities_view, test_view, tool_view};
+use super::views::{
+    CapabilitiesBody, SyncBody, TestFailed, TestOutcome, ToolView, capabilities_view, test_view,
+    tool_view,
+};
 use crate::auth::{Scoped, scopes};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::time::Instant;
 use switchboard_approvals::ConfigurationChange;
 use switchboard_core::{Principal, Scope, ServerId};
 use switchboard_mcp_client::{CallContext, Caller};
 use switchboard_store::{NewAuditEvent, StoreError};
+use utoipa::ToSchema;
 
+/// Tests the connection: starts a session and lists the tools (the outcome is 200 either way).
+#[utoipa::path(
+    post,
+    path = "/mcp/servers/{id}/test",
+    tag = "mcp_servers",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "The server")),
+    responses(
+        (status = 200, description = "`ok: true` with what the server said, or `ok: false` with why", body = TestOutcome),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `servers:write`", body = ErrorBody),
+        (status = 404, description = "No such server", body = ErrorBody),
+        (status = 409, description = "The server is switched off", body = ErrorBody),
+        (status = 503, description = "The MCP client is not running", body = ErrorBody),
+    )
+)]
 pub(super) async fn test_server(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ServersWrite>,
     Path(id): Path<String>,
     headers: HeaderMap,
-) -> Result<Json<Value>, Failure> {
+) -> Result<Json<TestOutcome>, Failure> {
     let registry = registry(&state)?;
     let outcome = registry
         .test(
@@ -33,22 +53,39 @@ pub(super) async fn test_server(
         )
         .await?;
     Ok(Json(match outcome {
-        Ok(report) => test_view(&report),
-        Err(error) => {
-            let mut answer = upstream_error_body(&error);
-            answer["ok"] = json!(false);
-            answer["status"] = json!("ERROR");
-            answer
-        }
+        Ok(report) => TestOutcome::Passed(test_view(&report)),
+        Err(error) => TestOutcome::Failed(TestFailed {
+            error: upstream_error_body(&error).error,
+            ok: false,
+            status: "ERROR",
+        }),
     }))
 }
 
+/// Lists the server's tools, resources and prompts again and caches them.
+#[utoipa::path(
+    post,
+    path = "/mcp/servers/{id}/sync",
+    tag = "mcp_servers",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "The server")),
+    responses(
+        (status = 200, description = "Synced", body = SyncBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `servers:write`", body = ErrorBody),
+        (status = 404, description = "No such server", body = ErrorBody),
+        (status = 422, description = "The server's configuration is refused", body = ErrorBody),
+        (status = 502, description = "The upstream failed (its code, e.g. `needs_auth`)", body = ErrorBody),
+        (status = 503, description = "The MCP client is not running, or the upstream is busy", body = ErrorBody),
+        (status = 504, description = "The upstream timed out", body = ErrorBody),
+    )
+)]
 pub(super) async fn sync_server(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ServersWrite>,
     Path(id): Path<String>,
     headers: HeaderMap,
-) -> Result<Json<Value>, Failure> {
+) -> Result<Json<SyncBody>, Failure> {
     let registry = registry(&state)?;
     let server_id = ServerId::from(id);
     let record = state
@@ -60,19 +97,34 @@ pub(super) async fn sync_server(
     if let Some(error) = report.error {
         return Err(error.into());
     }
-    Ok(Json(json!({
-        "sync_status": report.state,
-        "tool_count": report.tool_count,
-        "resource_count": report.resource_count,
-        "prompt_count": report.prompt_count,
-    })))
+    Ok(Json(SyncBody {
+        sync_status: report.state,
+        tool_count: report.tool_count,
+        resource_count: report.resource_count,
+        prompt_count: report.prompt_count,
+    }))
 }
 
+/// The cached capabilities (tools with their switch, resources, prompts) and their freshness.
+#[utoipa::path(
+    get,
+    path = "/mcp/servers/{id}/capabilities",
+    tag = "mcp_servers",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "The server")),
+    responses(
+        (status = 200, description = "The cache", body = CapabilitiesBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `servers:read`", body = ErrorBody),
+        (status = 404, description = "No such server", body = ErrorBody),
+        (status = 503, description = "The MCP client is not running", body = ErrorBody),
+    )
+)]
 pub(super) async fn capabilities(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ServersRead>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, Failure> {
+) -> Result<Json<CapabilitiesBody>, Failure> {
     let registry = registry(&state)?;
     let view = registry
         .capabilities(&principal.workspace_id, &ServerId::from(id))
@@ -80,18 +132,53 @@ pub(super) async fn capabilities(
     Ok(Json(capabilities_view(&view)))
 }
 
-#[derive(Debug, Deserialize)]
+/// Switches a tool on or off (off: not offered to the model).
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub(super) struct ToolSwitchBody {
+pub struct ToolSwitchBody {
     is_enabled: bool,
 }
 
+/// `details` of the audit event of a tool switch.
+#[derive(Debug, Serialize)]
+struct ToolSwitchAudit<'a> {
+    server_id: &'a ServerId,
+    is_enabled: bool,
+}
+
+/// `details` of the audit event of a tried tool call.
+#[derive(Debug, Serialize)]
+struct TriedCallAudit {
+    via: &'static str,
+    forced: bool,
+}
+
+/// Switches one of the server's tools on or off.
+#[utoipa::path(
+    patch,
+    path = "/mcp/servers/{id}/tools/{name}",
+    tag = "mcp_servers",
+    security(("bearer" = [])),
+    params(
+        ("id" = String, Path, description = "The server"),
+        ("name" = String, Path, description = "The tool"),
+    ),
+    request_body = ToolSwitchBody,
+    responses(
+        (status = 200, description = "The tool as switched", body = ToolView),
+        (status = 400, description = "Malformed JSON", body = ErrorBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `servers:write`", body = ErrorBody),
+        (status = 404, description = "No such server or tool", body = ErrorBody),
+        (status = 422, description = "Invalid input", body = ErrorBody),
+    )
+)]
 pub(super) async fn set_tool_enabled(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ServersWrite>,
     Path((id, name)): Path<(String, String)>,
     Json(body): Json<ToolSwitchBody>,
-) -> Result<Json<Value>, Failure> {
+) -> Result<Json<ToolView>, Failure> {
     let tool = state
         .store
         .set_tool_enabled(
@@ -116,17 +203,24 @@ pub(super) async fn set_tool_enabled(
                 target: &target,
                 server_name: None,
                 tool_name: Some(&tool.name),
-                details: json!({"server_id": tool.server_id, "is_enabled": tool.is_enabled}),
+                details: serde_json::to_value(ToolSwitchAudit {
+                    server_id: &tool.server_id,
+                    is_enabled: tool.is_enabled,
+                })
+                .unwrap_or_default(),
             },
         )
         .await;
     Ok(Json(tool_view(&tool)))
 }
 
-#[derive(Debug, Deserialize)]
+/// A tool call tried through the API.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub(super) struct CallBody {
+pub struct CallBody {
+    /// The tool's arguments (an object matching its input schema).
     #[serde(default)]
+    #[schema(value_type = Object)]
     arguments: Value,
     /// Run the tool even though it is switched off (`is_enabled: false`). Only an admin may
     /// ask; anyone else gets 403.
@@ -170,6 +264,29 @@ async fn refuse_switched_off_tool(
 
 /// Calls the tool now, on the caller's behalf. Tool-level failures are 200 with `isError`;
 /// invalid arguments are 422 with `details`; upstream failures carry their code.
+#[utoipa::path(
+    post,
+    path = "/mcp/servers/{id}/tools/{name}/call",
+    tag = "mcp_servers",
+    security(("bearer" = [])),
+    params(
+        ("id" = String, Path, description = "The server"),
+        ("name" = String, Path, description = "The tool"),
+    ),
+    request_body = CallBody,
+    responses(
+        (status = 200, description = "The tool's result as MCP returns it (`content`, `structuredContent`, `isError`)", body = Object),
+        (status = 400, description = "Malformed JSON", body = ErrorBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `servers:write`, or `force` without `admin`", body = ErrorBody),
+        (status = 404, description = "No such server or tool (`unknown_tool`)", body = ErrorBody),
+        (status = 409, description = "The tool is switched off, or the server is", body = ErrorBody),
+        (status = 422, description = "Invalid arguments (`invalid_arguments`, with `details`)", body = ErrorBody),
+        (status = 502, description = "The upstream failed", body = ErrorBody),
+        (status = 503, description = "The MCP client is not running, or the upstream is busy", body = ErrorBody),
+        (status = 504, description = "The upstream timed out", body = ErrorBody),
+    )
+)]
 pub(super) async fn call_tool(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ServersWrite>,
@@ -215,7 +332,11 @@ pub(super) async fn call_tool(
         tool_name: Some(name.clone()),
         status: Some(status),
         duration_ms: Some(started.elapsed().as_millis() as i64),
-        details: json!({"via": "api", "forced": body.force}),
+        details: serde_json::to_value(TriedCallAudit {
+            via: "api",
+            forced: body.force,
+        })
+        .unwrap_or_default(),
     };
     if let Err(error) = state
         .store

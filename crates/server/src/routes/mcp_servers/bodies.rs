@@ -3,6 +3,7 @@
 //! the URL policy on the URL as written (the resolved address is checked again at connect).
 
 use crate::error::ApiError;
+use crate::mirrors;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -14,11 +15,15 @@ use switchboard_mcp_client::{
 use switchboard_store::{
     NewServer, ServerConnectionConfig, ServerPatch, ServerRecord, ServerSecrets,
 };
+use utoipa::ToSchema;
 
-#[derive(Debug, Deserialize)]
+/// A server to register: `url` (and `headers`, `api_key`) for remote transports, `command`
+/// (and `args`, `env`, `working_dir`) for stdio. Secret values are write-only.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub(super) struct CreateServerBody {
+pub struct CreateServerBody {
     name: String,
+    #[schema(value_type = mirrors::TransportKind)]
     transport: TransportKind,
     #[serde(default)]
     url: Option<String>,
@@ -35,15 +40,19 @@ pub(super) struct CreateServerBody {
     #[serde(default)]
     api_key: Option<String>,
     #[serde(default)]
+    #[schema(value_type = Option<mirrors::SessionScope>)]
     session_scope: SessionScope,
     #[serde(default)]
     timeout_ms: Option<u64>,
     #[serde(default)]
     init_timeout_ms: Option<u64>,
+    /// Default `true`.
     #[serde(default = "active_by_default")]
+    #[schema(value_type = Option<bool>)]
     is_active: bool,
     /// Set only by Switchboard on its own knowledge-graph server; refused when sent.
     #[serde(default, rename = "switchboard_own_kg_endpoint")]
+    #[schema(value_type = Option<Object>)]
     own_endpoint_marker: Option<Value>,
 }
 
@@ -51,16 +60,20 @@ fn active_by_default() -> bool {
     true
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// A change to a server: `version` as read, and the fields to change (absent: unchanged;
+/// `null` removes `api_key`, `working_dir` and the timeouts).
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub(super) struct UpdateServerBody {
+pub struct UpdateServerBody {
     /// The version the change was made against (required: missing is 422, stale is 409).
-    /// Optional here only so that its absence gets our own message, not serde's.
+    // Optional here only so that its absence gets our own message, not serde's.
     #[serde(default)]
+    #[schema(required = true, value_type = i64)]
     version: Option<i64>,
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
+    #[schema(value_type = Option<mirrors::TransportKind>)]
     transport: Option<TransportKind>,
     #[serde(default)]
     url: Option<String>,
@@ -71,22 +84,28 @@ pub(super) struct UpdateServerBody {
     #[serde(default)]
     env: Option<BTreeMap<String, String>>,
     #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
     working_dir: Option<Option<String>>,
     #[serde(default)]
     headers: Option<BTreeMap<String, String>>,
     /// `null` removes the stored key; absent keeps it.
     #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
     api_key: Option<Option<String>>,
     #[serde(default)]
+    #[schema(value_type = Option<mirrors::SessionScope>)]
     session_scope: Option<SessionScope>,
     #[serde(default, deserialize_with = "nullable_number")]
+    #[schema(value_type = Option<u64>)]
     timeout_ms: Option<Option<u64>>,
     #[serde(default, deserialize_with = "nullable_number")]
+    #[schema(value_type = Option<u64>)]
     init_timeout_ms: Option<Option<u64>>,
     #[serde(default)]
     is_active: Option<bool>,
     /// Set only by Switchboard on its own knowledge-graph server; refused when sent.
     #[serde(default, rename = "switchboard_own_kg_endpoint")]
+    #[schema(value_type = Option<Object>)]
     own_endpoint_marker: Option<Value>,
 }
 

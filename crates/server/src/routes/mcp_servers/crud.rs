@@ -6,15 +6,14 @@
 use super::bodies::{CreateServerBody, UpdateServerBody, patch_for};
 use super::failure::Failure;
 use super::registry;
-use super::views::server_view;
+use super::views::{ServerList, ServerView, server_view};
 use crate::auth::{Scoped, scopes};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
 use std::collections::HashMap;
 use switchboard_core::{Principal, Scope, ServerId, TransportKind};
 use switchboard_registry::ServerRegistry;
@@ -29,10 +28,23 @@ fn require_admin_for_stdio(principal: &Principal, is_stdio_command: bool) -> Res
     Ok(())
 }
 
+/// The workspace's registered servers with their live state.
+#[utoipa::path(
+    get,
+    path = "/mcp/servers",
+    tag = "mcp_servers",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Every server", body = ServerList),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `servers:read`", body = ErrorBody),
+        (status = 503, description = "The MCP client is not running", body = ErrorBody),
+    )
+)]
 pub(super) async fn list_servers(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ServersRead>,
-) -> Result<Json<Value>, Failure> {
+) -> Result<Json<ServerList>, Failure> {
     let registry = registry(&state)?;
     let records = state.store.list_servers(&principal.workspace_id).await?;
     let overviews = registry
@@ -46,7 +58,7 @@ pub(super) async fn list_servers(
         .filter(|stored| stored.observation.error_code.is_some())
         .map(|stored| (stored.server_id, stored.observed_at))
         .collect();
-    let servers: Vec<Value> = records
+    let servers: Vec<ServerView> = records
         .iter()
         .zip(&overviews)
         .map(|(record, overview)| {
@@ -57,14 +69,29 @@ pub(super) async fn list_servers(
             )
         })
         .collect();
-    Ok(Json(json!({ "servers": servers })))
+    Ok(Json(ServerList { servers }))
 }
 
+/// One server with its live state.
+#[utoipa::path(
+    get,
+    path = "/mcp/servers/{id}",
+    tag = "mcp_servers",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "The server")),
+    responses(
+        (status = 200, description = "The server", body = ServerView),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `servers:read`", body = ErrorBody),
+        (status = 404, description = "No such server", body = ErrorBody),
+        (status = 503, description = "The MCP client is not running", body = ErrorBody),
+    )
+)]
 pub(super) async fn get_server(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ServersRead>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, Failure> {
+) -> Result<Json<ServerView>, Failure> {
     let registry = registry(&state)?;
     let record = state
         .store
@@ -73,11 +100,29 @@ pub(super) async fn get_server(
     Ok(Json(current_view(&state, registry, &record).await?))
 }
 
+/// Registers a server (a stdio server also needs `admin`); an active one is synced in the
+/// background.
+#[utoipa::path(
+    post,
+    path = "/mcp/servers",
+    tag = "mcp_servers",
+    security(("bearer" = [])),
+    request_body = CreateServerBody,
+    responses(
+        (status = 201, description = "Registered", body = ServerView),
+        (status = 400, description = "Malformed JSON", body = ErrorBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `servers:write` (or `admin` for stdio)", body = ErrorBody),
+        (status = 409, description = "A server with this name exists", body = ErrorBody),
+        (status = 422, description = "Invalid configuration (the message names the field)", body = ErrorBody),
+        (status = 503, description = "The MCP client is not running", body = ErrorBody),
+    )
+)]
 pub(super) async fn create_server(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ServersWrite>,
     Json(body): Json<CreateServerBody>,
-) -> Result<(StatusCode, Json<Value>), Failure> {
+) -> Result<(StatusCode, Json<ServerView>), Failure> {
     let registry = registry(&state)?;
     body.check_reserved()?;
     let candidate = body.candidate();
@@ -100,12 +145,31 @@ pub(super) async fn create_server(
     ))
 }
 
+/// Changes a server, against the `version` read with GET (missing: 422, stale: 409).
+#[utoipa::path(
+    patch,
+    path = "/mcp/servers/{id}",
+    tag = "mcp_servers",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "The server")),
+    request_body = UpdateServerBody,
+    responses(
+        (status = 200, description = "The server as changed", body = ServerView),
+        (status = 400, description = "Malformed JSON", body = ErrorBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `servers:write` (or `admin` for stdio)", body = ErrorBody),
+        (status = 404, description = "No such server", body = ErrorBody),
+        (status = 409, description = "A stale version, or a duplicate name", body = ErrorBody),
+        (status = 422, description = "Invalid configuration, or no version", body = ErrorBody),
+        (status = 503, description = "The MCP client is not running", body = ErrorBody),
+    )
+)]
 pub(super) async fn update_server(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ServersWrite>,
     Path(id): Path<String>,
     Json(body): Json<UpdateServerBody>,
-) -> Result<Json<Value>, Failure> {
+) -> Result<Json<ServerView>, Failure> {
     let registry = registry(&state)?;
     let version = body.required_version()?;
     body.check_reserved()?;
@@ -150,6 +214,21 @@ pub(super) async fn update_server(
     Ok(Json(current_view(&state, registry, &updated).await?))
 }
 
+/// Deletes a server after stopping its sessions (and stdio children).
+#[utoipa::path(
+    delete,
+    path = "/mcp/servers/{id}",
+    tag = "mcp_servers",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "The server")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `servers:write`", body = ErrorBody),
+        (status = 404, description = "No such server", body = ErrorBody),
+        (status = 503, description = "The MCP client is not running", body = ErrorBody),
+    )
+)]
 pub(super) async fn delete_server(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ServersWrite>,
@@ -180,7 +259,7 @@ async fn current_view(
     state: &AppState,
     registry: &ServerRegistry,
     record: &ServerRecord,
-) -> Result<Value, Failure> {
+) -> Result<ServerView, Failure> {
     let overview = registry.overview(record).await?;
     let error_recorded_at = state
         .store

@@ -1,7 +1,7 @@
 //! How registry requests fail: ordinary API errors, or an upstream's failure answered with its
 //! precise code (`needs_auth`, `timeout`, `invalid_arguments`…) in the usual error document.
 
-use crate::error::{ApiError, error_body};
+use crate::error::{ApiError, ErrorBody, error_body};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use switchboard_mcp_client::UpstreamError;
@@ -60,10 +60,10 @@ pub(super) fn upstream_status(error: &UpstreamError) -> StatusCode {
 }
 
 /// `{"error": {"code", "message", "details"?}}` for an upstream failure.
-pub(super) fn upstream_error_body(error: &UpstreamError) -> serde_json::Value {
+pub(super) fn upstream_error_body(error: &UpstreamError) -> ErrorBody {
     let mut body = error_body(error.code(), &error.to_string());
     if let UpstreamError::InvalidArguments { details, .. } = error {
-        body["error"]["details"] = serde_json::json!(details);
+        body.error.details = serde_json::to_value(details).ok();
     }
     body
 }

@@ -34,36 +34,41 @@ mod failure;
 mod views;
 
 use crate::error::ApiError;
-use crate::readiness::{CheckKind, CheckReport, ReadinessCheck};
+use crate::readiness::{CheckKind, CheckReport, CheckStatus, ReadinessCheck};
 use crate::state::AppState;
-use axum::Router;
-use axum::routing::{get, patch, post};
-use serde_json::json;
+use serde::Serialize;
 use switchboard_registry::ServerRegistry;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/mcp/servers",
-            get(crud::list_servers).post(crud::create_server),
-        )
-        .route(
-            "/mcp/servers/{id}",
-            get(crud::get_server)
-                .patch(crud::update_server)
-                .delete(crud::delete_server),
-        )
-        .route("/mcp/servers/{id}/test", post(actions::test_server))
-        .route("/mcp/servers/{id}/sync", post(actions::sync_server))
-        .route("/mcp/servers/{id}/capabilities", get(actions::capabilities))
-        .route(
-            "/mcp/servers/{id}/tools/{name}",
-            patch(actions::set_tool_enabled),
-        )
-        .route(
-            "/mcp/servers/{id}/tools/{name}/call",
-            post(actions::call_tool),
-        )
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(crud::list_servers, crud::create_server))
+        .routes(routes!(
+            crud::get_server,
+            crud::update_server,
+            crud::delete_server
+        ))
+        .routes(routes!(actions::test_server))
+        .routes(routes!(actions::sync_server))
+        .routes(routes!(actions::capabilities))
+        .routes(routes!(actions::set_tool_enabled))
+        .routes(routes!(actions::call_tool))
+}
+
+/// `checks.mcp_servers.detail`: how many active servers there are and how they fare.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct McpServersDetail {
+    pub servers: usize,
+    pub usable: usize,
+    pub in_error: usize,
+}
+
+/// `checks.mcp_servers.detail` when the registry could not be read.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct McpServersFailure {
+    pub error: String,
 }
 
 /// The registry, or 503 when this process runs without one.
@@ -99,19 +104,24 @@ impl ReadinessCheck for McpServersReadiness {
 
     async fn check(&self) -> CheckReport {
         match self.registry.readiness().await {
-            Ok(summary) => {
-                let detail = json!({
-                    "servers": summary.servers,
-                    "usable": summary.usable,
-                    "in_error": summary.in_error,
-                });
+            Ok(summary) => CheckReport::with_detail(
                 if summary.is_up() {
-                    CheckReport::up(detail)
+                    CheckStatus::Up
                 } else {
-                    CheckReport::down(detail)
-                }
-            }
-            Err(error) => CheckReport::down(json!({"error": error.to_string()})),
+                    CheckStatus::Down
+                },
+                &McpServersDetail {
+                    servers: summary.servers,
+                    usable: summary.usable,
+                    in_error: summary.in_error,
+                },
+            ),
+            Err(error) => CheckReport::with_detail(
+                CheckStatus::Down,
+                &McpServersFailure {
+                    error: error.to_string(),
+                },
+            ),
         }
     }
 }

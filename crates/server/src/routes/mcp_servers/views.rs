@@ -1,12 +1,17 @@
 //! The JSON shapes of the registry API: a server (configuration without secret values, plus
 //! its live state, recent latency and whether it is slow), a tool, cached capabilities, a session, a test outcome.
+//! Owned types with `ToSchema`, so the OpenAPI document describes exactly what is sent.
 
+use crate::error::ErrorDetail;
+use crate::mirrors;
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
-use switchboard_core::SessionState;
-use switchboard_mcp_client::{ConnectionTestReport, SessionStatus, Slowness};
+use serde::Serialize;
+use serde_json::Value;
+use switchboard_core::{ServerId, SessionScope, SessionState, TransportKind};
+use switchboard_mcp_client::{ConnectionTestReport, SessionScopeKey, SessionStatus, Slowness};
 use switchboard_registry::{CapabilitiesView, CapabilityState, ServerOverview, ServerRegistry};
 use switchboard_store::{ServerRecord, ServerStatus, ToolRecord};
+use utoipa::ToSchema;
 
 /// A server's state, sync state and last error as shown together. The session slots and the
 /// stored outcome are written at different moments (a connection test fails at once while the
@@ -77,97 +82,283 @@ pub(super) fn shown_state(
     }
 }
 
+/// A registered server: its configuration without secret values, its live state, recent
+/// latency and whether it is slow.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ServerView {
+    #[schema(value_type = String)]
+    pub id: ServerId,
+    pub name: String,
+    #[schema(value_type = mirrors::TransportKind)]
+    pub transport: TransportKind,
+    pub url: Option<String>,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    #[schema(value_type = Option<String>)]
+    pub working_dir: Option<Value>,
+    /// Names of the environment variables set (values are write-only).
+    pub env_names: Vec<String>,
+    /// Names of the headers set (values are write-only).
+    pub header_names: Vec<String>,
+    pub has_api_key: bool,
+    #[schema(value_type = mirrors::SessionScope)]
+    pub session_scope: SessionScope,
+    pub timeout_ms: Option<u64>,
+    pub init_timeout_ms: Option<u64>,
+    /// Switchboard's own knowledge-graph server: name, address and credentials are managed.
+    pub managed_by_switchboard: bool,
+    pub is_active: bool,
+    /// Send it back with PATCH (optimistic concurrency).
+    pub version: i64,
+    #[schema(value_type = mirrors::SessionState)]
+    pub status: SessionState,
+    #[schema(value_type = mirrors::CapabilityState)]
+    pub sync_status: CapabilityState,
+    pub last_error: Option<String>,
+    pub error_code: Option<String>,
+    pub last_synced_at: Option<DateTime<Utc>>,
+    pub tool_count: usize,
+    pub protocol_version: Option<String>,
+    pub server_info: Option<ServerInfo>,
+    pub sessions: Vec<SessionView>,
+    pub latency: LatencyView,
+    pub slow: bool,
+    #[schema(value_type = Option<mirrors::Slowness>)]
+    pub slow_reason: Option<Slowness>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// What the server says it is.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ServerInfo {
+    pub name: Option<String>,
+    pub version: Option<String>,
+}
+
+/// The server's last 20 requests and last session start in this process.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LatencyView {
+    pub recent_p50_ms: Option<u64>,
+    pub recent_max_ms: Option<u64>,
+    pub samples: usize,
+    pub last_start_ms: Option<u64>,
+}
+
+/// One live session with the server.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SessionView {
+    /// Who shares it: `{"kind": "shared"}`, `{"kind": "user", "id"}` or
+    /// `{"kind": "conversation", "id"}`.
+    #[schema(value_type = SessionScopeKeyView)]
+    pub scope: SessionScopeKey,
+    #[schema(value_type = mirrors::SessionState)]
+    pub state: SessionState,
+    pub since: DateTime<Utc>,
+    pub protocol_version: Option<String>,
+    pub in_flight: usize,
+    pub last_error: Option<String>,
+    /// The stdio child's process id.
+    pub pid: Option<i32>,
+}
+
+/// Schema of a session's `scope` (serialized from the client's own key).
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SessionScopeKey)]
+pub struct SessionScopeKeyView {
+    /// `shared`, `user` or `conversation`.
+    pub kind: String,
+    /// The user or conversation id (absent for `shared`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+/// The workspace's servers.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ServerList {
+    pub servers: Vec<ServerView>,
+}
+
+/// A cached tool of a server.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ToolView {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: String,
+    #[schema(value_type = Object)]
+    pub input_schema: Value,
+    #[schema(value_type = Option<Object>)]
+    pub output_schema: Option<Value>,
+    #[schema(value_type = Option<Object>)]
+    pub annotations: Option<Value>,
+    pub is_enabled: bool,
+    pub definition_hash: String,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A server's cached tools, resources and prompts and how fresh they are.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CapabilitiesBody {
+    pub tools: Vec<ToolView>,
+    /// The resources as the server listed them (MCP's shape).
+    #[schema(value_type = Vec<Object>)]
+    pub resources: Value,
+    /// The prompts as the server listed them (MCP's shape).
+    #[schema(value_type = Vec<Object>)]
+    pub prompts: Value,
+    pub last_synced_at: Option<DateTime<Utc>>,
+    #[schema(value_type = mirrors::CapabilityState)]
+    pub sync_status: CapabilityState,
+    pub stale: bool,
+    pub last_error: Option<String>,
+    pub error_code: Option<String>,
+}
+
+/// A connection test: `ok: true` with what the server said, or `ok: false` with the error.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum TestOutcome {
+    Passed(TestPassed),
+    Failed(TestFailed),
+}
+
+/// The server answered.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TestPassed {
+    /// Always `true`.
+    pub ok: bool,
+    /// Always `ACTIVE`.
+    pub status: &'static str,
+    pub latency_ms: u64,
+    pub protocol_version: String,
+    pub server_info: ServerInfo,
+    pub instructions: Option<String>,
+    pub tool_count: usize,
+}
+
+/// The server could not be reached or refused.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TestFailed {
+    pub error: ErrorDetail,
+    /// Always `false`.
+    pub ok: bool,
+    /// Always `ERROR`.
+    pub status: &'static str,
+}
+
+/// What a sync found.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SyncBody {
+    #[schema(value_type = mirrors::CapabilityState)]
+    pub sync_status: CapabilityState,
+    pub tool_count: usize,
+    pub resource_count: usize,
+    pub prompt_count: usize,
+}
+
 pub(super) fn server_view(
     record: &ServerRecord,
     overview: &ServerOverview,
     error_recorded_at: Option<DateTime<Utc>>,
-) -> Value {
+) -> ServerView {
     let observation = &overview.observation;
     let shown = shown_state(record, overview, error_recorded_at);
-    json!({
-        "id": record.id,
-        "name": record.name,
-        "transport": record.transport,
-        "url": record.url,
-        "command": record.command,
-        "args": record.args,
-        "working_dir": record.connection.extra.get("working_dir"),
-        "env_names": record.secrets.env_names,
-        "header_names": record.secrets.header_names,
-        "has_api_key": record.secrets.has_api_key,
-        "session_scope": record.connection.session_scope,
-        "timeout_ms": record.connection.timeout_ms,
-        "init_timeout_ms": record.connection.init_timeout_ms,
-        "managed_by_switchboard": ServerRegistry::is_marked_own_endpoint(record),
-        "is_active": record.is_active,
-        "version": record.version,
-        "status": shown.status,
-        "sync_status": shown.sync_status,
-        "last_error": shown.last_error,
-        "error_code": observation.error_code,
-        "last_synced_at": record.last_synced_at,
-        "tool_count": overview.tool_count,
-        "protocol_version": observation.protocol_version,
-        "server_info": (observation.server_name.is_some() || observation.server_version.is_some())
-            .then(|| json!({"name": observation.server_name, "version": observation.server_version})),
-        "sessions": overview.sessions.iter().map(session_view).collect::<Vec<_>>(),
-        "latency": overview.latency,
-        "slow": overview.slowness.is_some(),
-        "slow_reason": overview.slowness.map(Slowness::as_str),
-        "created_at": record.created_at,
-        "updated_at": record.updated_at,
-    })
+    let latency = overview.latency;
+    ServerView {
+        id: record.id.clone(),
+        name: record.name.clone(),
+        transport: record.transport,
+        url: record.url.clone(),
+        command: record.command.clone(),
+        args: record.args.clone(),
+        working_dir: record.connection.extra.get("working_dir").cloned(),
+        env_names: record.secrets.env_names.clone(),
+        header_names: record.secrets.header_names.clone(),
+        has_api_key: record.secrets.has_api_key,
+        session_scope: record.connection.session_scope,
+        timeout_ms: record.connection.timeout_ms,
+        init_timeout_ms: record.connection.init_timeout_ms,
+        managed_by_switchboard: ServerRegistry::is_marked_own_endpoint(record),
+        is_active: record.is_active,
+        version: record.version,
+        status: shown.status,
+        sync_status: shown.sync_status,
+        last_error: shown.last_error,
+        error_code: observation.error_code.clone(),
+        last_synced_at: record.last_synced_at,
+        tool_count: overview.tool_count,
+        protocol_version: observation.protocol_version.clone(),
+        server_info: (observation.server_name.is_some() || observation.server_version.is_some())
+            .then(|| ServerInfo {
+                name: observation.server_name.clone(),
+                version: observation.server_version.clone(),
+            }),
+        sessions: overview.sessions.iter().map(session_view).collect(),
+        latency: LatencyView {
+            recent_p50_ms: latency.recent_p50_ms,
+            recent_max_ms: latency.recent_max_ms,
+            samples: latency.samples,
+            last_start_ms: latency.last_start_ms,
+        },
+        slow: overview.slowness.is_some(),
+        slow_reason: overview.slowness,
+        created_at: record.created_at,
+        updated_at: record.updated_at,
+    }
 }
 
-pub(super) fn session_view(session: &SessionStatus) -> Value {
-    json!({
-        "scope": session.scope,
-        "state": session.state,
-        "since": session.since,
-        "protocol_version": session.protocol_version,
-        "in_flight": session.in_flight,
-        "last_error": session.last_error,
-        "pid": session.process_id,
-    })
+pub(super) fn session_view(session: &SessionStatus) -> SessionView {
+    SessionView {
+        scope: session.scope.clone(),
+        state: session.state,
+        since: session.since,
+        protocol_version: session.protocol_version.clone(),
+        in_flight: session.in_flight,
+        last_error: session.last_error.clone(),
+        pid: session.process_id,
+    }
 }
 
-pub(super) fn tool_view(tool: &ToolRecord) -> Value {
-    json!({
-        "name": tool.name,
-        "title": tool.title,
-        "description": tool.description,
-        "input_schema": tool.input_schema,
-        "output_schema": tool.output_schema,
-        "annotations": tool.annotations,
-        "is_enabled": tool.is_enabled,
-        "definition_hash": tool.definition_hash,
-        "updated_at": tool.updated_at,
-    })
+pub(super) fn tool_view(tool: &ToolRecord) -> ToolView {
+    ToolView {
+        name: tool.name.clone(),
+        title: tool.title.clone(),
+        description: tool.description.clone(),
+        input_schema: tool.input_schema.clone(),
+        output_schema: tool.output_schema.clone(),
+        annotations: tool.annotations.clone(),
+        is_enabled: tool.is_enabled,
+        definition_hash: tool.definition_hash.clone(),
+        updated_at: tool.updated_at,
+    }
 }
 
-pub(super) fn capabilities_view(view: &CapabilitiesView) -> Value {
-    json!({
-        "tools": view.tools.iter().map(tool_view).collect::<Vec<_>>(),
-        "resources": view.resources,
-        "prompts": view.prompts,
-        "last_synced_at": view.last_synced_at,
-        "sync_status": view.state,
-        "stale": view.stale,
-        "last_error": view.last_error,
-        "error_code": view.error_code,
-    })
+pub(super) fn capabilities_view(view: &CapabilitiesView) -> CapabilitiesBody {
+    CapabilitiesBody {
+        tools: view.tools.iter().map(tool_view).collect(),
+        resources: view.resources.clone(),
+        prompts: view.prompts.clone(),
+        last_synced_at: view.last_synced_at,
+        sync_status: view.state,
+        stale: view.stale,
+        last_error: view.last_error.clone(),
+        error_code: view.error_code.clone(),
+    }
 }
 
-pub(super) fn test_view(report: &ConnectionTestReport) -> Value {
-    json!({
-        "ok": true,
-        "status": "ACTIVE",
-        "latency_ms": report.latency_ms,
-        "protocol_version": report.server.protocol_version,
-        "server_info": {"name": report.server.name, "version": report.server.version},
-        "instructions": report.server.instructions,
-        "tool_count": report.tool_count,
-    })
+pub(super) fn test_view(report: &ConnectionTestReport) -> TestPassed {
+    TestPassed {
+        ok: true,
+        status: "ACTIVE",
+        latency_ms: report.latency_ms,
+        protocol_version: report.server.protocol_version.clone(),
+        server_info: ServerInfo {
+            name: report.server.name.clone(),
+            version: report.server.version.clone(),
+        },
+        instructions: report.server.instructions.clone(),
+        tool_count: report.tool_count,
+    }
 }
 
 #[cfg(test)]
