@@ -20,6 +20,7 @@ use axum::routing::get;
 use std::sync::Arc;
 use utoipa::openapi::OpenApi as OpenApiDocument;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::{Content, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
 /// What every document starts from; the areas add paths and schemas.
@@ -63,9 +64,61 @@ impl Modify for BearerScheme {
     }
 }
 
-/// The document the areas' routers are merged into.
+/// The statuses the common layers give to any request with a body, before its handler runs:
+/// 408 (body sent too slowly), 413 (body over `server.max_request_body_bytes`) and 415 (no
+/// `Content-Type: application/json`). Added to every operation that takes a body, so a client
+/// reading the document knows them without each handler repeating them.
+struct BodyStatuses;
+
+impl BodyStatuses {
+    const STATUSES: [(&'static str, &'static str); 3] = [
+        ("408", "The request body arrived too slowly (`request_timeout`)"),
+        ("413", "The request body is larger than `server.max_request_body_bytes`"),
+        ("415", "The request body is not sent as `Content-Type: application/json`"),
+    ];
+}
+
+impl Modify for BodyStatuses {
+    fn modify(&self, openapi: &mut OpenApiDocument) {
+        for item in openapi.paths.paths.values_mut() {
+            let operations = [&mut item.post, &mut item.put, &mut item.patch];
+            for operation in operations.into_iter().flatten() {
+                if operation.request_body.is_none() {
+                    continue;
+                }
+                for (status, description) in Self::STATUSES {
+                    operation
+                        .responses
+                        .responses
+                        .entry(status.to_owned())
+                        .or_insert_with(|| error_response(description));
+                }
+            }
+        }
+    }
+}
+
+/// A response whose body is the `ErrorBody` document.
+fn error_response(description: &str) -> RefOr<utoipa::openapi::Response> {
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/json",
+            Content::new(Some(Ref::from_schema_name("ErrorBody"))),
+        )
+        .into()
+}
+
+/// The document the areas' routers are merged into. The body statuses are added after the
+/// areas are merged (see [`with_common_statuses`]).
 pub fn base() -> OpenApiDocument {
     BaseDocument::openapi()
+}
+
+/// Adds what the common layers answer to the merged document's operations.
+pub fn with_common_statuses(mut document: OpenApiDocument) -> OpenApiDocument {
+    BodyStatuses.modify(&mut document);
+    document
 }
 
 /// The document as served and committed: pretty JSON, paths and schemas in a stable order.

@@ -35,11 +35,12 @@ pub fn api_router() -> (Router<AppState>, OpenApi) {
         .merge(kg::router())
         .merge(mcp_servers::router())
         .merge(health::api_router());
-    OpenApiRouter::with_openapi(crate::openapi::base())
+    let (router, document) = OpenApiRouter::with_openapi(crate::openapi::base())
         .nest("/api", api)
         .merge(chat::router())
         .merge(approvals::router())
-        .split_for_parts()
+        .split_for_parts();
+    (router, crate::openapi::with_common_statuses(document))
 }
 
 /// The OpenAPI document alone (what `GET /api/openapi.json` serves).

@@ -266,6 +266,7 @@ async fn delete_policy(
         (status = 400, description = "An unknown query parameter", body = ErrorBody),
         (status = 401, description = "No valid bearer token", body = ErrorBody),
         (status = 403, description = "The token lacks `servers:read`", body = ErrorBody),
+        (status = 404, description = "`server_id` names no server of this workspace", body = ErrorBody),
     ),
     security(("bearer" = [])),
 )]
