@@ -1,7 +1,7 @@
 //! The audit log end to end: every call, decision, connection and configuration change leaves
 //! a row an admin can filter and page — and no secret reaches it.
 
-use crate::approvals_support::*;
+use crate::support::approvals::*;
 use reqwest::Method;
 use serde_json::json;
 use std::time::Duration;

@@ -1,8 +1,8 @@
 //! Elicitation end to end: `server-everything` asks for a form during a call; the owner
 //! answers over the API (checked against the schema, defaults applied).
 
-use crate::approvals_support::*;
-use crate::chat_sse::{answer_text, of_type};
+use crate::support::approvals::*;
+use crate::support::sse::{answer_text, of_type};
 use reqwest::Method;
 use serde_json::json;
 use switchboard_approvals::ApprovalConfig;

@@ -2,8 +2,8 @@
 //! fake OpenAI model asking for `server-everything` tools — approve once, deny, timeout,
 //! parallel approvals in one turn, someone else deciding.
 
-use crate::approvals_support::*;
-use crate::chat_sse::{answer_text, of_type};
+use crate::support::approvals::*;
+use crate::support::sse::{answer_text, of_type};
 use reqwest::Method;
 use serde_json::json;
 use switchboard_approvals::ApprovalConfig;

@@ -4,8 +4,8 @@
 //! that obeys every word. The gate must hold: 0 executions of an `ASK_USER` tool without a
 //! person's decision, 0 calls of an `ALWAYS_DENY` tool, whatever the text around them says.
 
-use crate::approvals_support::*;
-use crate::chat_sse::of_type;
+use crate::support::approvals::*;
+use crate::support::sse::of_type;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use switchboard_approvals::ApprovalConfig;

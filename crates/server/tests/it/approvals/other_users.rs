@@ -2,8 +2,8 @@
 //! each with `POST /api/tokens {user_id}`): another member can neither decide nor read a
 //! member's approval and conversation; an admin user can decide it.
 
-use crate::approvals_support::*;
-use crate::chat_sse::{answer_text, of_type};
+use crate::support::approvals::*;
+use crate::support::sse::{answer_text, of_type};
 use reqwest::Method;
 use serde_json::json;
 use switchboard_approvals::ApprovalConfig;

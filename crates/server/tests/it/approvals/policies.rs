@@ -2,8 +2,8 @@
 //! asking; "approve always" is remembered until the tool's definition changes; a registry sync
 //! reports a drifted pin and the next call is asked about with the difference.
 
-use crate::approvals_support::*;
-use crate::chat_sse::{answer_text, of_type};
+use crate::support::approvals::*;
+use crate::support::sse::{answer_text, of_type};
 use reqwest::Method;
 use serde_json::json;
 use std::time::Duration;
@@ -332,7 +332,7 @@ async fn a_bud_policy_set_over_the_api_decides_in_the_buds_conversations() {
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
-    let events = crate::chat_sse::SseReader::new(response).until_done().await;
+    let events = crate::support::sse::SseReader::new(response).until_done().await;
     assert!(of_type(&events, "approval_required").is_empty());
     let error = tool_events(&events, "error")[0];
     assert!(

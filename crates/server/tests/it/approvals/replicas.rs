@@ -5,9 +5,9 @@
 //! form's content cannot cross replicas (never stored): B refuses to accept A's form, and
 //! declining through B works.
 
-use crate::approvals_support::*;
-use crate::chat_sse::SseReader;
-use crate::chat_support::PostgresSchema;
+use crate::support::approvals::*;
+use crate::support::sse::SseReader;
+use crate::support::chat::PostgresSchema;
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};

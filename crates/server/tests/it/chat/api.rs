@@ -2,7 +2,7 @@
 //! delete, visibility), buds (CRUD, validation of `mcp_config` against the workspace's
 //! servers) and how a bud shapes a turn; scopes; a process without a chat engine.
 
-use crate::chat_support::{ChatOptions, ChatServer};
+use crate::support::chat::{ChatOptions, ChatServer};
 use crate::support::{TestServer, error_of, other_workspace};
 use serde_json::{Value, json};
 use switchboard_core::{Scope, ScopeSet};

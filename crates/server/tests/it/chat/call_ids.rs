@@ -3,7 +3,7 @@
 //! result in the history the model gets next (each assistant call answered once, right after
 //! it, as OpenAI requires), in the conversation's detail and in the replay.
 
-use crate::chat_support::{ChatOptions, ChatServer, of_type};
+use crate::support::chat::{ChatOptions, ChatServer, of_type};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use switchboard_core::{ChatMessage, ConversationId, ToolCallRequest, ToolCallState};

@@ -3,8 +3,8 @@
 //! in the conversation, and `intent` on `mcp_tool` events (the offline detector's intent, or
 //! the tool's name for a model's call).
 
-use crate::chat_api::call;
-use crate::chat_support::{ChatOptions, ChatServer, of_type};
+use crate::chat::api::call;
+use crate::support::chat::{ChatOptions, ChatServer, of_type};
 use reqwest::Method;
 use serde_json::{Value, json};
 use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedReply, ScriptedToolCall};

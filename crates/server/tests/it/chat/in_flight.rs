@@ -1,7 +1,7 @@
 //! The conversation list says which conversations have an answer being generated right now
 //! (`answer_in_flight`), so a client can show it and attach with `GET /chat/{id}/stream`.
 
-use crate::chat_support::{ChatOptions, ChatServer};
+use crate::support::chat::{ChatOptions, ChatServer};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedReply};

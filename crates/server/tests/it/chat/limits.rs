@@ -2,7 +2,7 @@
 //! the model (cut for it, readable in full through the API), and ephemeral servers brought by
 //! the request (used, cached, refused when the URL policy says no).
 
-use crate::chat_support::{ChatOptions, ChatServer, Peer, answer_text, everything_stdio, of_type};
+use crate::support::chat::{ChatOptions, ChatServer, Peer, answer_text, everything_stdio, of_type};
 use serde_json::{Value, json};
 use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedReply, ScriptedToolCall};
 

@@ -3,7 +3,7 @@
 //! with U+FFFD in its place on both backends, so both answer the same. Names people type are
 //! refused with a clear error instead.
 
-use crate::chat_support::{ChatOptions, ChatServer, answer_text, of_type};
+use crate::support::chat::{ChatOptions, ChatServer, answer_text, of_type};
 use serde_json::json;
 use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedReply, ScriptedToolCall};
 

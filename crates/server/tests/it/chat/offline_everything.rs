@@ -2,7 +2,7 @@
 //! picks a tool from names and descriptions alone, fills its arguments from the question, and
 //! answers from the result; with nothing fitting it says what it can do.
 
-use crate::chat_support::{ChatOptions, ChatServer, answer_text, everything_stdio, of_type};
+use crate::support::chat::{ChatOptions, ChatServer, answer_text, everything_stdio, of_type};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

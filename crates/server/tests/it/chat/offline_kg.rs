@@ -2,7 +2,7 @@
 //! questions, and questions about objects named without their type, through `POST /chat/stream` with our own knowledge-graph server at `/mcp`,
 //! reached through the MCP client like any upstream, with the user's token forwarded.
 
-use crate::chat_support::{ChatOptions, ChatServer, answer_text, of_type};
+use crate::support::chat::{ChatOptions, ChatServer, answer_text, of_type};
 use serde_json::{Value, json};
 
 /// Asks in a new conversation; checks the stream's shape and that the kg server answered.

@@ -2,7 +2,7 @@
 //! behind `POST /chat/stream` — streamed text, a 429 then success, a mid-stream failure, a
 //! client leaving mid-answer, a second client attaching, replays and heartbeats.
 
-use crate::chat_support::{ChatOptions, ChatServer, answer_text, of_type};
+use crate::support::chat::{ChatOptions, ChatServer, answer_text, of_type};
 use serde_json::{Value, json};
 use std::time::Duration;
 use switchboard_store::MessageStatus;

@@ -4,7 +4,7 @@
 //! what is left, which then says so (an `error` event before `done`) and keeps what it
 //! produced.
 
-use crate::chat_support::{ChatOptions, ChatServer, answer_text, everything_stdio, of_type};
+use crate::support::chat::{ChatOptions, ChatServer, answer_text, everything_stdio, of_type};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use switchboard_core::ToolCallState;

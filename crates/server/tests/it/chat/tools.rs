@@ -3,7 +3,7 @@
 //! deltas, failures that go back to the model, denials, an upstream dying mid-call, crash
 //! recovery, tools switched off, the step limit, oversized results, ephemeral servers.
 
-use crate::chat_support::{
+use crate::support::chat::{
     ChatOptions, ChatServer, Peer, answer_text, everything_stdio, of_type, remote_server,
 };
 use async_trait::async_trait;

@@ -3,7 +3,7 @@
 //! is unreachable, and the next turn's `meta.unavailableServers` names the server whose session
 //! died. Against `server-everything` over Streamable HTTP, killed between turns.
 
-use crate::chat_support::{ChatOptions, ChatServer, Peer, answer_text, of_type, remote_server};
+use crate::support::chat::{ChatOptions, ChatServer, Peer, answer_text, of_type, remote_server};
 use serde_json::{Value, json};
 use switchboard_core::ToolCallState;
 use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedReply, ScriptedToolCall};

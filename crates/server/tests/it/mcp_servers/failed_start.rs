@@ -2,7 +2,7 @@
 //! soon as a start has failed — also while the background sync of the add still retries —
 //! and shows a new attempt (Sync tools) as INITIALIZING / syncing again.
 
-use crate::mcp_servers::{json_of, send, start};
+use crate::mcp_servers::api::{json_of, send, start};
 use crate::support::TestServer;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! version it was made against — without one it is refused (422), with a stale one it is
 //! refused (409) — so two editors cannot silently overwrite each other.
 
-use crate::mcp_servers::{json_of, send, start};
+use crate::mcp_servers::api::{json_of, send, start};
 use crate::support::error_of;
 use serde_json::json;
 

@@ -3,7 +3,7 @@
 //! sleeps for `seconds` in `progress` mode and answers at once in `normal` mode, and
 //! `slow_init` delays its handshake. `mcp.slow_call_ms` is 300 here.
 
-use crate::mcp_servers::{json_of, send};
+use crate::mcp_servers::api::{json_of, send};
 use crate::support::{TestServer, test_config};
 use serde_json::{Value, json};
 use std::path::PathBuf;

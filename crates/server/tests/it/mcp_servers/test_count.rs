@@ -1,6 +1,6 @@
 //! "Test connection" and the synced tool list count the same tools of `server-everything`.
 
-use crate::approvals_support::start;
+use crate::support::approvals::start;
 use reqwest::Method;
 use serde_json::json;
 use switchboard_approvals::ApprovalConfig;

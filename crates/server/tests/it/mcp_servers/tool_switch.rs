@@ -1,7 +1,7 @@
 //! "Try a tool" respects the tool's switch: a switched-off tool is refused with 409 naming
 //! `is_enabled`, unless an admin asks for it with `force: true` (403 for anyone else).
 
-use crate::mcp_servers::{everything_js, json_of, send, start};
+use crate::mcp_servers::api::{everything_js, json_of, send, start};
 use crate::support::error_of;
 use serde_json::json;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! summary in the body), makes `GET /api/health` DOWN, and makes `/readyz` 503 only with
 //! `server.readiness_requires_mcp`.
 
-use crate::mcp_servers::{json_of, send};
+use crate::mcp_servers::api::{json_of, send};
 use crate::support::{TestServer, test_config};
 use serde_json::{Value, json};
 use std::sync::Arc;

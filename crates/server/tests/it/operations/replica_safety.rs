@@ -7,9 +7,9 @@
 //! Each replica is a real `AppState` + `serve_router` with its own store pool, wired as the
 //! binary wires it (instance registered, start-up recovery, heartbeats).
 
-use crate::approvals_support::*;
-use crate::chat_sse::SseReader;
-use crate::chat_support::PostgresSchema;
+use crate::support::approvals::*;
+use crate::support::sse::SseReader;
+use crate::support::chat::PostgresSchema;
 use reqwest::Method;
 use serde_json::{Value, json};
 use switchboard_approvals::{ApprovalConfig, RecoveredRequests};

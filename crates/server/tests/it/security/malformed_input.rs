@@ -5,8 +5,8 @@
 //! a call wrongly fails that call as a gateway error (502) with a typed body, and the session
 //! keeps serving proper calls.
 
-use crate::chat_support::{ChatOptions, ChatServer};
-use crate::malformed_support::{
+use crate::support::chat::{ChatOptions, ChatServer};
+use crate::support::malformed::{
     PANICS, Rng, count_panics, malformed_upstream_script, mcp_probe, rest_probe, run,
     upstream_probe,
 };

@@ -3,7 +3,7 @@
 //! the store's revocation epoch empties the cache in the revoking process, and on PostgreSQL
 //! other replicas hear the revocation (`NOTIFY switchboard_revocations`).
 
-use crate::chat_support::PostgresSchema;
+use crate::support::chat::PostgresSchema;
 use crate::support::test_config;
 use reqwest::StatusCode;
 use serde_json::{Value, json};

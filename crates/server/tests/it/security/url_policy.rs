@@ -3,7 +3,7 @@
 //! and again on every resolved address, for every remote transport — while Switchboard's own
 //! `/mcp` stays reachable by identity when loopback is closed for everything else.
 
-use crate::chat_support::{ChatOptions, ChatServer, of_type};
+use crate::support::chat::{ChatOptions, ChatServer, of_type};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -76,7 +76,7 @@ impl ChatOptions {
     }
 }
 
-pub use crate::chat_sse::{SseReader, answer_text, of_type};
+pub use crate::support::sse::{SseReader, answer_text, of_type};
 
 pub struct ChatServer {
     pub address: SocketAddr,

@@ -1,4 +1,13 @@
-//! Starting a real server for a test and the small helpers the tests share.
+//! Starting a real server for a test and the small helpers the tests share — the one support
+//! module of the integration tests. This file starts the plain server (no chat engine);
+//! [`chat`] adds the chat engine and our own kg endpoint, [`approvals`] wires approvals the way
+//! the binary does, [`sse`] reads the chat's event stream, [`malformed`] generates malformed
+//! requests (shared with the `malformed_input` bench).
+
+pub mod approvals;
+pub mod chat;
+pub mod malformed;
+pub mod sse;
 
 use axum::Router;
 use std::net::SocketAddr;
