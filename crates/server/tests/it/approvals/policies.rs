@@ -332,7 +332,9 @@ async fn a_bud_policy_set_over_the_api_decides_in_the_buds_conversations() {
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
-    let events = crate::support::sse::SseReader::new(response).until_done().await;
+    let events = crate::support::sse::SseReader::new(response)
+        .until_done()
+        .await;
     assert!(of_type(&events, "approval_required").is_empty());
     let error = tool_events(&events, "error")[0];
     assert!(

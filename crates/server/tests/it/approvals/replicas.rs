@@ -6,8 +6,8 @@
 //! declining through B works.
 
 use crate::support::approvals::*;
-use crate::support::sse::SseReader;
 use crate::support::chat::PostgresSchema;
+use crate::support::sse::SseReader;
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};

@@ -8,8 +8,8 @@
 //! binary wires it (instance registered, start-up recovery, heartbeats).
 
 use crate::support::approvals::*;
-use crate::support::sse::SseReader;
 use crate::support::chat::PostgresSchema;
+use crate::support::sse::SseReader;
 use reqwest::Method;
 use serde_json::{Value, json};
 use switchboard_approvals::{ApprovalConfig, RecoveredRequests};

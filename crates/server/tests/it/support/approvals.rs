@@ -5,8 +5,8 @@
 //! MCP registry (which tells approvals after every sync). Users: the
 //! bootstrap admin, and Alice and Bob with `chat:use` tokens.
 
-use crate::support::sse::{SseReader, of_type};
 use crate::support::chat::everything_stdio;
+use crate::support::sse::{SseReader, of_type};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::time::Duration;
