@@ -6,6 +6,7 @@
 
 mod approvals;
 mod chat;
+mod contract;
 mod kg;
 mod mcp_servers;
 mod operations;

@@ -7,6 +7,7 @@
 pub mod approvals;
 pub mod chat;
 pub mod malformed;
+pub mod snapshot;
 pub mod sse;
 
 use axum::Router;

@@ -1,0 +1,7 @@
+//! The contract reviewed as data: `insta` snapshots of the chat's SSE stream and of each API
+//! area's main answers, taken through the real HTTP interface of the real server. The `.snap`
+//! files beside these tests are the reviewed contract; see `support::snapshot` for what is
+//! replaced before a snapshot is taken.
+
+mod api_answers;
+mod chat_stream;
