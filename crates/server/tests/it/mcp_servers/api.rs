@@ -3,23 +3,12 @@
 
 use crate::support::{TestServer, error_of, other_workspace, test_config};
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use switchboard_core::ScopeSet;
 use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
 use switchboard_server::routes::mcp_servers::McpServersReadiness;
-
-pub(crate) fn everything_js() -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        path.exists(),
-        "missing {}: run `bash interop/install.sh` first",
-        path.display()
-    );
-    path.canonicalize().unwrap().to_string_lossy().into_owned()
-}
+use switchboard_test_support::interop::everything_js;
 
 pub(crate) async fn start() -> TestServer {
     TestServer::start_with(

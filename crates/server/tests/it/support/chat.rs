@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use switchboard_chat::{ApprovalGate, ChatConfig, ChatService, OwnEndpoints};
@@ -77,6 +77,7 @@ impl ChatOptions {
 }
 
 pub use crate::support::sse::{SseReader, answer_text, of_type};
+pub use switchboard_test_support::interop::{Peer, everything_js};
 
 pub struct ChatServer {
     pub address: SocketAddr,
@@ -312,28 +313,6 @@ impl Drop for ChatServer {
     }
 }
 
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// A file under `interop/`; fails loudly when the peers are not installed.
-pub fn interop(relative: &str) -> PathBuf {
-    let path = repo_root().join("interop").join(relative);
-    assert!(
-        path.exists(),
-        "missing interop peer {}: run `bash interop/install.sh` first",
-        path.display()
-    );
-    path
-}
-
-pub fn everything_js() -> PathBuf {
-    interop("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-}
-
 /// `server-everything` over stdio, registered under `name`.
 pub fn everything_stdio(name: &str) -> NewServer {
     NewServer {
@@ -341,10 +320,7 @@ pub fn everything_stdio(name: &str) -> NewServer {
         transport: TransportKind::Stdio,
         url: None,
         command: Some("node".to_owned()),
-        args: vec![
-            everything_js().to_string_lossy().into_owned(),
-            "stdio".to_owned(),
-        ],
+        args: vec![everything_js(), "stdio".to_owned()],
         connection: ServerConnectionConfig::default(),
         secrets: ServerSecrets::default(),
         is_active: true,
@@ -362,63 +338,6 @@ pub fn remote_server(name: &str, url: &str) -> NewServer {
         connection: ServerConnectionConfig::default(),
         secrets: ServerSecrets::default(),
         is_active: true,
-    }
-}
-
-/// A peer process in its own process group, killed (group and all) on drop.
-pub struct Peer {
-    child: Child,
-    pub port: u16,
-}
-
-impl Peer {
-    /// `server-everything` over Streamable HTTP on a free loopback port (`/mcp`).
-    pub fn everything_http() -> Peer {
-        use std::os::unix::process::CommandExt;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut command = Command::new("node");
-        command
-            .arg("--require")
-            .arg(interop("loopback.cjs"))
-            .arg(everything_js())
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .process_group(0)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let child = command.spawn().expect("start server-everything");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "server-everything did not listen within 20 s"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Peer { child, port }
-    }
-
-    pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.port)
-    }
-
-    pub fn kill(&mut self) {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(self.child.id() as i32),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        self.kill();
     }
 }
 

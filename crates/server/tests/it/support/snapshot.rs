@@ -14,6 +14,7 @@
 
 use serde_json::{Map, Value};
 use std::collections::HashMap;
+use switchboard_test_support::interop::repo_root;
 
 /// Keys whose numbers are measured, not part of the contract (the key stays, the value goes).
 const MEASURED_KEYS: [&str; 4] = ["duration_ms", "latency", "latency_ms", "pid"];
@@ -70,7 +71,8 @@ impl Stable {
         if text.starts_with("sb_") && !text.contains(' ') {
             return "[token]".to_owned();
         }
-        let text = self.replace_ids(text).replace(&repo_root(), "[repo]");
+        let root = repo_root().to_string_lossy().into_owned();
+        let text = self.replace_ids(text).replace(&root, "[repo]");
         replace_ports(&text)
     }
 
@@ -88,12 +90,6 @@ impl Stable {
         out.push_str(rest);
         out
     }
-}
-
-/// The workspace's root, as paths to the interop peers start.
-fn repo_root() -> String {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    root.canonicalize().unwrap().to_string_lossy().into_owned()
 }
 
 /// The byte offset of the first UUID (8-4-4-4-12 hex digits) in `text`.
