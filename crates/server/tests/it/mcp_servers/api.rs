@@ -1,56 +1,13 @@
 //! `/api/mcp/servers` end to end: a real server on 127.0.0.1:0 with a real store and MCP
 //! client, driven over HTTP, with `server-everything` (stdio) as the upstream.
 
-use crate::support::{TestServer, error_of, other_workspace, test_config};
+use crate::support::{
+    TestServer, error_of, json_of, other_workspace, send, start_with_registry, test_config,
+};
 use serde_json::{Value, json};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use switchboard_core::ScopeSet;
-use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
-use switchboard_server::routes::mcp_servers::McpServersReadiness;
 use switchboard_test_support::interop::everything_js;
-
-pub(crate) async fn start() -> TestServer {
-    TestServer::start_with(
-        test_config(),
-        |router| router,
-        |state| {
-            let registry = McpRegistry::new(
-                McpClient::new(McpClientConfig::default()).unwrap(),
-                state.store.clone(),
-            );
-            state
-                .with_mcp_registry(registry.clone())
-                .with_readiness_check(Arc::new(McpServersReadiness::new(registry)))
-        },
-    )
-    .await
-}
-
-pub(crate) async fn send(
-    server: &TestServer,
-    method: &str,
-    path: &str,
-    token: &str,
-    body: Option<Value>,
-) -> reqwest::Response {
-    let request = server
-        .client
-        .request(method.parse().unwrap(), server.url(path))
-        .bearer_auth(token);
-    let request = match body {
-        Some(body) => request.json(&body),
-        None => request,
-    };
-    request.send().await.unwrap()
-}
-
-pub(crate) async fn json_of(response: reqwest::Response, expected: u16) -> Value {
-    let status = response.status().as_u16();
-    let body: Value = response.json().await.unwrap_or(Value::Null);
-    assert_eq!(status, expected, "{body}");
-    body
-}
 
 /// Polls the server until `condition` holds on its JSON.
 async fn wait_for(
@@ -82,7 +39,7 @@ async fn wait_for(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn register_sync_use_and_remove_a_stdio_server() {
-    let server = start().await;
+    let server = start_with_registry(test_config()).await;
     let token = server.owner_token.clone();
     let created = json_of(
         send(
@@ -308,7 +265,7 @@ async fn register_sync_use_and_remove_a_stdio_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn registrations_are_validated_and_scoped() {
-    let server = start().await;
+    let server = start_with_registry(test_config()).await;
     let token = server.owner_token.clone();
     let refused = |body: Value| {
         let server = &server;
@@ -430,7 +387,7 @@ async fn registrations_are_validated_and_scoped() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_that_refuses_credentials_shows_needs_auth_and_readiness_reports_it() {
-    let server = start().await;
+    let server = start_with_registry(test_config()).await;
     let token = server.owner_token.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();

@@ -2,8 +2,8 @@
 //! soon as a start has failed — also while the background sync of the add still retries —
 //! and shows a new attempt (Sync tools) as INITIALIZING / syncing again.
 
-use crate::mcp_servers::api::{json_of, send, start};
 use crate::support::TestServer;
+use crate::support::{json_of, send, start_with_registry, test_config};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -44,7 +44,7 @@ fn assert_consistent(view: &Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_start_is_shown_as_error_at_once_and_a_new_attempt_as_starting() {
-    let server = start().await;
+    let server = start_with_registry(test_config()).await;
     let token = server.owner_token.clone();
     let created = json_of(
         send(

@@ -2,15 +2,15 @@
 //! version it was made against — without one it is refused (422), with a stale one it is
 //! refused (409) — so two editors cannot silently overwrite each other.
 
-use crate::mcp_servers::api::{json_of, send, start};
 use crate::support::error_of;
+use crate::support::{json_of, send, start_with_registry, test_config};
 use serde_json::json;
 
 const VERSION_REQUIRED: &str = "version is required: send the version you read with GET";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_change_must_name_the_version_it_was_made_against() {
-    let server = start().await;
+    let server = start_with_registry(test_config()).await;
     let token = server.owner_token.clone();
     // Inactive, so no background sync touches the row while the test edits it.
     let created = json_of(

@@ -1,6 +1,6 @@
 //! `/api/mcp/servers`: the registry's records, sync, tests and tool calls through the API.
 
-pub(crate) mod api;
+mod api;
 mod failed_start;
 mod kg;
 mod locking;

@@ -3,8 +3,8 @@
 //! sleeps for `seconds` in `progress` mode and answers at once in `normal` mode, and
 //! `slow_init` delays its handshake. `mcp.slow_call_ms` is 300 here.
 
-use crate::mcp_servers::api::{json_of, send};
 use crate::support::{TestServer, test_config};
+use crate::support::{json_of, send};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -1,15 +1,15 @@
 //! "Try a tool" respects the tool's switch: a switched-off tool is refused with 409 naming
 //! `is_enabled`, unless an admin asks for it with `force: true` (403 for anyone else).
 
-use crate::mcp_servers::api::{json_of, send, start};
 use crate::support::error_of;
+use crate::support::{json_of, send, start_with_registry, test_config};
 use serde_json::json;
 use std::time::{Duration, Instant};
 use switchboard_test_support::interop::everything_js;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_switched_off_tool_is_tried_only_when_an_admin_forces_it() {
-    let server = start().await;
+    let server = start_with_registry(test_config()).await;
     let admin = server.owner_token.clone();
     let created = json_of(
         send(

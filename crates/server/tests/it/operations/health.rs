@@ -2,31 +2,10 @@
 //! summary in the body), makes `GET /api/health` DOWN, and makes `/readyz` 503 only with
 //! `server.readiness_requires_mcp`.
 
-use crate::mcp_servers::api::{json_of, send};
-use crate::support::{TestServer, test_config};
+use crate::support::{TestServer, json_of, send, start_with_registry, test_config};
 use serde_json::{Value, json};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
-use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
 use switchboard_server::ServerConfig;
-use switchboard_server::routes::mcp_servers::McpServersReadiness;
-
-async fn start(config: ServerConfig) -> TestServer {
-    TestServer::start_with(
-        config,
-        |router| router,
-        |state| {
-            let registry = McpRegistry::new(
-                McpClient::new(McpClientConfig::default()).unwrap(),
-                state.store.clone(),
-            );
-            state
-                .with_mcp_registry(registry.clone())
-                .with_readiness_check(Arc::new(McpServersReadiness::new(registry)))
-        },
-    )
-    .await
-}
 
 /// Registers a stdio server that exits at once and waits until `/api/health` sees it failed.
 async fn only_server_failing(server: &TestServer) -> Value {
@@ -71,7 +50,7 @@ async fn readyz(server: &TestServer) -> (u16, Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failing_mcp_servers_leave_readyz_up_and_api_health_down() {
-    let server = start(test_config()).await;
+    let server = start_with_registry(test_config()).await;
     let health = only_server_failing(&server).await;
     assert_eq!(health["status"], "DOWN", "{health}");
     assert_eq!(health["checks"]["mcp_servers"]["detail"]["in_error"], 1);
@@ -97,7 +76,7 @@ async fn readyz_can_opt_into_requiring_mcp_servers() {
         readiness_requires_mcp: true,
         ..test_config()
     };
-    let server = start(config).await;
+    let server = start_with_registry(config).await;
     only_server_failing(&server).await;
     let (status, ready) = readyz(&server).await;
     assert_eq!(status, 503, "{ready}");

@@ -11,8 +11,12 @@ pub mod snapshot;
 pub mod sse;
 
 use axum::Router;
+use serde_json::Value;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use switchboard_core::{ScopeSet, WorkspaceId};
+use switchboard_mcp_client::{McpClient, McpClientConfig, McpRegistry};
+use switchboard_server::routes::mcp_servers::McpServersReadiness;
 use switchboard_server::{AppState, ServerConfig, app, serve_router};
 use switchboard_store::{DatabaseConfig, NewToken, SecretCipher, Store, UserRole};
 use tempfile::TempDir;
@@ -114,6 +118,51 @@ impl Drop for TestServer {
             task.abort();
         }
     }
+}
+
+/// A server with the MCP registry and its readiness check, as the binary wires them.
+pub async fn start_with_registry(config: ServerConfig) -> TestServer {
+    TestServer::start_with(
+        config,
+        |router| router,
+        |state| {
+            let registry = McpRegistry::new(
+                McpClient::new(McpClientConfig::default()).unwrap(),
+                state.store.clone(),
+            );
+            state
+                .with_mcp_registry(registry.clone())
+                .with_readiness_check(Arc::new(McpServersReadiness::new(registry)))
+        },
+    )
+    .await
+}
+
+/// Sends `method path` with `token` and an optional JSON body.
+pub async fn send(
+    server: &TestServer,
+    method: &str,
+    path: &str,
+    token: &str,
+    body: Option<Value>,
+) -> reqwest::Response {
+    let request = server
+        .client
+        .request(method.parse().unwrap(), server.url(path))
+        .bearer_auth(token);
+    let request = match body {
+        Some(body) => request.json(&body),
+        None => request,
+    };
+    request.send().await.unwrap()
+}
+
+/// The JSON body of `response`, which must have status `expected`.
+pub async fn json_of(response: reqwest::Response, expected: u16) -> Value {
+    let status = response.status().as_u16();
+    let body: Value = response.json().await.unwrap_or(Value::Null);
+    assert_eq!(status, expected, "{body}");
+    body
 }
 
 /// A second workspace with an owner and a token holding `scopes`; returns its id and token.
