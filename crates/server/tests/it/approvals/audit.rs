@@ -2,6 +2,7 @@
 //! a row an admin can filter and page — and no secret reaches it.
 
 use crate::support::approvals::*;
+use crate::support::json_body;
 use reqwest::Method;
 use serde_json::json;
 use std::time::Duration;
@@ -325,14 +326,7 @@ async fn audit_paging_stops_at_the_last_entry() {
             Some(cursor) => format!("/api/audit?action=token.created&limit=2&cursor={cursor}"),
             None => "/api/audit?action=token.created&limit=2".to_owned(),
         };
-        let page: serde_json::Value = server
-            .get(&path, &server.owner_token)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let page: serde_json::Value = json_body(server.get(&path, &server.owner_token)).await;
         let entries = page["entries"].as_array().unwrap();
         assert!(!entries.is_empty(), "a cursor led to an empty page");
         seen.extend(entries.iter().map(|entry| entry["details"]["name"].clone()));

@@ -3,6 +3,7 @@
 //! reports a drifted pin and the next call is asked about with the difference.
 
 use crate::support::approvals::*;
+use crate::support::metrics_text;
 use crate::support::sse::{answer_text, of_type};
 use reqwest::Method;
 use serde_json::json;
@@ -347,15 +348,7 @@ async fn a_bud_policy_set_over_the_api_decides_in_the_buds_conversations() {
     let (status, _) = server.send(admin, Method::DELETE, &path, None).await;
     assert_eq!(status, 404);
     // The counters are exported.
-    let metrics = server
-        .client
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics_text(&server).await;
     assert!(
         metrics.contains("approval_rule_decisions_total"),
         "{metrics}"

@@ -3,6 +3,7 @@
 //! the request (used, cached, refused when the URL policy says no).
 
 use crate::support::chat::{ChatOptions, ChatServer, Peer, answer_text, everything_stdio, of_type};
+use crate::support::metric_lines;
 use serde_json::{Value, json};
 use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedReply, ScriptedToolCall};
 
@@ -219,24 +220,6 @@ async fn ephemeral_servers_are_used_for_the_request_only_and_the_url_policy_appl
             "{body}"
         );
     }
-}
-
-/// The `/metrics` lines of `metric` that mention every one of `labels`.
-async fn metric_lines(server: &ChatServer, metric: &str, labels: &[&str]) -> Vec<String> {
-    let text = server
-        .client
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
-        .filter(|line| line.starts_with(&format!("{metric}{{")))
-        .filter(|line| labels.iter().all(|label| line.contains(label)))
-        .map(str::to_owned)
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,6 +3,7 @@
 //! client leaving mid-answer, a second client attaching, replays and heartbeats.
 
 use crate::support::chat::{ChatOptions, ChatServer, answer_text, of_type};
+use crate::support::metrics_text;
 use serde_json::{Value, json};
 use std::time::Duration;
 use switchboard_store::MessageStatus;
@@ -54,15 +55,7 @@ async fn streamed_text_becomes_token_events_and_a_stored_answer() {
     let detail = server.conversation(conversation_id).await;
     assert_eq!(detail["conversation"]["title"], "Say hello");
 
-    let metrics = server
-        .client
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics_text(&server).await;
     assert!(
         metrics.contains("chat_answers_total{outcome=\"completed\"}"),
         "{metrics}"

@@ -1,6 +1,6 @@
 //! Bearer tokens, scopes and workspace isolation through the real HTTP interface.
 
-use crate::support::{TestServer, error_of, other_workspace};
+use crate::support::{TestServer, error_of, issue_token, json_body, other_workspace};
 use reqwest::StatusCode;
 use reqwest::header::WWW_AUTHENTICATE;
 use serde_json::{Value, json};
@@ -107,19 +107,8 @@ async fn a_token_without_the_scope_gets_403_naming_it() {
 #[tokio::test]
 async fn a_revoked_token_stops_working_at_once() {
     let server = TestServer::start().await;
-    let created: Value = server
-        .client
-        .post(server.url("/api/tokens"))
-        .bearer_auth(&server.owner_token)
-        .json(&json!({ "name": "short-lived", "scopes": ["chat:use"] }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let token = created["plaintext"].as_str().unwrap();
-    let token_id = created["token"]["id"].as_str().unwrap();
+    let issued = issue_token(&server, &server.owner_token, "short-lived", &["chat:use"]).await;
+    let (token, token_id) = (issued.plaintext.as_str(), issued.id.as_str());
     assert_eq!(
         server.get("/api/me", token).send().await.unwrap().status(),
         StatusCode::OK
@@ -143,33 +132,12 @@ async fn a_workspace_sees_and_touches_only_its_own_rows() {
     let server = TestServer::start().await;
     let (workspace_b, token_b) = other_workspace(&server.store, "tenant-b", ScopeSet::all()).await;
 
-    let me_b: Value = server
-        .get("/api/me", &token_b)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let me_b: Value = json_body(server.get("/api/me", &token_b)).await;
     assert_eq!(me_b["workspace"]["id"], workspace_b.as_str());
     assert_eq!(me_b["workspace"]["name"], "tenant-b");
 
-    let tokens_a: Value = server
-        .get("/api/tokens", &server.owner_token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let tokens_b: Value = server
-        .get("/api/tokens", &token_b)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let tokens_a: Value = json_body(server.get("/api/tokens", &server.owner_token)).await;
+    let tokens_b: Value = json_body(server.get("/api/tokens", &token_b)).await;
     let ids = |tokens: &Value| -> Vec<String> {
         tokens
             .as_array()

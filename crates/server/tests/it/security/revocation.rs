@@ -4,9 +4,9 @@
 //! other replicas hear the revocation (`NOTIFY switchboard_revocations`).
 
 use crate::support::chat::PostgresSchema;
-use crate::support::test_config;
+use crate::support::{Served, issue_token, test_config};
 use reqwest::StatusCode;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use switchboard_mcp_server::{KgConfig, KnowledgeGraphService};
@@ -20,6 +20,15 @@ struct Replica {
     client: reqwest::Client,
     shutdown: CancellationToken,
     data_dir: tempfile::TempDir,
+}
+
+impl Served for Replica {
+    fn http(&self) -> &reqwest::Client {
+        &self.client
+    }
+    fn endpoint(&self, path: &str) -> String {
+        self.url(path)
+    }
 }
 
 impl Drop for Replica {
@@ -84,21 +93,8 @@ impl Replica {
 
     /// Issues a `schema:read` token through the API: (id, plaintext).
     async fn issue_token(&self, admin: &str) -> (String, String) {
-        let created: Value = self
-            .client
-            .post(self.url("/api/tokens"))
-            .bearer_auth(admin)
-            .json(&json!({"name": "kg reader", "scopes": ["schema:read"]}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        (
-            created["token"]["id"].as_str().unwrap().to_owned(),
-            created["plaintext"].as_str().unwrap().to_owned(),
-        )
+        let issued = issue_token(self, admin, "kg reader", &["schema:read"]).await;
+        (issued.id, issued.plaintext)
     }
 
     async fn revoke(&self, admin: &str, token_id: &str) {

@@ -165,6 +165,90 @@ pub async fn json_of(response: reqwest::Response, expected: u16) -> Value {
     body
 }
 
+/// A running test server of any kind (plain, chat, approvals, a replica): what the helpers
+/// below need to ask it over HTTP.
+pub trait Served {
+    fn http(&self) -> &reqwest::Client;
+    fn endpoint(&self, path: &str) -> String;
+}
+
+impl Served for TestServer {
+    fn http(&self) -> &reqwest::Client {
+        &self.client
+    }
+    fn endpoint(&self, path: &str) -> String {
+        self.url(path)
+    }
+}
+
+impl Served for chat::ChatServer {
+    fn http(&self) -> &reqwest::Client {
+        &self.client
+    }
+    fn endpoint(&self, path: &str) -> String {
+        self.url(path)
+    }
+}
+
+impl Served for approvals::ApprovalServer {
+    fn http(&self) -> &reqwest::Client {
+        &self.client
+    }
+    fn endpoint(&self, path: &str) -> String {
+        self.url(path)
+    }
+}
+
+/// The JSON body of a request (sent as is, status not checked).
+pub async fn json_body(request: reqwest::RequestBuilder) -> Value {
+    request.send().await.unwrap().json().await.unwrap()
+}
+
+/// The text of `GET /metrics` (asked without a token).
+pub async fn metrics_text(server: &impl Served) -> String {
+    let response = server.http().get(server.endpoint("/metrics")).send().await;
+    response.unwrap().text().await.unwrap()
+}
+
+/// The `/metrics` lines of `metric` that mention every one of `labels`.
+pub async fn metric_lines(server: &impl Served, metric: &str, labels: &[&str]) -> Vec<String> {
+    metrics_text(server)
+        .await
+        .lines()
+        .filter(|line| line.starts_with(&format!("{metric}{{")))
+        .filter(|line| labels.iter().all(|label| line.contains(label)))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A token issued through `POST /api/tokens` with `admin`'s token.
+pub struct IssuedToken {
+    pub id: String,
+    pub plaintext: String,
+}
+
+/// Issues a token named `name` with `scopes` through the API.
+pub async fn issue_token(
+    server: &impl Served,
+    admin: &str,
+    name: &str,
+    scopes: &[&str],
+) -> IssuedToken {
+    let request = server
+        .http()
+        .post(server.endpoint("/api/tokens"))
+        .bearer_auth(admin)
+        .json(&serde_json::json!({"name": name, "scopes": scopes}));
+    let created = json_body(request).await;
+    IssuedToken {
+        id: created["token"]["id"]
+            .as_str()
+            .expect("token.id")
+            .to_owned(),
+        plaintext: created["plaintext"].as_str().expect("plaintext").to_owned(),
+    }
+}
+
 /// A second workspace with an owner and a token holding `scopes`; returns its id and token.
 pub async fn other_workspace(store: &Store, name: &str, scopes: ScopeSet) -> (WorkspaceId, String) {
     let workspace = store.create_workspace(name).await.unwrap();
