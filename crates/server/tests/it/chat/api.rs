@@ -3,7 +3,7 @@
 //! servers) and how a bud shapes a turn; scopes; a process without a chat engine.
 
 use crate::support::chat::{ChatOptions, ChatServer};
-use crate::support::{TestServer, error_of, other_workspace};
+use crate::support::{TestServer, call, error_of, other_workspace};
 use serde_json::{Value, json};
 use switchboard_core::{Scope, ScopeSet};
 use switchboard_store::{NewToken, UserRole};
@@ -29,23 +29,6 @@ pub async fn member_token(server: &ChatServer, name: &str, scopes: &str) -> Stri
         .await
         .unwrap();
     issued.plaintext.expose().to_owned()
-}
-
-pub async fn call(
-    server: &ChatServer,
-    token: &str,
-    method: reqwest::Method,
-    path: &str,
-    body: Option<Value>,
-) -> reqwest::Response {
-    let mut request = server
-        .client
-        .request(method, server.url(path))
-        .bearer_auth(token);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    request.send().await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,7 +3,7 @@
 //! in the conversation, and `intent` on `mcp_tool` events (the offline detector's intent, or
 //! the tool's name for a model's call).
 
-use crate::chat::api::call;
+use crate::support::call;
 use crate::support::chat::{ChatOptions, ChatServer, of_type};
 use reqwest::Method;
 use serde_json::{Value, json};

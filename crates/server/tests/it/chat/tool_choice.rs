@@ -3,7 +3,7 @@
 //! call never reaches the approval gate or the server. A forced tool that does not exist, and
 //! an empty `bud_id`, are refused with 422 when the request is made.
 
-use crate::chat::api::call;
+use crate::support::call;
 use crate::support::chat::{ChatOptions, ChatServer, of_type};
 use crate::support::error_of;
 use async_trait::async_trait;

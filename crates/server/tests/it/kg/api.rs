@@ -2,7 +2,7 @@
 //! versions, import/export, deletes, refusals that change nothing) and `/mcp` (and its
 //! `/mcp/rpc` alias) answering from the same graphs.
 
-use crate::support::{TestServer, error_of, other_workspace};
+use crate::support::{TestServer, call, error_of, other_workspace};
 use serde_json::{Value, json};
 use switchboard_core::ScopeSet;
 
@@ -23,14 +23,7 @@ async fn send(
     token: &str,
     body: Option<Value>,
 ) -> reqwest::Response {
-    let mut request = server
-        .client
-        .request(method, server.url(path))
-        .bearer_auth(token);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    request.send().await.unwrap()
+    call(server, token, method, path, body).await
 }
 
 /// One 2026-07-28 tools/call through `path`; returns the JSON-RPC answer.

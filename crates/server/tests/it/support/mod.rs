@@ -199,6 +199,24 @@ impl Served for approvals::ApprovalServer {
     }
 }
 
+/// Sends `method path` to any test server with `token` and an optional JSON body.
+pub async fn call(
+    server: &impl Served,
+    token: &str,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<Value>,
+) -> reqwest::Response {
+    let mut request = server
+        .http()
+        .request(method, server.endpoint(path))
+        .bearer_auth(token);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    request.send().await.unwrap()
+}
+
 /// The JSON body of a request (sent as is, status not checked).
 pub async fn json_body(request: reqwest::RequestBuilder) -> Value {
     request.send().await.unwrap().json().await.unwrap()
