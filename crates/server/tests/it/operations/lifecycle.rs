@@ -1,12 +1,14 @@
 //! Operational endpoints, request ids, metrics and graceful shutdown.
 
 use crate::support::{TestServer, test_config};
+use axum::Router;
 use axum::routing::get;
 use reqwest::StatusCode;
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use switchboard_server::{CheckReport, ReadinessCheck};
+use tokio::sync::Notify;
 
 #[tokio::test]
 async fn healthz_and_readyz_report_up() {
@@ -134,28 +136,48 @@ async fn metrics_count_requests_per_route_template() {
     assert!(!text.contains("/definitely/unmatched"));
 }
 
+/// A route that tells the test when a request has reached it, then runs `work`.
+fn signalling_route<F>(
+    path: &'static str,
+    work: fn() -> F,
+) -> (impl FnOnce(Router) -> Router, Arc<Notify>)
+where
+    F: std::future::Future<Output = &'static str> + Send + 'static,
+{
+    let entered = Arc::new(Notify::new());
+    let signal = entered.clone();
+    let extend = move |router: Router| {
+        router.route(
+            path,
+            get(move || {
+                signal.notify_one();
+                work()
+            }),
+        )
+    };
+    (extend, entered)
+}
+
+// The two shutdown tests below run on paused tokio time from the moment the request is in its
+// handler: the grace period, the handler's own work and the close window are all tokio timers
+// (the accept loop uses `tokio::time::Instant`), so the durations are exact and nothing waits
+// in real time. Nothing here touches the store after the pause (its pool timeouts would be
+// advanced too).
+
 #[tokio::test]
 async fn shutdown_lets_an_in_flight_request_finish_and_stops_accepting() {
-    let mut server = TestServer::start_with(
-        test_config(),
-        |router| {
-            router.route(
-                "/test/slow",
-                get(|| async {
-                    tokio::time::sleep(Duration::from_millis(1500)).await;
-                    "finished"
-                }),
-            )
-        },
-        |state| state,
-    )
-    .await;
+    let (extend, entered) = signalling_route("/test/slow", || async {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        "finished"
+    });
+    let mut server = TestServer::start_with(test_config(), extend, |state| state).await;
     let in_flight = {
         let request = server.client.get(server.url("/test/slow"));
         tokio::spawn(async move { request.send().await })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let started = Instant::now();
+    entered.notified().await;
+    tokio::time::pause();
+    let started = tokio::time::Instant::now();
     let accept_loop = server.begin_shutdown();
     let response = in_flight
         .await
@@ -164,14 +186,17 @@ async fn shutdown_lets_an_in_flight_request_finish_and_stops_accepting() {
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.text().await.unwrap(), "finished");
     accept_loop.await.unwrap().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(4));
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed >= Duration::from_millis(1500) && elapsed < Duration::from_secs(2),
+        "the request's own 1.5 s, not the 5 s grace: {elapsed:?}"
+    );
     assert!(
         server.shutdown_token.is_cancelled(),
         "background work is told to stop"
     );
     let refused = reqwest::Client::new()
         .get(server.url("/healthz"))
-        .timeout(Duration::from_secs(2))
         .send()
         .await;
     assert!(
@@ -186,28 +211,20 @@ async fn shutdown_gives_up_on_a_stuck_request_after_the_grace_period() {
         shutdown_grace_secs: 1,
         ..test_config()
     };
-    let mut server = TestServer::start_with(
-        config,
-        |router| {
-            router.route(
-                "/test/stuck",
-                get(|| async {
-                    tokio::time::sleep(Duration::from_secs(600)).await;
-                    "never"
-                }),
-            )
-        },
-        |state| state,
-    )
-    .await;
+    let (extend, entered) = signalling_route("/test/stuck", || async {
+        std::future::pending::<()>().await;
+        "never"
+    });
+    let mut server = TestServer::start_with(config, extend, |state| state).await;
     let request = server.client.get(server.url("/test/stuck"));
     let _stuck = tokio::spawn(async move { request.send().await });
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let started = Instant::now();
+    entered.notified().await;
+    tokio::time::pause();
+    let started = tokio::time::Instant::now();
     server.begin_shutdown().await.unwrap().unwrap();
     let elapsed = started.elapsed();
     assert!(
-        elapsed >= Duration::from_millis(900) && elapsed < Duration::from_secs(3),
+        elapsed >= Duration::from_secs(1) && elapsed < Duration::from_millis(1100),
         "shutdown took {elapsed:?}"
     );
 }
