@@ -38,6 +38,15 @@ async fn approved_turn(
         .await;
     assert_eq!(status, 200, "{decided}");
     stream.until_done().await;
+    // The call's audit row is written when the call finishes, not before `done`: wait for it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while server.audit("action=tool_call.completed").await.is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no audit row for the call"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     decided["approval"]["conversation_id"]
         .as_str()
         .unwrap()
