@@ -3,14 +3,14 @@
 //! `cargo bench -p switchboard-server --bench malformed_input [-- COUNT]` starts the real server
 //! (every engine running, chat on the offline model, request bodies capped at 64 KiB) on
 //! 127.0.0.1 and sends, from a seeded generator shared with the CI test
-//! (`tests/it/malformed_support.rs`): COUNT (default 100,000) malformed JSON-RPC requests to
+//! (`tests/it/support/malformed.rs`): COUNT (default 100,000) malformed JSON-RPC requests to
 //! `/mcp` and `/mcp/rpc`, COUNT / 5 malformed REST requests, and COUNT / 50 calls of a stdio
 //! upstream that answers malformed (`tests/fixtures/malformed_upstream.py`). It prints the
 //! requests sent per class, the status histogram, the 5xx and transport failures, the panics
 //! counted by a panic hook, and the process's RSS after a warm-up, at the peak and after the
 //! run (client and server share the process, so the figures include the client's share).
 
-#[path = "../tests/it/malformed_support.rs"]
+#[path = "../tests/it/support/malformed.rs"]
 mod malformed_support;
 
 use malformed_support::{

@@ -72,9 +72,18 @@ struct BodyStatuses;
 
 impl BodyStatuses {
     const STATUSES: [(&'static str, &'static str); 3] = [
-        ("408", "The request body arrived too slowly (`request_timeout`)"),
-        ("413", "The request body is larger than `server.max_request_body_bytes`"),
-        ("415", "The request body is not sent as `Content-Type: application/json`"),
+        (
+            "408",
+            "The request body arrived too slowly (`request_timeout`)",
+        ),
+        (
+            "413",
+            "The request body is larger than `server.max_request_body_bytes`",
+        ),
+        (
+            "415",
+            "The request body is not sent as `Content-Type: application/json`",
+        ),
     ];
 }
 

@@ -2,3 +2,4 @@
 //! into the product.
 
 pub mod fake_openai;
+pub mod interop;

@@ -6,8 +6,8 @@
 use crate::process::{ADMIN_TOKEN, Service, command};
 use futures::StreamExt;
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedReply, ScriptedToolCall};
+pub(crate) use switchboard_test_support::interop::everything_js;
 
 /// Reads SSE events until `done` (or until `stop_at` returns true); returns them.
 async fn events_until(response: reqwest::Response, stop_at: impl Fn(&Value) -> bool) -> Vec<Value> {
@@ -93,17 +93,6 @@ async fn the_example_questions_work_from_a_fresh_start_without_a_key() {
         );
         assert!(!text_of(&events).trim().is_empty(), "{question}");
     }
-}
-
-pub(crate) fn everything_js() -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        path.exists(),
-        "missing {}: run `bash interop/install.sh` first",
-        path.display()
-    );
-    path.canonicalize().unwrap().to_string_lossy().into_owned()
 }
 
 pub(crate) fn with_model(data_dir: &std::path::Path, fake: &FakeOpenAi) -> std::process::Command {

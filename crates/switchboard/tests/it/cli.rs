@@ -1,17 +1,8 @@
 //! Admin subcommands act on the store directly; what they create works over HTTP.
 
-use crate::process::{ADMIN_TOKEN, Service, run_cli};
+use crate::process::{ADMIN_TOKEN, Service, json_of, run_cli, stdout_of};
 use reqwest::StatusCode;
 use serde_json::Value;
-
-fn stdout_of(output: &std::process::Output) -> String {
-    assert!(
-        output.status.success(),
-        "command failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 /// The value after `label` on the line that starts with it.
 fn field(text: &str, label: &str) -> String {
@@ -354,11 +345,6 @@ async fn users_made_on_the_command_line_act_through_their_own_tokens() {
     assert_eq!(users.status(), StatusCode::OK);
     let users: Value = users.json().await.unwrap();
     assert_eq!(users.as_array().unwrap().len(), 3, "{users}");
-}
-
-fn json_of(output: &std::process::Output) -> Value {
-    let text = stdout_of(output);
-    serde_json::from_str(&text).unwrap_or_else(|error| panic!("not JSON ({error}):\n{text}"))
 }
 
 #[tokio::test]

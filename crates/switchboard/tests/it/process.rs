@@ -31,6 +31,23 @@ pub fn run_cli(data_dir: &Path, args: &[&str]) -> Output {
         .expect("run switchboard")
 }
 
+/// The stdout of a command that must have succeeded (its stderr and stdout in the panic if not).
+pub fn stdout_of(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "command failed: {}\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        String::from_utf8_lossy(&output.stdout)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The stdout of a command that must have succeeded, as JSON (`--json`).
+pub fn json_of(output: &Output) -> serde_json::Value {
+    let text = stdout_of(output);
+    serde_json::from_str(&text).unwrap_or_else(|error| panic!("not JSON ({error}):\n{text}"))
+}
+
 /// A running `switchboard serve`.
 pub struct Service {
     pub child: Child,

@@ -5,65 +5,20 @@
 //! Not one canary may appear in the log, an API answer, an audit row, the model's messages or
 //! the plaintext of the database files.
 
-use crate::chat::{everything_js, with_model};
+use crate::chat::with_model;
 use crate::process::{ADMIN_TOKEN, Service};
 use futures::StreamExt;
 use serde_json::{Value, json};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
 use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedReply, ScriptedToolCall};
+use switchboard_test_support::interop::{Peer, everything_js};
 
 const LLM_KEY: &str = "sk-canary-llm-7f3a9c1e";
 const ENV_SECRET: &str = "canary-env-51d2e8f0";
 const HEADER_SECRET: &str = "canary-header-a04b6f2d";
 const API_KEY: &str = "canary-apikey-c93e1177";
 const CANARIES: [&str; 4] = [LLM_KEY, ENV_SECRET, HEADER_SECRET, API_KEY];
-
-/// `server-everything` over Streamable HTTP on a free port, killed with its group on drop.
-struct HttpPeer {
-    child: Child,
-    port: u16,
-}
-
-impl HttpPeer {
-    fn start() -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new("node")
-            .arg(everything_js())
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .process_group(0)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start server-everything");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "server-everything did not listen"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Self { child, port }
-    }
-}
-
-impl Drop for HttpPeer {
-    fn drop(&mut self) {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(self.child.id() as i32),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-        let _ = self.child.wait();
-    }
-}
 
 /// Every answer body the test read, to search for canaries at the end.
 #[derive(Default)]
@@ -108,7 +63,7 @@ fn assert_no_canary(place: &str, text: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn canary_secrets_never_appear_in_logs_answers_audit_model_or_database() {
-    let peer = HttpPeer::start();
+    let peer = Peer::everything_http();
     let fake = FakeOpenAi::start().await;
     fake.enqueue(ScriptedReply::tool_calls(&[
         ScriptedToolCall::new("call_1", "local__echo", json!({"message": "one"})),

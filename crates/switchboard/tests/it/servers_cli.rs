@@ -1,28 +1,10 @@
 //! `switchboard servers …` against a running instance: register server-everything (stdio),
 //! list, show, test, sync, switch a tool off, call a tool, read JSON, remove.
 
-use crate::process::{ADMIN_TOKEN, Service, run_cli};
+use crate::process::{ADMIN_TOKEN, Service, run_cli, stdout_of};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-fn everything_js() -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        path.exists(),
-        "missing {}: run `bash interop/install.sh` first",
-        path.display()
-    );
-    path.canonicalize().unwrap().to_string_lossy().into_owned()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use std::path::Path;
+use switchboard_test_support::interop::{everything_js, free_port};
 
 fn servers(data_dir: &Path, service: &Service, args: &[&str]) -> std::process::Output {
     let mut full = vec![
@@ -36,16 +18,6 @@ fn servers(data_dir: &Path, service: &Service, args: &[&str]) -> std::process::O
     run_cli(data_dir, &full)
 }
 
-fn ok(output: std::process::Output) -> String {
-    assert!(
-        output.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&output.stderr),
-        String::from_utf8_lossy(&output.stdout)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_servers_command_manages_a_running_instance() {
     let data_dir = tempfile::tempdir().unwrap();
@@ -53,7 +25,7 @@ async fn the_servers_command_manages_a_running_instance() {
     let dir = data_dir.path();
     let script = everything_js();
 
-    let added = ok(servers(
+    let added = stdout_of(&servers(
         dir,
         &service,
         &[
@@ -73,15 +45,15 @@ async fn the_servers_command_manages_a_running_instance() {
         "{added}"
     );
 
-    let tested = ok(servers(dir, &service, &["test", "everything"]));
+    let tested = stdout_of(&servers(dir, &service, &["test", "everything"]));
     assert!(
         tested.starts_with("connected to mcp-servers/everything"),
         "{tested}"
     );
-    let synced = ok(servers(dir, &service, &["sync", "everything"]));
+    let synced = stdout_of(&servers(dir, &service, &["sync", "everything"]));
     assert!(synced.starts_with("synced:"), "{synced}");
 
-    let listed = ok(servers(dir, &service, &["list"]));
+    let listed = stdout_of(&servers(dir, &service, &["list"]));
     let header = listed.lines().next().unwrap();
     assert!(
         header.starts_with("NAME") && header.contains("STATUS") && header.contains("TOOLS"),
@@ -94,7 +66,7 @@ async fn the_servers_command_manages_a_running_instance() {
         "{listed}"
     );
 
-    let tools = ok(servers(
+    let tools = stdout_of(&servers(
         dir,
         &service,
         &["tools", "everything", "--disable", "echo"],
@@ -106,7 +78,7 @@ async fn the_servers_command_manages_a_running_instance() {
         "{tools}"
     );
 
-    let called = ok(servers(
+    let called = stdout_of(&servers(
         dir,
         &service,
         &[
@@ -136,7 +108,7 @@ async fn the_servers_command_manages_a_running_instance() {
         "{message}"
     );
 
-    let json: Value = serde_json::from_str(&ok(servers(
+    let json: Value = serde_json::from_str(&stdout_of(&servers(
         dir,
         &service,
         &["show", "everything", "--json"],
@@ -145,7 +117,7 @@ async fn the_servers_command_manages_a_running_instance() {
     assert_eq!(json["name"], "everything");
     assert_eq!(json["sync_status"], "synced");
     assert_eq!(json["init_timeout_ms"], 20000);
-    let shown = ok(servers(dir, &service, &["show", "everything"]));
+    let shown = stdout_of(&servers(dir, &service, &["show", "everything"]));
     assert!(
         shown
             .lines()
@@ -155,7 +127,7 @@ async fn the_servers_command_manages_a_running_instance() {
 
     // A failure reads as a sentence naming where and why, not as a Rust type.
     let unreachable = format!("http://127.0.0.1:{}/mcp", free_port());
-    ok(servers(
+    stdout_of(&servers(
         dir,
         &service,
         &["add", "gone", "--url", &unreachable],
@@ -173,10 +145,10 @@ async fn the_servers_command_manages_a_running_instance() {
         "{said}"
     );
     assert!(!said.contains("::") && !said.contains("rmcp"), "{said}");
-    ok(servers(dir, &service, &["remove", "gone"]));
+    stdout_of(&servers(dir, &service, &["remove", "gone"]));
 
-    ok(servers(dir, &service, &["remove", "everything"]));
-    let listed = ok(servers(dir, &service, &["list"]));
+    stdout_of(&servers(dir, &service, &["remove", "everything"]));
+    let listed = stdout_of(&servers(dir, &service, &["list"]));
     assert!(
         !listed.lines().any(|line| line.starts_with("everything")),
         "{listed}"

@@ -1,0 +1,17 @@
+//! The chat API and its answers: conversations, buds, the agent loop with real and scripted models,
+//! limits, shutdown.
+
+mod api;
+mod buds;
+mod call_ids;
+mod design_fields;
+mod in_flight;
+mod limits;
+mod nul_characters;
+mod offline_everything;
+mod offline_kg;
+mod openai;
+mod shutdown;
+mod tool_choice;
+mod tools;
+mod unreachable;

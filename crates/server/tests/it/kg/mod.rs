@@ -1,0 +1,3 @@
+//! The knowledge graph through the application: `/api/kg` and `/mcp`.
+
+mod api;

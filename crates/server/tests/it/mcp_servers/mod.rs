@@ -1,0 +1,9 @@
+//! `/api/mcp/servers`: the registry's records, sync, tests and tool calls through the API.
+
+mod api;
+mod failed_start;
+mod kg;
+mod locking;
+mod slow;
+mod test_count;
+mod tool_switch;

@@ -1,0 +1,10 @@
+//! Authentication, scopes, users and tokens, revocation, the URL policy, request limits and
+//! malformed input.
+
+mod auth;
+mod connections;
+mod limits;
+mod malformed_input;
+mod revocation;
+mod url_policy;
+mod users;
