@@ -489,7 +489,7 @@ test('chat turn: stream events become tool activity, an approval card that posts
       [
         { type: 'mcp_tool', call_id: 'a', server: 'kg', tool: 'schema_version', status: 'completed', result: { structuredContent: { version: 'abc123' } }, duration_ms: 4 },
         { type: 'mcp_tool', call_id: 'b', server: 'kg', tool: 'type_info', status: 'error', error: 'server kg is not reachable' },
-        { type: 'approval_required', approval_id: 'ap1', server: 'files', tool: 'write_file', arguments: { path: '/x' }, description: 'Writes <b>files</b>', expires_at: soon, definition_diff: [{ field: 'description', before: 'old', after: 'new' }] },
+        { type: 'approval_required', approval_id: 'ap1', server: 'files', tool: 'write_file', arguments: { path: '/x' }, description: 'Writes <b>files</b>', expires_at: soon, diff: { changes: [{ field: 'description', before: 'old', after: 'new' }], omitted: 0 } },
         { type: 'elicitation_required', elicitation_id: 'el1', server: 'everything', message: 'Your name?', requested_schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] }, expires_at: soon },
         { type: 'token', token: '**Schema** ver' },
         { type: 'token', token: 'sion is `abc123`.' },

@@ -106,8 +106,8 @@ function renderShell(activeName) {
   const identity = getIdentity();
   const links = ROUTES.filter((entry) => !entry.adminOnly || hasScope('admin') || identity?.unknown).map((entry) =>
     h('a', { class: 'nav-link', href: `#/${entry.name}`, 'aria-current': entry.name === activeName ? 'page' : undefined, text: entry.label }));
-  const who = identity?.user?.name ?? identity?.user_name ?? '';
-  const workspace = identity?.workspace?.name ?? identity?.workspace_name ?? identity?.workspace_id ?? '';
+  const who = identity?.user?.name ?? '';
+  const workspace = identity?.workspace?.name ?? '';
   const scopes = identity?.scopes ?? [];
   const role = scopes.includes('admin') ? 'Administrator' : scopes.length ? scopes.join(', ') : '';
   const nav = h('nav', { class: 'app-nav', 'aria-label': 'Main' },

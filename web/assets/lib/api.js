@@ -61,14 +61,9 @@ export const api = {
   delete: (path, options) => apiRequest('DELETE', path, undefined, options),
 };
 
-/** Items of a list answer whatever its envelope: a bare array, or `{items|data|<key>: [...]}`. */
-export function listItems(answer, ...keys) {
-  if (Array.isArray(answer)) return answer;
-  if (!answer || typeof answer !== 'object') return [];
-  for (const key of [...keys, 'items', 'data', 'results']) {
-    if (Array.isArray(answer[key])) return answer[key];
-  }
-  return [];
+/** The array of a list answer under its one field name (`[]` when absent). */
+export function listItems(answer, key) {
+  return Array.isArray(answer?.[key]) ? answer[key] : [];
 }
 
 /** Percent-encodes one path segment. */

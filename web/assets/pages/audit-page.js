@@ -138,9 +138,9 @@ function renderTable(rows) {
       const approval = row.decision;
       const decidedBy = row.decided_by;
       return h('tr', {},
-        h('td', { text: formatDateTime(row.at ?? row.created_at) }),
+        h('td', { text: formatDateTime(row.at) }),
         h('td', { class: 'mono audit-action', title: row.action ?? '' }, renderAction(row.action ?? '')),
-        h('td', {}, renderPerson(row.actor ?? row.user_id)),
+        h('td', {}, renderPerson(row.actor)),
         h('td', { text: [row.server_name, row.tool_name].filter(Boolean).join(' · ') }),
         h('td', {}, row.status ? h('span', { class: `badge ${statusTone(row.status)}`, text: row.status }) : ''),
         h('td', { text: formatDuration(row.duration_ms) }),

@@ -81,26 +81,17 @@ function explain(error) {
   return `The knowledge graph could not be read: ${error.message}`;
 }
 
-/** The first array in an answer (under one of `keys`, or the answer itself). */
-function arrayIn(answer, ...keys) {
-  if (Array.isArray(answer)) return answer;
-  for (const key of keys) if (Array.isArray(answer?.[key])) return answer[key];
-  const found = Object.values(answer ?? {}).find(Array.isArray);
-  return found ?? [];
-}
-
 async function renderTypes(client) {
   const answer = await client.callTool('type_info', {});
-  const types = arrayIn(answer, 'types', 'object_types');
+  const types = answer?.types ?? [];
   if (types.length === 0) return h('div', {}, h('p', { class: 'muted', text: 'No object types yet.' }), renderJsonViewer(answer, { label: 'Answer' }));
   return h('div', { class: 'kg-grid' }, types.map((type) => {
-    const properties = Array.isArray(type.properties) ? type.properties
-      : Object.entries(type.properties ?? {}).map(([name, property]) => ({ name, ...property }));
+    const properties = type.properties;
     return h('article', { class: 'card kg-type', 'aria-label': `Type ${type.name}` },
       h('h3', {}, type.name, h('span', { class: 'badge', text: `${properties.length} propert${properties.length === 1 ? 'y' : 'ies'}` })),
       type.description ? h('p', { class: 'small muted', text: type.description }) : null,
       h('ul', { class: 'property-list' }, properties.map((property) => h('li', {},
-        h('code', { text: property.name }), ': ', h('span', { class: 'muted', text: property.type ?? property.data_type ?? 'any' }),
+        h('code', { text: property.name }), ': ', h('span', { class: 'muted', text: property.type }),
         property.required ? h('span', { class: 'badge badge-warning', text: 'required' }) : null,
         property.enum_values?.length ? h('span', { class: 'small muted', text: ` (${property.enum_values.join(', ')})` }) : null))),
       type.outgoing_relationships?.length || type.incoming_relationships?.length ? h('p', { class: 'small muted' },
@@ -111,14 +102,14 @@ async function renderTypes(client) {
 
 async function renderRelationships(client) {
   const answer = await client.callTool('relationship_info', {});
-  const relationships = arrayIn(answer, 'relationships', 'relationship_types');
+  const relationships = answer?.relationships ?? [];
   if (relationships.length === 0) return h('div', {}, h('p', { class: 'muted', text: 'No relationship types yet.' }), renderJsonViewer(answer, { label: 'Answer' }));
   const list = (value) => (Array.isArray(value) ? value.join(', ') : value ?? 'any');
   return h('div', { class: 'table-wrap' }, h('table', { class: 'data-table' },
     h('caption', { class: 'visually-hidden', text: 'Relationship types' }),
     h('thead', {}, h('tr', {}, ['Relationship', 'From', 'To', 'Description'].map((label) => h('th', { scope: 'col', text: label })))),
     h('tbody', {}, relationships.map((relationship) => h('tr', {},
-      h('td', {}, h('code', { text: relationship.name ?? relationship.type })),
+      h('td', {}, h('code', { text: relationship.name })),
       h('td', { text: list(relationship.from_types) }),
       h('td', { text: list(relationship.to_types) }),
       h('td', { class: 'small', text: relationship.description ?? '' }))))));
@@ -126,19 +117,19 @@ async function renderRelationships(client) {
 
 async function renderChangelog(client) {
   const answer = await client.callTool('schema_changelog', { limit: 50 });
-  const changes = arrayIn(answer, 'changes', 'entries', 'changelog');
+  const changes = answer?.changes ?? [];
   if (changes.length === 0) return h('div', {}, h('p', { class: 'muted', text: 'No schema changes recorded.' }), renderJsonViewer(answer, { label: 'Answer' }));
   const tone = { added: 'badge-success', removed: 'badge-danger', modified: 'badge-warning' };
   return h('div', { class: 'table-wrap' }, h('table', { class: 'data-table' },
     h('caption', { class: 'visually-hidden', text: 'Schema changelog' }),
     h('thead', {}, h('tr', {}, ['When', 'Version', 'Change', 'What', 'Details'].map((label) => h('th', { scope: 'col', text: label })))),
     h('tbody', {}, changes.map((change) => {
-      const kind = change.change ?? change.change_type ?? change.kind ?? '';
+      const kind = change.change;
       const owner = change.relationship_name ?? change.type_name ?? '';
       const target = [change.subject, change.property_name ? `${owner}.${change.property_name}` : owner].filter(Boolean).join(' ');
       return h('tr', {},
-        h('td', { text: formatDateTime(change.created_at ?? change.timestamp ?? change.at) }),
-        h('td', {}, h('code', { text: change.version ?? change.schema_version ?? '' })),
+        h('td', { text: formatDateTime(change.at) }),
+        h('td', {}, h('code', { text: change.version })),
         h('td', {}, h('span', { class: `badge ${tone[String(kind).toLowerCase()] ?? ''}`, text: kind })),
         h('td', { text: target }),
         h('td', { class: 'small', text: change.description ?? '' }));

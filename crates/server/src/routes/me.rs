@@ -4,11 +4,13 @@
 use crate::auth::Authenticated;
 use crate::error::{ApiError, ErrorBody};
 use crate::mirrors;
+use crate::routes::users::UserRoleView;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use serde::Serialize;
 use switchboard_core::{Scope, TokenId, UserId, WorkspaceId};
+use switchboard_store::StoreError;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -23,6 +25,8 @@ pub struct Me {
     pub workspace: WorkspaceSummary,
     #[schema(value_type = String)]
     pub user_id: UserId,
+    /// The user the token acts as (`null` only when that user no longer exists).
+    pub user: Option<UserSummary>,
     /// `null` for anonymous access granted by configuration.
     #[schema(value_type = Option<String>)]
     pub token_id: Option<TokenId>,
@@ -36,6 +40,15 @@ pub struct WorkspaceSummary {
     #[schema(value_type = String)]
     pub id: WorkspaceId,
     pub name: String,
+}
+
+/// A user's id, name and role.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserSummary {
+    #[schema(value_type = String)]
+    pub id: UserId,
+    pub name: String,
+    pub role: UserRoleView,
 }
 
 /// Who the bearer token belongs to.
@@ -54,12 +67,26 @@ async fn me(
     Authenticated(principal): Authenticated,
 ) -> Result<Json<Me>, ApiError> {
     let workspace = state.store.get_workspace(&principal.workspace_id).await?;
+    let user = match state
+        .store
+        .get_user(&principal.workspace_id, &principal.user_id)
+        .await
+    {
+        Ok(user) => Some(UserSummary {
+            id: user.id,
+            name: user.name,
+            role: user.role.into(),
+        }),
+        Err(StoreError::NotFound { .. }) => None,
+        Err(error) => return Err(error.into()),
+    };
     Ok(Json(Me {
         workspace: WorkspaceSummary {
             id: workspace.id,
             name: workspace.name,
         },
         user_id: principal.user_id,
+        user,
         token_id: principal.token_id,
         scopes: principal.scopes.iter().collect(),
     }))

@@ -23,17 +23,13 @@ export function formatCountdown(seconds) {
   return `${minutes}:${String(seconds % 60).padStart(2, '0')}`;
 }
 
-/** Renders a definition diff given as unified text, a list of changes, or {before, after}. */
+/** Renders a definition diff `{changes: [{field, before, after}…], omitted}` (the approval's `diff`). */
 export function renderDefinitionDiff(diff) {
   if (!diff) return null;
-  if (typeof diff === 'string') {
-    return h('pre', { class: 'definition-diff' }, diff.split('\n').map((line) =>
-      h('span', { class: line.startsWith('+') ? 'diff-added' : line.startsWith('-') ? 'diff-removed' : '', text: line || ' ' })));
-  }
-  const changes = Array.isArray(diff) ? diff : Array.isArray(diff.changes) ? diff.changes : null;
+  const changes = Array.isArray(diff.changes) ? diff.changes : null;
   if (changes) {
     return h('pre', { class: 'definition-diff' }, changes.flatMap((change) => {
-      const field = change.field ?? change.path ?? change.name ?? 'definition';
+      const field = change.field;
       return [
         h('span', { text: `${field}:` }),
         change.before !== undefined ? h('span', { class: 'diff-removed', text: `- ${stringify(change.before)}` }) : null,
@@ -61,8 +57,7 @@ export class ApprovalCard {
       h('button', { type: 'button', class: 'button button-primary', text: 'Approve once', onclick: decide('approve', 'once') }),
       h('button', { type: 'button', class: 'button button-success', text: 'Always allow', title: 'Approve now and stop asking for this tool', onclick: decide('approve', 'always') }),
       h('button', { type: 'button', class: 'button button-danger', text: 'Deny', onclick: decide('deny', 'once') }));
-    const details = event.details && typeof event.details === 'object' ? event.details : {};
-    const diff = event.definition_diff ?? event.diff ?? details.definition_diff ?? details.diff ?? details.changes ?? null;
+    const diff = event.diff ?? null;
     const toolLabel = event.server ? `${event.server} · ${event.tool}` : event.tool;
     this.element = h('section', { class: 'action-card approval-card', 'aria-label': `Approval needed for ${toolLabel}`, dataset: { approvalId: this.approvalId ?? '', state: 'pending' } },
       h('div', { class: 'row' },

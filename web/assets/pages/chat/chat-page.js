@@ -112,7 +112,7 @@ class ChatPage {
     try {
       const detail = await api.get(`/chat/conversations/${segment(conversationId)}`);
       if (this.conversationId !== conversationId) return;
-      this.conversationDetail = detail?.conversation ?? detail;
+      this.conversationDetail = detail?.conversation;
       this.title.textContent = conversationTitle(this.conversationDetail);
       const storedMessages = listItems(detail, 'messages');
       const inFlight = this.conversationDetail?.answer_in_flight === true;
@@ -120,7 +120,7 @@ class ChatPage {
       // so its partial stored copy is left out here.
       const lastQuestion = storedMessages.map((message) => message.role).lastIndexOf('user');
       const messages = inFlight && lastQuestion >= 0 ? storedMessages.slice(0, lastQuestion + 1) : storedMessages;
-      const { elements, turns } = renderHistory(messages, { onLayoutChange: () => this.#keepAtBottom(), toolCalls: listItems(detail?.tool_calls), conversationId });
+      const { elements, turns } = renderHistory(messages, { onLayoutChange: () => this.#keepAtBottom(), toolCalls: listItems(detail, 'tool_calls'), conversationId });
       this.turns = turns;
       replaceChildren(this.transcript, elements);
       if (elements.length === 0) this.#showEmptyState();
@@ -161,7 +161,7 @@ class ChatPage {
       this.turns.push(turn);
       this.transcript.append(turn.element);
     }
-    for (const approval of mine) turn.addApprovalCard({ ...approval, approval_id: approval.approval_id ?? approval.id });
+    for (const approval of mine) turn.addApprovalCard(approval);
   }
 
   #showEmptyState() {
@@ -187,7 +187,7 @@ class ChatPage {
     if (!this.conversationId && this.budSelect.value) {
       try {
         const created = await api.post('/chat/conversations', { bud_id: this.budSelect.value });
-        this.#adoptConversation(created?.id ?? created?.conversation?.id);
+        this.#adoptConversation(created?.id);
       } catch (error) {
         this.transcript.append(h('p', { class: 'alert alert-error', role: 'alert', text: `The conversation could not be started: ${error.message}` }));
         this.input.value = text;

@@ -18,7 +18,7 @@ export function describeServerStatus(server) {
 
 function statusColourAndLabel(server) {
   if (server?.is_active === false) return { colour: 'grey', label: 'Disabled' };
-  const state = String(server?.status ?? server?.state ?? '').toLowerCase();
+  const state = String(server?.status ?? '').toLowerCase();
   const sync = String(server?.sync_status ?? '').toLowerCase();
   if (sync === 'needs_auth' || state === 'needs_auth') return { colour: 'red', label: 'Needs credentials' };
   if (RED.has(state)) return { colour: 'red', label: 'Error' };

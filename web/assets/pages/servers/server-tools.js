@@ -25,12 +25,12 @@ export async function renderServerTools(container, server, { canWrite }) {
     replaceChildren(container, h('p', { class: 'alert alert-error', text: `The tool list could not be loaded: ${error.message}` }));
     return;
   }
-  const tools = listItems(capabilities?.tools ?? capabilities, 'tools');
-  const resources = listItems(capabilities?.resources ?? [], 'resources');
-  const prompts = listItems(capabilities?.prompts ?? [], 'prompts');
+  const tools = listItems(capabilities, 'tools');
+  const resources = listItems(capabilities, 'resources');
+  const prompts = listItems(capabilities, 'prompts');
   const policies = await loadPolicies(server);
   const syncedAt = capabilities?.last_synced_at;
-  const syncState = capabilities?.sync_status ?? capabilities?.status;
+  const syncState = capabilities?.sync_status;
   const header = h('p', { class: 'small muted' },
     `${tools.length} tool${tools.length === 1 ? '' : 's'}, ${resources.length} resource${resources.length === 1 ? '' : 's'}, ${prompts.length} prompt${prompts.length === 1 ? '' : 's'}`,
     syncedAt ? ` · synced ${formatDateTime(syncedAt)}` : ' · not synced yet',
@@ -64,7 +64,7 @@ async function loadPolicies(server) {
 
 function renderToolRow(server, tool, policyView, canWrite, defaultPolicy) {
   const policy = policyView?.policy ?? null;
-  const enabled = tool.is_enabled ?? tool.enabled ?? true;
+  const enabled = tool.is_enabled;
   const toggle = h('input', {
     type: 'checkbox', role: 'switch', class: 'switch', checked: enabled, disabled: !canWrite,
     'aria-label': `Enable ${tool.name}`,

@@ -123,7 +123,7 @@ class ServerCard {
     this.title.textContent = server.name;
     replaceChildren(this.statusSlot, renderStatus(server));
     const endpoint = server.transport === 'stdio' ? [server.command, ...(server.args ?? [])].filter(Boolean).join(' ') : server.url;
-    const toolCount = server.tool_count ?? server.tools_count ?? server.tools?.length;
+    const toolCount = server.tool_count;
     replaceChildren(this.detailSlot,
       h('span', { class: 'badge', text: transportName(server.transport) }),
       endpoint ? h('span', { class: 'mono server-endpoint', title: endpoint, text: endpoint }) : null,
