@@ -41,6 +41,36 @@ impl SlotState {
         self.state = state;
         self.changed_at = chrono::Utc::now();
     }
+
+    /// A start succeeded: the session is kept and the slot is ACTIVE.
+    fn record_started(&mut self, live: LiveSession) -> Arc<LiveSession> {
+        if let Some(observer) = &self.observer {
+            observer.emit(SessionEventKind::Connected {
+                protocol_version: live.description.protocol_version.clone(),
+            });
+        }
+        let live = Arc::new(live);
+        self.live = Some(live.clone());
+        self.last_error = None;
+        self.error_at = None;
+        self.set(SessionState::Active);
+        live
+    }
+
+    /// A start failed: the error is kept (with the configuration that failed) and the slot is
+    /// in ERROR.
+    fn record_start_failed(&mut self, error: &UpstreamError, fingerprint: u64) {
+        if let Some(observer) = &self.observer {
+            observer.emit(SessionEventKind::StartFailed {
+                code: error.code(),
+                message: error.to_string(),
+            });
+        }
+        self.last_error = Some(error.clone());
+        self.error_at = Some(Instant::now());
+        self.error_fingerprint = fingerprint;
+        self.set(SessionState::Error);
+    }
 }
 
 /// What to do with a live session found in the slot.
@@ -126,22 +156,7 @@ impl SessionSlot {
         if let Some(live) = self.usable_or_retire(context) {
             return Ok(live);
         }
-        {
-            let mut state = self.state.lock_unpoisoned();
-            if state.state == SessionState::Error
-                && state.error_fingerprint == context.server.connection_fingerprint()
-                && let (Some(error), Some(error_at)) = (&state.last_error, state.error_at)
-            {
-                let retry_delay = context.config.session_error_retry();
-                if error_at.elapsed() < retry_delay {
-                    return Err(UpstreamError::SessionUnavailable {
-                        message: error.to_string(),
-                        retry_in_secs: (retry_delay - error_at.elapsed()).as_secs().max(1),
-                    });
-                }
-            }
-            state.set(SessionState::Initializing);
-        }
+        self.begin_start(context)?;
         // The caller may give up on the start (its future dropped: a client that went away);
         // what was being started is dropped with it (a stdio child is killed), so the slot
         // must not keep saying INITIALIZING.
@@ -154,6 +169,36 @@ impl SessionSlot {
             () = context.shutdown.cancelled() => Err(UpstreamError::ShuttingDown),
         };
         abandoned.finished = true;
+        self.finish_start(context, outcome)
+    }
+
+    /// Marks the slot INITIALIZING, unless the same configuration failed to start less than
+    /// `session_error_retry` ago: then the caller gets that error without a new attempt.
+    fn begin_start(&self, context: &StartContext<'_>) -> Result<(), UpstreamError> {
+        let mut state = self.state.lock_unpoisoned();
+        if state.state == SessionState::Error
+            && state.error_fingerprint == context.server.connection_fingerprint()
+            && let (Some(error), Some(error_at)) = (&state.last_error, state.error_at)
+        {
+            let retry_delay = context.config.session_error_retry();
+            if error_at.elapsed() < retry_delay {
+                return Err(UpstreamError::SessionUnavailable {
+                    message: error.to_string(),
+                    retry_in_secs: (retry_delay - error_at.elapsed()).as_secs().max(1),
+                });
+            }
+        }
+        state.set(SessionState::Initializing);
+        Ok(())
+    }
+
+    /// Records how a start ended (ACTIVE or ERROR) and tells the observer; a session started
+    /// into a slot closed meanwhile is closed again.
+    fn finish_start(
+        &self,
+        context: &StartContext<'_>,
+        outcome: Result<LiveSession, UpstreamError>,
+    ) -> Result<Arc<LiveSession>, UpstreamError> {
         let mut state = self.state.lock_unpoisoned();
         if state.state == SessionState::Closed {
             // Closed while starting (shutdown, server deleted): do not keep what was started.
@@ -167,32 +212,10 @@ impl SessionSlot {
             .session_events
             .clone()
             .map(|handler| SessionObserver::new(handler, context.server));
-        let observer = state.observer.clone();
         match outcome {
-            Ok(live) => {
-                if let Some(observer) = &observer {
-                    observer.emit(SessionEventKind::Connected {
-                        protocol_version: live.description.protocol_version.clone(),
-                    });
-                }
-                let live = Arc::new(live);
-                state.live = Some(live.clone());
-                state.last_error = None;
-                state.error_at = None;
-                state.set(SessionState::Active);
-                Ok(live)
-            }
+            Ok(live) => Ok(state.record_started(live)),
             Err(error) => {
-                if let Some(observer) = &observer {
-                    observer.emit(SessionEventKind::StartFailed {
-                        code: error.code(),
-                        message: error.to_string(),
-                    });
-                }
-                state.last_error = Some(error.clone());
-                state.error_at = Some(Instant::now());
-                state.error_fingerprint = context.server.connection_fingerprint();
-                state.set(SessionState::Error);
+                state.record_start_failed(&error, context.server.connection_fingerprint());
                 Err(error)
             }
         }
@@ -387,72 +410,25 @@ async fn start_with_retries(
         reason: "no attempt was made".to_owned(),
     };
     for attempt in 1..=attempts {
-        let router = Arc::new(NotificationRouter::new(
-            server.name.clone(),
-            context.list_changed.clone(),
-        ));
-        let params = ConnectParams {
-            server,
-            config: context.config,
-            http_client: context.http_client,
-            policy: context.policy,
-            lifecycle: lifecycle.clone(),
-            router,
-            elicitation: context.elicitation.clone(),
-            latency: latency.clone(),
-        };
+        let params = connect_params(context, latency, lifecycle.clone());
         let started = Instant::now();
         let attempt_outcome = tokio::time::timeout(init_timeout, connect(params)).await;
         latency.record_start(started.elapsed());
         match attempt_outcome {
             Ok(Ok(live)) => {
-                context.versions.remember(
-                    &server.id,
-                    fingerprint,
-                    &live.description.protocol_version,
-                );
-                metrics::session_started(
-                    server.id.metric_label(&server.name),
-                    server.transport().as_str(),
-                );
-                tracing::info!(
-                    server = %server.name,
-                    protocol_version = %live.description.protocol_version,
-                    elapsed_ms = started.elapsed().as_millis() as u64,
-                    attempt,
-                    "session started"
-                );
+                record_started(context, fingerprint, &live, started, attempt);
                 return Ok(live);
             }
             Ok(Err(error)) => {
-                metrics::session_start_failed(server.id.metric_label(&server.name), error.code());
-                tracing::debug!(server = %server.name, attempt, error = %switchboard_core::log_text(&error.to_string()), "a session start attempt failed");
                 let retryable = error.is_retryable_start();
-                last_error = error;
+                last_error = record_failed_attempt(context, &mut lifecycle, attempt, error);
                 if !retryable {
                     break;
                 }
-                if matches!(lifecycle, Lifecycle::Remembered(_)) {
-                    context.versions.forget(&server.id);
-                    lifecycle = Lifecycle::Auto;
-                }
             }
             Err(_) => {
-                metrics::session_start_failed(server.id.metric_label(&server.name), "init_timeout");
-                tracing::debug!(server = %server.name, attempt, "a session start attempt timed out");
-                last_error = UpstreamError::InitTimeout {
-                    target: server.display_target(),
-                    after: init_timeout,
-                };
-                lifecycle = match lifecycle {
-                    // A server that ignores unknown methods never answers the probe.
-                    Lifecycle::Auto => Lifecycle::LegacyInitialize,
-                    Lifecycle::Remembered(_) => {
-                        context.versions.forget(&server.id);
-                        Lifecycle::Auto
-                    }
-                    Lifecycle::LegacyInitialize => Lifecycle::Auto,
-                };
+                last_error =
+                    record_timed_out_attempt(context, &mut lifecycle, attempt, init_timeout);
             }
         }
         if attempt < attempts {
@@ -464,4 +440,96 @@ async fn start_with_retries(
     // reports what the failure means for it.
     tracing::info!(server = %server.name, code = last_error.code(), error = %last_error, "session start failed");
     Err(last_error)
+}
+
+/// One attempt's connect parameters, with a fresh notification router.
+fn connect_params<'a>(
+    context: &StartContext<'a>,
+    latency: &Arc<LatencyWindow>,
+    lifecycle: Lifecycle,
+) -> ConnectParams<'a> {
+    let server = context.server;
+    let router = Arc::new(NotificationRouter::new(
+        server.name.clone(),
+        context.list_changed.clone(),
+    ));
+    ConnectParams {
+        server,
+        config: context.config,
+        http_client: context.http_client,
+        policy: context.policy,
+        lifecycle,
+        router,
+        elicitation: context.elicitation.clone(),
+        latency: latency.clone(),
+    }
+}
+
+/// A started session: its protocol version is remembered for the next connect, and counted.
+fn record_started(
+    context: &StartContext<'_>,
+    fingerprint: u64,
+    live: &LiveSession,
+    started: Instant,
+    attempt: u32,
+) {
+    let server = context.server;
+    context
+        .versions
+        .remember(&server.id, fingerprint, &live.description.protocol_version);
+    metrics::session_started(
+        server.id.metric_label(&server.name),
+        server.transport().as_str(),
+    );
+    tracing::info!(
+        server = %server.name,
+        protocol_version = %live.description.protocol_version,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        attempt,
+        "session started"
+    );
+}
+
+/// A failed attempt: counted, and a remembered version is forgotten (the server may have
+/// changed), so the next attempt probes again. Returns the error to report if none succeeds.
+fn record_failed_attempt(
+    context: &StartContext<'_>,
+    lifecycle: &mut Lifecycle,
+    attempt: u32,
+    error: UpstreamError,
+) -> UpstreamError {
+    let server = context.server;
+    metrics::session_start_failed(server.id.metric_label(&server.name), error.code());
+    tracing::debug!(server = %server.name, attempt, error = %switchboard_core::log_text(&error.to_string()), "a session start attempt failed");
+    if error.is_retryable_start() && matches!(lifecycle, Lifecycle::Remembered(_)) {
+        context.versions.forget(&server.id);
+        *lifecycle = Lifecycle::Auto;
+    }
+    error
+}
+
+/// A timed-out attempt: counted, and the next attempt uses another lifecycle. Returns the
+/// error to report if none succeeds.
+fn record_timed_out_attempt(
+    context: &StartContext<'_>,
+    lifecycle: &mut Lifecycle,
+    attempt: u32,
+    init_timeout: Duration,
+) -> UpstreamError {
+    let server = context.server;
+    metrics::session_start_failed(server.id.metric_label(&server.name), "init_timeout");
+    tracing::debug!(server = %server.name, attempt, "a session start attempt timed out");
+    *lifecycle = match std::mem::replace(lifecycle, Lifecycle::Auto) {
+        // A server that ignores unknown methods never answers the probe.
+        Lifecycle::Auto => Lifecycle::LegacyInitialize,
+        Lifecycle::Remembered(_) => {
+            context.versions.forget(&server.id);
+            Lifecycle::Auto
+        }
+        Lifecycle::LegacyInitialize => Lifecycle::Auto,
+    };
+    UpstreamError::InitTimeout {
+        target: server.display_target(),
+        after: init_timeout,
+    }
 }
