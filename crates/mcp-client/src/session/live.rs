@@ -6,6 +6,7 @@
 use crate::UpstreamError;
 use crate::capabilities::{ServerDescription, describe_server};
 use crate::config::McpClientConfig;
+use crate::error::from_process::{spawn_error, with_detail};
 use crate::error::from_rmcp::ErrorContext;
 use crate::handler::{ElicitationResponder, SessionHandler};
 use crate::latency::LatencyWindow;
@@ -390,50 +391,5 @@ async fn open_session(
         listener: Mutex::new(listener),
         last_used: Mutex::new(Instant::now()),
         in_flight: AtomicUsize::new(0),
-    }
-}
-
-fn spawn_error(command: &str, error: &std::io::Error) -> UpstreamError {
-    let message = match error.kind() {
-        std::io::ErrorKind::NotFound => {
-            "no such program (is it installed and on the allowed PATH?)".to_owned()
-        }
-        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
-        _ => error.to_string(),
-    };
-    UpstreamError::Spawn {
-        command: command.to_owned(),
-        message,
-    }
-}
-
-/// Adds what a stdio child said and how it ended to an error's message. When the child
-/// exited, that is why the connection failed, so it replaces the transport's own words.
-pub(crate) fn with_detail(error: UpstreamError, report: &ProcessReport) -> UpstreamError {
-    let text = &report.text;
-    let combine = |reason: String| {
-        if report.exited {
-            text.clone()
-        } else {
-            format!("{reason}; {text}")
-        }
-    };
-    match error {
-        UpstreamError::Initialize { target, reason } => UpstreamError::Initialize {
-            target,
-            reason: combine(reason),
-        },
-        UpstreamError::Connect { target, reason } => UpstreamError::Connect {
-            target,
-            reason: combine(reason),
-        },
-        UpstreamError::ConnectionLost(message) if report.exited => {
-            // "`python3` exited with status 1; its last stderr line: …"
-            let target = message.split(": ").next().unwrap_or_default();
-            let ending = text.strip_prefix("it ").unwrap_or(text);
-            UpstreamError::ConnectionLost(format!("{target} {ending}"))
-        }
-        UpstreamError::ConnectionLost(message) => UpstreamError::ConnectionLost(combine(message)),
-        other => other,
     }
 }
