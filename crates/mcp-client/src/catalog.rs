@@ -48,75 +48,46 @@ impl ToolCatalog {
     pub fn build(servers: &[CatalogServer], builtins: &[ToolSpec]) -> Self {
         let mut catalog = ToolCatalog::default();
         let mut taken: HashSet<String> = HashSet::new();
+        catalog.add_builtins(builtins, &mut taken);
+        let ordered = ordered_tools(servers);
+        let names = plain_names(&ordered, &mut taken);
+        catalog.add_upstream_tools(&ordered, names, &mut taken);
+        // Built-ins first, then upstream tools in the sorted order above.
+        catalog
+    }
+
+    /// Adds the built-ins whose names are valid and not yet taken, in their given order.
+    fn add_builtins(&mut self, builtins: &[ToolSpec], taken: &mut HashSet<String>) {
         for builtin in builtins {
             if is_valid_tool_name(&builtin.name) && taken.insert(builtin.name.clone()) {
-                catalog.builtins.insert(builtin.name.clone());
-                catalog.specs.push(builtin.clone());
+                self.builtins.insert(builtin.name.clone());
+                self.specs.push(builtin.clone());
             } else {
                 tracing::warn!(name = %switchboard_core::log_text(&builtin.name), "skipping a built-in tool with an invalid or duplicate name");
             }
         }
+    }
 
-        let mut ordered: Vec<(&CatalogServer, &ToolDefinition)> = servers
-            .iter()
-            .flat_map(|server| server.tools.iter().map(move |tool| (server, tool)))
-            .collect();
-        ordered.sort_by(|(left_server, left_tool), (right_server, right_tool)| {
-            (
-                &left_server.server_name,
-                &left_server.server_id,
-                &left_tool.name,
-            )
-                .cmp(&(
-                    &right_server.server_name,
-                    &right_server.server_id,
-                    &right_tool.name,
-                ))
-        });
-        ordered.dedup_by(|(left_server, left_tool), (right_server, right_tool)| {
-            left_server.server_id == right_server.server_id && left_tool.name == right_tool.name
-        });
-
-        let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-        for (index, (server, tool)) in ordered.iter().enumerate() {
-            groups
-                .entry(plain_name(&server.server_name, &tool.name))
-                .or_default()
-                .push(index);
-        }
-        let mut names: Vec<Option<String>> = vec![None; ordered.len()];
-        for (plain, members) in &groups {
-            let exact: Vec<usize> = members
-                .iter()
-                .copied()
-                .filter(|&index| is_exact(ordered[index].0, ordered[index].1, plain))
-                .collect();
-            for &index in members {
-                let keeps_plain = plain.len() <= MAX_NAME_LENGTH
-                    && !taken.contains(plain)
-                    && (members.len() == 1 || (exact.len() == 1 && exact[0] == index));
-                if keeps_plain {
-                    names[index] = Some(plain.clone());
-                }
-            }
-            for &index in members {
-                if let Some(name) = &names[index] {
-                    taken.insert(name.clone());
-                }
-            }
-        }
+    /// Adds the upstream tools in `ordered`, each under its plain name where it keeps one and
+    /// a hashed name otherwise, with the route back to its server.
+    fn add_upstream_tools(
+        &mut self,
+        ordered: &[(&CatalogServer, &ToolDefinition)],
+        mut names: Vec<Option<String>>,
+        taken: &mut HashSet<String>,
+    ) {
         for (index, (server, tool)) in ordered.iter().enumerate() {
             let name = match names[index].take() {
                 Some(name) => name,
-                None => hashed_name(server, tool, &taken),
+                None => hashed_name(server, tool, taken),
             };
             taken.insert(name.clone());
-            catalog.specs.push(ToolSpec {
+            self.specs.push(ToolSpec {
                 name: name.clone(),
                 description: describe(server, tool),
                 parameters: object_schema(&tool.input_schema),
             });
-            catalog.routes.insert(
+            self.routes.insert(
                 name,
                 ToolRoute {
                     server_id: server.server_id.clone(),
@@ -126,8 +97,6 @@ impl ToolCatalog {
                 },
             );
         }
-        // Built-ins first, then upstream tools in the sorted order above.
-        catalog
     }
 
     /// The upstream behind an LLM-visible name (`None` for built-ins and unknown names).
@@ -173,6 +142,68 @@ fn sanitize(text: &str) -> String {
     } else {
         cleaned
     }
+}
+
+/// Every server's tools, sorted by server name, server id and tool name, without duplicates.
+fn ordered_tools(servers: &[CatalogServer]) -> Vec<(&CatalogServer, &ToolDefinition)> {
+    let mut ordered: Vec<(&CatalogServer, &ToolDefinition)> = servers
+        .iter()
+        .flat_map(|server| server.tools.iter().map(move |tool| (server, tool)))
+        .collect();
+    ordered.sort_by(|(left_server, left_tool), (right_server, right_tool)| {
+        (
+            &left_server.server_name,
+            &left_server.server_id,
+            &left_tool.name,
+        )
+            .cmp(&(
+                &right_server.server_name,
+                &right_server.server_id,
+                &right_tool.name,
+            ))
+    });
+    ordered.dedup_by(|(left_server, left_tool), (right_server, right_tool)| {
+        left_server.server_id == right_server.server_id && left_tool.name == right_tool.name
+    });
+    ordered
+}
+
+/// The plain name each tool in `ordered` keeps (`None`: it gets a hashed name). A plain name
+/// is kept when it fits, is not taken, and is unique or matched exactly by one tool only.
+/// The kept names are added to `taken`.
+fn plain_names(
+    ordered: &[(&CatalogServer, &ToolDefinition)],
+    taken: &mut HashSet<String>,
+) -> Vec<Option<String>> {
+    let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (index, (server, tool)) in ordered.iter().enumerate() {
+        groups
+            .entry(plain_name(&server.server_name, &tool.name))
+            .or_default()
+            .push(index);
+    }
+    let mut names: Vec<Option<String>> = vec![None; ordered.len()];
+    for (plain, members) in &groups {
+        let exact: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|&index| is_exact(ordered[index].0, ordered[index].1, plain))
+            .collect();
+        for &index in members {
+            let keeps_plain = plain.len() <= MAX_NAME_LENGTH
+                && !taken.contains(plain)
+                && (members.len() == 1 || (exact.len() == 1 && exact[0] == index));
+            if keeps_plain {
+                names[index] = Some(plain.clone());
+            }
+        }
+        for &index in members {
+            if let Some(name) = &names[index] {
+                taken.insert(name.clone());
+            }
+        }
+    }
+    names
 }
 
 fn plain_name(server_name: &str, tool_name: &str) -> String {

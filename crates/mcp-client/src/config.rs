@@ -193,6 +193,18 @@ pub(crate) fn parse_networks(entries: &[String]) -> Result<Vec<ipnet::IpNet>, St
 impl McpClientConfig {
     /// Checks every value; the error names the key relative to the `[mcp]` section.
     pub fn validate(&self) -> Result<(), InvalidSetting> {
+        self.validate_timeouts()?;
+        self.validate_limits()?;
+        parse_networks(&self.url_policy.allow_networks)
+            .map_err(|reason| InvalidSetting::new("url_policy.allow_networks", reason))?;
+        parse_networks(&self.request_url_policy.allow_networks)
+            .map_err(|reason| InvalidSetting::new("request_url_policy.allow_networks", reason))?;
+        self.validate_env_allowlist()
+    }
+
+    /// The session and tool-call timeouts: positive, the maximum call timeout not under the
+    /// default.
+    fn validate_timeouts(&self) -> Result<(), InvalidSetting> {
         InvalidSetting::require_positive(
             "session_init_timeout_secs",
             self.session_init_timeout_secs,
@@ -221,6 +233,12 @@ impl McpClientConfig {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// Sizes, concurrency caps, cache intervals and the stdio child settings: positive (a
+    /// tool answer may be no smaller than 1 KiB).
+    fn validate_limits(&self) -> Result<(), InvalidSetting> {
         if self.max_tool_response_bytes < 1024 {
             return Err(InvalidSetting::new(
                 "max_tool_response_bytes",
@@ -252,10 +270,12 @@ impl McpClientConfig {
             "stdio.stderr_line_bytes",
             self.stdio.stderr_line_bytes as u64,
         )?;
-        parse_networks(&self.url_policy.allow_networks)
-            .map_err(|reason| InvalidSetting::new("url_policy.allow_networks", reason))?;
-        parse_networks(&self.request_url_policy.allow_networks)
-            .map_err(|reason| InvalidSetting::new("request_url_policy.allow_networks", reason))?;
+        Ok(())
+    }
+
+    /// The environment variables passed to stdio children: names, and none that can inject
+    /// code into the child.
+    fn validate_env_allowlist(&self) -> Result<(), InvalidSetting> {
         for name in &self.stdio.env_allowlist {
             if name.is_empty() || name.contains('=') {
                 return Err(InvalidSetting::new(

@@ -10,7 +10,7 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 use switchboard_core::Scope;
-use switchboard_kg::{ChangelogSince, Direction};
+use switchboard_kg::{ChangelogSince, Direction, KnowledgeGraph};
 
 const CHANGES_IN_PROMPT: usize = 30;
 
@@ -134,77 +134,106 @@ pub fn get(
     arguments: &Option<JsonObject>,
 ) -> Result<GetPromptResult, ErrorData> {
     let knowledge = graph.read();
-    let schema = knowledge.schema();
-    let kg_error = |error: switchboard_kg::KgError| errors::from_kg(&error);
     let (description, messages) = match prompt {
-        KgPrompt::ExplainType => {
-            let name = argument(prompt, arguments, "type_name", true)?.unwrap_or_default();
-            let details = schema.type_details(name).map_err(kg_error)?;
-            let relationships: Vec<RelationshipOutput> = details
-                .outgoing
-                .iter()
-                .chain(&details.incoming)
-                .map(|r| RelationshipOutput::from(*r))
-                .collect();
-            let facts = json!({
-                "type": details.object_type,
-                "relationships": relationships,
-                "object_count": knowledge.object_count_of_type(name),
-            });
-            let instruction = format!(
-                "Explain the {name} object type of our knowledge graph to a colleague: what it represents, each property (type, whether required, allowed values), and how {name} objects relate to other types. Be concise and use only the facts below."
-            );
-            (
-                format!("Explain the {name} type"),
-                vec![message(instruction, &facts)],
-            )
-        }
+        KgPrompt::ExplainType => explain_type(&knowledge, prompt, arguments)?,
         KgPrompt::SummarizeRecentChanges => {
-            let since_text = argument(prompt, arguments, "since", false)?;
-            let since = since_text
-                .map(ChangelogSince::parse)
-                .transpose()
-                .map_err(kg_error)?;
-            let (entries, total) = knowledge
-                .history()
-                .changes_since(since.as_ref(), CHANGES_IN_PROMPT)
-                .map_err(kg_error)?;
-            let changes: Vec<ChangeOutput> = entries.into_iter().map(ChangeOutput::from).collect();
-            let facts = json!({
-                "current_version": knowledge.history().current().map(|v| v.version.clone()),
-                "since": since_text,
-                "total_changes": total,
-                "changes": changes,
-            });
-            let scope = since_text
-                .map(|s| format!(" since {s}"))
-                .unwrap_or_default();
-            let instruction = format!(
-                "Summarise the knowledge-graph schema changes{scope} for a team update: group them into added, modified and removed, name the types and properties involved, mention when each happened, and point out anything that may affect existing data or queries."
-            );
-            (
-                format!("Summarise schema changes{scope}"),
-                vec![message(instruction, &facts)],
-            )
+            summarize_recent_changes(&knowledge, prompt, arguments)?
         }
-        KgPrompt::ExploreObject => {
-            let id = argument(prompt, arguments, "id", true)?.unwrap_or_default();
-            let object = knowledge.require_object(id).map_err(kg_error)?;
-            let facts = json!({
-                "object": ObjectOutput::from(object),
-                "outgoing": LinkOutput::all(&knowledge, id, Direction::Out),
-                "incoming": LinkOutput::all(&knowledge, id, Direction::In),
-            });
-            let instruction = format!(
-                "Describe the {} '{}' and how it connects to the rest of the knowledge graph: who and what it is related to, through which relationships, and what a reader should look at next.",
-                object.object_type,
-                object.label()
-            );
-            (
-                format!("Explore {}", object.label()),
-                vec![message(instruction, &facts)],
-            )
-        }
+        KgPrompt::ExploreObject => explore_object(&knowledge, prompt, arguments)?,
     };
     Ok(GetPromptResult::new(messages).with_description(description))
+}
+
+/// A filled-in prompt: its description and its messages.
+type FilledPrompt = (String, Vec<PromptMessage>);
+
+fn kg_error(error: switchboard_kg::KgError) -> ErrorData {
+    errors::from_kg(&error)
+}
+
+/// `explain_type`: the type's definition, its relationships both ways and its object count.
+fn explain_type(
+    knowledge: &KnowledgeGraph,
+    prompt: KgPrompt,
+    arguments: &Option<JsonObject>,
+) -> Result<FilledPrompt, ErrorData> {
+    let name = argument(prompt, arguments, "type_name", true)?.unwrap_or_default();
+    let details = knowledge.schema().type_details(name).map_err(kg_error)?;
+    let relationships: Vec<RelationshipOutput> = details
+        .outgoing
+        .iter()
+        .chain(&details.incoming)
+        .map(|r| RelationshipOutput::from(*r))
+        .collect();
+    let facts = json!({
+        "type": details.object_type,
+        "relationships": relationships,
+        "object_count": knowledge.object_count_of_type(name),
+    });
+    let instruction = format!(
+        "Explain the {name} object type of our knowledge graph to a colleague: what it represents, each property (type, whether required, allowed values), and how {name} objects relate to other types. Be concise and use only the facts below."
+    );
+    Ok((
+        format!("Explain the {name} type"),
+        vec![message(instruction, &facts)],
+    ))
+}
+
+/// `summarize_recent_changes`: the schema changes since a version or time (the last
+/// `CHANGES_IN_PROMPT` of them).
+fn summarize_recent_changes(
+    knowledge: &KnowledgeGraph,
+    prompt: KgPrompt,
+    arguments: &Option<JsonObject>,
+) -> Result<FilledPrompt, ErrorData> {
+    let since_text = argument(prompt, arguments, "since", false)?;
+    let since = since_text
+        .map(ChangelogSince::parse)
+        .transpose()
+        .map_err(kg_error)?;
+    let (entries, total) = knowledge
+        .history()
+        .changes_since(since.as_ref(), CHANGES_IN_PROMPT)
+        .map_err(kg_error)?;
+    let changes: Vec<ChangeOutput> = entries.into_iter().map(ChangeOutput::from).collect();
+    let facts = json!({
+        "current_version": knowledge.history().current().map(|v| v.version.clone()),
+        "since": since_text,
+        "total_changes": total,
+        "changes": changes,
+    });
+    let scope = since_text
+        .map(|s| format!(" since {s}"))
+        .unwrap_or_default();
+    let instruction = format!(
+        "Summarise the knowledge-graph schema changes{scope} for a team update: group them into added, modified and removed, name the types and properties involved, mention when each happened, and point out anything that may affect existing data or queries."
+    );
+    Ok((
+        format!("Summarise schema changes{scope}"),
+        vec![message(instruction, &facts)],
+    ))
+}
+
+/// `explore_object`: the object and its links both ways.
+fn explore_object(
+    knowledge: &KnowledgeGraph,
+    prompt: KgPrompt,
+    arguments: &Option<JsonObject>,
+) -> Result<FilledPrompt, ErrorData> {
+    let id = argument(prompt, arguments, "id", true)?.unwrap_or_default();
+    let object = knowledge.require_object(id).map_err(kg_error)?;
+    let facts = json!({
+        "object": ObjectOutput::from(object),
+        "outgoing": LinkOutput::all(knowledge, id, Direction::Out),
+        "incoming": LinkOutput::all(knowledge, id, Direction::In),
+    });
+    let instruction = format!(
+        "Describe the {} '{}' and how it connects to the rest of the knowledge graph: who and what it is related to, through which relationships, and what a reader should look at next.",
+        object.object_type,
+        object.label()
+    );
+    Ok((
+        format!("Explore {}", object.label()),
+        vec![message(instruction, &facts)],
+    ))
 }

@@ -132,10 +132,9 @@ impl ServerRegistry {
         record: &ServerRecord,
         snapshot: CapabilitySnapshot,
     ) -> SyncReport {
-        let store = self.store();
-        let workspace_id = &record.workspace_id;
-        if let Err(error) = store
-            .replace_server_tools(workspace_id, &record.id, &snapshot.tools)
+        if let Err(error) = self
+            .store()
+            .replace_server_tools(&record.workspace_id, &record.id, &snapshot.tools)
             .await
         {
             return self
@@ -145,6 +144,20 @@ impl ServerRegistry {
                 )
                 .await;
         }
+        self.persist_synced_state(record, &snapshot).await;
+        metrics::cache_refresh(&record.name, "success");
+        self.announce_synced(record, &snapshot);
+        if let Ok(mut failures) = self.inner.last_failures.lock() {
+            failures.remove(&record.id);
+        }
+        success_report(&snapshot)
+    }
+
+    /// Stores the raw caches, the CONNECTED status, the observation and the instructions.
+    /// The tool catalog is already stored; a failure here is logged, not reported.
+    async fn persist_synced_state(&self, record: &ServerRecord, snapshot: &CapabilitySnapshot) {
+        let store = self.store();
+        let workspace_id = &record.workspace_id;
         let sync = ServerSync {
             sync_status: SyncStatus::Synced,
             tools: serde_json::to_value(&snapshot.tools).ok(),
@@ -181,7 +194,10 @@ impl ServerRegistry {
         for error in results.into_iter().filter_map(Result::err) {
             tracing::warn!(server = %record.name, %error, "recording a sync failed");
         }
-        metrics::cache_refresh(&record.name, "success");
+    }
+
+    /// Tells the synced handler (if one is set) the server's new tools and instructions.
+    fn announce_synced(&self, record: &ServerRecord, snapshot: &CapabilitySnapshot) {
         let handler = self
             .inner
             .synced
@@ -190,28 +206,11 @@ impl ServerRegistry {
             .and_then(|handler| handler.clone());
         if let Some(handler) = handler {
             handler(SyncedCapabilities {
-                workspace_id: workspace_id.clone(),
+                workspace_id: record.workspace_id.clone(),
                 server_id: record.id.clone(),
                 instructions: snapshot.server.instructions.clone(),
                 tools: snapshot.tools.clone(),
             });
-        }
-        if let Ok(mut failures) = self.inner.last_failures.lock() {
-            failures.remove(&record.id);
-        }
-        let nothing = snapshot.tools.is_empty()
-            && snapshot.resources.is_empty()
-            && snapshot.prompts.is_empty();
-        SyncReport {
-            state: if nothing {
-                CapabilityState::Empty
-            } else {
-                CapabilityState::Synced
-            },
-            tool_count: snapshot.tools.len(),
-            resource_count: snapshot.resources.len(),
-            prompt_count: snapshot.prompts.len(),
-            error: None,
         }
     }
 
@@ -321,4 +320,21 @@ pub(crate) fn cache_len(cache: &Option<serde_json::Value>) -> usize {
         .as_ref()
         .and_then(|value| value.as_array())
         .map_or(0, Vec::len)
+}
+
+/// The report of a successful sync: EMPTY when the server offers nothing at all.
+fn success_report(snapshot: &CapabilitySnapshot) -> SyncReport {
+    let nothing =
+        snapshot.tools.is_empty() && snapshot.resources.is_empty() && snapshot.prompts.is_empty();
+    SyncReport {
+        state: if nothing {
+            CapabilityState::Empty
+        } else {
+            CapabilityState::Synced
+        },
+        tool_count: snapshot.tools.len(),
+        resource_count: snapshot.resources.len(),
+        prompt_count: snapshot.prompts.len(),
+        error: None,
+    }
 }

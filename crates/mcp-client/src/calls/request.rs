@@ -6,7 +6,8 @@
 use super::{CallContext, Limits};
 use crate::UpstreamError;
 use crate::call_clock::CallClock;
-use crate::session::live::{LiveSession, with_detail};
+use crate::error::from_process::with_detail;
+use crate::session::live::LiveSession;
 use crate::session::slot::SessionSlot;
 use rmcp::model::{CancelledNotificationParam, ClientRequest, ServerResult};
 use rmcp::service::PeerRequestOptions;

@@ -1,6 +1,7 @@
 //! `UpstreamError`, the one error type at this crate's boundary. rmcp's and the transports'
 //! errors are converted into it in one place (`from_rmcp`, with `causes` reading their
-//! source chains), so nothing above this crate ever sees an SDK type name.
+//! source chains), so nothing above this crate ever sees an SDK type name; `from_process`
+//! adds what a stdio child said and how it ended.
 //!
 //! Every variant has a stable `code()` (used in API answers and metrics) and a `Display` that
 //! is a sentence for the person who registered the server: what failed, where (the URL without
@@ -8,6 +9,7 @@
 //! exited with status 3 and its last stderr line, …).
 
 pub(crate) mod causes;
+pub(crate) mod from_process;
 pub(crate) mod from_rmcp;
 
 use crate::server::ServerConfigError;

@@ -6,6 +6,7 @@
 use crate::UpstreamError;
 use crate::capabilities::{ServerDescription, describe_server};
 use crate::config::McpClientConfig;
+use crate::error::from_process::{spawn_error, with_detail};
 use crate::error::from_rmcp::ErrorContext;
 use crate::handler::{ElicitationResponder, SessionHandler};
 use crate::latency::LatencyWindow;
@@ -236,144 +237,159 @@ async fn connect_once(
     params: &ConnectParams<'_>,
     lifecycle: &Lifecycle,
 ) -> Result<LiveSession, Attempt> {
-    let limit = params.config.max_tool_response_bytes;
-    let errors = ErrorContext::new(params.server.display_target(), limit);
+    let errors = ErrorContext::new(
+        params.server.display_target(),
+        params.config.max_tool_response_bytes,
+    );
     let (mode, handler_version) = lifecycle_mode(lifecycle);
     let handler = SessionHandler::new(
         handler_version,
         params.router.clone(),
         params.elicitation.clone(),
     );
-    let mut process = None;
-    let mut transport_closed = None;
-    let mut oversized = None;
-    let served = match &params.server.endpoint {
+    let (served, extras) = serve_endpoint(params, handler, mode, &errors).await?;
+    let service = match served {
+        Ok(service) => service,
+        Err(error) => {
+            return Err(handshake_failure(
+                params,
+                lifecycle,
+                &errors,
+                extras.process.as_deref(),
+                error,
+            )
+            .await);
+        }
+    };
+    Ok(open_session(params, service, extras, errors).await)
+}
+
+/// The outcome of the handshake on a freshly opened transport.
+type Served = Result<RunningService<RoleClient, SessionHandler>, ClientInitializeError>;
+
+/// What a transport leaves beside the running service, kept by the session.
+#[derive(Default)]
+struct TransportExtras {
+    /// A stdio upstream's child process group.
+    process: Option<Arc<ProcessGroup>>,
+    /// Our own transports' end-of-connection signal.
+    transport_closed: Option<CancellationToken>,
+    /// Streamable HTTP: the log of answers cut for size.
+    oversized: Option<OversizedAnswers>,
+}
+
+/// Opens the transport the server's endpoint names and runs the handshake over it. Errors here
+/// are the transport's own (spawn, URL policy, connect); a handshake failure is in `Served`.
+async fn serve_endpoint(
+    params: &ConnectParams<'_>,
+    handler: SessionHandler,
+    mode: ClientLifecycleMode,
+    errors: &ErrorContext,
+) -> Result<(Served, TransportExtras), Attempt> {
+    let limit = params.config.max_tool_response_bytes;
+    let mut extras = TransportExtras::default();
+    let remote = match &params.server.endpoint {
         UpstreamEndpoint::Stdio(command) => {
             let (transport, group) =
                 StdioTransport::spawn(&params.server.name, command, &params.config.stdio, limit)
                     .map_err(|error| spawn_error(&command.command, &error))?;
-            process = Some(group);
-            transport_closed = Some(transport.closed_signal());
+            extras.process = Some(group);
+            extras.transport_closed = Some(transport.closed_signal());
+            return Ok((handler.serve_with_lifecycle(transport, mode).await, extras));
+        }
+        UpstreamEndpoint::Remote(remote) => remote,
+    };
+    let served = match remote.transport {
+        TransportKind::StreamableHttp => {
+            let measured = MeasuredHttpClient {
+                inner: params.http_client.clone(),
+                oversized: OversizedAnswers::default(),
+            };
+            extras.oversized = Some(measured.oversized.clone());
+            let transport = streamable_http::connect(
+                remote,
+                &measured,
+                params.policy,
+                limit,
+                params.config.max_concurrent_calls_per_server + 4,
+            )?;
             handler.serve_with_lifecycle(transport, mode).await
         }
-        UpstreamEndpoint::Remote(remote) => match remote.transport {
-            TransportKind::StreamableHttp => {
-                let measured = MeasuredHttpClient {
-                    inner: params.http_client.clone(),
-                    oversized: OversizedAnswers::default(),
-                };
-                oversized = Some(measured.oversized.clone());
-                let transport = streamable_http::connect(
-                    remote,
-                    &measured,
-                    params.policy,
-                    limit,
-                    params.config.max_concurrent_calls_per_server + 4,
-                )?;
-                handler.serve_with_lifecycle(transport, mode).await
-            }
-            TransportKind::Sse => {
-                let transport =
-                    LegacySseTransport::connect(remote, params.http_client, params.policy, &errors)
-                        .await?;
-                transport_closed = Some(transport.closed_signal());
-                handler.serve_with_lifecycle(transport, mode).await
-            }
-            TransportKind::Websocket => {
-                let transport = WebSocketTransport::connect(remote, params.policy, &errors).await?;
-                transport_closed = Some(transport.closed_signal());
-                handler.serve_with_lifecycle(transport, mode).await
-            }
-            TransportKind::Stdio => {
-                return Err(UpstreamError::Config(crate::server::ServerConfigError::new(
-                    "transport",
-                    "stdio needs a command",
-                ))
-                .into());
-            }
-        },
-    };
-    let service = match served {
-        Ok(service) => service,
-        Err(ClientInitializeError::ExpectedInitResult(_)) if *lifecycle == Lifecycle::Auto => {
-            tracing::info!(server = %params.server.name, "server/discover was not understood; using initialize");
-            return Err(Attempt::ProbeNotUnderstood);
+        TransportKind::Sse => {
+            let transport =
+                LegacySseTransport::connect(remote, params.http_client, params.policy, errors)
+                    .await?;
+            extras.transport_closed = Some(transport.closed_signal());
+            handler.serve_with_lifecycle(transport, mode).await
         }
-        Err(error) => {
-            let error = errors.handshake_failure(error);
-            let detail = match &process {
-                Some(process) => process.describe_settled().await,
-                None => None,
-            };
-            return Err(Attempt::Failed(match detail {
-                Some(report) => with_detail(error, &report),
-                None => error,
-            }));
+        TransportKind::Websocket => {
+            let transport = WebSocketTransport::connect(remote, params.policy, errors).await?;
+            extras.transport_closed = Some(transport.closed_signal());
+            handler.serve_with_lifecycle(transport, mode).await
+        }
+        TransportKind::Stdio => {
+            return Err(UpstreamError::Config(crate::server::ServerConfigError::new(
+                "transport",
+                "stdio needs a command",
+            ))
+            .into());
         }
     };
+    Ok((served, extras))
+}
+
+/// Explains a failed handshake: a `server/discover` probe the server did not understand is
+/// retried with `initialize`; anything else fails, with a stdio child's exit and stderr tail.
+async fn handshake_failure(
+    params: &ConnectParams<'_>,
+    lifecycle: &Lifecycle,
+    errors: &ErrorContext,
+    process: Option<&ProcessGroup>,
+    error: ClientInitializeError,
+) -> Attempt {
+    if matches!(error, ClientInitializeError::ExpectedInitResult(_))
+        && *lifecycle == Lifecycle::Auto
+    {
+        tracing::info!(server = %params.server.name, "server/discover was not understood; using initialize");
+        return Attempt::ProbeNotUnderstood;
+    }
+    let error = errors.handshake_failure(error);
+    let detail = match process {
+        Some(process) => process.describe_settled().await,
+        None => None,
+    };
+    Attempt::Failed(match detail {
+        Some(report) => with_detail(error, &report),
+        None => error,
+    })
+}
+
+/// Turns an initialized service into a session: rmcp's response cache off, the
+/// server's description, and the `subscriptions/listen` stream where the server has one.
+async fn open_session(
+    params: &ConnectParams<'_>,
+    service: RunningService<RoleClient, SessionHandler>,
+    extras: TransportExtras,
+    errors: ErrorContext,
+) -> LiveSession {
     let peer = service.peer().clone();
     peer.set_response_cache_config(ClientCacheConfig::disabled())
         .await;
     let description = describe_server(&peer);
     let listener = listen::start(&peer, &params.router);
-    Ok(LiveSession {
+    LiveSession {
         service: tokio::sync::Mutex::new(Some(service)),
         peer,
         router: params.router.clone(),
         description,
-        process,
-        transport_closed,
-        oversized,
+        process: extras.process,
+        transport_closed: extras.transport_closed,
+        oversized: extras.oversized,
         fingerprint: params.server.connection_fingerprint(),
         errors,
         latency: params.latency.clone(),
         listener: Mutex::new(listener),
         last_used: Mutex::new(Instant::now()),
         in_flight: AtomicUsize::new(0),
-    })
-}
-
-fn spawn_error(command: &str, error: &std::io::Error) -> UpstreamError {
-    let message = match error.kind() {
-        std::io::ErrorKind::NotFound => {
-            "no such program (is it installed and on the allowed PATH?)".to_owned()
-        }
-        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
-        _ => error.to_string(),
-    };
-    UpstreamError::Spawn {
-        command: command.to_owned(),
-        message,
-    }
-}
-
-/// Adds what a stdio child said and how it ended to an error's message. When the child
-/// exited, that is why the connection failed, so it replaces the transport's own words.
-pub(crate) fn with_detail(error: UpstreamError, report: &ProcessReport) -> UpstreamError {
-    let text = &report.text;
-    let combine = |reason: String| {
-        if report.exited {
-            text.clone()
-        } else {
-            format!("{reason}; {text}")
-        }
-    };
-    match error {
-        UpstreamError::Initialize { target, reason } => UpstreamError::Initialize {
-            target,
-            reason: combine(reason),
-        },
-        UpstreamError::Connect { target, reason } => UpstreamError::Connect {
-            target,
-            reason: combine(reason),
-        },
-        UpstreamError::ConnectionLost(message) if report.exited => {
-            // "`python3` exited with status 1; its last stderr line: …"
-            let target = message.split(": ").next().unwrap_or_default();
-            let ending = text.strip_prefix("it ").unwrap_or(text);
-            UpstreamError::ConnectionLost(format!("{target} {ending}"))
-        }
-        UpstreamError::ConnectionLost(message) => UpstreamError::ConnectionLost(combine(message)),
-        other => other,
     }
 }

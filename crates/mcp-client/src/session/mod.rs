@@ -6,13 +6,15 @@
 //! 2025-11-25; stateless 2026-07-28 with `server/discover`): what is sent, what is accepted, how
 //! a session falls back — see `PROTOCOL.md` beside this file.
 //!
-//! `pool` holds the live sessions (`SessionPool`); `slot` starts and watches one; `live` is one
-//! connected session and its handshake; `listen` its `subscriptions/listen` stream.
+//! `pool` holds the live sessions (`SessionPool`); `slot` starts and watches one; `start` makes
+//! a start's attempts (retries, backoff, lifecycle switches); `live` is one connected session
+//! and its handshake; `listen` its `subscriptions/listen` stream.
 
 pub(crate) mod listen;
 pub(crate) mod live;
 pub(crate) mod pool;
 pub(crate) mod slot;
+mod start;
 
 use crate::config::McpClientConfig;
 use crate::handler::ElicitationResponder;

@@ -4,12 +4,12 @@
 //! from ERROR with the last error until a delay has passed, and notices a dead or outdated
 //! session and replaces it on the next use.
 
-use super::live::{ConnectParams, Lifecycle, LiveSession, connect};
+use super::live::LiveSession;
+use super::start::start_with_retries;
 use super::{SessionKey, SessionStatus, StartContext};
 use crate::UpstreamError;
 use crate::latency::LatencyWindow;
 use crate::metrics;
-use crate::notifications::NotificationRouter;
 use crate::session_events::{SessionEventKind, SessionObserver};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -40,6 +40,36 @@ impl SlotState {
     fn set(&mut self, state: SessionState) {
         self.state = state;
         self.changed_at = chrono::Utc::now();
+    }
+
+    /// A start succeeded: the session is kept and the slot is ACTIVE.
+    fn record_started(&mut self, live: LiveSession) -> Arc<LiveSession> {
+        if let Some(observer) = &self.observer {
+            observer.emit(SessionEventKind::Connected {
+                protocol_version: live.description.protocol_version.clone(),
+            });
+        }
+        let live = Arc::new(live);
+        self.live = Some(live.clone());
+        self.last_error = None;
+        self.error_at = None;
+        self.set(SessionState::Active);
+        live
+    }
+
+    /// A start failed: the error is kept (with the configuration that failed) and the slot is
+    /// in ERROR.
+    fn record_start_failed(&mut self, error: &UpstreamError, fingerprint: u64) {
+        if let Some(observer) = &self.observer {
+            observer.emit(SessionEventKind::StartFailed {
+                code: error.code(),
+                message: error.to_string(),
+            });
+        }
+        self.last_error = Some(error.clone());
+        self.error_at = Some(Instant::now());
+        self.error_fingerprint = fingerprint;
+        self.set(SessionState::Error);
     }
 }
 
@@ -126,22 +156,7 @@ impl SessionSlot {
         if let Some(live) = self.usable_or_retire(context) {
             return Ok(live);
         }
-        {
-            let mut state = self.state.lock_unpoisoned();
-            if state.state == SessionState::Error
-                && state.error_fingerprint == context.server.connection_fingerprint()
-                && let (Some(error), Some(error_at)) = (&state.last_error, state.error_at)
-            {
-                let retry_delay = context.config.session_error_retry();
-                if error_at.elapsed() < retry_delay {
-                    return Err(UpstreamError::SessionUnavailable {
-                        message: error.to_string(),
-                        retry_in_secs: (retry_delay - error_at.elapsed()).as_secs().max(1),
-                    });
-                }
-            }
-            state.set(SessionState::Initializing);
-        }
+        self.begin_start(context)?;
         // The caller may give up on the start (its future dropped: a client that went away);
         // what was being started is dropped with it (a stdio child is killed), so the slot
         // must not keep saying INITIALIZING.
@@ -154,6 +169,36 @@ impl SessionSlot {
             () = context.shutdown.cancelled() => Err(UpstreamError::ShuttingDown),
         };
         abandoned.finished = true;
+        self.finish_start(context, outcome)
+    }
+
+    /// Marks the slot INITIALIZING, unless the same configuration failed to start less than
+    /// `session_error_retry` ago: then the caller gets that error without a new attempt.
+    fn begin_start(&self, context: &StartContext<'_>) -> Result<(), UpstreamError> {
+        let mut state = self.state.lock_unpoisoned();
+        if state.state == SessionState::Error
+            && state.error_fingerprint == context.server.connection_fingerprint()
+            && let (Some(error), Some(error_at)) = (&state.last_error, state.error_at)
+        {
+            let retry_delay = context.config.session_error_retry();
+            if error_at.elapsed() < retry_delay {
+                return Err(UpstreamError::SessionUnavailable {
+                    message: error.to_string(),
+                    retry_in_secs: (retry_delay - error_at.elapsed()).as_secs().max(1),
+                });
+            }
+        }
+        state.set(SessionState::Initializing);
+        Ok(())
+    }
+
+    /// Records how a start ended (ACTIVE or ERROR) and tells the observer; a session started
+    /// into a slot closed meanwhile is closed again.
+    fn finish_start(
+        &self,
+        context: &StartContext<'_>,
+        outcome: Result<LiveSession, UpstreamError>,
+    ) -> Result<Arc<LiveSession>, UpstreamError> {
         let mut state = self.state.lock_unpoisoned();
         if state.state == SessionState::Closed {
             // Closed while starting (shutdown, server deleted): do not keep what was started.
@@ -167,32 +212,10 @@ impl SessionSlot {
             .session_events
             .clone()
             .map(|handler| SessionObserver::new(handler, context.server));
-        let observer = state.observer.clone();
         match outcome {
-            Ok(live) => {
-                if let Some(observer) = &observer {
-                    observer.emit(SessionEventKind::Connected {
-                        protocol_version: live.description.protocol_version.clone(),
-                    });
-                }
-                let live = Arc::new(live);
-                state.live = Some(live.clone());
-                state.last_error = None;
-                state.error_at = None;
-                state.set(SessionState::Active);
-                Ok(live)
-            }
+            Ok(live) => Ok(state.record_started(live)),
             Err(error) => {
-                if let Some(observer) = &observer {
-                    observer.emit(SessionEventKind::StartFailed {
-                        code: error.code(),
-                        message: error.to_string(),
-                    });
-                }
-                state.last_error = Some(error.clone());
-                state.error_at = Some(Instant::now());
-                state.error_fingerprint = context.server.connection_fingerprint();
-                state.set(SessionState::Error);
+                state.record_start_failed(&error, context.server.connection_fingerprint());
                 Err(error)
             }
         }
@@ -365,103 +388,4 @@ impl Drop for AbandonedStart<'_> {
             state.set(SessionState::Idle);
         }
     }
-}
-
-/// Each attempt's time (connect and handshake, a failed or timed-out one too) is recorded as
-/// the server's last start. Attempts are logged at `debug`, a failed start once at `info`.
-async fn start_with_retries(
-    context: &StartContext<'_>,
-    latency: &Arc<LatencyWindow>,
-) -> Result<LiveSession, UpstreamError> {
-    let server = context.server;
-    let fingerprint = server.connection_fingerprint();
-    let mut lifecycle = match context.versions.recall(&server.id, fingerprint) {
-        Some(version) => Lifecycle::Remembered(version),
-        None => Lifecycle::Auto,
-    };
-    let mut backoff = context.config.session_init_backoff();
-    let attempts = context.config.session_init_retries + 1;
-    let init_timeout = server.init_timeout(context.config.session_init_timeout());
-    let mut last_error = UpstreamError::Initialize {
-        target: server.display_target(),
-        reason: "no attempt was made".to_owned(),
-    };
-    for attempt in 1..=attempts {
-        let router = Arc::new(NotificationRouter::new(
-            server.name.clone(),
-            context.list_changed.clone(),
-        ));
-        let params = ConnectParams {
-            server,
-            config: context.config,
-            http_client: context.http_client,
-            policy: context.policy,
-            lifecycle: lifecycle.clone(),
-            router,
-            elicitation: context.elicitation.clone(),
-            latency: latency.clone(),
-        };
-        let started = Instant::now();
-        let attempt_outcome = tokio::time::timeout(init_timeout, connect(params)).await;
-        latency.record_start(started.elapsed());
-        match attempt_outcome {
-            Ok(Ok(live)) => {
-                context.versions.remember(
-                    &server.id,
-                    fingerprint,
-                    &live.description.protocol_version,
-                );
-                metrics::session_started(
-                    server.id.metric_label(&server.name),
-                    server.transport().as_str(),
-                );
-                tracing::info!(
-                    server = %server.name,
-                    protocol_version = %live.description.protocol_version,
-                    elapsed_ms = started.elapsed().as_millis() as u64,
-                    attempt,
-                    "session started"
-                );
-                return Ok(live);
-            }
-            Ok(Err(error)) => {
-                metrics::session_start_failed(server.id.metric_label(&server.name), error.code());
-                tracing::debug!(server = %server.name, attempt, error = %switchboard_core::log_text(&error.to_string()), "a session start attempt failed");
-                let retryable = error.is_retryable_start();
-                last_error = error;
-                if !retryable {
-                    break;
-                }
-                if matches!(lifecycle, Lifecycle::Remembered(_)) {
-                    context.versions.forget(&server.id);
-                    lifecycle = Lifecycle::Auto;
-                }
-            }
-            Err(_) => {
-                metrics::session_start_failed(server.id.metric_label(&server.name), "init_timeout");
-                tracing::debug!(server = %server.name, attempt, "a session start attempt timed out");
-                last_error = UpstreamError::InitTimeout {
-                    target: server.display_target(),
-                    after: init_timeout,
-                };
-                lifecycle = match lifecycle {
-                    // A server that ignores unknown methods never answers the probe.
-                    Lifecycle::Auto => Lifecycle::LegacyInitialize,
-                    Lifecycle::Remembered(_) => {
-                        context.versions.forget(&server.id);
-                        Lifecycle::Auto
-                    }
-                    Lifecycle::LegacyInitialize => Lifecycle::Auto,
-                };
-            }
-        }
-        if attempt < attempts {
-            tokio::time::sleep(backoff).await;
-            backoff = backoff.saturating_mul(2);
-        }
-    }
-    // One line for the whole start, at `info`: whoever asked for the session (a sync, a call)
-    // reports what the failure means for it.
-    tracing::info!(server = %server.name, code = last_error.code(), error = %last_error, "session start failed");
-    Err(last_error)
 }

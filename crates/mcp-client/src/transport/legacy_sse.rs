@@ -59,54 +59,10 @@ impl LegacySseTransport {
         let headers: http::HeaderMap = super::streamable_http::header_map(&endpoint.headers)?
             .into_iter()
             .collect();
-        let mut request = http_client
-            .get(endpoint.url.clone())
-            .header(http::header::ACCEPT, "text/event-stream")
-            .headers(headers.clone());
-        if let Some(api_key) = &endpoint.api_key {
-            request = request.bearer_auth(api_key);
-        }
-        let response = request
-            .send()
-            .await
-            .map_err(|error| errors.connect_failure(&error))?;
-        check_status(response.status(), errors, Phase::Connecting)?;
-        let content_type = response
-            .headers()
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .unwrap_or("");
-        if !content_type.starts_with("text/event-stream") {
-            return Err(UpstreamError::Connect {
-                target: errors.target.clone(),
-                reason: format!(
-                    "it answered with content type '{content_type}', not text/event-stream"
-                ),
-            });
-        }
+        let response = open_event_stream(endpoint, http_client, &headers, errors).await?;
         let body = StreamReader::new(response.bytes_stream().map_err(std::io::Error::other));
         let mut events = SseEventReader::new(tokio::io::BufReader::new(body), max_message_bytes);
-
-        let endpoint_url = loop {
-            match events.next_event().await {
-                Ok(Some(SseItem::Event { event, data })) if event == "endpoint" => {
-                    break resolve_endpoint(&endpoint.url, data.trim(), policy)?;
-                }
-                Ok(Some(_)) => continue,
-                Ok(None) => {
-                    return Err(UpstreamError::Connect {
-                        target: errors.target.clone(),
-                        reason: "its event stream ended before the endpoint event".into(),
-                    });
-                }
-                Err(error) => {
-                    return Err(UpstreamError::Connect {
-                        target: errors.target.clone(),
-                        reason: format!("reading its event stream failed: {error}"),
-                    });
-                }
-            }
-        };
+        let endpoint_url = await_endpoint_event(&mut events, endpoint, policy, errors).await?;
 
         let (sender, incoming) = mpsc::channel(64);
         let stream_closed = CancellationToken::new();
@@ -127,6 +83,72 @@ impl LegacySseTransport {
             }),
             stream_closed,
         })
+    }
+}
+
+/// The GET that opens the event stream; refused unless it answers 2xx with
+/// `text/event-stream`.
+async fn open_event_stream(
+    endpoint: &RemoteEndpoint,
+    http_client: &reqwest::Client,
+    headers: &http::HeaderMap,
+    errors: &ErrorContext,
+) -> Result<reqwest::Response, UpstreamError> {
+    let mut request = http_client
+        .get(endpoint.url.clone())
+        .header(http::header::ACCEPT, "text/event-stream")
+        .headers(headers.clone());
+    if let Some(api_key) = &endpoint.api_key {
+        request = request.bearer_auth(api_key);
+    }
+    let response = request
+        .send()
+        .await
+        .map_err(|error| errors.connect_failure(&error))?;
+    check_status(response.status(), errors, Phase::Connecting)?;
+    let content_type = response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("");
+    if !content_type.starts_with("text/event-stream") {
+        return Err(UpstreamError::Connect {
+            target: errors.target.clone(),
+            reason: format!(
+                "it answered with content type '{content_type}', not text/event-stream"
+            ),
+        });
+    }
+    Ok(response)
+}
+
+/// Reads the stream up to its `endpoint` event (other events before it are skipped) and
+/// returns the URL to POST messages to, checked against the URL policy.
+async fn await_endpoint_event<R: tokio::io::AsyncBufRead + Unpin>(
+    events: &mut SseEventReader<R>,
+    endpoint: &RemoteEndpoint,
+    policy: &UrlPolicy,
+    errors: &ErrorContext,
+) -> Result<Url, UpstreamError> {
+    loop {
+        match events.next_event().await {
+            Ok(Some(SseItem::Event { event, data })) if event == "endpoint" => {
+                return resolve_endpoint(&endpoint.url, data.trim(), policy);
+            }
+            Ok(Some(_)) => continue,
+            Ok(None) => {
+                return Err(UpstreamError::Connect {
+                    target: errors.target.clone(),
+                    reason: "its event stream ended before the endpoint event".into(),
+                });
+            }
+            Err(error) => {
+                return Err(UpstreamError::Connect {
+                    target: errors.target.clone(),
+                    reason: format!("reading its event stream failed: {error}"),
+                });
+            }
+        }
     }
 }
 

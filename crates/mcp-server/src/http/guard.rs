@@ -14,7 +14,7 @@ use crate::origin_policy::OriginPolicy;
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Request};
 use axum::http::Response as HttpResponse;
-use axum::http::{HeaderMap, HeaderName, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, Method, StatusCode, Uri, header};
 use axum::response::Response;
 use futures::future::BoxFuture;
 use http_body_util::combinators::BoxBody;
@@ -52,29 +52,9 @@ async fn guard_request<S>(guard: &Guard, request: Request, inner: S) -> Response
 where
     S: Service<Request, Response = HttpResponse<BoxBody<Bytes, Infallible>>, Error = Infallible>,
 {
-    let authority = request
-        .uri()
-        .authority()
-        .map(|authority| authority.as_str());
-    if let Err(rejection) = guard.origins.check(authority, request.headers()) {
-        tracing::warn!(
-            reason = rejection.message(),
-            "refused MCP request (DNS rebinding protection)"
-        );
-        return rejection::forbidden(rejection.message());
-    }
-    let authorization = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .map(|value| value.as_bytes());
-    let caller = match guard.authenticator.authenticate(authorization).await {
-        Authentication::Accepted(caller) => caller,
-        Authentication::Missing => return rejection::missing_token(),
-        Authentication::Invalid => return rejection::invalid_token(),
-        Authentication::Unavailable(error) => {
-            tracing::error!(%error, "token verification unavailable");
-            return rejection::verifier_unavailable();
-        }
+    let caller = match admit_caller(guard, request.uri(), request.headers()).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
     };
     let session_id = header_text(request.headers(), &SESSION_ID_HEADER).map(str::to_owned);
     if let Some(session_id) = &session_id
@@ -88,6 +68,50 @@ where
         }
         return attach_and_run(request, caller, inner).await;
     }
+    guard_post(guard, request, caller, session_id, inner).await
+}
+
+/// The Host/Origin check, then authentication: the caller, or the refusal to answer with.
+/// (Takes the URI and headers, not the request: its body is not `Sync`.)
+async fn admit_caller(
+    guard: &Guard,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> Result<Arc<Caller>, Response> {
+    let authority = uri.authority().map(|authority| authority.as_str());
+    if let Err(rejection) = guard.origins.check(authority, headers) {
+        tracing::warn!(
+            reason = rejection.message(),
+            "refused MCP request (DNS rebinding protection)"
+        );
+        return Err(rejection::forbidden(rejection.message()));
+    }
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .map(|value| value.as_bytes());
+    match guard.authenticator.authenticate(authorization).await {
+        Authentication::Accepted(caller) => Ok(caller),
+        Authentication::Missing => Err(rejection::missing_token()),
+        Authentication::Invalid => Err(rejection::invalid_token()),
+        Authentication::Unavailable(error) => {
+            tracing::error!(%error, "token verification unavailable");
+            Err(rejection::verifier_unavailable())
+        }
+    }
+}
+
+/// A POST from an admitted caller: the body is read (capped) and checked, the message counted,
+/// the transport run, and a session the transport created bound to its caller.
+async fn guard_post<S>(
+    guard: &Guard,
+    request: Request,
+    caller: Arc<Caller>,
+    session_id: Option<String>,
+    inner: S,
+) -> Response
+where
+    S: Service<Request, Response = HttpResponse<BoxBody<Bytes, Infallible>>, Error = Infallible>,
+{
     let peer = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
@@ -106,12 +130,7 @@ where
     if let Some(refused) = count_the_message(guard, session_id.as_deref(), &caller, &bytes) {
         return refused;
     }
-    let declares_json = header_text(&parts.headers, &header::CONTENT_TYPE).is_some_and(|value| {
-        value
-            .split(';')
-            .next()
-            .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
-    });
+    let declares_json = declares_json(&parts.headers);
     let request = Request::from_parts(parts, Body::from(bytes.clone()));
     let response = attach_and_run(request, caller.clone(), inner).await;
     if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE && declares_json {
@@ -131,6 +150,16 @@ where
         .await;
     }
     response
+}
+
+/// Whether the request says its body is JSON (`Content-Type: application/json`, any params).
+fn declares_json(headers: &HeaderMap) -> bool {
+    header_text(headers, &header::CONTENT_TYPE).is_some_and(|value| {
+        value
+            .split(';')
+            .next()
+            .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+    })
 }
 
 /// A presented session must be the caller's, and not one left unused past its time (closed

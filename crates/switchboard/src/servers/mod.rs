@@ -99,15 +99,7 @@ pub struct AddArgs {
 
 /// Runs a `servers` command; `json` (the global `--json`) prints the API's answers as they are.
 pub async fn run(arguments: ServersArgs, json: bool) -> anyhow::Result<()> {
-    let url = arguments
-        .api_url
-        .or_else(|| std::env::var("SWITCHBOARD_URL").ok())
-        .unwrap_or_else(|| "http://127.0.0.1:8080".to_owned());
-    let token = arguments
-        .token
-        .or_else(|| std::env::var("SWITCHBOARD_TOKEN").ok())
-        .context("no API token: pass --token or set SWITCHBOARD_TOKEN")?;
-    let api = ApiClient::new(&url, &token)?;
+    let api = api_client(arguments.api_url, arguments.token)?;
     match arguments.command {
         ServersCommand::Add(add) => {
             let created = api.post("/api/mcp/servers", &add_body(*add)?).await?;
@@ -122,17 +114,7 @@ pub async fn run(arguments: ServersArgs, json: bool) -> anyhow::Result<()> {
             let shown = api.get(&format!("/api/mcp/servers/{id}")).await?;
             output::print(json, &shown, output::server_details)
         }
-        ServersCommand::Test { server } => {
-            let id = api.resolve(&server).await?;
-            let tested = api
-                .post(&format!("/api/mcp/servers/{id}/test"), &json!({}))
-                .await?;
-            output::print(json, &tested, output::test_outcome)?;
-            if tested["ok"] != true {
-                bail!("the connection test failed");
-            }
-            Ok(())
-        }
+        ServersCommand::Test { server } => test_connection(&api, &server, json).await,
         ServersCommand::Sync { server } => {
             let id = api.resolve(&server).await?;
             let synced = api
@@ -144,36 +126,9 @@ pub async fn run(arguments: ServersArgs, json: bool) -> anyhow::Result<()> {
             server,
             enable,
             disable,
-        } => {
-            let id = api.resolve(&server).await?;
-            for (names, enabled) in [(&enable, true), (&disable, false)] {
-                for name in names {
-                    api.patch(
-                        &format!("/api/mcp/servers/{id}/tools/{}", client::segment(name)),
-                        &json!({"is_enabled": enabled}),
-                    )
-                    .await?;
-                }
-            }
-            let capabilities = api
-                .get(&format!("/api/mcp/servers/{id}/capabilities"))
-                .await?;
-            output::print(json, &capabilities, output::tool_table)
-        }
+        } => switch_tools(&api, &server, &enable, &disable, json).await,
         ServersCommand::Call { server, tool, args } => {
-            let arguments: Value =
-                serde_json::from_str(&args).context("--args must be a JSON object")?;
-            let id = api.resolve(&server).await?;
-            let path = format!(
-                "/api/mcp/servers/{id}/tools/{}/call",
-                client::segment(&tool)
-            );
-            let result = api.post(&path, &json!({"arguments": arguments})).await?;
-            output::print(json, &result, output::tool_result)?;
-            if result["isError"] == true {
-                bail!("the tool reported an error");
-            }
-            Ok(())
+            call_tool(&api, &server, &tool, &args, json).await
         }
         ServersCommand::Remove { server } => {
             let id = api.resolve(&server).await?;
@@ -184,6 +139,74 @@ pub async fn run(arguments: ServersArgs, json: bool) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// The API client: `--api-url` or `SWITCHBOARD_URL` (default the local server), and
+/// `--token` or `SWITCHBOARD_TOKEN` (required).
+fn api_client(api_url: Option<String>, token: Option<String>) -> anyhow::Result<ApiClient> {
+    let url = api_url
+        .or_else(|| std::env::var("SWITCHBOARD_URL").ok())
+        .unwrap_or_else(|| "http://127.0.0.1:8080".to_owned());
+    let token = token
+        .or_else(|| std::env::var("SWITCHBOARD_TOKEN").ok())
+        .context("no API token: pass --token or set SWITCHBOARD_TOKEN")?;
+    ApiClient::new(&url, &token)
+}
+
+/// `servers test`: prints the outcome; a failed test is a failed command.
+async fn test_connection(api: &ApiClient, server: &str, json: bool) -> anyhow::Result<()> {
+    let id = api.resolve(server).await?;
+    let tested = api
+        .post(&format!("/api/mcp/servers/{id}/test"), &json!({}))
+        .await?;
+    output::print(json, &tested, output::test_outcome)?;
+    if tested["ok"] != true {
+        bail!("the connection test failed");
+    }
+    Ok(())
+}
+
+/// `servers tools`: enables then disables the named tools, and prints the tool table.
+async fn switch_tools(
+    api: &ApiClient,
+    server: &str,
+    enable: &[String],
+    disable: &[String],
+    json: bool,
+) -> anyhow::Result<()> {
+    let id = api.resolve(server).await?;
+    for (names, enabled) in [(enable, true), (disable, false)] {
+        for name in names {
+            api.patch(
+                &format!("/api/mcp/servers/{id}/tools/{}", client::segment(name)),
+                &json!({"is_enabled": enabled}),
+            )
+            .await?;
+        }
+    }
+    let capabilities = api
+        .get(&format!("/api/mcp/servers/{id}/capabilities"))
+        .await?;
+    output::print(json, &capabilities, output::tool_table)
+}
+
+/// `servers call`: prints the tool's result; a tool error is a failed command.
+async fn call_tool(
+    api: &ApiClient,
+    server: &str,
+    tool: &str,
+    args: &str,
+    json: bool,
+) -> anyhow::Result<()> {
+    let arguments: Value = serde_json::from_str(args).context("--args must be a JSON object")?;
+    let id = api.resolve(server).await?;
+    let path = format!("/api/mcp/servers/{id}/tools/{}/call", client::segment(tool));
+    let result = api.post(&path, &json!({"arguments": arguments})).await?;
+    output::print(json, &result, output::tool_result)?;
+    if result["isError"] == true {
+        bail!("the tool reported an error");
+    }
+    Ok(())
 }
 
 fn add_body(add: AddArgs) -> anyhow::Result<Value> {
