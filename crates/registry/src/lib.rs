@@ -179,6 +179,9 @@ impl ServerRegistry {
         self.client().close_server(&record.id).await;
         self.client().reset_errors(&record.id);
         if record.is_active {
+            // Marked before the task runs, so an answer given right after this change already
+            // says `syncing` (not `never_synced`) however late the task is scheduled.
+            self.mark_syncing(&record.id, true);
             let registry = self.clone();
             let record = record.clone();
             tokio::spawn(async move {

@@ -297,7 +297,7 @@ impl ServerRegistry {
         locks.entry(server_id.clone()).or_default().clone()
     }
 
-    fn mark_syncing(&self, server_id: &ServerId, syncing: bool) {
+    pub(crate) fn mark_syncing(&self, server_id: &ServerId, syncing: bool) {
         let mut set = self.inner.syncing.lock_unpoisoned();
         if syncing {
             set.insert(server_id.clone());
