@@ -2,6 +2,7 @@
 //! malformed input.
 
 mod auth;
+mod authorization_matrix;
 mod connections;
 mod limits;
 mod malformed_input;
