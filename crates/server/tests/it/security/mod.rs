@@ -4,6 +4,7 @@
 mod auth;
 mod authorization_matrix;
 mod connections;
+mod isolation_load;
 mod limits;
 mod malformed_input;
 mod revocation;
