@@ -11,9 +11,9 @@
 //!
 //! - no token, an unknown token, an expired token and a revoked one (both of an owner holding
 //!   every scope) → 401;
-//! - an owner's token with each single scope, a member's token with each
-//!   single scope a member may hold → allowed (not 401/403) exactly when the scope is held
-//!   (directly or through `admin`), else 403; a member acting on an owner's resource where the
+//! - the owner's, an admin-role user's and a member's token with each single scope (a member
+//!   may not hold `admin`) → allowed (not 401/403) exactly when the scope is held (directly or
+//!   through `admin`), else 403; someone without `admin` acting on the owner's resource where the
 //!   operation is `owner_or_admin` → refused (403, or 404);
 //! - a token of workspace B holding every scope, on workspace A's ids in paths and bodies → 404
 //!   (or 422 for an id in a body), never 2xx, and no answer names any of A's ids. Operations
@@ -60,8 +60,12 @@ struct Operation {
 enum Holder {
     /// No token, unknown, expired, revoked: 401 everywhere.
     Invalid,
-    /// A token of workspace A: the owner's or a member's, with `scopes`.
-    WorkspaceA { member: bool, scopes: ScopeSet },
+    /// A token of workspace A with `scopes`: the owner's (who made every fixture), or an
+    /// admin-role or member user's.
+    WorkspaceA {
+        owns_fixtures: bool,
+        scopes: ScopeSet,
+    },
     /// A token of workspace B holding every scope, sent with A's ids.
     OtherWorkspace,
 }
@@ -392,8 +396,8 @@ impl Matrix {
         }
     }
 
-    /// Workspace A's tokens: the owner with each scope; a member with each
-    /// scope a member may hold; expired and revoked owner tokens.
+    /// Workspace A's tokens: the owner, an admin-role user and a member with each scope they
+    /// may hold; expired and revoked owner tokens.
     async fn token_kinds(&self) -> Vec<TokenKind> {
         let mut kinds = vec![
             TokenKind {
@@ -429,30 +433,32 @@ impl Matrix {
             .create_user(&self.workspace_id, "matrix member", UserRole::Member)
             .await
             .unwrap();
-        // No token holds no scope (the store refuses an empty set).
-        let mut sets: Vec<(bool, ScopeSet)> = Vec::new();
-        for scope in Scope::ALL {
-            sets.push((false, [scope].into_iter().collect()));
-            if scope != Scope::Admin {
-                sets.push((true, [scope].into_iter().collect()));
+        let admin = store
+            .create_user(&self.workspace_id, "matrix admin", UserRole::Admin)
+            .await
+            .unwrap();
+        // No token holds no scope (the store refuses an empty set); a member never holds `admin`.
+        let people = [
+            ("owner", &self.owner_id, true),
+            ("admin", &admin.id, false),
+            ("member", &member.id, false),
+        ];
+        for (role, user, owns_fixtures) in people {
+            for scope in Scope::ALL {
+                if role == "member" && scope == Scope::Admin {
+                    continue;
+                }
+                let scopes: ScopeSet = [scope].into_iter().collect();
+                let (_, token) = self.issue(user, scopes.clone(), None).await;
+                kinds.push(TokenKind {
+                    label: format!("{role} [{scopes}]"),
+                    token: Some(token),
+                    holder: Holder::WorkspaceA {
+                        owns_fixtures,
+                        scopes,
+                    },
+                });
             }
-        }
-        for (is_member, scopes) in sets {
-            let user = if is_member {
-                &member.id
-            } else {
-                &self.owner_id
-            };
-            let (_, token) = self.issue(user, scopes.clone(), None).await;
-            let who = if is_member { "member" } else { "owner" };
-            kinds.push(TokenKind {
-                label: format!("{who} [{scopes}]"),
-                token: Some(token),
-                holder: Holder::WorkspaceA {
-                    member: is_member,
-                    scopes,
-                },
-            });
         }
         let (_, other) = other_workspace(store, "matrix-b", ScopeSet::all()).await;
         kinds.push(TokenKind {
@@ -533,12 +539,20 @@ fn concrete_path(operation: &Operation, fixtures: &Fixtures) -> String {
     path
 }
 
+/// An `owner_or_admin` operation on the owner's fixture, by someone else without `admin`.
+fn refused_as_not_the_owner(access: &Access, owns_fixtures: bool, scopes: &ScopeSet) -> bool {
+    access.owner_or_admin && !owns_fixtures && !scopes.allows(Scope::Admin)
+}
+
 /// Whether a token of workspace A should be let through (`None` for the other holders).
 fn expected_allow(access: &Access, holder: &Holder) -> Option<bool> {
     match holder {
-        Holder::WorkspaceA { member, scopes } => Some(
+        Holder::WorkspaceA {
+            owns_fixtures,
+            scopes,
+        } => Some(
             access.scope.is_none_or(|scope| scopes.allows(scope))
-                && !(access.owner_or_admin && *member),
+                && !refused_as_not_the_owner(access, *owns_fixtures, scopes),
         ),
         _ => None,
     }
@@ -583,9 +597,12 @@ fn judge(
                 findings.other.push(line);
             }
         }
-        Holder::WorkspaceA { member, .. } => {
+        Holder::WorkspaceA {
+            owns_fixtures,
+            scopes,
+        } => {
             let expected = expected_allow(&operation.access, &kind.holder).unwrap();
-            let owner_refusal = operation.access.owner_or_admin && *member;
+            let owner_refusal = refused_as_not_the_owner(&operation.access, *owns_fixtures, scopes);
             if expected && !allowed {
                 findings.unexpected_denies.push(line);
             } else if !expected && (200..300).contains(&status) {
