@@ -14,6 +14,7 @@ mod middleware;
 mod mirrors;
 pub mod openapi;
 pub mod readiness;
+pub mod route_access;
 pub mod routes;
 pub mod schema_context;
 pub mod serve;

@@ -124,9 +124,11 @@ pub fn base() -> OpenApiDocument {
     BaseDocument::openapi()
 }
 
-/// Adds what the common layers answer to the merged document's operations.
+/// Adds what the common layers answer to the merged document's operations, and who may call
+/// each one ([`crate::route_access`]).
 pub fn with_common_statuses(mut document: OpenApiDocument) -> OpenApiDocument {
     BodyStatuses.modify(&mut document);
+    crate::route_access::describe(&mut document);
     document
 }
 

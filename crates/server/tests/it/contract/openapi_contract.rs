@@ -106,9 +106,16 @@ fn every_operation_of_these_areas_is_tagged_summarised_secured_and_documents_err
                 operation["summary"].as_str().is_some_and(|s| !s.is_empty()),
                 "{what}: no summary"
             );
+            // The bearer token, listing the scope the operation needs (`route_access`).
+            let scope = &operation["x-authorization"]["scope"];
+            let scopes = if scope.is_null() {
+                json!([])
+            } else {
+                json!([scope])
+            };
             assert_eq!(
                 operation["security"],
-                json!([{"bearer": []}]),
+                json!([{"bearer": scopes}]),
                 "{what}: not secured by the bearer token"
             );
             let responses = operation["responses"].as_object().unwrap();

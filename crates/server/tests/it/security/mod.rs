@@ -2,7 +2,9 @@
 //! malformed input.
 
 mod auth;
+mod authorization_matrix;
 mod connections;
+mod isolation_load;
 mod limits;
 mod malformed_input;
 mod revocation;

@@ -1,0 +1,193 @@
+//! Who may call each operation of the API, in one table, written into the OpenAPI document so
+//! that clients and tests read it instead of parsing prose:
+//!
+//! - the operation's security requirement lists its scope (`"security": [{"bearer":
+//!   ["chat:use"]}]`; OpenAPI 3.1 allows role names for non-OAuth schemes);
+//! - `x-authorization` says the same as data: `{"scope": "chat:use" | null,
+//!   "owner_or_admin": bool}` — `scope: null` means any valid token; `owner_or_admin` means
+//!   the operation acts on something a person owns (a bud, a conversation's approval or form)
+//!   and a member who is not its owner is refused even with the scope.
+//!
+//! The handlers enforce the scope through their `Scoped<scopes::X>` extractor; this table
+//! describes it. The two are kept in agreement by the authorization-matrix test
+//! (`tests/it/security/authorization_matrix.rs`), which drives every operation of the document
+//! with every scope and expects exactly what the table says, and by the unit test below, which
+//! refuses an operation without an entry (a new route must say who may call it).
+//! Conditions that depend on the body (`admin` for a stdio server, for `force`, for
+//! `all_users`) stay in the 403 response's description.
+
+use switchboard_core::Scope;
+use utoipa::openapi::OpenApi;
+use utoipa::openapi::extensions::Extensions;
+use utoipa::openapi::security::SecurityRequirement;
+
+/// The extension key holding [`Access`] on every operation.
+pub const EXTENSION: &str = "x-authorization";
+
+/// What an operation requires of its caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// The scope the token must hold (directly or through `admin`); `None`: any valid token.
+    pub scope: Option<Scope>,
+    /// Only the owner of the resource, or an admin, may act on it.
+    pub owner_or_admin: bool,
+}
+
+const fn scope(scope: Scope) -> Access {
+    Access {
+        scope: Some(scope),
+        owner_or_admin: false,
+    }
+}
+
+const fn owned(scope: Scope) -> Access {
+    Access {
+        scope: Some(scope),
+        owner_or_admin: true,
+    }
+}
+
+const ANY_TOKEN: Access = Access {
+    scope: None,
+    owner_or_admin: false,
+};
+
+/// Every operation by its `operationId` (the handler's name).
+pub const TABLE: &[(&str, Access)] = &[
+    // me, health
+    ("me", ANY_TOKEN),
+    ("api_health", ANY_TOKEN),
+    // tokens, users, audit
+    ("list_tokens", scope(Scope::Admin)),
+    ("create_token", scope(Scope::Admin)),
+    ("revoke_token", scope(Scope::Admin)),
+    ("list_users", scope(Scope::Admin)),
+    ("create_user", scope(Scope::Admin)),
+    ("search_audit", scope(Scope::Admin)),
+    // buds
+    ("list_buds", scope(Scope::ChatUse)),
+    ("create_bud", scope(Scope::ChatUse)),
+    ("get_bud", scope(Scope::ChatUse)),
+    ("update_bud", owned(Scope::ChatUse)),
+    ("delete_bud", owned(Scope::ChatUse)),
+    // policies
+    ("list_bud_policies", scope(Scope::ServersRead)),
+    ("set_bud_policy", scope(Scope::ServersWrite)),
+    ("delete_bud_policy", scope(Scope::ServersWrite)),
+    ("list_policies", scope(Scope::ServersRead)),
+    ("get_policy", scope(Scope::ServersRead)),
+    ("set_policy", scope(Scope::ServersWrite)),
+    ("delete_policy", scope(Scope::ServersWrite)),
+    // knowledge graph
+    ("get_schema", scope(Scope::SchemaRead)),
+    ("list_versions", scope(Scope::SchemaRead)),
+    ("replace_schema", scope(Scope::DataWrite)),
+    ("edit_schema", scope(Scope::DataWrite)),
+    ("export_graph", scope(Scope::DataWrite)),
+    ("import_graph", scope(Scope::DataWrite)),
+    ("delete_object", scope(Scope::DataWrite)),
+    ("delete_relationship", scope(Scope::DataWrite)),
+    // MCP servers
+    ("list_servers", scope(Scope::ServersRead)),
+    ("get_server", scope(Scope::ServersRead)),
+    ("capabilities", scope(Scope::ServersRead)),
+    ("create_server", scope(Scope::ServersWrite)),
+    ("update_server", scope(Scope::ServersWrite)),
+    ("delete_server", scope(Scope::ServersWrite)),
+    ("sync_server", scope(Scope::ServersWrite)),
+    ("test_server", scope(Scope::ServersWrite)),
+    ("set_tool_enabled", scope(Scope::ServersWrite)),
+    ("call_tool", scope(Scope::ServersWrite)),
+    // chat
+    ("list_conversations", scope(Scope::ChatUse)),
+    ("create_conversation", scope(Scope::ChatUse)),
+    ("get_conversation", scope(Scope::ChatUse)),
+    ("update_conversation", scope(Scope::ChatUse)),
+    ("delete_conversation", scope(Scope::ChatUse)),
+    ("tool_result_page", scope(Scope::ChatUse)),
+    ("start_answer", scope(Scope::ChatUse)),
+    ("attach_to_answer", scope(Scope::ChatUse)),
+    // approvals and elicitations
+    ("list_approvals", scope(Scope::ChatUse)),
+    ("decide", owned(Scope::ChatUse)),
+    ("list_elicitations", scope(Scope::ChatUse)),
+    ("answer_elicitation", owned(Scope::ChatUse)),
+];
+
+/// [`Access`] as written in the document under [`EXTENSION`].
+#[derive(serde::Serialize)]
+struct AccessExtension {
+    scope: Option<&'static str>,
+    owner_or_admin: bool,
+}
+
+/// The entry of `operation_id`, if the table has one.
+pub fn access_of(operation_id: &str) -> Option<Access> {
+    TABLE
+        .iter()
+        .find(|(id, _)| *id == operation_id)
+        .map(|(_, access)| *access)
+}
+
+/// Writes each operation's [`Access`] into `document` (security scopes and [`EXTENSION`]).
+pub fn describe(document: &mut OpenApi) {
+    for item in document.paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ];
+        for operation in operations.into_iter().flatten() {
+            let Some(access) = operation.operation_id.as_deref().and_then(access_of) else {
+                continue;
+            };
+            let scopes: Vec<&str> = access.scope.map(Scope::as_str).into_iter().collect();
+            operation.security = Some(vec![SecurityRequirement::new("bearer", scopes)]);
+            let value = serde_json::to_value(AccessExtension {
+                scope: access.scope.map(Scope::as_str),
+                owner_or_admin: access.owner_or_admin,
+            })
+            .unwrap_or_default();
+            operation
+                .extensions
+                .get_or_insert_with(Extensions::default)
+                .insert(EXTENSION.to_owned(), value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn operation_ids() -> Vec<String> {
+        let document = crate::routes::openapi();
+        let mut ids = Vec::new();
+        for item in document.paths.paths.values() {
+            let operations = [&item.get, &item.put, &item.post, &item.delete, &item.patch];
+            for operation in operations.into_iter().flatten() {
+                ids.push(operation.operation_id.clone().expect("an operationId"));
+            }
+        }
+        ids
+    }
+
+    #[test]
+    fn every_operation_says_who_may_call_it_and_every_entry_is_an_operation() {
+        let ids = operation_ids();
+        let missing: Vec<&String> = ids.iter().filter(|id| access_of(id).is_none()).collect();
+        assert!(
+            missing.is_empty(),
+            "add these operations to route_access::TABLE: {missing:?}"
+        );
+        let stale: Vec<&str> = TABLE
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|id| !ids.iter().any(|known| known == id))
+            .collect();
+        assert!(stale.is_empty(), "no such operations: {stale:?}");
+        assert_eq!(TABLE.len(), ids.len(), "one entry per operation");
+    }
+}
