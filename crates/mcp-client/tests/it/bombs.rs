@@ -26,8 +26,12 @@ const CHUNK: usize = 64 * 1024;
 /// The gzip bomb's inflated size: 64 × the cap (compressing a full GiB would cost the test
 /// seconds of CPU for bytes the client never reads).
 const GZIP_INFLATED: u64 = 256 * 1024 * 1024;
-/// Runtime, allocator arenas and the reqwest pool: what a first HTTP call costs anyway.
-const SLACK: u64 = 16 * 1024 * 1024;
+/// Allocator arenas, socket buffers and the parsing of the refusal: a fixed allowance.
+const SLACK: u64 = 4 * 1024 * 1024;
+/// rmcp reads a Streamable HTTP `application/json` answer whole up to this fixed ceiling
+/// before it refuses it, whatever our cap (its `MAX_JSON_RESPONSE_SIZE`, not configurable):
+/// below a 8 MiB cap the JSON-body bomb is bounded by this rather than by 2 × the cap.
+const RMCP_JSON_CEILING: u64 = 16 * 1024 * 1024;
 
 #[derive(Clone, Copy, Debug)]
 enum Bomb {
@@ -275,9 +279,19 @@ fn peak_rss() -> u64 {
 
 /// Calls `work` (warming the session), then `big`, and checks refusal, memory and recovery.
 async fn survives_bomb(transport: TransportKind, url: &str, sent: &AtomicU64, label: &str) {
+    survives_bomb_at(CAP, transport, url, sent, label).await;
+}
+
+async fn survives_bomb_at(
+    cap: usize,
+    transport: TransportKind,
+    url: &str,
+    sent: &AtomicU64,
+    label: &str,
+) {
     init_tracing();
     let config = McpClientConfig {
-        max_tool_response_bytes: CAP,
+        max_tool_response_bytes: cap,
         tool_call_timeout_secs: 30,
         ..quick_config()
     };
@@ -299,8 +313,13 @@ async fn survives_bomb(transport: TransportKind, url: &str, sent: &AtomicU64, la
         "{label}: error {error}; sent {} KiB; peak RSS grew {} KiB (cap {} KiB)",
         sent / 1024,
         grown / 1024,
-        CAP / 1024
+        cap / 1024
     );
+    let allowed = if label.starts_with("json-body") {
+        (2 * cap as u64).max(RMCP_JSON_CEILING) + SLACK
+    } else {
+        2 * cap as u64 + SLACK
+    };
     assert!(
         matches!(
             error,
@@ -309,10 +328,10 @@ async fn survives_bomb(transport: TransportKind, url: &str, sent: &AtomicU64, la
         "{label}: {error:?}"
     );
     assert!(
-        grown <= 2 * CAP as u64 + SLACK,
+        grown <= allowed,
         "{label}: peak RSS grew by {} KiB for a {} KiB cap",
         grown / 1024,
-        CAP / 1024
+        cap / 1024
     );
     assert!(sent < BOMB / 4, "{label}: the client read {sent} bytes");
     let after = client
@@ -345,4 +364,38 @@ async fn a_gzip_body_inflating_to_a_gigabyte_is_never_inflated() {
 async fn a_gigabyte_event_over_legacy_sse_is_refused_at_the_cap() {
     let (url, sent) = legacy_bomb_server().await;
     survives_bomb(TransportKind::Sse, &url, &sent, "legacy-sse").await;
+}
+
+/// The same bombs at the default cap (10 MiB), where the JSON-body ceiling of rmcp is within
+/// 2 × the cap: `cargo nextest run -p switchboard-mcp-client --run-ignored only -E 'test(/bombs::/)'`.
+mod at_the_default_cap {
+    use super::*;
+
+    fn default_cap() -> usize {
+        McpClientConfig::default().max_tool_response_bytes
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "bench: the default cap, a few seconds"]
+    async fn sse_event() {
+        let (url, sent) = streamable_bomb_server(Bomb::SseEvent).await;
+        let kind = TransportKind::StreamableHttp;
+        survives_bomb_at(default_cap(), kind, &url, &sent, "sse-event-default").await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "bench: the default cap, a few seconds"]
+    async fn json_body() {
+        let (url, sent) = streamable_bomb_server(Bomb::JsonBody).await;
+        let kind = TransportKind::StreamableHttp;
+        survives_bomb_at(default_cap(), kind, &url, &sent, "json-body-default").await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "bench: the default cap, a few seconds"]
+    async fn legacy_sse() {
+        let (url, sent) = legacy_bomb_server().await;
+        let kind = TransportKind::Sse;
+        survives_bomb_at(default_cap(), kind, &url, &sent, "legacy-sse-default").await;
+    }
 }
