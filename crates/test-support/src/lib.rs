@@ -3,3 +3,4 @@
 
 pub mod fake_openai;
 pub mod interop;
+pub mod upstream_bombs;

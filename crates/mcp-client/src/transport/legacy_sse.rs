@@ -197,17 +197,18 @@ async fn read_events<R: tokio::io::AsyncBufRead + Unpin>(
             }
             Ok(Some(SseItem::Event { .. })) => continue,
             Ok(Some(SseItem::Oversized { prefix })) => {
-                let Some(id) = top_level_id(&prefix) else {
-                    tracing::warn!(
-                        max_message_bytes,
-                        "dropping an oversized SSE event without a request id"
-                    );
-                    continue;
-                };
-                match serde_json::from_value(response_too_large_message(id, max_message_bytes)) {
-                    Ok(message) => message,
-                    Err(_) => continue,
+                // As for a stdio line: the rest of a 1 GiB or endless event is never drained;
+                // the session ends here, marked dead before its caller hears why, so the next
+                // call starts a new one instead of meeting the closing stream.
+                stream_closed.cancel();
+                tracing::warn!(max_message_bytes, "an SSE event exceeded the size cap");
+                let refusal = top_level_id(&prefix)
+                    .map(|id| response_too_large_message(id, max_message_bytes))
+                    .and_then(|refusal| serde_json::from_value(refusal).ok());
+                if let Some(message) = refusal {
+                    let _ = sender.send(message).await;
                 }
+                break;
             }
             Ok(None) => break,
             Err(error) => {

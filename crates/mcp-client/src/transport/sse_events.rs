@@ -4,6 +4,10 @@
 //!
 //! Supports the parts of the SSE format MCP servers use: `event`, `data` (multi-line),
 //! comments; `id` and `retry` are ignored (the 2024-11-05 transport does not resume).
+//!
+//! An oversized event is reported as soon as its data passes the cap, not when the event ends:
+//! an upstream sending a 1 GiB (or endless) event gets its caller an answer at once, and the
+//! reader never holds more than the cap of one event.
 
 use super::framing::{BoundedLineReader, Frame};
 use tokio::io::AsyncBufRead;
@@ -27,6 +31,8 @@ pub enum SseItem {
 pub struct SseEventReader<R> {
     lines: BoundedLineReader<R>,
     max_event_bytes: usize,
+    /// Inside an event already reported as oversized: its lines are dropped up to its end.
+    skipping: bool,
 }
 
 impl<R: AsyncBufRead + Unpin> SseEventReader<R> {
@@ -34,6 +40,7 @@ impl<R: AsyncBufRead + Unpin> SseEventReader<R> {
         Self {
             lines: BoundedLineReader::new(reader, max_event_bytes + 16),
             max_event_bytes,
+            skipping: false,
         }
     }
 
@@ -41,26 +48,24 @@ impl<R: AsyncBufRead + Unpin> SseEventReader<R> {
         let mut event_type: Option<String> = None;
         let mut data = String::new();
         let mut has_data = false;
-        let mut oversized: Option<Vec<u8>> = None;
         loop {
             let line = match self.lines.next_frame().await? {
                 None => return Ok(None),
                 Some(Frame::Oversized { prefix }) => {
-                    if oversized.is_none() && prefix.starts_with(b"data:") {
+                    if !self.skipping && prefix.starts_with(b"data:") {
                         let value = prefix.strip_prefix(b"data:").unwrap_or(&prefix);
-                        let mut kept = data.as_bytes().to_vec();
-                        kept.extend_from_slice(value.strip_prefix(b" ").unwrap_or(value));
-                        kept.truncate(KEPT_PREFIX_BYTES);
-                        oversized = Some(kept);
+                        let value = value.strip_prefix(b" ").unwrap_or(value);
+                        return Ok(Some(self.oversized(&data, value)));
                     }
                     continue;
                 }
                 Some(Frame::Line(line)) => line,
             };
+            if self.skipping {
+                self.skipping = !line.is_empty();
+                continue;
+            }
             if line.is_empty() {
-                if let Some(prefix) = oversized.take() {
-                    return Ok(Some(SseItem::Oversized { prefix }));
-                }
                 if !has_data && event_type.is_none() {
                     continue;
                 }
@@ -79,13 +84,9 @@ impl<R: AsyncBufRead + Unpin> SseEventReader<R> {
             };
             match field {
                 "event" => event_type = Some(value.to_owned()),
-                "data" if oversized.is_none() => {
+                "data" => {
                     if data.len() + value.len() + 1 > self.max_event_bytes {
-                        let mut kept = data.as_bytes().to_vec();
-                        kept.extend_from_slice(value.as_bytes());
-                        kept.truncate(KEPT_PREFIX_BYTES);
-                        oversized = Some(kept);
-                        data.clear();
+                        return Ok(Some(self.oversized(&data, value.as_bytes())));
                     } else {
                         if has_data {
                             data.push('\n');
@@ -97,6 +98,16 @@ impl<R: AsyncBufRead + Unpin> SseEventReader<R> {
                 _ => {}
             }
         }
+    }
+
+    /// Reports the current event as oversized (keeping its first bytes for the request id)
+    /// and skips the rest of it.
+    fn oversized(&mut self, data: &str, value: &[u8]) -> SseItem {
+        let mut prefix = data.as_bytes()[..data.len().min(KEPT_PREFIX_BYTES)].to_vec();
+        let room = KEPT_PREFIX_BYTES.saturating_sub(prefix.len());
+        prefix.extend_from_slice(&value[..value.len().min(room)]);
+        self.skipping = true;
+        SseItem::Oversized { prefix }
     }
 }
 

@@ -2,6 +2,7 @@
 //! write (reference servers, the Python SDK, the conformance suite) and against misbehaving
 //! servers written for the fault tests.
 
+mod bombs;
 mod catalog_properties;
 mod conformance;
 mod error_messages;

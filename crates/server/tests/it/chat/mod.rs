@@ -2,6 +2,7 @@
 //! limits, shutdown.
 
 mod api;
+mod bombs;
 mod buds;
 mod call_ids;
 mod design_fields;

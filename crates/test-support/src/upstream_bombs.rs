@@ -1,0 +1,263 @@
+//! Upstream MCP servers that send memory bombs (issue 18, target 7), on a raw tokio socket (a
+//! framework would buffer or refuse what they send). The bombs are generated lazily, 64 KiB at
+//! a time, so a test never holds one; the client hanging up stops the server, and `sent`
+//! counts the bomb bytes that went out.
+//!
+//! The `work` tool answers `worked`; the `big` tool answers with the bomb.
+
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Mutex, mpsc};
+
+/// The size of every bomb but the gzip one.
+pub const BOMB: u64 = 1024 * 1024 * 1024;
+const CHUNK: usize = 64 * 1024;
+/// The gzip bomb's inflated size (compressing a full GiB would cost seconds of CPU for bytes
+/// no client reads).
+pub const GZIP_INFLATED: u64 = 256 * 1024 * 1024;
+
+/// A running bomb server.
+#[derive(Debug)]
+pub struct BombServer {
+    pub url: String,
+    /// Bomb bytes written so far (compressed bytes for the gzip bomb).
+    pub sent: Arc<AtomicU64>,
+}
+
+/// What the Streamable HTTP server answers the `big` call with.
+#[derive(Clone, Copy, Debug)]
+pub enum Bomb {
+    /// One SSE event of 1 GiB.
+    SseEvent,
+    /// An `application/json` body of 1 GiB.
+    JsonBody,
+    /// A `Content-Encoding: gzip` JSON body inflating to 256 MiB.
+    GzipBody,
+}
+
+/// One parsed request: method line, headers we care about, body.
+struct Request {
+    path: String,
+    method: String,
+    body: Vec<u8>,
+}
+
+async fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
+    let mut line = String::new();
+    if reader.read_line(&mut line).await.ok()? == 0 {
+        return None;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next()?.to_owned();
+    let path = parts.next()?.to_owned();
+    let mut length = 0usize;
+    loop {
+        let mut header = String::new();
+        reader.read_line(&mut header).await.ok()?;
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().ok()?;
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).await.ok()?;
+    Some(Request { path, method, body })
+}
+
+async fn respond(stream: &mut BufReader<TcpStream>, status: &str, content_type: &str, body: &[u8]) {
+    let head = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    let writer = stream.get_mut();
+    let _ = writer.write_all(head.as_bytes()).await;
+    let _ = writer.write_all(body).await;
+}
+
+/// The JSON-RPC answer to anything but the bomb, or `None` for a notification.
+fn ordinary_answer(message: &Value) -> Option<Value> {
+    let id = message.get("id")?.clone();
+    let result = match message["method"].as_str() {
+        Some("initialize") => json!({
+            "protocolVersion": message["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "bomb", "version": "1"},
+        }),
+        Some("tools/list") => json!({"tools": [
+            {"name": "work", "inputSchema": {"type": "object"}},
+            {"name": "big", "inputSchema": {"type": "object"}},
+        ]}),
+        Some("tools/call") => json!({"content": [{"type": "text", "text": "worked"}]}),
+        _ => json!({}),
+    };
+    Some(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+}
+
+fn is_bomb_call(message: &Value) -> bool {
+    message["method"] == "tools/call" && message["params"]["name"] == "big"
+}
+
+/// The opening of an answer whose text never ends within the bomb.
+fn bomb_prefix(id: &Value) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#)
+}
+
+/// Writes `prefix` then `BOMB` bytes of filler lazily; returns how many bytes went out.
+async fn stream_filler(writer: &mut TcpStream, prefix: &[u8], sent: &AtomicU64) {
+    if writer.write_all(prefix).await.is_err() {
+        return;
+    }
+    let chunk = vec![b'x'; CHUNK];
+    let mut written = 0u64;
+    while written < BOMB {
+        if writer.write_all(&chunk).await.is_err() {
+            return;
+        }
+        written += CHUNK as u64;
+        sent.fetch_add(CHUNK as u64, Ordering::Relaxed);
+    }
+}
+
+/// Gzip of the bomb answer, compressed lazily as it is written (it would inflate to 256 MiB).
+async fn stream_gzip(writer: &mut TcpStream, prefix: &[u8], sent: &AtomicU64) {
+    use flate2::{Compression, write::GzEncoder};
+    use std::io::Write;
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::fast());
+    encoder.write_all(prefix).unwrap();
+    let chunk = vec![b'x'; 1024 * 1024];
+    let mut inflated = 0u64;
+    while inflated < GZIP_INFLATED {
+        encoder.write_all(&chunk).unwrap();
+        inflated += chunk.len() as u64;
+        let out = std::mem::take(encoder.get_mut());
+        sent.fetch_add(out.len() as u64, Ordering::Relaxed);
+        if writer.write_all(&out).await.is_err() {
+            return;
+        }
+    }
+    let _ = writer.write_all(&encoder.finish().unwrap()).await;
+}
+
+async fn serve_streamable(stream: TcpStream, bomb: Bomb, sent: Arc<AtomicU64>) {
+    let mut reader = BufReader::new(stream);
+    while let Some(request) = read_request(&mut reader).await {
+        if request.method != "POST" {
+            respond(&mut reader, "405 Method Not Allowed", "text/plain", b"").await;
+            continue;
+        }
+        let message: Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        if is_bomb_call(&message) {
+            let prefix = bomb_prefix(&message["id"]);
+            let (content_type, extra) = match bomb {
+                Bomb::SseEvent => ("text/event-stream", ""),
+                Bomb::JsonBody => ("application/json", ""),
+                Bomb::GzipBody => ("application/json", "content-encoding: gzip\r\n"),
+            };
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\n{extra}connection: close\r\n\r\n"
+            );
+            let writer = reader.get_mut();
+            let _ = writer.write_all(head.as_bytes()).await;
+            match bomb {
+                Bomb::SseEvent => {
+                    let prefix = format!("event: message\ndata: {prefix}");
+                    stream_filler(writer, prefix.as_bytes(), &sent).await;
+                }
+                Bomb::JsonBody => stream_filler(writer, prefix.as_bytes(), &sent).await,
+                Bomb::GzipBody => stream_gzip(writer, prefix.as_bytes(), &sent).await,
+            }
+            return;
+        }
+        match ordinary_answer(&message) {
+            Some(answer) => {
+                let body = serde_json::to_vec(&answer).unwrap();
+                respond(&mut reader, "200 OK", "application/json", &body).await;
+            }
+            None => respond(&mut reader, "202 Accepted", "text/plain", b"").await,
+        }
+    }
+}
+
+/// A Streamable HTTP upstream whose `big` tool answers with `bomb`.
+pub async fn streamable_bomb_server(bomb: Bomb) -> BombServer {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let sent = Arc::new(AtomicU64::new(0));
+    let counter = sent.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(serve_streamable(stream, bomb, counter.clone()));
+        }
+    });
+    BombServer { url, sent }
+}
+
+/// The legacy HTTP+SSE upstream: one event stream per GET, answers to POSTs sent on it, and
+/// the `big` call answered with one event of `BOMB` bytes.
+pub async fn legacy_bomb_server() -> BombServer {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/sse", listener.local_addr().unwrap());
+    let sent = Arc::new(AtomicU64::new(0));
+    let counter = sent.clone();
+    let streams: Arc<Mutex<Vec<mpsc::UnboundedSender<Value>>>> = Arc::default();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(serve_legacy(stream, streams.clone(), counter.clone()));
+        }
+    });
+    BombServer { url, sent }
+}
+
+async fn serve_legacy(
+    stream: TcpStream,
+    streams: Arc<Mutex<Vec<mpsc::UnboundedSender<Value>>>>,
+    sent: Arc<AtomicU64>,
+) {
+    let mut reader = BufReader::new(stream);
+    while let Some(request) = read_request(&mut reader).await {
+        if request.method == "GET" && request.path.starts_with("/sse") {
+            let (sender, receiver) = mpsc::unbounded_channel();
+            streams.lock().await.push(sender);
+            legacy_event_stream(reader.into_inner(), receiver, &sent).await;
+            return;
+        }
+        let message: Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        respond(&mut reader, "202 Accepted", "text/plain", b"").await;
+        if let Some(sender) = streams.lock().await.last() {
+            let _ = sender.send(message);
+        }
+    }
+}
+
+async fn legacy_event_stream(
+    mut writer: TcpStream,
+    mut messages: mpsc::UnboundedReceiver<Value>,
+    sent: &AtomicU64,
+) {
+    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n\
+                event: endpoint\ndata: /messages\n\n";
+    if writer.write_all(head.as_bytes()).await.is_err() {
+        return;
+    }
+    while let Some(message) = messages.recv().await {
+        if is_bomb_call(&message) {
+            let prefix = format!("event: message\ndata: {}", bomb_prefix(&message["id"]));
+            stream_filler(&mut writer, prefix.as_bytes(), sent).await;
+            return;
+        }
+        if let Some(answer) = ordinary_answer(&message) {
+            let event = format!("event: message\ndata: {answer}\n\n");
+            if writer.write_all(event.as_bytes()).await.is_err() {
+                return;
+            }
+        }
+    }
+}
