@@ -230,7 +230,7 @@ async fn settle(fds: usize, tasks: usize) -> (usize, usize) {
 }
 
 fn silent_server(base: &str, index: usize) -> UpstreamServer {
-    let (kind, url) = if index % 2 == 0 {
+    let (kind, url) = if index.is_multiple_of(2) {
         (
             TransportKind::StreamableHttp,
             format!("{base}/s/{index}/mcp"),
