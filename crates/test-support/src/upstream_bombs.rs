@@ -25,6 +25,25 @@ pub struct BombServer {
     pub url: String,
     /// Bomb bytes written so far (compressed bytes for the gzip bomb).
     pub sent: Arc<AtomicU64>,
+    /// Requests that carried an `Accept-Encoding` header.
+    pub accept_encodings: Arc<AtomicU64>,
+}
+
+/// What a server counts.
+#[derive(Clone, Default)]
+struct Counters {
+    sent: Arc<AtomicU64>,
+    accept_encodings: Arc<AtomicU64>,
+}
+
+impl Counters {
+    fn server(&self, url: String) -> BombServer {
+        BombServer {
+            url,
+            sent: self.sent.clone(),
+            accept_encodings: self.accept_encodings.clone(),
+        }
+    }
 }
 
 /// What the Streamable HTTP server answers the `big` call with.
@@ -45,7 +64,10 @@ struct Request {
     body: Vec<u8>,
 }
 
-async fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
+async fn read_request(
+    reader: &mut BufReader<TcpStream>,
+    accept_encodings: &AtomicU64,
+) -> Option<Request> {
     let mut line = String::new();
     if reader.read_line(&mut line).await.ok()? == 0 {
         return None;
@@ -61,10 +83,14 @@ async fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
         if header.is_empty() {
             break;
         }
-        if let Some((name, value)) = header.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
+        let Some((name, value)) = header.split_once(':') else {
+            continue;
+        };
+        if name.eq_ignore_ascii_case("content-length") {
             length = value.trim().parse().ok()?;
+        }
+        if name.eq_ignore_ascii_case("accept-encoding") {
+            accept_encodings.fetch_add(1, Ordering::Relaxed);
         }
     }
     let mut body = vec![0; length];
@@ -146,9 +172,10 @@ async fn stream_gzip(writer: &mut TcpStream, prefix: &[u8], sent: &AtomicU64) {
     let _ = writer.write_all(&encoder.finish().unwrap()).await;
 }
 
-async fn serve_streamable(stream: TcpStream, bomb: Bomb, sent: Arc<AtomicU64>) {
+async fn serve_streamable(stream: TcpStream, bomb: Bomb, counters: Counters) {
+    let sent = counters.sent;
     let mut reader = BufReader::new(stream);
-    while let Some(request) = read_request(&mut reader).await {
+    while let Some(request) = read_request(&mut reader, &counters.accept_encodings).await {
         if request.method != "POST" {
             respond(&mut reader, "405 Method Not Allowed", "text/plain", b"").await;
             continue;
@@ -190,14 +217,14 @@ async fn serve_streamable(stream: TcpStream, bomb: Bomb, sent: Arc<AtomicU64>) {
 pub async fn streamable_bomb_server(bomb: Bomb) -> BombServer {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let sent = Arc::new(AtomicU64::new(0));
-    let counter = sent.clone();
+    let counters = Counters::default();
+    let server = counters.server(url);
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
-            tokio::spawn(serve_streamable(stream, bomb, counter.clone()));
+            tokio::spawn(serve_streamable(stream, bomb, counters.clone()));
         }
     });
-    BombServer { url, sent }
+    server
 }
 
 /// The legacy HTTP+SSE upstream: one event stream per GET, answers to POSTs sent on it, and
@@ -205,24 +232,25 @@ pub async fn streamable_bomb_server(bomb: Bomb) -> BombServer {
 pub async fn legacy_bomb_server() -> BombServer {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/sse", listener.local_addr().unwrap());
-    let sent = Arc::new(AtomicU64::new(0));
-    let counter = sent.clone();
+    let counters = Counters::default();
+    let server = counters.server(url);
     let streams: Arc<Mutex<Vec<mpsc::UnboundedSender<Value>>>> = Arc::default();
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
-            tokio::spawn(serve_legacy(stream, streams.clone(), counter.clone()));
+            tokio::spawn(serve_legacy(stream, streams.clone(), counters.clone()));
         }
     });
-    BombServer { url, sent }
+    server
 }
 
 async fn serve_legacy(
     stream: TcpStream,
     streams: Arc<Mutex<Vec<mpsc::UnboundedSender<Value>>>>,
-    sent: Arc<AtomicU64>,
+    counters: Counters,
 ) {
+    let sent = counters.sent;
     let mut reader = BufReader::new(stream);
-    while let Some(request) = read_request(&mut reader).await {
+    while let Some(request) = read_request(&mut reader, &counters.accept_encodings).await {
         if request.method == "GET" && request.path.starts_with("/sse") {
             let (sender, receiver) = mpsc::unbounded_channel();
             streams.lock().await.push(sender);

@@ -5,6 +5,7 @@
 //! are opened here, and their own texts — which name Rust types — are never shown.
 
 use super::UpstreamError;
+use crate::transport::http_client::compressed_reason;
 use crate::url_policy::UrlPolicyError;
 use std::error::Error;
 
@@ -95,7 +96,11 @@ fn telling(cause: &StdError) -> Option<Cause> {
                 "HTTP 403 Forbidden (the credentials lack a required scope)".into(),
             )),
             HttpError::ResponseBodyTooLarge { .. } => Some(Cause::TooLarge),
-            HttpError::UnexpectedServerResponse(text) => Some(http_text_cause(text)),
+            HttpError::UnexpectedServerResponse(text) => Some(
+                compressed_body(text)
+                    .map(|encoding| Cause::Reason(compressed_reason(encoding)))
+                    .unwrap_or_else(|| http_text_cause(text)),
+            ),
             HttpError::UnexpectedContentType(content_type) => Some(Cause::Reason(format!(
                 "it answered with content type '{}', not JSON or an event stream",
                 content_type.as_deref().unwrap_or("none")
@@ -141,6 +146,30 @@ fn recognised(cause: &StdError) -> Option<Cause> {
         return Some(Cause::Reason("the request timed out".into()));
     }
     None
+}
+
+/// The content encoding of a body rmcp could not parse as JSON, told by its first bytes.
+/// rmcp reads a Streamable HTTP answer without showing us its headers, and reports an
+/// unparsable body as "could not parse JSON response …: <the body's first bytes, as lossy
+/// UTF-8>"; a compressed body (our client never inflates one, see
+/// `transport::http_client::compressed_answer`) starts with its format's magic bytes.
+fn compressed_body(text: &str) -> Option<&'static str> {
+    const MAGIC: [(&str, &str); 4] = [
+        // 1f 8b 08: gzip with deflate.
+        ("\u{1f}\u{fffd}\u{8}", "gzip"),
+        // 28 b5 2f fd: a zstd frame.
+        ("(\u{fffd}/\u{fffd}", "zstd"),
+        // 78 9c / 78 da / 78 01: a zlib stream (HTTP's `deflate`).
+        ("x\u{fffd}", "deflate"),
+        ("x\u{1}", "deflate"),
+    ];
+    let rest = text.strip_prefix("could not parse JSON response")?;
+    // "… as ServerJsonRpcMessage: <serde's reason>: <body>"; serde's reason has no ": ".
+    let body = rest.splitn(3, ": ").nth(2)?;
+    MAGIC
+        .iter()
+        .find(|(magic, _)| body.starts_with(magic))
+        .map(|(_, encoding)| *encoding)
 }
 
 /// rmcp's "HTTP 404 Not Found: <body>" for a status it did not expect.

@@ -52,3 +52,26 @@ pub fn build_shared_http_client(policy: &UrlPolicy) -> Result<reqwest::Client, r
 pub(crate) struct CrossOriginRedirect {
     to: String,
 }
+
+/// The reason to give for an answer with a `Content-Encoding` other than `identity`, if it
+/// has one. The shared client decodes no content encoding (reqwest's decompression is off, so
+/// a compressed bomb is never inflated) and so sends no `Accept-Encoding`; a server that
+/// compresses anyway gets told so, instead of its bytes being refused as "not JSON".
+pub(crate) fn compressed_answer(headers: &http::HeaderMap) -> Option<String> {
+    let encoding = headers.get(http::header::CONTENT_ENCODING)?;
+    let encoding = String::from_utf8_lossy(encoding.as_bytes())
+        .trim()
+        .to_owned();
+    if encoding.is_empty() || encoding.eq_ignore_ascii_case("identity") {
+        return None;
+    }
+    Some(compressed_reason(&encoding))
+}
+
+/// The sentence for an answer compressed with `encoding`.
+pub(crate) fn compressed_reason(encoding: &str) -> String {
+    format!(
+        "the server answered with Content-Encoding: {encoding}; compressed answers are not \
+         accepted — configure the server to answer uncompressed"
+    )
+}

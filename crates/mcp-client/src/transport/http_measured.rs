@@ -2,6 +2,13 @@
 //! answer's SSE event exceeds the size cap, rmcp ends that response stream and tells the caller
 //! only that "the stream closed". This wrapper remembers which request's stream was cut for
 //! size, so the caller gets `ResponseTooLarge` instead of a vague connection error.
+//!
+//! And one refusal: a POST that carries no request (a notification such as the
+//! `notifications/cancelled` sent after a timeout) awaits no answer, yet rmcp keeps reading
+//! an event stream a server opens in reply until the whole transport ends. A server that
+//! answers each such POST with a stream and then stays silent would pin a socket and a few
+//! tasks per timed-out call for the session's life, so that stream is dropped (its
+//! connection closed) and the POST counted as accepted.
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -174,6 +181,8 @@ impl MeasuredHttpClient {
                     .boxed();
                 StreamableHttpPostResponse::Sse(watched, session_id)
             }
+            // Nothing is awaited on a stream opened for a message without a request.
+            (None, StreamableHttpPostResponse::Sse(..)) => StreamableHttpPostResponse::Accepted,
             (_, response) => response,
         }
     }

@@ -6,6 +6,7 @@
 //! and port, so a server cannot redirect our POSTs (and their credentials) elsewhere.
 
 use super::framing::{response_too_large_message, top_level_id};
+use super::http_client::compressed_answer;
 use super::sse_events::{SseEventReader, SseItem};
 use crate::UpstreamError;
 use crate::error::causes::{Cause, status_cause};
@@ -106,6 +107,12 @@ async fn open_event_stream(
         .await
         .map_err(|error| errors.connect_failure(&error))?;
     check_status(response.status(), errors, Phase::Connecting)?;
+    if let Some(reason) = compressed_answer(response.headers()) {
+        return Err(UpstreamError::Connect {
+            target: errors.target.clone(),
+            reason,
+        });
+    }
     let content_type = response
         .headers()
         .get(http::header::CONTENT_TYPE)

@@ -6,7 +6,9 @@
 //! so the test never holds a bomb. The client hangs up once it refuses, so only about a cap's
 //! worth of bytes is ever sent. What is measured: the growth of this process's peak resident set (`VmHWM`)
 //! across the bomb call, which must stay within 2 × the cap plus a fixed slack; the call must
-//! fail with a size or protocol error, and the next call on the same server must succeed.
+//! fail with a size or protocol error (the gzip one with an error naming the content encoding),
+//! and the next call on the same server must succeed. No request may carry `Accept-Encoding`
+//! (the client decodes no content encoding, so it must not advertise one).
 
 use crate::faults::tool;
 use crate::support::{context, init_tracing, quick_config, remote_server};
@@ -39,8 +41,13 @@ fn peak_rss() -> u64 {
 }
 
 /// Calls `work` (warming the session), then `big`, and checks refusal, memory and recovery.
-async fn survives_bomb(transport: TransportKind, url: &str, sent: &AtomicU64, label: &str) {
-    survives_bomb_at(CAP, transport, url, sent, label).await;
+async fn survives_bomb(
+    transport: TransportKind,
+    url: &str,
+    sent: &AtomicU64,
+    label: &str,
+) -> UpstreamError {
+    survives_bomb_at(CAP, transport, url, sent, label).await
 }
 
 async fn survives_bomb_at(
@@ -49,7 +56,7 @@ async fn survives_bomb_at(
     url: &str,
     sent: &AtomicU64,
     label: &str,
-) {
+) -> UpstreamError {
     init_tracing();
     let config = McpClientConfig {
         max_tool_response_bytes: cap,
@@ -101,6 +108,7 @@ async fn survives_bomb_at(
         .unwrap_or_else(|error| panic!("{label}: the next call failed: {error:?}"));
     assert_eq!(after.text_for_model(), "worked");
     client.shutdown().await;
+    error
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -130,19 +138,30 @@ async fn a_gigabyte_json_body_over_streamable_http_is_refused_at_the_cap() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gzip_body_inflating_past_the_cap_is_never_inflated() {
     let bomb = streamable_bomb_server(Bomb::GzipBody).await;
-    survives_bomb(
+    let error = survives_bomb(
         TransportKind::StreamableHttp,
         &bomb.url,
         &bomb.sent,
         "gzip-body",
     )
     .await;
+    // Refused as compressed, not as "not JSON" with escaped gzip bytes.
+    let message = error.to_string();
+    assert!(
+        message.contains("the server answered with Content-Encoding: gzip; compressed answers")
+            && message.contains("configure the server to answer uncompressed"),
+        "{message}"
+    );
+    assert!(!message.contains('\u{fffd}'), "{message}");
+    // Nothing the client sent advertised an encoding it does not decode.
+    assert_eq!(bomb.accept_encodings.load(Ordering::Relaxed), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gigabyte_event_over_legacy_sse_is_refused_at_the_cap() {
     let bomb = legacy_bomb_server().await;
     survives_bomb(TransportKind::Sse, &bomb.url, &bomb.sent, "legacy-sse").await;
+    assert_eq!(bomb.accept_encodings.load(Ordering::Relaxed), 0);
 }
 
 /// The same bombs at the default cap (10 MiB), where the JSON-body ceiling of rmcp is within

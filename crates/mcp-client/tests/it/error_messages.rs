@@ -201,3 +201,31 @@ async fn a_name_that_does_not_resolve_is_said_so_not_called_a_policy_refusal() {
     }
     client.shutdown().await;
 }
+
+/// A legacy SSE server that compresses its event stream (we decode no content encoding, and
+/// advertise none) is told so by name, not refused for what its bytes look like.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compressed_legacy_event_stream_names_its_content_encoding() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let app = axum::Router::new().fallback(|| async {
+        (
+            [
+                (axum::http::header::CONTENT_TYPE, "text/event-stream"),
+                (axum::http::header::CONTENT_ENCODING, "br"),
+            ],
+            vec![0x1b_u8, 0x2f, 0x00, 0xf8],
+        )
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = format!("http://{address}/sse");
+    let server = remote_server("compressed", TransportKind::Sse, &url);
+    let error = start_error(&client(), &server).await;
+    let message = error.to_string();
+    assert!(
+        message.contains("the server answered with Content-Encoding: br; compressed answers")
+            && message.contains("configure the server to answer uncompressed"),
+        "{message}"
+    );
+    assert_plain(&message);
+}
