@@ -163,7 +163,7 @@ mod tests {
     use super::*;
 
     fn operation_ids() -> Vec<String> {
-        let document = crate::routes::openapi();
+        let document = crate::openapi_document();
         let mut ids = Vec::new();
         for item in document.paths.paths.values() {
             let operations = [&item.get, &item.put, &item.post, &item.delete, &item.patch];

@@ -42,8 +42,3 @@ pub fn api_router() -> (Router<AppState>, OpenApi) {
         .split_for_parts();
     (router, crate::openapi::with_common_statuses(document))
 }
-
-/// The OpenAPI document alone (what `GET /api/openapi.json` serves).
-pub fn openapi() -> OpenApi {
-    api_router().1
-}

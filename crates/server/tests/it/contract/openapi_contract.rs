@@ -27,7 +27,7 @@ pub struct Contract {
 impl Contract {
     pub fn new() -> Self {
         Self {
-            spec: serde_json::to_value(switchboard_server::routes::openapi()).unwrap(),
+            spec: serde_json::to_value(switchboard_server::openapi_document()).unwrap(),
         }
     }
 
