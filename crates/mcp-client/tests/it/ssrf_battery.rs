@@ -223,7 +223,7 @@ impl HostLookup for Rebinding {
         port: u16,
     ) -> futures::future::BoxFuture<'static, std::io::Result<Vec<SocketAddr>>> {
         let turn = self.lookups.fetch_add(1, Ordering::SeqCst);
-        let address = if turn % 2 == 0 {
+        let address = if turn.is_multiple_of(2) {
             self.allowed
         } else {
             self.guarded

@@ -233,7 +233,7 @@ impl HostLookup for Rebinding {
         port: u16,
     ) -> futures::future::BoxFuture<'static, std::io::Result<Vec<SocketAddr>>> {
         let turn = self.lookups.fetch_add(1, Ordering::SeqCst);
-        let last = if turn % 2 == 0 { 1 } else { 2 };
+        let last = if turn.is_multiple_of(2) { 1 } else { 2 };
         let address = SocketAddr::from(([127, 0, 0, last], port));
         Box::pin(std::future::ready(Ok(vec![address])))
     }
