@@ -3,4 +3,5 @@
 
 pub mod fake_openai;
 pub mod interop;
+pub mod ssrf_forms;
 pub mod upstream_bombs;

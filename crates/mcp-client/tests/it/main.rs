@@ -16,6 +16,7 @@ mod limits;
 mod listen;
 mod metrics;
 mod silent;
+mod ssrf_battery;
 mod support;
 mod timeouts;
 mod url_policy;
