@@ -163,3 +163,9 @@ pub(crate) fn endpoint_url(base_url: &str, path: &str) -> Result<String, LlmErro
     })?;
     Ok(format!("{}{path}", base.as_str().trim_end_matches('/')))
 }
+
+/// Marks a header value (a key) as secret so it is never printed.
+pub(crate) fn sensitive(mut value: HeaderValue) -> HeaderValue {
+    value.set_sensitive(true);
+    value
+}

@@ -29,8 +29,7 @@ use sse_stream::SseByteStream;
 
 use crate::config::LlmConfig;
 use crate::error::{LlmError, TimeoutPhase};
-use crate::http::{HttpEndpoint, endpoint_url};
-use crate::openai::sensitive;
+use crate::http::{HttpEndpoint, endpoint_url, sensitive};
 use crate::provider::{LlmEvent, LlmEventStream, LlmProvider, LlmRequest};
 use event_decoder::EventDecoder;
 

@@ -28,7 +28,7 @@ use sse_stream::SseByteStream;
 
 use crate::config::LlmConfig;
 use crate::error::{LlmError, TimeoutPhase};
-use crate::http::{HttpEndpoint, endpoint_url, error_chain};
+use crate::http::{HttpEndpoint, endpoint_url, error_chain, sensitive};
 use crate::provider::{LlmEvent, LlmEventStream, LlmProvider, LlmRequest};
 use chunk_decoder::ChunkDecoder;
 
@@ -79,12 +79,6 @@ impl OpenAiProvider {
     pub fn endpoint(&self) -> &str {
         &self.inner.http.url
     }
-}
-
-/// Marks a header value as secret so it is never printed.
-pub(crate) fn sensitive(mut value: HeaderValue) -> HeaderValue {
-    value.set_sensitive(true);
-    value
 }
 
 #[async_trait]

@@ -93,7 +93,7 @@ impl AnthropicReply {
         AnthropicReply::Stream(events)
     }
 
-    /// An error status with the API's error body; `retry_after` adds the header.
+    /// An error status with the API's error body.
     pub fn error_status(status: u16, error_type: &str, message: &str) -> Self {
         AnthropicReply::Status {
             status,
