@@ -185,7 +185,8 @@ pub use secrets::{ENCRYPTION_KEY_ENV, KEY_FILE_NAME, KeySource, SecretCipher};
 pub use servers::{
     AuthMode, CredentialScope, NewServer, OAuthClientConfig, ServerAuthConfig,
     ServerConnectionConfig, ServerPatch, ServerRecord, ServerSecrets, ServerSecretsSummary,
-    ServerStatus, ServerSync, SyncStatus, TokenEndpointAuthMethod, UserField,
+    ServerStatus, ServerSync, SyncStatus, TokenEndpointAuthMethod, UserField, is_user_field_name,
+    substitute_user_fields, user_field_references, validate_auth,
 };
 pub use store::Store;
 pub use tokens::{IssuedToken, NewToken, TOKEN_PREFIX, TokenPlaintext, TokenRecord};
