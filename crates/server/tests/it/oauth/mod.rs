@@ -1,0 +1,4 @@
+//! Switchboard as an OAuth client of remote MCP servers, over HTTP: the Client ID Metadata
+//! Document, the `auth_required` event of a chat answer.
+
+mod client_metadata;
