@@ -61,7 +61,7 @@ pub struct MetaEvent {
     pub conversation_id: ConversationId,
     /// The stored user message this turn answers.
     pub message_id: MessageId,
-    /// `offline`, `openai`…
+    /// `offline`, `openai`, `anthropic`…
     pub provider: String,
     pub model: String,
     /// The tools offered to the model this turn, in the order offered.

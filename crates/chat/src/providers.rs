@@ -76,8 +76,9 @@ impl ProviderSet {
         Ok(ChosenModel { provider, model })
     }
 
-    /// Refuses a bud's provider and model that could never answer: `openai` needs a model,
-    /// the bud's own or `llm.model` when `[llm]` is configured for openai.
+    /// Refuses a bud's provider and model that could never answer: `openai` and `anthropic`
+    /// need a model, the bud's own or `llm.model` when `[llm]` is configured for that
+    /// provider.
     pub fn check_bud_choice(
         &self,
         provider: Option<&str>,
@@ -89,18 +90,28 @@ impl ProviderSet {
         };
         let has_model = model.is_some_and(|model| !model.trim().is_empty())
             || (kind == self.config.provider && !self.config.model.trim().is_empty());
-        if kind == ProviderKind::Openai && !has_model {
+        let example = match kind {
+            ProviderKind::Offline => None,
+            ProviderKind::Openai => Some("\"gpt-4o-mini\" or \"llama3.1\""),
+            ProviderKind::Anthropic => Some("\"claude-sonnet-4-5\""),
+        };
+        if let Some(example) = example
+            && !has_model
+        {
             return Err(ChatError::invalid(
                 "model",
-                "required with provider 'openai' (no llm.model is configured for it), e.g. \
-                 \"gpt-4o-mini\" or \"llama3.1\"",
+                format!(
+                    "required with provider '{}' (no llm.model is configured for it), e.g. \
+                     {example}",
+                    kind.as_str()
+                ),
             ));
         }
         Ok(())
     }
 
     fn for_kind(&self, kind: ProviderKind) -> Result<Arc<dyn LlmProvider>, ChatError> {
-        let key = provider_name(kind);
+        let key = kind.as_str();
         let mut providers = self
             .by_kind
             .lock()
@@ -123,21 +134,15 @@ impl ProviderSet {
     }
 }
 
-/// `offline` or `openai`, as a bud names them.
+/// `offline`, `openai` or `anthropic`, as a bud names them.
 pub fn parse_provider(name: &str) -> Result<ProviderKind, ChatError> {
     match name {
         "offline" => Ok(ProviderKind::Offline),
         "openai" => Ok(ProviderKind::Openai),
+        "anthropic" => Ok(ProviderKind::Anthropic),
         other => Err(ChatError::invalid(
             "provider",
-            format!("unknown provider '{other}' (expected offline or openai)"),
+            format!("unknown provider '{other}' (expected offline, openai or anthropic)"),
         )),
-    }
-}
-
-fn provider_name(kind: ProviderKind) -> &'static str {
-    match kind {
-        ProviderKind::Offline => "offline",
-        ProviderKind::Openai => "openai",
     }
 }

@@ -64,6 +64,10 @@ pub struct ChatMessage {
     pub tool_calls: Vec<ToolCallRequest>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// On a tool message: the call failed and `content` says why (Anthropic's
+    /// `tool_result.is_error`; OpenAI's format has no such flag).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
 }
 
 impl ChatMessage {
@@ -81,6 +85,7 @@ impl ChatMessage {
             content: content.into(),
             tool_calls,
             tool_call_id: None,
+            is_error: false,
         }
     }
 
@@ -90,6 +95,15 @@ impl ChatMessage {
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: Some(tool_call_id.into()),
+            is_error: false,
+        }
+    }
+
+    /// A tool message saying the call failed; `content` explains why.
+    pub fn tool_error(tool_call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self {
+            is_error: true,
+            ..Self::tool_result(tool_call_id, content)
         }
     }
 
@@ -99,6 +113,7 @@ impl ChatMessage {
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            is_error: false,
         }
     }
 }

@@ -20,6 +20,19 @@ pub enum ProviderKind {
     /// Any OpenAI-compatible Chat Completions endpoint (OpenAI, Ollama, vLLM, llama.cpp
     /// server, LM Studio, Gemini's OpenAI-compatible endpoint).
     Openai,
+    /// Anthropic's native Messages API (`POST /v1/messages`).
+    Anthropic,
+}
+
+impl ProviderKind {
+    /// The name used in the configuration, in buds and in the `meta` event.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Offline => "offline",
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
 }
 
 /// A provider API key. `Debug` never shows it.
@@ -48,15 +61,21 @@ impl fmt::Debug for ApiKey {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmConfig {
-    /// `offline` (default) or `openai`.
+    /// `offline` (default), `openai` or `anthropic`.
     pub provider: ProviderKind,
-    /// Base URL of the OpenAI-compatible API, up to and including the version segment
-    /// (`/chat/completions` is appended). Default `https://api.openai.com/v1`.
+    /// Base URL of the API. Empty (the default) means the provider's own:
+    /// `https://api.openai.com/v1` for `openai` (up to and including the version segment;
+    /// `/chat/completions` is appended), `https://api.anthropic.com` for `anthropic`
+    /// (`/v1/messages` is appended).
     pub base_url: String,
-    /// Bearer key; optional because local servers (Ollama, llama.cpp) need none.
+    /// The key: a bearer token for `openai` (optional, local servers need none), the
+    /// `x-api-key` for `anthropic` (required).
     pub api_key: Option<ApiKey>,
-    /// Model name sent upstream; required for `openai`. Ignored by `offline`.
+    /// Model name sent upstream; required for `openai` and `anthropic`. Ignored by `offline`.
     pub model: String,
+    /// Most tokens one answer step may produce, sent as `max_tokens` by `anthropic` (whose
+    /// API requires it). Default 4096.
+    pub max_tokens: u32,
     /// TCP + TLS connect timeout. Default 10 000 ms.
     pub connect_timeout_ms: u64,
     /// Wait for the response status and headers (a loaded local model can be slow to start).
@@ -85,9 +104,10 @@ impl Default for LlmConfig {
     fn default() -> Self {
         Self {
             provider: ProviderKind::Offline,
-            base_url: "https://api.openai.com/v1".to_owned(),
+            base_url: String::new(),
             api_key: None,
             model: String::new(),
+            max_tokens: 4096,
             connect_timeout_ms: 10_000,
             response_timeout_ms: 120_000,
             stream_idle_timeout_ms: 60_000,
@@ -126,32 +146,8 @@ impl LlmConfig {
     /// `[llm]` section (`base_url`, `offline.confidence_threshold`).
     pub fn validate(&self) -> Result<(), InvalidSetting> {
         let invalid = |key: &str, reason: String| Err(InvalidSetting::new(key, reason));
-        if self.provider == ProviderKind::Openai {
-            match url::Url::parse(&self.base_url) {
-                Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => {}
-                Ok(url) => {
-                    return invalid(
-                        "base_url",
-                        format!(
-                            "must be an http or https URL, got scheme '{}'",
-                            url.scheme()
-                        ),
-                    );
-                }
-                Err(error) => {
-                    return invalid(
-                        "base_url",
-                        format!("'{}' is not a URL: {error}", self.base_url),
-                    );
-                }
-            }
-            if self.model.trim().is_empty() {
-                return invalid(
-                    "model",
-                    "required when provider = \"openai\" (e.g. \"gpt-4o-mini\" or \"llama3.1\")"
-                        .to_owned(),
-                );
-            }
+        if self.provider != ProviderKind::Offline {
+            self.validate_network_provider()?;
         }
         for (key, value) in [
             ("connect_timeout_ms", self.connect_timeout_ms),
@@ -187,6 +183,67 @@ impl LlmConfig {
             );
         }
         Ok(())
+    }
+
+    /// The keys a network provider (`openai`, `anthropic`) needs.
+    fn validate_network_provider(&self) -> Result<(), InvalidSetting> {
+        let invalid = |key: &str, reason: String| Err(InvalidSetting::new(key, reason));
+        let provider = self.provider.as_str();
+        if !self.base_url.is_empty() {
+            match url::Url::parse(&self.base_url) {
+                Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => {}
+                Ok(url) => {
+                    return invalid(
+                        "base_url",
+                        format!(
+                            "must be an http or https URL, got scheme '{}'",
+                            url.scheme()
+                        ),
+                    );
+                }
+                Err(error) => {
+                    return invalid(
+                        "base_url",
+                        format!("'{}' is not a URL: {error}", self.base_url),
+                    );
+                }
+            }
+        }
+        if self.model.trim().is_empty() {
+            let example = match self.provider {
+                ProviderKind::Anthropic => "\"claude-sonnet-4-5\"",
+                _ => "\"gpt-4o-mini\" or \"llama3.1\"",
+            };
+            return invalid(
+                "model",
+                format!("required when provider = \"{provider}\" (e.g. {example})"),
+            );
+        }
+        let has_key = self
+            .api_key
+            .as_ref()
+            .is_some_and(|key| !key.expose().trim().is_empty());
+        if self.provider == ProviderKind::Anthropic && !has_key {
+            return invalid(
+                "api_key",
+                "required when provider = \"anthropic\" (sent as x-api-key; or set \
+                 SWITCHBOARD_LLM_API_KEY)"
+                    .to_owned(),
+            );
+        }
+        if self.max_tokens == 0 {
+            return invalid("max_tokens", "must be greater than 0".to_owned());
+        }
+        Ok(())
+    }
+
+    /// `base_url`, or the provider's default when none is configured.
+    pub fn base_url_or<'a>(&'a self, default: &'a str) -> &'a str {
+        if self.base_url.trim().is_empty() {
+            default
+        } else {
+            &self.base_url
+        }
     }
 
     /// This configuration with a bud's (or request's) choices laid over it.

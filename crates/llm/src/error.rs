@@ -54,7 +54,7 @@ pub enum LlmError {
     #[error("could not reach the LLM provider at {url}: {detail}")]
     Connection { url: String, detail: String },
 
-    /// The stream did not follow the Chat Completions streaming format.
+    /// The stream did not follow the provider's streaming format.
     #[error("the LLM provider sent a malformed stream: {detail}")]
     MalformedStream { detail: String },
 
@@ -66,7 +66,8 @@ pub enum LlmError {
     #[error("the LLM provider closed the stream before the answer was finished")]
     StreamEndedEarly,
 
-    /// The upstream reported an error inside the stream (an `error` object in a chunk).
+    /// The upstream reported an error inside the stream (an `error` object in a chunk, or
+    /// Anthropic's `error` event).
     #[error("the LLM provider reported an error mid-stream: {message}")]
     UpstreamReportedError { message: String },
 
@@ -104,8 +105,8 @@ fn retry_after_text(retry_after: Option<Duration>) -> String {
     }
 }
 
-/// Cuts an upstream body to a readable excerpt: the `error.message` of an OpenAI-style error
-/// object when there is one, else the text, at most `MAX_CHARS` characters.
+/// Cuts an upstream body to a readable excerpt: the `error.message` of an OpenAI- or
+/// Anthropic-style error object when there is one, else the text, at most `MAX_CHARS` characters.
 pub(crate) fn body_excerpt(body: &str) -> String {
     const MAX_CHARS: usize = 500;
     let from_json = serde_json::from_str::<serde_json::Value>(body)

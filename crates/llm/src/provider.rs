@@ -19,12 +19,14 @@ use crate::error::LlmError;
 /// The stream a provider returns. Items after an `Err` are never produced: an error ends it.
 pub type LlmEventStream = Pin<Box<dyn Stream<Item = Result<LlmEvent, LlmError>> + Send>>;
 
-/// An LLM backend: OpenAI-compatible Chat Completions, the offline planner, or a test double.
+/// An LLM backend: OpenAI-compatible Chat Completions, Anthropic Messages, the offline
+/// planner, or a test double.
 ///
 /// Object safe: the chat engine holds `Arc<dyn LlmProvider>`.
 #[async_trait]
 pub trait LlmProvider: Send + Sync + fmt::Debug {
-    /// Short provider name for logs and the `meta` SSE event (`openai`, `offline`).
+    /// Short provider name for logs and the `meta` SSE event (`openai`, `anthropic`,
+    /// `offline`).
     fn provider_name(&self) -> &str;
 
     /// The model used when a request does not name one (an empty `LlmRequest::model`).
@@ -177,11 +179,26 @@ pub struct IndexedToolCall {
     pub call: ToolCallRequest,
 }
 
+/// Token counts of one generation, from the provider's own usage fields.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TokenUsage {
+    /// Every prompt token, cached or not (for Anthropic: `input_tokens` +
+    /// `cache_creation_input_tokens` + `cache_read_input_tokens`).
     pub prompt_tokens: u32,
     pub completion_tokens: u32,
     pub total_tokens: u32,
+    /// Of `prompt_tokens`, those written to the provider's prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`). Left out of the stored shape when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_creation_tokens: u32,
+    /// Of `prompt_tokens`, those read from the provider's prompt cache (Anthropic's
+    /// `cache_read_input_tokens`, OpenAI's `prompt_tokens_details.cached_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u32,
+}
+
+fn is_zero(value: &u32) -> bool {
+    *value == 0
 }
 
 /// Why the generation stopped.

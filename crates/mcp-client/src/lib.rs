@@ -7,7 +7,9 @@
 //! (`ServerRegistry`, one crate up), which drives this client.
 //!
 //! Invariant: this crate (with `mcp-server`) is the only one that names rmcp types; everything
-//! public here is rmcp-free, so rmcp's churn stays inside.
+//! public here is rmcp-free, so rmcp's churn stays inside — except the OAuth store traits
+//! re-exported by [`oauth`] (`CredentialStore`, `StateStore` and their stored types), which the
+//! host implements over its database.
 //!
 //! # Layers
 //! - [`McpClient`] — sessions and requests for an [`UpstreamServer`] description: lazily
@@ -56,6 +58,7 @@ pub mod handler;
 mod latency;
 mod metrics;
 pub mod notifications;
+pub mod oauth;
 pub mod result;
 pub mod server;
 pub mod session;
@@ -72,7 +75,7 @@ pub use capabilities::{
 pub use catalog::{CatalogServer, ToolCatalog, ToolRoute, is_valid_tool_name};
 pub use client::{McpClient, McpClientBuilder, ServerListChangedHandler};
 pub use config::{McpClientConfig, RequestUrlPolicyConfig, StdioConfig, UrlPolicyConfig};
-pub use error::UpstreamError;
+pub use error::{AuthChallenge, UpstreamError};
 pub use handler::{
     AcceptSchemaDefaults, ElicitationRequest, ElicitationResponder, ElicitationResponse,
 };

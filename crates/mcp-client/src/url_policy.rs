@@ -241,6 +241,18 @@ impl UrlPolicy {
         if let Ok(address) = normalized.parse::<IpAddr>() {
             return self.check_ip(name, address);
         }
+        // Cloud metadata services by name: refused whatever the resolver answers (a resolver
+        // outside the cloud, or a hosts file, may answer something else).
+        if METADATA_HOST_NAMES.contains(&normalized.as_str())
+            && self.origin != ServerOrigin::OwnEndpoint
+            && !self.config.allow_metadata
+        {
+            return Err(UrlPolicyError::Address {
+                host: name.to_owned(),
+                class: AddressClass::Metadata.describe(),
+                hint: hint_for(self.origin, AddressClass::Metadata),
+            });
+        }
         Ok(())
     }
 
@@ -280,6 +292,19 @@ impl UrlPolicy {
         }
     }
 }
+
+/// Names of cloud metadata services (GCP, AWS, Azure, Alibaba, Oracle, OpenStack), compared
+/// lowercased and without a trailing dot.
+const METADATA_HOST_NAMES: [&str; 8] = [
+    "metadata.google.internal",
+    "metadata.goog",
+    "metadata",
+    "instance-data",
+    "instance-data.ec2.internal",
+    "metadata.azure.internal",
+    "metadata.tencentyun.com",
+    "metadata.platformequinix.com",
+];
 
 fn hint_for(origin: ServerOrigin, class: AddressClass) -> &'static str {
     match (origin, class) {
@@ -368,8 +393,19 @@ fn classify_v6(address: Ipv6Addr) -> AddressClass {
     if segments[..6] == [0, 0, 0, 0, 0, 0] && !(segments[6] == 0 && segments[7] <= 1) {
         return classify_v4(embedded_v4(segments[6], segments[7]));
     }
-    if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+    // NAT64 well-known prefix (64:ff9b::/96) and SIIT's IPv4-translated ::ffff:0:a.b.c.d.
+    if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] || segments[..6] == [0, 0, 0, 0, 0xffff, 0] {
         return classify_v4(embedded_v4(segments[6], segments[7]));
+    }
+    // NAT64 local-use prefix (64:ff9b:1::/48, RFC 8215): the operator's own translator, which
+    // reaches whatever IPv4 network it sits in.
+    if segments[..3] == [0x64, 0xff9b, 1] {
+        return AddressClass::Private;
+    }
+    // Teredo (2001::/32) tunnels to an IPv4 address hidden in the address; the discard-only
+    // prefix (100::/64) goes nowhere: neither is a server.
+    if segments[..2] == [0x2001, 0] || segments[..4] == [0x100, 0, 0, 0] {
+        return AddressClass::NotUnicast;
     }
     // 6to4: 2002:a.b.c.d::/48.
     if segments[0] == 0x2002 {
@@ -435,6 +471,15 @@ mod tests {
             ("fe80::1", AddressClass::LinkLocal),
             ("ff02::1", AddressClass::NotUnicast),
             ("2606:4700::1111", AddressClass::Public),
+            ("::ffff:0:7f00:1", AddressClass::Loopback),
+            ("::ffff:0:a9fe:a9fe", AddressClass::Metadata),
+            ("64:ff9b:1::a00:1", AddressClass::Private),
+            (
+                "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+                AddressClass::NotUnicast,
+            ),
+            ("100::1", AddressClass::NotUnicast),
+            ("2001:4860::8888", AddressClass::Public),
         ];
         for (text, expected) in cases {
             assert_eq!(classify(text.parse().unwrap()), expected, "{text}");

@@ -124,7 +124,7 @@ fn report(name: &str, tally: &Tally, took: Duration) {
     println!("  statuses: {}", statuses.join(", "));
     let no_answer = tally.statuses.get(&0).copied().unwrap_or(0);
     println!(
-        "  5xx: {}, transport failures: {no_answer}, resent after a closed keep-alive connection: {}",
+        "  5xx: {}, transport failures: {no_answer}, sent again by hand after a transport error: {}",
         tally.server_errors() - no_answer,
         tally.resent
     );

@@ -85,6 +85,22 @@ mirror!(
     }
 );
 mirror!(
+    /// Where a server's credentials come from.
+    AuthMode from switchboard_store::AuthMode, rename = "snake_case" { None, Headers, Oauth }
+);
+mirror!(
+    /// Whether one connection serves the workspace or each person connects their own.
+    CredentialScope from switchboard_store::CredentialScope, rename = "snake_case" {
+        Shared, PerUser
+    }
+);
+mirror!(
+    /// How the OAuth client authenticates at the token endpoint.
+    TokenEndpointAuthMethod from switchboard_store::TokenEndpointAuthMethod, rename = "snake_case" {
+        None, ClientSecretBasic, ClientSecretPost
+    }
+);
+mirror!(
     /// Why a server counts as slow.
     Slowness from switchboard_mcp_client::Slowness, rename = "snake_case" { Calls, Start }
 );
@@ -138,6 +154,9 @@ mod tests {
             MessageStatus::pairs(),
             CapabilityState::pairs(),
             Slowness::pairs(),
+            AuthMode::pairs(),
+            CredentialScope::pairs(),
+            TokenEndpointAuthMethod::pairs(),
         ];
         for (mirror, real) in pairs.into_iter().flatten() {
             assert_eq!(mirror, real);

@@ -98,6 +98,8 @@ pub const TABLE: &[(&str, Access)] = &[
     ("test_server", scope(Scope::ServersWrite)),
     ("set_tool_enabled", scope(Scope::ServersWrite)),
     ("call_tool", scope(Scope::ServersWrite)),
+    ("set_user_credentials", scope(Scope::ChatUse)),
+    ("clear_user_credentials", scope(Scope::ChatUse)),
     // chat
     ("list_conversations", scope(Scope::ChatUse)),
     ("create_conversation", scope(Scope::ChatUse)),

@@ -6,12 +6,14 @@
 //!   in: a call never returns, changes or deletes another workspace's rows (a row of another
 //!   workspace looks exactly like a missing one: `StoreError::NotFound`). Child tables
 //!   reference parents by `(workspace_id, id)`, so the database refuses cross-workspace links.
-//!   `list_workspaces`/`find_workspace_by_name` and `authenticate` are the only unscoped reads;
+//!   `list_workspaces`/`find_workspace_by_name`, `authenticate` and `take_oauth_state` are the
+//!   only unscoped reads;
 //!   `recover_interrupted_tool_calls`, `expire_pending_approval_requests`,
 //!   `expire_pending_elicitation_requests` and `recover_orphaned_work` are the only unscoped
 //!   writes (recovery), and they touch only rows of dead instances ([`instances`]): never the
 //!   work in flight of a replica still running, nor this process's own.
-//! - Secrets (server headers, API keys, env) are stored only AES-256-GCM encrypted
+//! - Secrets (server headers, API keys, env, OAuth tokens and clients, people's credentials) are
+//!   stored only AES-256-GCM encrypted
 //!   ([`secrets`]); token plaintexts are never stored (SHA-256 only).
 //! - Writes are durable when acknowledged: SQLite runs WAL with `synchronous=FULL`, PostgreSQL
 //!   sessions force `synchronous_commit=on`.
@@ -86,11 +88,22 @@
 //! - [`conversation_answers`] (one answer in flight per conversation, across replicas):
 //!   `claim_conversation_answer` → `Option<AnswerClaim>` (`None`: a live replica answers
 //!   there), `release_conversation_answer`, `list_answers_in_flight`.
+//! - [`oauth`] (OAuth connections to remote servers; payloads sealed, bound to their row):
+//!   `save_oauth_credentials`, `load_oauth_credentials` → [`OAuthCredentialsRecord`],
+//!   `oauth_connection_summary` (nothing decrypted), `delete_oauth_credentials`,
+//!   `list_oauth_connected_users`, `try_acquire_oauth_refresh_lease` /
+//!   `release_oauth_refresh_lease` (one refresh at a time across replicas);
+//!   `save_oauth_state`, `take_oauth_state` → [`OAuthStateTake`] (single use, one statement;
+//!   unscoped: the state is the credential); `save_oauth_client`, `load_oauth_client`,
+//!   `delete_oauth_client`.
+//! - [`user_credentials`] (a person's values for a server's user fields, sealed):
+//!   `set_user_credentials`, `clear_user_credentials`, `user_credentials` (decrypted, for
+//!   connecting only), `user_credential_names`.
 //!
 //! # Adding an area (the pattern)
 //! 1. Add `migrations/sqlite/NNNN_area.sql` and `migrations/postgres/NNNN_area.sql` with your
 //!    number (0002 knowledge graph, 0003 mcp client, 0004 chat, 0005 approvals/audit,
-//!    0006 instances, 0007 bud owners). Ids
+//!    0006 instances, 0007 bud owners, 0008 server auth). Ids
 //!    `TEXT`; timestamps `TEXT` (SQLite) / `TIMESTAMPTZ` (PostgreSQL); JSON `TEXT` / `JSONB`;
 //!    booleans `INTEGER` / `BOOLEAN`; bytes `BLOB` / `BYTEA`; SQLite tables `STRICT`. Give every
 //!    table a `workspace_id` and reference parents by `(workspace_id, id)`.
@@ -122,6 +135,7 @@ pub mod instances;
 pub mod kg;
 pub mod mcp_observations;
 pub mod messages;
+pub mod oauth;
 mod pending_requests;
 pub mod policies;
 pub mod revocations;
@@ -134,6 +148,7 @@ pub mod tool_calls;
 pub mod tool_pins;
 pub mod tool_rules;
 pub mod tools;
+pub mod user_credentials;
 pub mod users;
 mod validate;
 pub mod workspaces;
@@ -160,12 +175,18 @@ pub use instances::{InstanceHeartbeat, InstanceId, OrphansRecovered};
 pub use kg::StoredKnowledgeGraph;
 pub use mcp_observations::{McpObservation, McpObservationRecord};
 pub use messages::{MessageRecord, MessageStatus, MessageUpdate, NewMessage};
+pub use oauth::{
+    NewOAuthState, OAuthConnectionSummary, OAuthCredentials, OAuthCredentialsRecord,
+    OAuthStateRecord, OAuthStateTake,
+};
 pub use policies::{NewToolPolicy, ToolPolicyRecord};
 pub use revocations::REVOCATIONS_CHANNEL;
 pub use secrets::{ENCRYPTION_KEY_ENV, KEY_FILE_NAME, KeySource, SecretCipher};
 pub use servers::{
-    NewServer, ServerConnectionConfig, ServerPatch, ServerRecord, ServerSecrets,
-    ServerSecretsSummary, ServerStatus, ServerSync, SyncStatus,
+    AuthMode, CredentialScope, NewServer, OAuthClientConfig, ServerAuthConfig,
+    ServerConnectionConfig, ServerPatch, ServerRecord, ServerSecrets, ServerSecretsSummary,
+    ServerStatus, ServerSync, SyncStatus, TokenEndpointAuthMethod, UserField, is_user_field_name,
+    substitute_user_fields, user_field_references, validate_auth,
 };
 pub use store::Store;
 pub use tokens::{IssuedToken, NewToken, TOKEN_PREFIX, TokenPlaintext, TokenRecord};

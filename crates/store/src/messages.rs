@@ -120,7 +120,15 @@ impl MessageRecord {
             content: self.content.clone(),
             tool_calls: self.tool_calls.clone(),
             tool_call_id: self.tool_call_id.clone(),
+            is_error: self.is_failed_tool_result(),
         }
+    }
+
+    /// A tool message whose metadata says the call failed.
+    pub fn is_failed_tool_result(&self) -> bool {
+        self.role == ChatRole::Tool
+            && switchboard_core::ToolMessageMetadata::from_stored(&self.metadata)
+                .is_some_and(|metadata| metadata.is_error)
     }
 }
 

@@ -1,6 +1,7 @@
 //! The interop peers the suites drive (installed by `bash interop/install.sh`): where they are,
-//! and `server-everything` started over Streamable HTTP as a process of its own. Shared by the
-//! server's and the binary's integration tests so there is one way to find and start them.
+//! and `server-everything` and an OAuth-protected server started over Streamable HTTP as
+//! processes of their own. Shared by the integration tests of several crates so there is one way
+//! to find and start them.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -41,6 +42,45 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Starts `node --require interop/loopback.cjs <args>` in its own process group (so a kill takes
+/// its children too) and waits until every one of `ports` accepts connections on loopback.
+fn spawn_node(what: &str, args: &[String], env: &[(&str, String)], ports: &[u16]) -> Child {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new("node");
+    command
+        .arg("--require")
+        .arg(interop("loopback.cjs"))
+        .args(args)
+        .envs(env.iter().map(|(key, value)| (key, value)))
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|error| panic!("start {what}: {error}"));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for &port in ports {
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if Instant::now() >= deadline {
+                kill_group(&mut child);
+                panic!("{what} did not listen on port {port} within 20 s");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    child
+}
+
+/// Kills a peer's whole process group and reaps it.
+fn kill_group(child: &mut Child) {
+    let _ = nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let _ = child.wait();
+}
+
 /// A peer process in its own process group, killed (group and all) on drop.
 #[derive(Debug)]
 pub struct Peer {
@@ -52,28 +92,13 @@ impl Peer {
     /// `server-everything` over Streamable HTTP on a free loopback port (`/mcp`), bound to
     /// loopback only (`interop/loopback.cjs`); returns once it accepts connections.
     pub fn everything_http() -> Peer {
-        use std::os::unix::process::CommandExt;
         let port = free_port();
-        let mut command = Command::new("node");
-        command
-            .arg("--require")
-            .arg(interop("loopback.cjs"))
-            .arg(everything_js())
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .process_group(0)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let child = command.spawn().expect("start server-everything");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "server-everything did not listen within 20 s"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let child = spawn_node(
+            "server-everything",
+            &[everything_js(), "streamableHttp".into()],
+            &[("PORT", port.to_string())],
+            &[port],
+        );
         Peer { child, port }
     }
 
@@ -83,16 +108,94 @@ impl Peer {
 
     /// Kills the peer's whole process group and reaps it.
     pub fn kill(&mut self) {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(self.child.id() as i32),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-        let _ = self.child.wait();
+        kill_group(&mut self.child);
     }
 }
 
 impl Drop for Peer {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// A real OAuth-protected MCP server we did not write: the TypeScript SDK's example
+/// `simpleStreamableHttp` (`@modelcontextprotocol/sdk`, pinned in `interop/package.json`) started
+/// with `--oauth --oauth-strict`, which also starts the SDK's demo authorization server
+/// (`demoInMemoryOAuthProvider`) on a second port. Both listen on loopback only, on free ports.
+///
+/// What it offers (SDK 1.32.2):
+/// - the MCP endpoint `{mcp_url}` (Streamable HTTP, sessions; tools such as `greet`) answers
+///   401 without a valid token, with `WWW-Authenticate: Bearer error="invalid_token", …,
+///   resource_metadata="{origin}/.well-known/oauth-protected-resource/mcp"`;
+/// - Protected Resource Metadata (RFC 9728) at that path-suffixed URL only (the bare
+///   `/.well-known/oauth-protected-resource` is 404): `resource` = `{mcp_url}`, one
+///   authorization server, `scopes_supported: ["mcp:tools"]`;
+/// - the authorization server's metadata (RFC 8414) at
+///   `{authorization_server_url}.well-known/oauth-authorization-server` (no OpenID discovery),
+///   mirrored at the MCP server's origin; issuer `{authorization_server_url}` (trailing slash);
+///   `/register` (RFC 7591 DCR, auth methods `none` and `client_secret_post`), `/authorize`
+///   (PKCE S256 required; no consent page: it answers 302 straight to the registered redirect
+///   URI with `code` and `state`, no `iss`), `/token`, `/introspect`;
+/// - access tokens are opaque, live one hour (fixed; no option shortens it), carry the granted
+///   scope (empty when none was asked; no scope is required to call tools), and come without a
+///   refresh token (the advertised `refresh_token` grant fails with `server_error`);
+/// - `--oauth-strict` enforces the resource indicator (RFC 8707): a code asked for without
+///   `resource={mcp_url}`, or for another resource, fails at `/token` with `server_error`, and
+///   the MCP endpoint accepts only tokens issued for itself;
+/// - an unknown or expired token gets 500 `server_error` from the MCP endpoint, not 401 (the
+///   example's verifier throws a plain error, which the SDK's bearer middleware reports so);
+/// - `/authorize`, `/token` and `/register` are rate-limited to 100 requests per 15 minutes per
+///   process (start one server per test).
+///
+/// The URLs use `localhost`, as the server names itself (its metadata and the resource it checks
+/// tokens against); `127.0.0.1` reaches it too, but a token asked for that resource is refused.
+#[derive(Debug)]
+pub struct OAuthProtectedServer {
+    child: Child,
+    pub mcp_port: u16,
+    pub auth_port: u16,
+}
+
+impl OAuthProtectedServer {
+    /// Starts the server and its authorization server; returns once both accept connections.
+    pub fn start() -> OAuthProtectedServer {
+        let (mcp_port, auth_port) = (free_port(), free_port());
+        let script = interop(
+            "node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js",
+        );
+        let child = spawn_node(
+            "the TypeScript SDK's OAuth example server",
+            &[
+                script.to_string_lossy().into_owned(),
+                "--oauth".into(),
+                "--oauth-strict".into(),
+            ],
+            &[
+                ("MCP_PORT", mcp_port.to_string()),
+                ("MCP_AUTH_PORT", auth_port.to_string()),
+            ],
+            &[mcp_port, auth_port],
+        );
+        OAuthProtectedServer {
+            child,
+            mcp_port,
+            auth_port,
+        }
+    }
+
+    /// The MCP endpoint, which is also the resource its tokens must name.
+    pub fn mcp_url(&self) -> String {
+        format!("http://localhost:{}/mcp", self.mcp_port)
+    }
+
+    /// The authorization server's issuer, as its metadata spells it (with the trailing slash).
+    pub fn authorization_server_url(&self) -> String {
+        format!("http://localhost:{}/", self.auth_port)
+    }
+}
+
+impl Drop for OAuthProtectedServer {
+    fn drop(&mut self) {
+        kill_group(&mut self.child);
     }
 }

@@ -1,6 +1,8 @@
 //! Fakes and helpers shared by the test suites of several crates. Nothing here is linked
 //! into the product.
 
+pub mod fake_anthropic;
 pub mod fake_openai;
 pub mod interop;
+pub mod ssrf_forms;
 pub mod upstream_bombs;

@@ -119,6 +119,7 @@ mod tests {
             headers: BTreeMap::from([("Authorization".to_owned(), "Bearer configured".to_owned())]),
             api_key: None,
             env: BTreeMap::new(),
+            oauth_client_secret: None,
         };
         let ours = upstream_for_record(
             &record("http://127.0.0.1:8080/mcp/"),

@@ -44,11 +44,13 @@ pub fn replay_history(
                     if !answered.insert(call.id.as_str()) {
                         continue;
                     }
-                    let content = match results.get(call.id.as_str()) {
-                        Some(result) => result.content.clone(),
-                        None => missing_result_text(calls_by_llm_id.get(call.id.as_str()).copied()),
-                    };
-                    history.push(ChatMessage::tool_result(call.id.clone(), content));
+                    history.push(match results.get(call.id.as_str()) {
+                        Some(result) => result.to_chat_message(),
+                        None => ChatMessage::tool_error(
+                            call.id.clone(),
+                            missing_result_text(calls_by_llm_id.get(call.id.as_str()).copied()),
+                        ),
+                    });
                 }
             }
             ChatRole::User | ChatRole::System => history.push(message.to_chat_message()),

@@ -396,7 +396,11 @@ async fn finish_call(
         tool_event.error_code = Some(code);
     }
     run.handle.emit(ChatEvent::McpTool(tool_event));
-    Ok(ChatMessage::tool_result(call.id.clone(), cut.text))
+    Ok(if is_error {
+        ChatMessage::tool_error(call.id.clone(), cut.text)
+    } else {
+        ChatMessage::tool_result(call.id.clone(), cut.text)
+    })
 }
 
 /// Moves the call on; a conflict (someone else moved it) is logged, not fatal.

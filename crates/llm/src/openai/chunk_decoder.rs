@@ -84,6 +84,10 @@ impl ChunkDecoder {
                 } else {
                     usage.total_tokens
                 },
+                cache_read_tokens: usage
+                    .prompt_tokens_details
+                    .map_or(0, |details| details.cached_tokens),
+                ..TokenUsage::default()
             }));
         }
         Ok(())
@@ -172,7 +176,8 @@ mod tests {
                 LlmEvent::Usage(TokenUsage {
                     prompt_tokens: 5,
                     completion_tokens: 2,
-                    total_tokens: 7
+                    total_tokens: 7,
+                    ..TokenUsage::default()
                 }),
                 LlmEvent::Finished(FinishReason::Stop),
             ]

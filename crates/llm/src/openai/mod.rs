@@ -15,25 +15,25 @@
 //! is a few hundred lines here; SSE framing comes from `sse-stream`.
 
 mod chunk_decoder;
-mod retry;
 mod tool_call_assembly;
 mod wire;
 
-use std::error::Error as _;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::StreamExt;
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 use sse_stream::SseByteStream;
 
-use crate::config::{ApiKey, LlmConfig};
-use crate::error::{LlmError, TimeoutPhase, body_excerpt};
+use crate::config::LlmConfig;
+use crate::error::{LlmError, TimeoutPhase};
+use crate::http::{HttpEndpoint, endpoint_url, error_chain, sensitive};
 use crate::provider::{LlmEvent, LlmEventStream, LlmProvider, LlmRequest};
 use chunk_decoder::ChunkDecoder;
-use retry::{RetryDecision, RetryPolicy, is_retryable_status};
+
+/// The `[llm] base_url` of the `openai` provider when none is configured.
+pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// An OpenAI-compatible Chat Completions endpoint. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -43,54 +43,41 @@ pub struct OpenAiProvider {
 
 #[derive(Debug)]
 struct OpenAiInner {
-    client: reqwest::Client,
-    /// `{base_url}/chat/completions`.
-    endpoint: String,
-    api_key: Option<ApiKey>,
+    /// `{base_url}/chat/completions`, with the bearer key when one is configured.
+    http: HttpEndpoint,
     model: String,
     include_usage: bool,
-    response_timeout: Duration,
-    stream_idle_timeout: Duration,
-    retry_policy: RetryPolicy,
 }
 
 impl OpenAiProvider {
     /// Builds the provider from an already validated configuration.
     pub fn new(config: &LlmConfig) -> Result<Self, LlmError> {
-        let base = url::Url::parse(&config.base_url).map_err(|error| {
-            LlmError::Configuration(format!(
-                "llm.base_url '{}' is not a URL: {error}",
-                config.base_url
-            ))
-        })?;
-        let endpoint = format!("{}/chat/completions", base.as_str().trim_end_matches('/'));
-        let client = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout())
-            .user_agent(concat!("switchboard/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|error| {
-                LlmError::Configuration(format!("cannot build the HTTP client: {error}"))
-            })?;
+        let base_url = config.base_url_or(DEFAULT_OPENAI_BASE_URL);
+        let endpoint = endpoint_url(base_url, "/chat/completions")?;
+        let mut headers = HeaderMap::new();
+        if let Some(key) = config
+            .api_key
+            .as_ref()
+            .filter(|key| !key.expose().is_empty())
+        {
+            let value =
+                HeaderValue::from_str(&format!("Bearer {}", key.expose())).map_err(|_| {
+                    LlmError::Configuration("llm.api_key is not a valid header value".to_owned())
+                })?;
+            headers.insert(AUTHORIZATION, sensitive(value));
+        }
         Ok(Self {
             inner: Arc::new(OpenAiInner {
-                client,
-                endpoint,
-                api_key: config
-                    .api_key
-                    .clone()
-                    .filter(|key| !key.expose().is_empty()),
+                http: HttpEndpoint::new(config, endpoint, headers)?,
                 model: config.model.clone(),
                 include_usage: config.include_usage,
-                response_timeout: config.response_timeout(),
-                stream_idle_timeout: config.stream_idle_timeout(),
-                retry_policy: RetryPolicy::from_config(config),
             }),
         })
     }
 
     /// The URL requests go to.
     pub fn endpoint(&self) -> &str {
-        &self.inner.endpoint
+        &self.inner.http.url
     }
 }
 
@@ -121,7 +108,7 @@ impl LlmProvider for OpenAiProvider {
             &model,
             self.inner.include_usage,
         ));
-        let (response, retries_done) = self.inner.send_with_retries(&body, 0).await?;
+        let (response, retries_done) = self.inner.http.send_with_retries(&body, 0).await?;
         let state = ResponseStream::start(self.inner.clone(), body, response, retries_done);
         Ok(Box::pin(futures::stream::unfold(
             state,
@@ -131,117 +118,6 @@ impl LlmProvider for OpenAiProvider {
             },
         )))
     }
-}
-
-impl OpenAiInner {
-    /// Sends the request, retrying retryable failures. Returns the successful response and
-    /// how many retries were spent.
-    async fn send_with_retries(
-        &self,
-        body: &Value,
-        mut retries_done: u32,
-    ) -> Result<(reqwest::Response, u32), LlmError> {
-        loop {
-            let (error, retry_after) = match self.send_once(body).await {
-                Ok(response) if response.status().is_success() => {
-                    return Ok((response, retries_done));
-                }
-                Ok(response) => {
-                    let status = response.status();
-                    let retry_after = retry::retry_after(response.headers());
-                    let excerpt = read_error_excerpt(response).await;
-                    let error = if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
-                        LlmError::RateLimited {
-                            retry_after,
-                            body_excerpt: excerpt,
-                        }
-                    } else {
-                        LlmError::UpstreamStatus {
-                            status: status.as_u16(),
-                            body_excerpt: excerpt,
-                        }
-                    };
-                    if !is_retryable_status(status) {
-                        return Err(error);
-                    }
-                    (error, retry_after)
-                }
-                Err(error @ LlmError::Connection { .. }) => (error, None),
-                Err(error) => return Err(error),
-            };
-            match self.retry_policy.decide(retries_done, retry_after) {
-                RetryDecision::RetryAfter(wait) => {
-                    tracing::warn!(
-                        endpoint = %self.endpoint,
-                        attempt = retries_done + 1,
-                        wait_ms = wait.as_millis() as u64,
-                        %error,
-                        "LLM request failed, retrying"
-                    );
-                    tokio::time::sleep(wait).await;
-                    retries_done += 1;
-                }
-                RetryDecision::GiveUp => return Err(error),
-            }
-        }
-    }
-
-    async fn send_once(&self, body: &Value) -> Result<reqwest::Response, LlmError> {
-        let mut builder = self
-            .client
-            .post(&self.endpoint)
-            .header(ACCEPT, "text/event-stream")
-            .json(body);
-        if let Some(key) = &self.api_key {
-            builder = builder.bearer_auth(key.expose());
-        }
-        match tokio::time::timeout(self.response_timeout, builder.send()).await {
-            Err(_) => Err(LlmError::Timeout {
-                phase: TimeoutPhase::ResponseHeaders,
-                after: self.response_timeout,
-            }),
-            Ok(Ok(response)) => Ok(response),
-            Ok(Err(error)) if error.is_timeout() && error.is_connect() => Err(LlmError::Timeout {
-                phase: TimeoutPhase::Connect,
-                after: self.response_timeout,
-            }),
-            Ok(Err(error)) => Err(LlmError::Connection {
-                url: self.endpoint.clone(),
-                detail: error_chain(&error),
-            }),
-        }
-    }
-}
-
-/// Reads at most a few KiB of an error response, quickly.
-async fn read_error_excerpt(response: reqwest::Response) -> String {
-    const MAX_BYTES: usize = 16 * 1024;
-    let mut collected = Vec::new();
-    let mut chunks = response.bytes_stream();
-    let read = async {
-        while let Some(Ok(chunk)) = chunks.next().await {
-            collected.extend_from_slice(&chunk);
-            if collected.len() >= MAX_BYTES {
-                break;
-            }
-        }
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(5), read).await;
-    body_excerpt(&String::from_utf8_lossy(&collected))
-}
-
-/// "outer: inner: innermost", without repeating reqwest's URL prefix noise twice.
-fn error_chain(error: &reqwest::Error) -> String {
-    let mut parts = vec![error.to_string()];
-    let mut source = error.source();
-    while let Some(inner) = source {
-        let text = inner.to_string();
-        if !parts.iter().any(|part| part.contains(&text)) {
-            parts.push(text);
-        }
-        source = inner.source();
-    }
-    parts.join(": ")
 }
 
 type SseEvents = futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>;
@@ -310,7 +186,7 @@ impl ResponseStream {
 
     /// Reads the next piece of the response into the decoder.
     async fn advance(&mut self) -> Result<(), LlmError> {
-        let idle_timeout = self.inner.stream_idle_timeout;
+        let idle_timeout = self.inner.http.stream_idle_timeout;
         match &mut self.source {
             ResponseSource::Sse(events) => {
                 match tokio::time::timeout(idle_timeout, events.next()).await {
@@ -357,13 +233,13 @@ impl ResponseStream {
         matches!(
             error,
             LlmError::StreamInterrupted { .. } | LlmError::StreamEndedEarly
-        ) && self.retries_done < self.inner.retry_policy.max_retries
+        ) && self.retries_done < self.inner.http.retry_policy.max_retries
     }
 
     async fn reconnect(&mut self, error: LlmError) -> Result<(), LlmError> {
-        let wait = self.inner.retry_policy.backoff(self.retries_done);
+        let wait = self.inner.http.retry_policy.backoff(self.retries_done);
         tracing::warn!(
-            endpoint = %self.inner.endpoint,
+            endpoint = %self.inner.http.url,
             wait_ms = wait.as_millis() as u64,
             %error,
             "LLM stream broke before any token, retrying"
@@ -371,6 +247,7 @@ impl ResponseStream {
         tokio::time::sleep(wait).await;
         let (response, retries_done) = self
             .inner
+            .http
             .send_with_retries(&self.body, self.retries_done + 1)
             .await?;
         self.retries_done = retries_done;

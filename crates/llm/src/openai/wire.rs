@@ -157,6 +157,15 @@ pub(crate) struct WireUsage {
     pub completion_tokens: u32,
     #[serde(default)]
     pub total_tokens: u32,
+    /// OpenAI reports prompt-cache hits here.
+    #[serde(default)]
+    pub prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct PromptTokensDetails {
+    #[serde(default)]
+    pub cached_tokens: u32,
 }
 
 #[cfg(test)]

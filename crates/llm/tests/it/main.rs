@@ -1,6 +1,9 @@
-//! Integration tests of switchboard-llm through its public API: the `openai` provider against
-//! the scripted fake server over real HTTP, and the offline planner end to end.
+//! Integration tests of switchboard-llm through its public API: the `openai` and `anthropic`
+//! providers against their scripted fake servers over real HTTP, and the offline planner end
+//! to end.
 
+mod anthropic_errors;
+mod anthropic_streaming;
 mod offline_changelog;
 mod offline_phrasings;
 mod offline_provider;

@@ -46,7 +46,8 @@ async fn streams_text_and_usage_and_sends_an_openai_shaped_request() {
             LlmEvent::Usage(TokenUsage {
                 prompt_tokens: 11,
                 completion_tokens: 3,
-                total_tokens: 14
+                total_tokens: 14,
+                ..TokenUsage::default()
             }),
             LlmEvent::Finished(FinishReason::Stop),
         ]
@@ -184,7 +185,8 @@ async fn gemini_style_stream_without_index_with_null_content_and_usage_only_fina
     assert!(events.contains(&LlmEvent::Usage(TokenUsage {
         prompt_tokens: 9,
         completion_tokens: 4,
-        total_tokens: 13
+        total_tokens: 13,
+        ..TokenUsage::default()
     })));
     assert_eq!(
         events.last(),

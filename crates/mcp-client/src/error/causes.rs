@@ -4,7 +4,7 @@
 //! `source()` (rmcp's dynamic transport error, its worker's quit reason, its HTTP client error)
 //! are opened here, and their own texts — which name Rust types — are never shown.
 
-use super::UpstreamError;
+use super::{AuthChallenge, UpstreamError};
 use crate::transport::http_client::compressed_reason;
 use crate::url_policy::UrlPolicyError;
 use std::error::Error;
@@ -18,8 +18,9 @@ type WorkerQuit = rmcp::transport::worker::WorkerQuitReason<HttpError>;
 pub(crate) enum Cause {
     /// Our own error, already precise (policy refusals, our transports' failures).
     Upstream(UpstreamError),
-    /// The upstream wants credentials or refused them ("HTTP 401 Unauthorized").
-    Auth(String),
+    /// The upstream wants credentials or refused them ("HTTP 401 Unauthorized"), with its
+    /// challenge when it sent one.
+    Auth(String, Option<AuthChallenge>),
     /// The answer was larger than the cap.
     TooLarge,
     /// Anything else, as a plain reason ("connection refused", "HTTP 502 Bad Gateway").
@@ -78,6 +79,13 @@ pub(crate) fn never_sent(error: &StdError) -> bool {
     false
 }
 
+fn challenge(header: &str, insufficient_scope: bool) -> Option<AuthChallenge> {
+    (!header.trim().is_empty()).then(|| AuthChallenge {
+        www_authenticate: header.to_owned(),
+        insufficient_scope,
+    })
+}
+
 /// A cause with a precise meaning, if `cause` is one.
 fn telling(cause: &StdError) -> Option<Cause> {
     if let Some(policy) = cause.downcast_ref::<UrlPolicyError>() {
@@ -91,9 +99,13 @@ fn telling(cause: &StdError) -> Option<Cause> {
     }
     if let Some(http) = cause.downcast_ref::<HttpError>() {
         return match http {
-            HttpError::AuthRequired(_) => Some(Cause::Auth("HTTP 401 Unauthorized".into())),
-            HttpError::InsufficientScope(_) => Some(Cause::Auth(
+            HttpError::AuthRequired(error) => Some(Cause::Auth(
+                "HTTP 401 Unauthorized".into(),
+                challenge(&error.www_authenticate_header, false),
+            )),
+            HttpError::InsufficientScope(error) => Some(Cause::Auth(
                 "HTTP 403 Forbidden (the credentials lack a required scope)".into(),
+                challenge(&error.www_authenticate_header, true),
             )),
             HttpError::ResponseBodyTooLarge { .. } => Some(Cause::TooLarge),
             HttpError::UnexpectedServerResponse(text) => Some(
@@ -221,7 +233,7 @@ pub(crate) fn status_cause(status: u16, described: &str) -> Cause {
         described.to_owned()
     };
     match status {
-        401 | 403 => Cause::Auth(described),
+        401 | 403 => Cause::Auth(described, None),
         _ => Cause::Reason(format!("it answered {described}")),
     }
 }
@@ -316,7 +328,7 @@ mod tests {
     fn unexpected_statuses_are_named() {
         assert!(matches!(
             http_text_cause("HTTP 401 Unauthorized: no"),
-            Cause::Auth(text) if text == "HTTP 401 Unauthorized (\"no\")"
+            Cause::Auth(text, _) if text == "HTTP 401 Unauthorized (\"no\")"
         ));
         assert!(matches!(
             http_text_cause("HTTP 404 Not Found: <html>…</html>"),

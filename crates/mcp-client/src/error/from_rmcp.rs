@@ -50,7 +50,8 @@ impl ErrorContext {
     ) -> UpstreamError {
         match cause_of(error) {
             Cause::Upstream(error) => error,
-            Cause::Auth(reason) => UpstreamError::AuthRequired {
+            Cause::Auth(reason, challenge) => UpstreamError::AuthRequired {
+                challenge,
                 target: self.target.clone(),
                 reason,
             },

@@ -32,9 +32,14 @@ pub enum UpstreamError {
     /// `target`: the URL (without credentials, query or fragment) or the command.
     #[error("could not connect to {target}: {reason}")]
     Connect { target: String, reason: String },
-    /// `reason`: what it answered ("HTTP 401 Unauthorized").
+    /// `reason`: what it answered ("HTTP 401 Unauthorized"); `challenge`: its
+    /// `WWW-Authenticate`, from which the host starts (or steps up) an OAuth authorization.
     #[error("{target} answered {reason}: it asks for credentials or refused the configured ones")]
-    AuthRequired { target: String, reason: String },
+    AuthRequired {
+        target: String,
+        reason: String,
+        challenge: Option<AuthChallenge>,
+    },
     #[error("{target} did not finish initializing within {}", human_duration(*after))]
     InitTimeout { target: String, after: Duration },
     #[error("could not initialize a session with {target}: {reason}")]
@@ -80,7 +85,24 @@ pub enum UpstreamError {
     ShuttingDown,
 }
 
+/// An upstream's `WWW-Authenticate` challenge (RFC 6750, RFC 9728 `resource_metadata`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthChallenge {
+    /// The header's value, as received.
+    pub www_authenticate: String,
+    /// A 403 `insufficient_scope`: the token is valid but lacks a scope (a step-up is due).
+    pub insufficient_scope: bool,
+}
+
 impl UpstreamError {
+    /// The upstream's challenge, when it asked for (other) credentials with one.
+    pub fn auth_challenge(&self) -> Option<&AuthChallenge> {
+        match self {
+            UpstreamError::AuthRequired { challenge, .. } => challenge.as_ref(),
+            _ => None,
+        }
+    }
+
     /// Stable snake_case identifier for API answers, metrics labels and the chat engine.
     pub fn code(&self) -> &'static str {
         match self {

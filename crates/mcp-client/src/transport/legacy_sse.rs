@@ -311,7 +311,11 @@ fn check_status(
         )));
     }
     Err(match status_cause(status.as_u16(), "") {
-        Cause::Auth(reason) => UpstreamError::AuthRequired { target, reason },
+        Cause::Auth(reason, challenge) => UpstreamError::AuthRequired {
+            target,
+            reason,
+            challenge,
+        },
         Cause::Reason(reason) if phase == Phase::Connecting => {
             UpstreamError::Connect { target, reason }
         }

@@ -181,7 +181,8 @@ impl Opening {
         };
         match error {
             WsError::Http(response) => match status_cause(response.status().as_u16(), "") {
-                Cause::Auth(reason) => UpstreamError::AuthRequired {
+                Cause::Auth(reason, challenge) => UpstreamError::AuthRequired {
+                    challenge,
                     target: errors.target.clone(),
                     reason,
                 },

@@ -31,6 +31,7 @@ fn stdio(
         connection: ServerConnectionConfig::default(),
         secrets: ServerSecrets {
             env,
+            oauth_client_secret: None,
             ..ServerSecrets::default()
         },
         is_active: true,

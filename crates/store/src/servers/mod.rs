@@ -6,7 +6,13 @@
 //! [`ServerSecrets`] come from [`Store::server_secrets`], meant for the MCP client when it
 //! connects, never for an API answer.
 
+mod auth;
 mod model;
+
+pub use auth::{
+    AuthMode, CredentialScope, OAuthClientConfig, ServerAuthConfig, TokenEndpointAuthMethod,
+    UserField, is_user_field_name, substitute_user_fields, user_field_references, validate_auth,
+};
 
 pub use model::{
     NewServer, ServerConnectionConfig, ServerPatch, ServerRecord, ServerSecrets,

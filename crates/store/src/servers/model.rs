@@ -1,6 +1,7 @@
 //! The shapes of a registered MCP server: what a caller sends to create or change one, what the
 //! store returns, and the secrets kept apart from both.
 
+use super::auth::{ServerAuthConfig, validate_auth};
 use crate::error::StoreError;
 use crate::validate;
 use chrono::{DateTime, Utc};
@@ -90,6 +91,9 @@ pub struct ServerConnectionConfig {
     /// Who shares one upstream session.
     #[serde(default)]
     pub session_scope: SessionScope,
+    /// How callers authenticate (absent in rows from before it: the default).
+    #[serde(default, skip_serializing_if = "ServerAuthConfig::is_default")]
+    pub auth: ServerAuthConfig,
     #[serde(flatten)]
     pub extra: serde_json::Map<String, Value>,
 }
@@ -107,11 +111,17 @@ pub struct ServerSecrets {
     /// Environment variables for a stdio child process.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// The secret of the admin's pre-registered OAuth client (`auth.oauth.client_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth_client_secret: Option<String>,
 }
 
 impl ServerSecrets {
     pub fn is_empty(&self) -> bool {
-        self.headers.is_empty() && self.api_key.is_none() && self.env.is_empty()
+        self.headers.is_empty()
+            && self.api_key.is_none()
+            && self.env.is_empty()
+            && self.oauth_client_secret.is_none()
     }
 
     /// Names of what is set, without values.
@@ -120,6 +130,7 @@ impl ServerSecrets {
             header_names: self.headers.keys().cloned().collect(),
             env_names: self.env.keys().cloned().collect(),
             has_api_key: self.api_key.is_some(),
+            has_oauth_client_secret: self.oauth_client_secret.is_some(),
         }
     }
 }
@@ -144,6 +155,10 @@ impl fmt::Debug for ServerSecrets {
                     .map(|name| (name, "[REDACTED]"))
                     .collect::<BTreeMap<_, _>>(),
             )
+            .field(
+                "oauth_client_secret",
+                &self.oauth_client_secret.as_ref().map(|_| "[REDACTED]"),
+            )
             .finish()
     }
 }
@@ -157,6 +172,8 @@ pub struct ServerSecretsSummary {
     pub env_names: Vec<String>,
     #[serde(default)]
     pub has_api_key: bool,
+    #[serde(default)]
+    pub has_oauth_client_secret: bool,
 }
 
 /// A server to register.
@@ -243,6 +260,7 @@ pub(crate) fn validate_configuration(
     secrets: Option<&ServerSecrets>,
 ) -> Result<(), StoreError> {
     validate_endpoint(transport, url, command)?;
+    validate_auth(transport, &connection.auth, secrets)?;
     validate::no_nul("url", url.unwrap_or_default())?;
     validate::no_nul("command", command.unwrap_or_default())?;
     args.iter()
@@ -321,13 +339,14 @@ mod tests {
             headers: BTreeMap::from([("X-Api-Key".to_owned(), "hunter2".to_owned())]),
             api_key: Some("sk-live".to_owned()),
             env: BTreeMap::from([("GITHUB_TOKEN".to_owned(), "ghp_x".to_owned())]),
+            oauth_client_secret: Some("cs_secret".to_owned()),
         };
         let debug = format!("{secrets:?}");
         assert!(
             debug.contains("X-Api-Key") && debug.contains("GITHUB_TOKEN"),
             "{debug}"
         );
-        for value in ["hunter2", "sk-live", "ghp_x"] {
+        for value in ["hunter2", "sk-live", "ghp_x", "cs_secret"] {
             assert!(!debug.contains(value), "{debug}");
         }
         assert_eq!(
@@ -335,7 +354,8 @@ mod tests {
             ServerSecretsSummary {
                 header_names: vec!["X-Api-Key".into()],
                 env_names: vec!["GITHUB_TOKEN".into()],
-                has_api_key: true
+                has_api_key: true,
+                has_oauth_client_secret: true,
             }
         );
     }

@@ -60,6 +60,7 @@ pub fn http_server_with_secrets(name: &str, api_key: &str, header_value: &str) -
             headers: BTreeMap::from([("X-Upstream-Auth".to_owned(), header_value.to_owned())]),
             api_key: Some(api_key.to_owned()),
             env: BTreeMap::new(),
+            oauth_client_secret: None,
         },
         is_active: true,
     }

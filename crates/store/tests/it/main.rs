@@ -18,6 +18,7 @@ mod kg;
 mod mcp_observations;
 mod policies;
 mod secrets_at_rest;
+mod server_auth;
 mod server_secrets;
 mod servers;
 mod storable_text;

@@ -59,6 +59,7 @@ async fn secrets_are_returned_only_on_request_and_replaced_by_patches(test: Test
         headers: BTreeMap::new(),
         api_key: None,
         env: BTreeMap::from([("GITHUB_TOKEN".to_owned(), "ghp_abc".to_owned())]),
+        oauth_client_secret: None,
     };
     let replaced = store
         .update_server(

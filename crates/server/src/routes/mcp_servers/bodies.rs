@@ -2,6 +2,7 @@
 //! transport needs (and refuses), environment variables and headers a user may not set, and
 //! the URL policy on the URL as written (the resolved address is checked again at connect).
 
+use super::auth::AuthBody;
 use crate::error::ApiError;
 use crate::mirrors;
 use serde::{Deserialize, Deserializer};
@@ -13,7 +14,8 @@ use switchboard_mcp_client::{
     validate_server_name,
 };
 use switchboard_store::{
-    NewServer, ServerConnectionConfig, ServerPatch, ServerRecord, ServerSecrets,
+    NewServer, ServerAuthConfig, ServerConnectionConfig, ServerPatch, ServerRecord, ServerSecrets,
+    StoreError,
 };
 use utoipa::ToSchema;
 
@@ -50,6 +52,9 @@ pub struct CreateServerBody {
     #[serde(default = "active_by_default")]
     #[schema(value_type = Option<bool>)]
     is_active: bool,
+    /// How callers authenticate (see [`AuthBody`]).
+    #[serde(default)]
+    auth: Option<AuthBody>,
     /// Set only by Switchboard on its own knowledge-graph server; refused when sent.
     #[serde(default, rename = "switchboard_own_kg_endpoint")]
     #[schema(value_type = Option<Object>)]
@@ -103,6 +108,9 @@ pub struct UpdateServerBody {
     init_timeout_ms: Option<Option<u64>>,
     #[serde(default)]
     is_active: Option<bool>,
+    /// Replaces the whole `auth` object (an OAuth client secret not sent is kept).
+    #[serde(default)]
+    auth: Option<AuthBody>,
     /// Set only by Switchboard on its own knowledge-graph server; refused when sent.
     #[serde(default, rename = "switchboard_own_kg_endpoint")]
     #[schema(value_type = Option<Object>)]
@@ -135,6 +143,7 @@ pub(super) struct Candidate {
     pub init_timeout_ms: Option<u64>,
     pub secrets: ServerSecrets,
     pub is_active: bool,
+    pub auth: ServerAuthConfig,
 }
 
 impl Candidate {
@@ -143,6 +152,12 @@ impl Candidate {
         let invalid =
             |field: &str, message: String| ApiError::Unprocessable(format!("{field}: {message}"));
         validate_server_name(&self.name).map_err(|error| invalid(&error.field, error.message))?;
+        switchboard_store::validate_auth(self.transport, &self.auth, Some(&self.secrets)).map_err(
+            |error| match error {
+                StoreError::InvalidInput { field, reason } => invalid(field, reason),
+                other => ApiError::Unprocessable(other.to_string()),
+            },
+        )?;
         let endpoint = if self.transport == TransportKind::Stdio {
             if self.url.is_some() {
                 return Err(invalid("url", "a stdio server has no url".into()));
@@ -215,7 +230,12 @@ impl Candidate {
 
     fn connection(&self, base: ServerConnectionConfig) -> ServerConnectionConfig {
         let mut connection = base;
-        connection.session_scope = self.session_scope;
+        // Sessions carrying one person's credentials are never shared with another.
+        connection.session_scope = match self.session_scope {
+            SessionScope::Shared if self.auth.needs_per_user_sessions() => SessionScope::PerUser,
+            scope => scope,
+        };
+        connection.auth = self.auth.clone();
         connection.timeout_ms = self.timeout_ms;
         connection.init_timeout_ms = self.init_timeout_ms;
         match &self.working_dir {
@@ -252,7 +272,9 @@ impl CreateServerBody {
     }
 
     pub fn candidate(self) -> Candidate {
+        let (auth, oauth_client_secret) = self.auth.unwrap_or_default().into_config();
         Candidate {
+            auth,
             name: self.name,
             transport: self.transport,
             url: self.url,
@@ -266,6 +288,7 @@ impl CreateServerBody {
                 headers: self.headers,
                 api_key: self.api_key,
                 env: self.env,
+                oauth_client_secret,
             },
             is_active: self.is_active,
         }
@@ -319,6 +342,7 @@ impl UpdateServerBody {
             ("headers", self.headers.is_some()),
             ("api_key", self.api_key.is_some()),
             ("session_scope", self.session_scope.is_some()),
+            ("auth", self.auth.is_some()),
         ];
         match managed.iter().find(|(_, sent)| *sent) {
             Some((field, _)) => Err(ApiError::Unprocessable(format!(
@@ -348,6 +372,25 @@ impl UpdateServerBody {
         }
         if let Some(api_key) = &self.api_key {
             secrets.api_key = api_key.clone();
+        }
+        let auth = match &self.auth {
+            Some(body) => {
+                let (auth, client_secret) = body.clone().into_config();
+                if client_secret.is_some() {
+                    secrets.oauth_client_secret = client_secret;
+                }
+                auth
+            }
+            None => record.connection.auth.clone(),
+        };
+        if auth
+            .oauth
+            .as_ref()
+            .and_then(|oauth| oauth.client_id.as_ref())
+            .is_none()
+        {
+            // No pre-registered client any more: its secret goes with it.
+            secrets.oauth_client_secret = None;
         }
         let stored_dir = record
             .connection
@@ -387,6 +430,7 @@ impl UpdateServerBody {
             },
             secrets,
             is_active: self.is_active.unwrap_or(record.is_active),
+            auth,
         }
     }
 

@@ -3,6 +3,7 @@
 //! with the old configuration, and a delete stops the server's sessions (and stdio children)
 //! before the row goes.
 
+use super::auth::auth_view;
 use super::bodies::{CreateServerBody, UpdateServerBody, patch_for};
 use super::failure::Failure;
 use super::registry;
@@ -58,17 +59,16 @@ pub(super) async fn list_servers(
         .filter(|stored| stored.observation.error_code.is_some())
         .map(|stored| (stored.server_id, stored.observed_at))
         .collect();
-    let servers: Vec<ServerView> = records
-        .iter()
-        .zip(&overviews)
-        .map(|(record, overview)| {
-            server_view(
-                record,
-                overview,
-                errors_recorded_at.get(&record.id).copied(),
-            )
-        })
-        .collect();
+    let mut servers: Vec<ServerView> = Vec::with_capacity(records.len());
+    for (record, overview) in records.iter().zip(&overviews) {
+        let auth = auth_view(&state.store, &principal, record).await?;
+        servers.push(server_view(
+            record,
+            overview,
+            errors_recorded_at.get(&record.id).copied(),
+            auth,
+        ));
+    }
     Ok(Json(ServerList { servers }))
 }
 
@@ -97,7 +97,9 @@ pub(super) async fn get_server(
         .store
         .get_server(&principal.workspace_id, &ServerId::from(id))
         .await?;
-    Ok(Json(current_view(&state, registry, &record).await?))
+    Ok(Json(
+        current_view(&state, &principal, registry, &record).await?,
+    ))
 }
 
 /// Registers a server (a stdio server also needs `admin`); an active one is synced in the
@@ -141,7 +143,7 @@ pub(super) async fn create_server(
         .await;
     Ok((
         StatusCode::CREATED,
-        Json(current_view(&state, registry, &record).await?),
+        Json(current_view(&state, &principal, registry, &record).await?),
     ))
 }
 
@@ -211,7 +213,9 @@ pub(super) async fn update_server(
         .audit()
         .server_change(&principal, "server.updated", &updated)
         .await;
-    Ok(Json(current_view(&state, registry, &updated).await?))
+    Ok(Json(
+        current_view(&state, &principal, registry, &updated).await?,
+    ))
 }
 
 /// Deletes a server after stopping its sessions (and stdio children).
@@ -257,6 +261,7 @@ pub(super) async fn delete_server(
 /// The view of one server with its live state and when its last failure was recorded.
 async fn current_view(
     state: &AppState,
+    principal: &Principal,
     registry: &ServerRegistry,
     record: &ServerRecord,
 ) -> Result<ServerView, Failure> {
@@ -267,7 +272,8 @@ async fn current_view(
         .await?
         .filter(|stored| stored.observation.error_code.is_some())
         .map(|stored| stored.observed_at);
-    Ok(server_view(record, &overview, error_recorded_at))
+    let auth = auth_view(&state.store, principal, record).await?;
+    Ok(server_view(record, &overview, error_recorded_at, auth))
 }
 
 /// A duplicate name is the caller's conflict, said in words they can act on.

@@ -20,17 +20,26 @@
 //! - `POST /mcp/servers/{id}/tools/{name}/call` `{arguments, force?}` → the tool result
 //!   (audited); a switched-off tool is 409 unless an admin sends `force: true` (others: 403)
 //!
+//! - `PUT /mcp/servers/{id}/user-credentials` `{values: {NAME: value|null}}` sets or clears
+//!   the caller's own values for the server's user fields (unknown names: 422 naming them;
+//!   values are never returned) → the server's `auth` view; `DELETE` clears them all (`chat:use`:
+//!   whoever may use the server in a chat).
+//!
 //! A server is JSON like `{"name", "transport": "stdio", "command", "args", "env"}` or
 //! `{"name", "transport": "streamable_http"|"sse"|"websocket", "url", "headers", "api_key"}`,
-//! plus `session_scope`, `timeout_ms`, `init_timeout_ms`, `is_active`. Secret values are
-//! write-only. Switchboard's own knowledge-graph server (`managed_by_switchboard: true`) keeps
-//! its name, address and credentials as Switchboard set them, and no request may set or remove
-//! the `switchboard_own_kg_endpoint` marker (422 naming the field).
+//! plus `session_scope`, `timeout_ms`, `init_timeout_ms`, `is_active` and `auth` (`auth.rs`:
+//! mode, credential scope, user fields, the pre-registered OAuth client; each view carries it
+//! as it stands for the caller). Secret values are write-only. Switchboard's own
+//! knowledge-graph server (`managed_by_switchboard: true`) keeps its name, address and
+//! credentials as Switchboard set them, and no request may set or remove the
+//! `switchboard_own_kg_endpoint` marker (422 naming the field).
 
 mod actions;
+mod auth;
 mod bodies;
 mod crud;
 mod failure;
+mod user_credentials;
 mod views;
 
 use crate::error::ApiError;
@@ -55,6 +64,10 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(actions::capabilities))
         .routes(routes!(actions::set_tool_enabled))
         .routes(routes!(actions::call_tool))
+        .routes(routes!(
+            user_credentials::set_user_credentials,
+            user_credentials::clear_user_credentials
+        ))
 }
 
 /// `checks.mcp_servers.detail`: how many active servers there are and how they fare.

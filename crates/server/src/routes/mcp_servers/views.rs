@@ -2,6 +2,7 @@
 //! its live state, recent latency and whether it is slow), a tool, cached capabilities, a session, a test outcome.
 //! Owned types with `ToSchema`, so the OpenAPI document describes exactly what is sent.
 
+use super::auth::AuthView;
 use crate::error::ErrorDetail;
 use crate::mirrors;
 use chrono::{DateTime, Utc};
@@ -125,6 +126,8 @@ pub struct ServerView {
     pub slow: bool,
     #[schema(value_type = Option<mirrors::Slowness>)]
     pub slow_reason: Option<Slowness>,
+    /// How callers authenticate, as it stands for the caller.
+    pub auth: AuthView,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -260,6 +263,7 @@ pub(super) fn server_view(
     record: &ServerRecord,
     overview: &ServerOverview,
     error_recorded_at: Option<DateTime<Utc>>,
+    auth: AuthView,
 ) -> ServerView {
     let observation = &overview.observation;
     let shown = shown_state(record, overview, error_recorded_at);
@@ -302,6 +306,7 @@ pub(super) fn server_view(
         },
         slow: overview.slowness.is_some(),
         slow_reason: overview.slowness,
+        auth,
         created_at: record.created_at,
         updated_at: record.updated_at,
     }

@@ -1,6 +1,7 @@
 //! The chat API and its answers: conversations, buds, the agent loop with real and scripted models,
 //! limits, shutdown.
 
+mod anthropic;
 mod api;
 mod bombs;
 mod buds;

@@ -8,5 +8,6 @@ mod isolation_load;
 mod limits;
 mod malformed_input;
 mod revocation;
+mod ssrf_battery;
 mod url_policy;
 mod users;

@@ -96,6 +96,25 @@ impl ChatOptions {
     }
 }
 
+impl ChatOptions {
+    /// The scripted fake Anthropic Messages API at `base_url`, with quick retries.
+    pub fn anthropic(base_url: &str) -> Self {
+        Self {
+            llm: LlmConfig {
+                provider: ProviderKind::Anthropic,
+                base_url: base_url.to_owned(),
+                api_key: Some(switchboard_llm::ApiKey::new("sk-ant-test")),
+                model: "claude-fake".to_owned(),
+                retry_base_delay_ms: 10,
+                retry_max_delay_ms: 50,
+                stream_idle_timeout_ms: 30_000,
+                ..LlmConfig::default()
+            },
+            ..Self::default()
+        }
+    }
+}
+
 pub use crate::support::sse::{SseReader, answer_text, of_type};
 pub use switchboard_test_support::interop::{Peer, everything_js};
 

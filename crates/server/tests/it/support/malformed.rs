@@ -464,7 +464,8 @@ pub struct Tally {
     pub statuses: BTreeMap<u16, usize>,
     /// Each 5xx or transport failure: class, method, path (cut) and the body's start.
     pub failures: Vec<String>,
-    /// Requests sent a second time because a kept-alive connection was closed under them.
+    /// Requests sent a second time, by hand, after a transport error (a kept-alive connection
+    /// closed under them, or an answer given before the body was read; see [`send`]).
     pub resent: usize,
 }
 
@@ -510,10 +511,28 @@ fn request(
 /// sent again, and a description when it failed.
 type Answer = (&'static str, u16, bool, Option<String>);
 
-/// Sends `probe`, once more on a fresh connection if a kept-alive one was closed under it (the
-/// server closes a connection after answering early without reading a body; a client that
-/// reused it meanwhile sees a broken pipe, which is not an answer from the server).
-async fn send(client: &reqwest::Client, base: &str, token: &str, probe: Probe) -> Answer {
+/// How long a request may go unanswered before it counts as a failure (a server that hangs).
+pub const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Sends `probe` and records the server's answer. A transport error is not yet a failure: a
+/// server may answer before reading a body and close the connection (a legitimate refusal), and
+/// the client, still writing, then sees a broken pipe or a reset instead of the answer; a
+/// kept-alive connection may also have been closed under a reused request. So the probe is sent
+/// once more by hand on a fresh socket ([`send_raw`]), which reads whatever the server wrote
+/// even when writing the body failed. Only no answer at all (a hang until [`ANSWER_TIMEOUT`],
+/// a connection closed without a word) or a 5xx counts against the server.
+pub async fn send(client: &reqwest::Client, base: &str, token: &str, probe: Probe) -> Answer {
+    send_within(client, base, token, probe, ANSWER_TIMEOUT).await
+}
+
+/// [`send`] with another time limit (the helper's own tests use a short one).
+pub async fn send_within(
+    client: &reqwest::Client,
+    base: &str,
+    token: &str,
+    probe: Probe,
+    limit: std::time::Duration,
+) -> Answer {
     let described = |detail: String| {
         let path: String = probe.path.chars().take(120).collect();
         let body = String::from_utf8_lossy(&probe.body[..probe.body.len().min(200)]).into_owned();
@@ -522,33 +541,133 @@ async fn send(client: &reqwest::Client, base: &str, token: &str, probe: Probe) -
             probe.class, probe.method
         )
     };
-    let mut resent = false;
-    let outcome = match request(client, base, token, &probe).send().await {
-        Err(error) if error.is_request() && !error.is_timeout() => {
-            resent = true;
-            request(client, base, token, &probe).send().await
-        }
-        outcome => outcome,
-    };
-    match outcome {
-        Ok(response) => {
+    let first = tokio::time::timeout(limit, request(client, base, token, &probe).send()).await;
+    let error = match first {
+        Ok(Ok(response)) => {
             let status = response.status().as_u16();
             let text = response.text().await.unwrap_or_default();
             let failure = (status >= 500).then(|| described(format!("{status} {text:.300}")));
-            (probe.class, status, resent, failure)
+            return (probe.class, status, false, failure);
         }
-        // An oversized body is refused as soon as its Content-Length is read, and the
-        // connection closed without reading it: the client, still writing, sees a broken pipe.
-        Err(error) if probe.body.len() > BODY_LIMIT && error.is_request() => {
-            (probe.class, CLOSED_BEFORE_BODY, resent, None)
+        Err(_) => format!("no answer within {limit:?}"),
+        Ok(Err(error)) if error.is_timeout() => format!("{error:?}"),
+        Ok(Err(error)) => match send_raw(base, token, &probe, limit).await {
+            Ok((status, text)) => {
+                let failure = (status >= 500).then(|| described(format!("{status} {text:.300}")));
+                return (probe.class, status, true, failure);
+            }
+            // An oversized body may be refused by closing the connection before any answer.
+            Err(RawError::ClosedSilently) if probe.body.len() > BODY_LIMIT => {
+                return (probe.class, CLOSED_BEFORE_BODY, true, None);
+            }
+            Err(raw) => format!("{error:?}; sent again by hand: {raw}"),
+        },
+    };
+    (probe.class, 0, false, Some(described(error)))
+}
+
+/// Why a request sent by hand got no answer.
+pub enum RawError {
+    /// No TCP connection.
+    Connect(std::io::Error),
+    /// The server closed the connection (or reset it) without writing a status line.
+    ClosedSilently,
+    /// The server wrote something that is not an HTTP/1.1 status line.
+    NotHttp(String),
+    /// Nothing within the time limit.
+    Hang,
+}
+
+impl std::fmt::Display for RawError {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Connect(error) => write!(formatter, "no connection: {error}"),
+            Self::ClosedSilently => formatter.write_str("closed without an answer"),
+            Self::NotHttp(text) => write!(formatter, "not an HTTP answer: {text:?}"),
+            Self::Hang => formatter.write_str("no answer in time"),
         }
-        Err(error) => (
-            probe.class,
-            0,
-            resent,
-            Some(described(format!("{error:?}"))),
-        ),
     }
+}
+
+/// The probe as HTTP/1.1 bytes, with the headers reqwest would send (invalid values skipped
+/// alike) and `Connection: close`.
+fn raw_request(base: &str, token: &str, probe: &Probe) -> (String, Vec<u8>) {
+    let url = reqwest::Url::parse(&format!("{base}{}", probe.path)).expect("a probe's URL");
+    let authority = format!(
+        "{}:{}",
+        url.host_str().unwrap_or_default(),
+        url.port_or_known_default().unwrap_or(80)
+    );
+    let target = match url.query() {
+        Some(query) => format!("{}?{query}", url.path()),
+        None => url.path().to_owned(),
+    };
+    let mut head = format!(
+        "{} {target} HTTP/1.1\r\nhost: {authority}\r\n",
+        probe.method
+    )
+    .into_bytes();
+    for (name, value) in &probe.headers {
+        if reqwest::header::HeaderValue::from_bytes(value).is_ok() {
+            head.extend_from_slice(format!("{name}: ").as_bytes());
+            head.extend_from_slice(value);
+            head.extend_from_slice(b"\r\n");
+        }
+    }
+    if probe.authorized {
+        head.extend_from_slice(format!("authorization: Bearer {token}\r\n").as_bytes());
+    }
+    head.extend_from_slice(
+        format!(
+            "content-length: {}\r\nconnection: close\r\n\r\n",
+            probe.body.len()
+        )
+        .as_bytes(),
+    );
+    head.extend_from_slice(&probe.body);
+    (authority, head)
+}
+
+/// Sends `probe` on a fresh socket, ignores a failed write (the server may have answered and
+/// closed already) and reads what the server wrote: its status and the start of its body.
+pub async fn send_raw(
+    base: &str,
+    token: &str,
+    probe: &Probe,
+    limit: std::time::Duration,
+) -> Result<(u16, String), RawError> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (authority, bytes) = raw_request(base, token, probe);
+    let exchange = async {
+        let mut socket = tokio::net::TcpStream::connect(&authority)
+            .await
+            .map_err(RawError::Connect)?;
+        let _ = socket.write_all(&bytes).await;
+        let mut answer = Vec::new();
+        let mut chunk = [0u8; 4096];
+        // Until the end of the headers and a little of the body: enough for a status and a
+        // reason, and an event stream that stays open cannot hold the read forever.
+        while answer.len() < 4096 && !answer.windows(4).any(|window| window == b"\r\n\r\n") {
+            match socket.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(read) => answer.extend_from_slice(&chunk[..read]),
+            }
+        }
+        Ok(answer)
+    };
+    let answer = tokio::time::timeout(limit, exchange)
+        .await
+        .map_err(|_| RawError::Hang)??;
+    if answer.is_empty() {
+        return Err(RawError::ClosedSilently);
+    }
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    let status = text
+        .strip_prefix("HTTP/1.1 ")
+        .and_then(|rest| rest.get(..3))
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| RawError::NotHttp(text.chars().take(200).collect()))?;
+    Ok((status, text))
 }
 
 /// Sends `probes` with `concurrency` in flight and tallies the answers.
