@@ -46,9 +46,41 @@ async fn a_server_that_needs_sign_in_is_announced_and_the_answer_goes_on_without
         event["message"].as_str().unwrap().contains("locked"),
         "{event}"
     );
-    // Without an OAuth service wired in, the flow cannot start from the stream: the UI asks
-    // the authorize API.
+    // A server not configured for OAuth (auth mode `none`) cannot start a flow from the
+    // stream: no URL (the UI asks the authorize API, which says why).
     assert!(event.get("authorization_url").is_none(), "{event}");
     let done = of_type(&events, "done");
     assert_eq!(done[0]["outcome"], "completed", "{events:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oauth_server_the_caller_has_not_connected_comes_with_an_authorization_url() {
+    use super::fake_authorization_server::FakeAuthorizationServer;
+    use switchboard_store::{AuthMode, CredentialScope, ServerAuthConfig};
+    let upstream = FakeAuthorizationServer::start().await;
+    let server = ChatServer::start(ChatOptions::default()).await;
+    let mut registration = remote_server("linear", &upstream.mcp_url());
+    registration.connection.auth = ServerAuthConfig {
+        mode: Some(AuthMode::Oauth),
+        credential_scope: CredentialScope::PerUser,
+        ..ServerAuthConfig::default()
+    };
+    let server_id = server.register_server(registration).await;
+
+    let events = server.ask_and_wait(json!({"message": "hello"})).await;
+    let announced = of_type(&events, "auth_required");
+    assert_eq!(announced.len(), 1, "{events:#?}");
+    assert_eq!(announced[0]["server_id"], server_id.as_str());
+    let url = announced[0]["authorization_url"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{:#}", announced[0]));
+    let url = url::Url::parse(url).unwrap();
+    assert!(
+        url.as_str()
+            .starts_with(&format!("{}/authorize?", upstream.base))
+    );
+    let query: std::collections::HashMap<_, _> = url.query_pairs().into_owned().collect();
+    assert_eq!(query["code_challenge_method"], "S256");
+    assert_eq!(query["resource"], upstream.mcp_url());
+    assert_eq!(of_type(&events, "done")[0]["outcome"], "completed");
 }

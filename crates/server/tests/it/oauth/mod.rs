@@ -2,4 +2,6 @@
 //! Document, the `auth_required` event of a chat answer.
 
 mod auth_required;
+mod callback;
 mod client_metadata;
+mod fake_authorization_server;
