@@ -7,6 +7,7 @@ use crate::config::ChatConfig;
 use crate::gate::ApprovalGate;
 use crate::providers::ProviderSet;
 use crate::schema_context::SchemaContextSource;
+use crate::sign_in::AuthorizationStarter;
 use crate::tools::McpTools;
 use crate::turn::handle::TurnRegistry;
 use std::sync::Arc;
@@ -25,4 +26,6 @@ pub(crate) struct Engine {
     pub shutdown: CancellationToken,
     /// Fills `meta.schemaContext` when the kg server is in the conversation.
     pub schema_context: Option<Arc<dyn SchemaContextSource>>,
+    /// Starts a sign-in for `auth_required` events (their URL is absent without one).
+    pub authorization: Option<Arc<dyn AuthorizationStarter>>,
 }

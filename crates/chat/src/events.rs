@@ -9,7 +9,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use switchboard_core::{
-    ApprovalId, ConversationId, ElicitationId, MessageId, ToolCallId, ToolCallState,
+    ApprovalId, ConversationId, ElicitationId, MessageId, ServerId, ToolCallId, ToolCallState,
 };
 
 /// One event of a turn.
@@ -26,6 +26,9 @@ pub enum ChatEvent {
     ElicitationRequired(ElicitationRequiredEvent),
     /// The form was answered, or nobody answered in time.
     ElicitationResolved(ElicitationResolvedEvent),
+    /// A server of the conversation needs the caller to connect (sign in, or fill in their
+    /// credentials); the answer goes on without its tools.
+    AuthRequired(AuthRequiredEvent),
     Error(ErrorEvent),
     Done(DoneEvent),
 }
@@ -41,6 +44,7 @@ impl ChatEvent {
             ChatEvent::ApprovalResolved(_) => "approval_resolved",
             ChatEvent::ElicitationRequired(_) => "elicitation_required",
             ChatEvent::ElicitationResolved(_) => "elicitation_resolved",
+            ChatEvent::AuthRequired(_) => "auth_required",
             ChatEvent::Error(_) => "error",
             ChatEvent::Done(_) => "done",
         }
@@ -115,6 +119,8 @@ pub struct OfferedTool {
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnavailableServer {
     pub server: String,
+    /// The registered server's id; `None` for a server the request brought.
+    pub server_id: Option<ServerId>,
     /// Stable code (`connect_failed`, `needs_auth`, `empty`…).
     pub code: String,
     pub message: String,
@@ -206,6 +212,20 @@ pub struct ElicitationResolvedEvent {
     /// `accept`, `decline`, `cancel` (also when nobody answered in time: `expired` is true).
     pub action: String,
     pub expired: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AuthRequiredEvent {
+    pub server: String,
+    pub server_id: ServerId,
+    /// `needs_auth` (sign in with OAuth) or `needs_user_credentials` (fill in their own
+    /// credentials).
+    pub code: String,
+    /// Where to send the person to sign in, when the flow could be started for this answer;
+    /// otherwise the UI asks the authorize API (or shows the credentials form).
+    pub authorization_url: Option<String>,
+    /// What is needed, for people.
+    pub message: String,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -34,6 +34,7 @@ mod providers;
 mod replay;
 pub mod schema_context;
 mod service;
+pub mod sign_in;
 #[cfg(test)]
 mod test_fixtures;
 pub mod tools;
@@ -42,9 +43,9 @@ mod turn;
 pub use config::ChatConfig;
 pub use error::{ChatError, ChatResult};
 pub use events::{
-    ApprovalRequiredEvent, ApprovalResolvedEvent, ChatEvent, DoneEvent, ElicitationRequiredEvent,
-    ElicitationResolvedEvent, ErrorEvent, MetaEvent, OfferedTool, SchemaContext, ToolEvent,
-    ToolEventStatus, TurnOutcome, UnavailableServer, tool_intent,
+    ApprovalRequiredEvent, ApprovalResolvedEvent, AuthRequiredEvent, ChatEvent, DoneEvent,
+    ElicitationRequiredEvent, ElicitationResolvedEvent, ErrorEvent, MetaEvent, OfferedTool,
+    SchemaContext, ToolEvent, ToolEventStatus, TurnOutcome, UnavailableServer, tool_intent,
 };
 pub use gate::{ApprovalGate, CallReport, EventSink, GateDecision, GateRequest, GateTarget};
 pub use mcp_config::{
@@ -55,4 +56,5 @@ pub use service::{
     BudInput, BudUpdate, ChatService, ChatServiceBuilder, ConversationDetail, ConversationPage,
     ConversationUpdate, NewConversationInput, ToolResultPage, TurnRequest, TurnStream,
 };
+pub use sign_in::AuthorizationStarter;
 pub use tools::{EphemeralServer, OwnEndpoints, UserCredential};

@@ -22,6 +22,7 @@
 
 mod error;
 mod metrics;
+pub mod oauth;
 mod operations;
 mod own_credential;
 mod own_endpoint;

@@ -13,6 +13,7 @@ pub fn app(state: AppState) -> Router {
     let (api, document) = routes::api_router();
     let router = Router::new()
         .merge(routes::health::router())
+        .merge(crate::oauth::public_router())
         .merge(api)
         .merge(crate::openapi::router(&document))
         .merge(state.kg.router(state.shutdown.clone()))

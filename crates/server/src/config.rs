@@ -39,6 +39,13 @@ pub struct ServerConfig {
     /// Switchboard's own (store answers, not draining), and the MCP servers' state is reported
     /// in the body and decides `GET /api/health`.
     pub readiness_requires_mcp: bool,
+    /// Where people and authorization servers reach this Switchboard, as an absolute
+    /// `http(s)` URL without query or fragment: the OAuth redirect URI
+    /// (`{public_url}/oauth/callback`) and the Client ID Metadata Document
+    /// (`{public_url}/oauth/client-metadata.json`) are built from it. Set it to the address
+    /// behind your reverse proxy. Default `http://127.0.0.1:8080`. Env `SWITCHBOARD_PUBLIC_URL`,
+    /// flag `--public-url`.
+    pub public_url: PublicUrl,
 }
 
 impl Default for ServerConfig {
@@ -53,6 +60,7 @@ impl Default for ServerConfig {
             max_connections_per_peer: 1024,
             metrics_token: None,
             readiness_requires_mcp: false,
+            public_url: PublicUrl::default(),
         }
     }
 }
@@ -84,6 +92,7 @@ impl ServerConfig {
                 "must not be empty (leave it unset for an open /metrics)",
             ));
         }
+        self.public_url.validate()?;
         Ok(())
     }
 
@@ -97,6 +106,69 @@ impl ServerConfig {
 
     pub fn shutdown_grace(&self) -> Duration {
         Duration::from_secs(self.shutdown_grace_secs)
+    }
+}
+
+/// `server.public_url`: this Switchboard's address as others see it. Parsed when the
+/// configuration is read; [`PublicUrl::validate`] refuses anything but an absolute `http(s)`
+/// URL with a host and no query, fragment or credentials.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct PublicUrl(url::Url);
+
+impl TryFrom<String> for PublicUrl {
+    type Error = String;
+
+    fn try_from(url: String) -> Result<Self, Self::Error> {
+        Self::parse(&url).map_err(|invalid| invalid.reason)
+    }
+}
+
+impl Default for PublicUrl {
+    fn default() -> Self {
+        Self(url::Url::parse("http://127.0.0.1:8080/").expect("a valid literal URL"))
+    }
+}
+
+impl PublicUrl {
+    /// `url` as a public URL, or why it cannot be one.
+    pub fn parse(url: &str) -> Result<Self, InvalidSetting> {
+        let parsed = url::Url::parse(url)
+            .map_err(|error| InvalidSetting::new("public_url", format!("not a URL: {error}")))?;
+        let public_url = Self(parsed);
+        public_url.validate()?;
+        Ok(public_url)
+    }
+
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
+        let url = &self.0;
+        let reason = if !matches!(url.scheme(), "http" | "https") {
+            Some("must be an http:// or https:// URL")
+        } else if url.host_str().is_none_or(str::is_empty) {
+            Some("must name a host")
+        } else if url.query().is_some() || url.fragment().is_some() {
+            Some("must not have a query or a fragment")
+        } else if !url.username().is_empty() || url.password().is_some() {
+            Some("must not carry credentials")
+        } else {
+            None
+        };
+        match reason {
+            Some(reason) => Err(InvalidSetting::new("public_url", reason)),
+            None => Ok(()),
+        }
+    }
+
+    /// The address of `path` (starting with `/`) under this URL, whose own path is kept as a
+    /// prefix: `https://example.com/switchboard` + `/oauth/callback` →
+    /// `https://example.com/switchboard/oauth/callback`.
+    pub fn join(&self, path: &str) -> String {
+        let base = self.0.as_str().trim_end_matches('/');
+        format!("{base}{path}")
+    }
+
+    pub fn as_url(&self) -> &url::Url {
+        &self.0
     }
 }
 
@@ -139,6 +211,30 @@ mod tests {
         config.validate().unwrap();
         assert!(config.bind.ip().is_loopback());
         assert_eq!(config.bind.port(), 8080);
+    }
+
+    #[test]
+    fn public_url_keeps_its_path_as_a_prefix_and_refuses_what_cannot_be_one() {
+        assert_eq!(
+            PublicUrl::default().join("/oauth/callback"),
+            "http://127.0.0.1:8080/oauth/callback"
+        );
+        let proxied = PublicUrl::parse("https://chat.example.com/switchboard/").unwrap();
+        assert_eq!(
+            proxied.join("/oauth/client-metadata.json"),
+            "https://chat.example.com/switchboard/oauth/client-metadata.json"
+        );
+        for bad in [
+            "ftp://example.com",
+            "https://example.com/?a=1",
+            "https://example.com/#top",
+            "https://user:pw@example.com",
+            "file:///etc/passwd",
+        ] {
+            let error = PublicUrl::parse(bad).unwrap_err();
+            assert_eq!(error.key, "public_url", "{bad}");
+        }
+        assert!(PublicUrl::parse("example.com").is_err());
     }
 
     #[test]

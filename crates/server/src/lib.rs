@@ -12,6 +12,7 @@ pub mod error;
 pub mod metrics;
 mod middleware;
 mod mirrors;
+pub mod oauth;
 pub mod openapi;
 pub mod readiness;
 pub mod route_access;
@@ -24,7 +25,7 @@ pub mod wire_common;
 
 pub use app::{app, openapi_document};
 pub use auth::{Authenticated, RequiredScope, Scoped, scopes};
-pub use config::ServerConfig;
+pub use config::{PublicUrl, ServerConfig};
 pub use error::ApiError;
 pub use readiness::{CheckKind, CheckReport, CheckStatus, ReadinessCheck};
 pub use schema_context::KgSchemaContext;

@@ -100,6 +100,8 @@ pub const TABLE: &[(&str, Access)] = &[
     ("call_tool", scope(Scope::ServersWrite)),
     ("set_user_credentials", scope(Scope::ChatUse)),
     ("clear_user_credentials", scope(Scope::ChatUse)),
+    ("authorize_server", scope(Scope::ChatUse)),
+    ("disconnect_server", scope(Scope::ChatUse)),
     // chat
     ("list_conversations", scope(Scope::ChatUse)),
     ("create_conversation", scope(Scope::ChatUse)),

@@ -10,6 +10,7 @@ use switchboard_approvals::{ApprovalConfig, Approvals};
 use switchboard_chat::ChatService;
 use switchboard_mcp_server::{KgConfig, KnowledgeGraphService};
 use switchboard_registry::ServerRegistry;
+use switchboard_registry::oauth::OAuthService;
 use switchboard_store::Store;
 use tokio_util::sync::CancellationToken;
 
@@ -41,6 +42,9 @@ pub struct AppState {
     pub approvals: Approvals,
     /// The MCP server registry behind `/api/mcp/servers` (503 when absent).
     pub mcp: Option<ServerRegistry>,
+    /// OAuth connections to remote MCP servers (`…/oauth/authorize`, `/oauth/callback`; 503
+    /// or an error page when absent).
+    pub oauth: Option<OAuthService>,
 }
 
 impl AppState {
@@ -59,6 +63,7 @@ impl AppState {
             shutdown: CancellationToken::new(),
             readiness_checks: Arc::new(vec![not_draining]),
             mcp: None,
+            oauth: None,
             chat: None,
             kg: KnowledgeGraphService::for_store(store_for_kg, KgConfig::default(), None)
                 .expect("the default [kg] settings are valid"),
@@ -87,6 +92,12 @@ impl AppState {
     /// Serves the MCP server registry API with `registry`.
     pub fn with_mcp_registry(mut self, registry: ServerRegistry) -> Self {
         self.mcp = Some(registry);
+        self
+    }
+
+    /// Serves the OAuth connection routes with `oauth`.
+    pub fn with_oauth(mut self, oauth: OAuthService) -> Self {
+        self.oauth = Some(oauth);
         self
     }
 

@@ -63,6 +63,11 @@ pub struct ServeArgs {
     /// Address to listen on [env: SWITCHBOARD_BIND] [default: 127.0.0.1:8080]
     #[arg(long, value_name = "ADDR")]
     pub bind: Option<String>,
+    /// Where people and OAuth authorization servers reach this Switchboard (the redirect URI
+    /// and the client metadata document are built from it) [env: SWITCHBOARD_PUBLIC_URL]
+    /// [default: http://127.0.0.1:8080]
+    #[arg(long, value_name = "URL")]
+    pub public_url: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -65,14 +65,21 @@ fn load_config(cli: &Cli) -> Result<Config, config::ConfigError> {
             value: data_dir.to_string_lossy().into_owned(),
         });
     }
-    if let Command::Serve(serve) = &cli.command
-        && let Some(bind) = &serve.bind
-    {
-        flags.push(FlagOverride {
-            key: "server.bind",
-            flag: "--bind",
-            value: bind.clone(),
-        });
+    if let Command::Serve(serve) = &cli.command {
+        if let Some(bind) = &serve.bind {
+            flags.push(FlagOverride {
+                key: "server.bind",
+                flag: "--bind",
+                value: bind.clone(),
+            });
+        }
+        if let Some(public_url) = &serve.public_url {
+            flags.push(FlagOverride {
+                key: "server.public_url",
+                flag: "--public-url",
+                value: public_url.clone(),
+            });
+        }
     }
     config::load(cli.global.config.as_deref(), std::env::vars(), &flags)
 }

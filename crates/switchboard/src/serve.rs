@@ -14,8 +14,10 @@ use switchboard_mcp_server::{
     KG_UPSTREAM_NAME, KgTool, KnowledgeGraphService, register_kg_upstream,
 };
 use switchboard_registry::ServerRegistry;
+use switchboard_registry::oauth::OAuthService;
 use switchboard_server::AppState;
 use switchboard_server::KgSchemaContext;
+use switchboard_server::oauth::OAuthStarter;
 use switchboard_server::routes::mcp_servers::McpServersReadiness;
 use switchboard_store::{DEFAULT_WORKSPACE_NAME, Store};
 use tokio::net::TcpListener;
@@ -65,8 +67,16 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     }
     // The chat engine has its own token: `run` cancels its answers (phase 2) before the
     // shared token ends `/mcp` sessions and background work.
-    let chat = chat_engine(&config, &store, &mcp, &approvals, &knowledge_graph, address).await?;
+    let oauth = oauth_service(&config, &store, &mcp)?;
+    let engine_parts = EngineParts {
+        mcp: &mcp,
+        approvals: &approvals,
+        knowledge_graph: &knowledge_graph,
+        oauth: &oauth,
+    };
+    let chat = chat_engine(&config, &store, engine_parts, address).await?;
     let state = AppState::new(store.clone(), config.server.clone())
+        .with_oauth(oauth)
         .with_shutdown_token(shutdown_token.clone())
         .with_mcp_registry(mcp.clone())
         .with_approvals(approvals.clone())
@@ -208,6 +218,14 @@ async fn seed_kg_policies(
     Ok(())
 }
 
+/// What the chat engine is built over (the process's one of each).
+struct EngineParts<'a> {
+    mcp: &'a ServerRegistry,
+    approvals: &'a Approvals,
+    knowledge_graph: &'a KnowledgeGraphService,
+    oauth: &'a OAuthService,
+}
+
 /// The chat engine (`[chat]`, `[llm]`): the process's server registry and client, the approvals
 /// gate, and our own `/mcp` as the one endpoint that receives the user's token (the URL the
 /// `kg` upstream is registered with). Tool calls a dead process (a previous run of this one,
@@ -216,11 +234,15 @@ async fn seed_kg_policies(
 async fn chat_engine(
     config: &Config,
     store: &Store,
-    mcp: &ServerRegistry,
-    approvals: &Approvals,
-    knowledge_graph: &KnowledgeGraphService,
+    parts: EngineParts<'_>,
     address: std::net::SocketAddr,
 ) -> anyhow::Result<ChatService> {
+    let EngineParts {
+        mcp,
+        approvals,
+        knowledge_graph,
+        oauth,
+    } = parts;
     for warning in config.chat.warnings() {
         tracing::warn!("{warning}");
     }
@@ -234,6 +256,7 @@ async fn chat_engine(
     .approval_gate(approvals.gate())
     .own_endpoints(OwnEndpoints::for_listener(reachable_listener(address)))
     .schema_context(Arc::new(KgSchemaContext::new(knowledge_graph.clone())))
+    .authorization(Arc::new(OAuthStarter(oauth.clone())))
     .build()
     .context("starting the chat engine")?;
     let recovered = chat
@@ -268,6 +291,27 @@ async fn approvals(config: &Config, store: &Store) -> anyhow::Result<Approvals> 
         );
     }
     Ok(approvals)
+}
+
+/// OAuth connections to remote MCP servers: every discovery, registration, token and
+/// revocation request under the registered servers' URL policy; redirect URI and client
+/// metadata document under `server.public_url`.
+fn oauth_service(
+    config: &Config,
+    store: &Store,
+    mcp: &ServerRegistry,
+) -> anyhow::Result<OAuthService> {
+    let policy = mcp
+        .client()
+        .url_policy_for(switchboard_mcp_client::url_policy::ServerOrigin::Registered)
+        .clone();
+    let instance = format!("switchboard-{}", std::process::id());
+    OAuthService::new(
+        store.clone(),
+        policy,
+        switchboard_server::oauth::settings(&config.server.public_url, &instance),
+    )
+    .context("starting the OAuth client")
 }
 
 /// The listener as this process reaches itself: loopback when bound to every interface.

@@ -22,6 +22,7 @@ use crate::error::{ChatError, ChatResult};
 use crate::gate::{ApprovalGate, NoGateConfigured};
 use crate::providers::ProviderSet;
 use crate::schema_context::SchemaContextSource;
+use crate::sign_in::AuthorizationStarter;
 use crate::tools::{McpTools, OwnEndpoints};
 use crate::turn::handle::TurnRegistry;
 use std::sync::Arc;
@@ -55,6 +56,7 @@ pub struct ChatServiceBuilder {
     own_endpoints: OwnEndpoints,
     shutdown: CancellationToken,
     schema_context: Option<Arc<dyn SchemaContextSource>>,
+    authorization: Option<Arc<dyn AuthorizationStarter>>,
 }
 
 impl ChatServiceBuilder {
@@ -89,6 +91,13 @@ impl ChatServiceBuilder {
     /// Fills `meta.schemaContext` of answers whose conversation includes our own kg server.
     pub fn schema_context(mut self, source: Arc<dyn SchemaContextSource>) -> Self {
         self.schema_context = Some(source);
+        self
+    }
+
+    /// Starts sign-ins for the `auth_required` events of answers, so they carry the
+    /// authorization URL.
+    pub fn authorization(mut self, starter: Arc<dyn AuthorizationStarter>) -> Self {
+        self.authorization = Some(starter);
         self
     }
 
@@ -127,6 +136,7 @@ impl ChatServiceBuilder {
                 turns: TurnRegistry::default(),
                 shutdown: self.shutdown,
                 schema_context: self.schema_context,
+                authorization: self.authorization,
             }),
             drain: Arc::default(),
         })
@@ -151,6 +161,7 @@ impl ChatService {
             own_endpoints: OwnEndpoints::default(),
             shutdown: CancellationToken::new(),
             schema_context: None,
+            authorization: None,
         }
     }
 

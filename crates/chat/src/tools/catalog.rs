@@ -212,6 +212,7 @@ impl McpTools {
             target: None,
             problem: Some(UnavailableServer {
                 server: record.name.clone(),
+                server_id: Some(record.id.clone()),
                 code: code.to_owned(),
                 message,
             }),

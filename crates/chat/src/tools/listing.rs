@@ -100,6 +100,7 @@ impl McpTools {
                         target: None,
                         problem: Some(UnavailableServer {
                             server: server.name.clone(),
+                            server_id: None,
                             code: error.code().to_owned(),
                             message: error.to_string(),
                         }),
@@ -109,6 +110,7 @@ impl McpTools {
         };
         let problem = tools.is_empty().then(|| UnavailableServer {
             server: server.name.clone(),
+            server_id: None,
             code: "empty".to_owned(),
             message: "the server lists no tools".to_owned(),
         });

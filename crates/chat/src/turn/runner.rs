@@ -19,6 +19,7 @@ use super::{TurnPlan, TurnRun};
 use crate::engine::Engine;
 use crate::error::ChatResult;
 use crate::events::{ChatEvent, DoneEvent, ErrorEvent, MetaEvent, SchemaContext, TurnOutcome};
+use crate::sign_in::auth_required_events;
 use crate::tools::TurnTools;
 use std::sync::Arc;
 use switchboard_core::{ChatMessage, MessageId};
@@ -46,16 +47,7 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
         tools,
         caller,
     };
-    handle.emit(ChatEvent::Meta(MetaEvent {
-        conversation_id: plan.conversation.id.clone(),
-        message_id: plan.user_message.id.clone(),
-        provider: plan.chosen.provider.provider_name().to_owned(),
-        model: plan.chosen.display_model(),
-        tools: run.tools.offered(),
-        unavailable_servers: run.tools.unavailable.clone(),
-        replay: false,
-        schema_context,
-    }));
+    announce(&run, schema_context).await;
     let (outcome, message_id) = match drive(&run).await {
         Ok(ended) => ended,
         Err(error) => {
@@ -89,6 +81,31 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
         .close_ephemeral_sessions(&run_caller, &plan.ephemeral)
         .await;
     crate::metrics::answer_finished(outcome, started.elapsed());
+}
+
+/// The answer's first events: `meta`, then one `auth_required` per server the caller must
+/// connect first.
+async fn announce(run: &TurnRun<'_>, schema_context: Option<SchemaContext>) {
+    let plan = run.plan;
+    run.handle.emit(ChatEvent::Meta(MetaEvent {
+        conversation_id: plan.conversation.id.clone(),
+        message_id: plan.user_message.id.clone(),
+        provider: plan.chosen.provider.provider_name().to_owned(),
+        model: plan.chosen.display_model(),
+        tools: run.tools.offered(),
+        unavailable_servers: run.tools.unavailable.clone(),
+        replay: false,
+        schema_context,
+    }));
+    let sign_ins = auth_required_events(
+        &run.tools.unavailable,
+        &plan.principal,
+        run.engine.authorization.as_deref(),
+    )
+    .await;
+    for event in sign_ins {
+        run.handle.emit(event);
+    }
 }
 
 /// The tools this answer may call (none when `chat.enable_mcp_tools` is off).

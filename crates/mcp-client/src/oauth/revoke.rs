@@ -28,6 +28,27 @@ pub(crate) async fn revoke(
         Some(refresh) => (refresh.secret().as_str(), "refresh_token"),
         None => (token.access_token().secret().as_str(), "access_token"),
     };
+    // Built in a plain function: the form serializer is not `Send`, and the revocation must
+    // be able to run on any thread (axum handlers need that).
+    let request = revocation_request(endpoint, client, value, hint)?;
+    let response = http.send(request, OAuthHttpRedirectPolicy::Stop).await?;
+    if response.status().is_success() {
+        Ok(Revocation::Revoked)
+    } else {
+        Err(OAuthError::Protocol(format!(
+            "the revocation endpoint answered {}",
+            response.status()
+        )))
+    }
+}
+
+/// The RFC 7009 request revoking `value`, authenticated as the client's method says.
+fn revocation_request(
+    endpoint: &str,
+    client: &RegisteredClient,
+    value: &str,
+    hint: &str,
+) -> Result<http::Request<Vec<u8>>, OAuthError> {
     let mut form = url::form_urlencoded::Serializer::new(String::new());
     form.append_pair("token", value)
         .append_pair("token_type_hint", hint);
@@ -52,18 +73,9 @@ pub(crate) async fn revoke(
             form.append_pair("client_id", &client.client_id);
         }
     }
-    let request = request
+    request
         .body(form.finish().into_bytes())
-        .map_err(|error| OAuthError::Protocol(error.to_string()))?;
-    let response = http.send(request, OAuthHttpRedirectPolicy::Stop).await?;
-    if response.status().is_success() {
-        Ok(Revocation::Revoked)
-    } else {
-        Err(OAuthError::Protocol(format!(
-            "the revocation endpoint answered {}",
-            response.status()
-        )))
-    }
+        .map_err(|error| OAuthError::Protocol(error.to_string()))
 }
 
 /// `Basic base64(urlencode(id):urlencode(secret))` (RFC 6749 §2.3.1).

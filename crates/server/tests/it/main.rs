@@ -9,6 +9,7 @@ mod chat;
 mod contract;
 mod kg;
 mod mcp_servers;
+mod oauth;
 mod operations;
 mod security;
 mod support;

@@ -67,8 +67,9 @@ pub const SECTIONS: [&str; 8] = [
 
 /// Documented environment variables that set a key directly (applied after the generic
 /// `SWITCHBOARD_<SECTION>_<KEY>` ones, so they win).
-pub const ENV_ALIASES: [(&str, &str); 6] = [
+pub const ENV_ALIASES: [(&str, &str); 7] = [
     ("SWITCHBOARD_BIND", "server.bind"),
+    ("SWITCHBOARD_PUBLIC_URL", "server.public_url"),
     ("SWITCHBOARD_DATA_DIR", "data_dir"),
     ("DATABASE_URL", "database.url"),
     ("CHAT_ENABLE_MCP_TOOLS", "chat.enable_mcp_tools"),

@@ -205,3 +205,31 @@ fn rust_log_sets_the_filter_unless_the_switchboard_variable_does() {
     .unwrap();
     assert_eq!(config.log.filter, "warn");
 }
+
+#[test]
+fn the_public_url_comes_from_its_variable_and_a_relative_one_is_refused_by_name() {
+    let config = load(
+        None,
+        env(&[("SWITCHBOARD_PUBLIC_URL", "https://chat.example.com/sb")]),
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        config.server.public_url.join("/oauth/callback"),
+        "https://chat.example.com/sb/oauth/callback"
+    );
+    let (key, origin, reason) = invalid(
+        load(
+            None,
+            env(&[("SWITCHBOARD_PUBLIC_URL", "ftp://chat.example.com")]),
+            &[],
+        )
+        .unwrap_err(),
+    );
+    assert_eq!(key, "server.public_url");
+    assert_eq!(
+        origin,
+        Some(Origin::EnvVar("SWITCHBOARD_PUBLIC_URL".into()))
+    );
+    assert!(reason.contains("http"), "{reason}");
+}

@@ -1,13 +1,15 @@
-// action-cards: the two cards that ask the user to act mid-answer — tool approvals (Approve once /
-// Always / Deny with a countdown, and the definition diff when a pinned tool changed) and
-// elicitation forms (generated from the server's requested schema). Both post the decision to the
-// API and then show the outcome; the stream's *_resolved events also close them.
+// action-cards: the cards that ask the user to act mid-answer — tool approvals (Approve once /
+// Always / Deny with a countdown, and the definition diff when a pinned tool changed), elicitation
+// forms (generated from the server's requested schema), both posting the decision to the API and
+// then showing the outcome (the stream's *_resolved events also close them), and sign-in cards for
+// a server the person has not connected (`auth_required`: Connect sends the window to sign in).
 
 import { h, replaceChildren } from '../../lib/dom.js';
 import { api, segment } from '../../lib/api.js';
 import { renderJsonViewer, parseJsonLoosely } from '../../lib/json-view.js';
 import { renderElicitationForm } from '../../lib/schema-form.js';
 import { getIdentity } from '../../lib/session.js';
+import { connectServer } from '../../lib/oauth.js';
 
 /** Seconds left until `expiresAt` (never negative); null without a deadline. */
 export function secondsUntil(expiresAt, now = Date.now()) {
@@ -153,6 +155,37 @@ export class ElicitationCard {
     const words = { accept: 'Answer sent', decline: 'Declined', cancel: 'Cancelled', expired: 'No answer in time — cancelled' };
     replaceChildren(this.formSlot, h('span', { class: `badge ${action === 'accept' ? 'badge-success' : 'badge-danger'}`, role: 'status', text: words[action] ?? action }));
   }
+
+  dispose() {}
+}
+
+/** A sign-in card for an `auth_required` event: the answer went on without the server's tools. */
+export class SignInCard {
+  constructor(event) {
+    const server = event.server ?? 'A server';
+    this.status = h('p', { class: 'field-error', role: 'alert' });
+    const action = event.code === 'needs_user_credentials'
+      ? h('a', { class: 'button button-small', href: '#/servers', text: `Add your credentials for ${server}` })
+      : h('button', { type: 'button', class: 'button button-small button-primary', text: `Connect ${server}`,
+          onclick: (click) => this.connect(click.currentTarget, event) });
+    this.element = h('section', { class: 'action-card sign-in-card', 'aria-label': `${server} needs you to connect`, dataset: { serverId: event.server_id ?? '' } },
+      h('p', { class: 'description', text: event.message ?? `${server} needs you to sign in.` }),
+      h('div', { class: 'button-row' }, action),
+      this.status);
+  }
+
+  async connect(button, event) {
+    button.disabled = true;
+    this.status.textContent = '';
+    try {
+      await connectServer(event.server_id, { authorizationUrl: event.authorization_url ?? null });
+    } catch (error) {
+      button.disabled = false;
+      this.status.textContent = `Sign-in could not start: ${error.message}`;
+    }
+  }
+
+  resolve() {}
 
   dispose() {}
 }

@@ -6,7 +6,7 @@
 import { h } from '../../lib/dom.js';
 import { renderMarkdown } from '../../lib/markdown.js';
 import { ToolCallView } from './tool-call-view.js';
-import { ApprovalCard, ElicitationCard } from './action-cards.js';
+import { ApprovalCard, ElicitationCard, SignInCard } from './action-cards.js';
 import { getIdentity } from '../../lib/session.js';
 
 /** One assistant answer in the transcript. */
@@ -60,6 +60,9 @@ export class AssistantTurn {
         break;
       case 'elicitation_resolved':
         this.cards.get(`elicitation:${event.elicitation_id}`)?.resolve(event);
+        break;
+      case 'auth_required':
+        this.addSignInCard(event);
         break;
       case 'error':
         this.showError(event.error ?? 'The answer stopped because of an error.');
@@ -156,6 +159,15 @@ export class AssistantTurn {
     this.activity.append(card.element);
     this.onLayoutChange();
     card.element.querySelector('input, select, button')?.focus({ preventScroll: true });
+  }
+
+  addSignInCard(event) {
+    const key = `sign-in:${event.server_id}`;
+    if (this.cards.has(key)) return;
+    const card = new SignInCard(event);
+    this.cards.set(key, card);
+    this.activity.append(card.element);
+    this.onLayoutChange();
   }
 
   showError(message) {

@@ -18,6 +18,7 @@ export function describeServerStatus(server) {
 
 function statusColourAndLabel(server) {
   if (server?.is_active === false) return { colour: 'grey', label: 'Disabled' };
+  if (server?.auth?.mode === 'oauth' && server.auth.connected !== true) return { colour: 'yellow', label: 'Needs sign-in' };
   const state = String(server?.status ?? '').toLowerCase();
   const sync = String(server?.sync_status ?? '').toLowerCase();
   if (sync === 'needs_auth' || state === 'needs_auth') return { colour: 'red', label: 'Needs credentials' };

@@ -1,6 +1,8 @@
 // servers-page: the Servers settings page — the workspace's MCP servers with a status dot and
 // last error, add / edit / delete, Test connection, Sync tools, and each server's tools. The list
 // refreshes every few seconds while the page is open, so a connecting server turns green by itself.
+// An OAuth server shows Connect (or Disconnect) for the signed-in person; coming back from the
+// authorization server, the page says how the sign-in went.
 
 import { h, formatRelativeTime, replaceChildren, showToast } from '../../lib/dom.js';
 import { api, listItems, segment } from '../../lib/api.js';
@@ -9,12 +11,14 @@ import { openServerDialog } from './server-form.js';
 import { renderStatus, transportName } from './server-status.js';
 import { renderServerTools } from './server-tools.js';
 import { renderUpstreamError } from '../../lib/upstream-errors.js';
+import { connectServer, disconnectServer, needsSignIn, readSignInResult } from '../../lib/oauth.js';
 
 const REFRESH_MILLISECONDS = 4000;
 
 /** Draws the page; returns its cleanup. */
-export async function renderPage(container) {
+export async function renderPage(container, { query } = {}) {
   const page = new ServersPage(container);
+  page.showSignInResult(readSignInResult(query));
   await page.reload();
   return () => page.dispose();
 }
@@ -26,12 +30,14 @@ class ServersPage {
     this.openTools = new Set();
     this.list = h('div', { class: 'server-list', 'aria-live': 'polite' });
     this.status = h('p', { class: 'muted', role: 'status' });
+    this.signInResult = h('div', { class: 'oauth-result' });
     container.append(
       h('div', { class: 'page-header' },
         h('h1', { text: 'MCP servers' }),
         h('button', { type: 'button', class: 'button button-primary', text: '+ Add server', disabled: !this.canWrite,
           title: this.canWrite ? null : 'Your token lacks the servers:write scope.', onclick: () => this.add() })),
       h('p', { class: 'muted', text: 'The assistant uses the tools of these servers. Each server receives what the assistant sends to its tools, so add only servers you trust.' }),
+      this.signInResult,
       this.status,
       this.list);
     this.timer = setInterval(() => this.reload({ quiet: true }), REFRESH_MILLISECONDS);
@@ -68,6 +74,18 @@ class ServersPage {
     }
   }
 
+  /** The outcome of a sign-in the callback sent back here (`null`: none). */
+  showSignInResult(result) {
+    if (!result) return;
+    const text = result.kind === 'connected'
+      ? `Connected to ${result.server || 'the server'}. Its tools are available in your next question.`
+      : `Signing in${result.server ? ` to ${result.server}` : ''} failed: ${result.reason || 'unknown reason'}.`;
+    replaceChildren(this.signInResult, h('p', {
+      class: `alert ${result.kind === 'connected' ? 'alert-success' : 'alert-error'}`,
+      role: result.kind === 'connected' ? 'status' : 'alert', dataset: { oauth: result.kind }, text,
+    }));
+  }
+
   add() {
     openServerDialog({
       onSave: async (body) => {
@@ -94,6 +112,7 @@ class ServerCard {
     this.errorSlot = h('p', { class: 'server-error', role: 'alert' });
     this.testSlot = h('p', { class: 'small', role: 'status' });
     this.toolsSlot = h('div', {});
+    this.signInSlot = h('div', { class: 'button-row' });
     this.title = h('h2', {});
     const canWrite = page.canWrite;
     this.toolsDetails = h('details', {}, h('summary', { text: 'Tools' }), this.toolsSlot);
@@ -112,7 +131,7 @@ class ServerCard {
       h('button', { type: 'button', class: 'button button-small button-danger', text: 'Delete', disabled: !canWrite, onclick: () => this.confirmDelete() }));
     this.element = h('article', { class: 'card server-card' },
       h('div', { class: 'server-head' }, this.title, this.statusSlot),
-      this.detailSlot, this.errorSlot, this.testSlot, this.actions, this.toolsDetails);
+      this.detailSlot, this.errorSlot, this.testSlot, this.signInSlot, this.actions, this.toolsDetails);
   }
 
   update(server) {
@@ -136,6 +155,44 @@ class ServerCard {
     const lastError = server.status === 'ERROR' || /error|needs_auth/.test(server.sync_status ?? '') ? server.last_error ?? '' : '';
     replaceChildren(this.errorSlot, lastError ? renderUpstreamError(server.error_code, String(lastError), { prefix: 'Last error: ' }) : null);
     this.errorSlot.hidden = !lastError;
+    this.#renderSignIn(server);
+  }
+
+  /** Connect / Disconnect for an OAuth server (the caller's own connection, or the shared one). */
+  #renderSignIn(server) {
+    if (server.auth?.mode !== 'oauth') {
+      replaceChildren(this.signInSlot);
+      return;
+    }
+    const shared = server.auth.credential_scope === 'shared';
+    const account = server.auth.account ? ` as ${server.auth.account}` : '';
+    replaceChildren(this.signInSlot, needsSignIn(server)
+      ? h('button', { type: 'button', class: 'button button-small button-primary', text: `Connect ${server.name}`,
+          title: shared ? 'Connects the workspace’s account (administrators only).' : 'Connects your own account.',
+          onclick: (event) => this.connect(event.currentTarget) })
+      : [h('span', { class: 'small', text: `${shared ? 'Connected for everyone' : 'Connected'}${account}.` }),
+        h('button', { type: 'button', class: 'button button-small', text: 'Disconnect', onclick: (event) => this.disconnect(event.currentTarget) })]);
+  }
+
+  async connect(button) {
+    button.disabled = true;
+    try {
+      await connectServer(this.server.id);
+    } catch (error) {
+      button.disabled = false;
+      replaceChildren(this.testSlot, renderUpstreamError(error.code, error.message, { prefix: 'Sign-in could not start: ' }));
+    }
+  }
+
+  async disconnect(button) {
+    button.disabled = true;
+    try {
+      await disconnectServer(this.server.id);
+      showToast(`Disconnected from ${this.server.name}.`);
+    } catch (error) {
+      showToast(`${this.server.name} could not be disconnected: ${error.message}`, 'error');
+    }
+    await this.page.reload({ quiet: true });
   }
 
   async test({ announce }) {

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 use switchboard_chat::{ChatEvent, MetaEvent, SchemaContext, ToolEvent};
 use switchboard_core::{
-    ApprovalId, ConversationId, ElicitationId, MessageId, ToolCallId, ToolCallState,
+    ApprovalId, ConversationId, ElicitationId, MessageId, ServerId, ToolCallId, ToolCallState,
 };
 use utoipa::ToSchema;
 
@@ -70,6 +70,7 @@ pub enum SseEvent<'a> {
     ApprovalResolved(ApprovalResolved<'a>),
     ElicitationRequired(ElicitationRequired<'a>),
     ElicitationResolved(ElicitationResolved<'a>),
+    AuthRequired(AuthRequired<'a>),
     /// The answer failed (a `done` with outcome `failed` follows).
     Error {
         error: &'a str,
@@ -208,6 +209,24 @@ pub struct ElicitationResolved<'a> {
     pub expired: bool,
 }
 
+/// A server of the conversation waits for the caller to connect (`needs_auth`: sign in with
+/// OAuth; `needs_user_credentials`: fill in their own credentials). The answer goes on without
+/// its tools. `authorization_url`, when present, is where to send the person; otherwise the UI
+/// calls `POST /api/mcp/servers/{server_id}/oauth/authorize`.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = AuthRequiredEvent)]
+pub struct AuthRequired<'a> {
+    pub server: &'a str,
+    #[schema(value_type = String)]
+    pub server_id: &'a ServerId,
+    /// `needs_auth` (sign in: Connect) or `needs_user_credentials` (the caller's own
+    /// credentials are missing: the servers page's form).
+    pub code: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authorization_url: Option<&'a str>,
+    pub message: &'a str,
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = DoneEvent)]
 pub struct Done<'a> {
@@ -259,6 +278,13 @@ impl<'a> From<&'a ChatEvent> for SseEvent<'a> {
                     expired: resolved.expired,
                 })
             }
+            ChatEvent::AuthRequired(auth) => SseEvent::AuthRequired(AuthRequired {
+                server: &auth.server,
+                server_id: &auth.server_id,
+                code: &auth.code,
+                authorization_url: auth.authorization_url.as_deref(),
+                message: &auth.message,
+            }),
             ChatEvent::Error(error) => SseEvent::Error {
                 error: &error.message,
                 code: &error.code,

@@ -24,6 +24,8 @@
 //!   the caller's own values for the server's user fields (unknown names: 422 naming them;
 //!   values are never returned) → the server's `auth` view; `DELETE` clears them all (`chat:use`:
 //!   whoever may use the server in a chat).
+//! - `POST /mcp/servers/{id}/oauth/authorize` → `{authorization_url}`; `DELETE
+//!   /mcp/servers/{id}/oauth` → `{revocation}` (`chat:use`; a shared connection: admins only)
 //!
 //! A server is JSON like `{"name", "transport": "stdio", "command", "args", "env"}` or
 //! `{"name", "transport": "streamable_http"|"sse"|"websocket", "url", "headers", "api_key"}`,
@@ -39,6 +41,7 @@ mod auth;
 mod bodies;
 mod crud;
 mod failure;
+mod oauth;
 mod user_credentials;
 mod views;
 
@@ -68,6 +71,8 @@ pub fn router() -> OpenApiRouter<AppState> {
             user_credentials::set_user_credentials,
             user_credentials::clear_user_credentials
         ))
+        .routes(routes!(oauth::authorize_server))
+        .routes(routes!(oauth::disconnect_server))
 }
 
 /// `checks.mcp_servers.detail`: how many active servers there are and how they fare.

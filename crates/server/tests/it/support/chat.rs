@@ -166,9 +166,24 @@ impl ChatServer {
             Some(workspace_id.clone()),
         )
         .unwrap();
+        let server_config = switchboard_server::ServerConfig {
+            shutdown_grace_secs: options.shutdown_grace_secs,
+            ..crate::support::test_config()
+        };
+        // OAuth as the binary wires it: the registered servers' URL policy, the public URL.
+        let oauth = switchboard_registry::oauth::OAuthService::new(
+            store.clone(),
+            mcp.url_policy_for(switchboard_mcp_client::url_policy::ServerOrigin::Registered)
+                .clone(),
+            switchboard_server::oauth::settings(&server_config.public_url, "test"),
+        )
+        .unwrap();
         let mut builder =
             ChatService::builder(store.clone(), mcp.clone(), options.chat, options.llm)
                 .schema_context(Arc::new(KgSchemaContext::new(kg.clone())))
+                .authorization(Arc::new(switchboard_server::oauth::OAuthStarter(
+                    oauth.clone(),
+                )))
                 .registry(registry.clone())
                 .own_endpoints(OwnEndpoints::for_listener(address))
                 .shutdown_token(shutdown.clone());
@@ -183,11 +198,8 @@ impl ChatServer {
         register_kg_upstream(&store, &workspace_id, &format!("http://{address}/mcp"))
             .await
             .unwrap();
-        let server_config = switchboard_server::ServerConfig {
-            shutdown_grace_secs: options.shutdown_grace_secs,
-            ..crate::support::test_config()
-        };
         let state = AppState::new(store.clone(), server_config.clone())
+            .with_oauth(oauth)
             .with_shutdown_token(shutdown.clone())
             .with_knowledge_graph(kg)
             .with_mcp_registry(registry.clone())
