@@ -385,7 +385,6 @@ impl Matrix {
                 "user_id": fixtures.owner_user_id}),
             "CreateUserRequest" => json!({"name": format!("matrix user {n}")}),
             "DecisionRequest" => json!({"decision": "deny"}),
-            "UserCredentialsBody" => json!({"values": {}}),
             "ElicitationAnswerRequest" => json!({"action": "decline"}),
             "CreateConversationBody" => {
                 json!({"title": format!("matrix created {n}"), "bud_id": fixtures.bud_id})
