@@ -17,4 +17,8 @@ pub enum RegistryError {
     /// The server is switched off (`is_active: false`).
     #[error("the server '{0}' is not active")]
     Inactive(String),
+    /// The server takes per-user values the caller has not set (code
+    /// [`crate::NEEDS_USER_CREDENTIALS`]).
+    #[error("the server '{server}' needs your {}: set it on the servers page", titles.join(", "))]
+    NeedsUserCredentials { server: String, titles: Vec<String> },
 }

@@ -30,6 +30,7 @@ mod refresh;
 pub mod state;
 pub mod sync;
 pub mod upstream;
+mod user_fields;
 
 pub use error::RegistryError;
 pub use operations::{CapabilitiesView, ReadinessSummary, ServerOverview, Unusable};
@@ -39,6 +40,7 @@ pub use own_credential::{
 pub use own_endpoint::{OWN_ENDPOINT_MARKER, is_same_endpoint};
 pub use state::CapabilityState;
 pub use sync::{SyncReport, SyncedCapabilities, SyncedHandler};
+pub use user_fields::{NEEDS_USER_CREDENTIALS, has_user_fields};
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::Duration;
-use switchboard_core::{ServerId, SessionState, WorkspaceId};
+use switchboard_core::{ServerId, SessionState, UserId, WorkspaceId};
 use switchboard_mcp_client::UpstreamError;
 use switchboard_mcp_client::result::ToolResult;
 use switchboard_mcp_client::session::SessionStatus;
@@ -276,9 +276,10 @@ impl ServerRegistry {
         workspace_id: &WorkspaceId,
         server_id: &ServerId,
         credential: Option<&str>,
+        user: Option<&UserId>,
     ) -> Result<Result<ConnectionTestReport, UpstreamError>, RegistryError> {
         let record = self.store().get_server(workspace_id, server_id).await?;
-        let upstream = self.upstream_as(&record, credential).await?;
+        let upstream = self.upstream_as(&record, credential, user).await?;
         let outcome = self.client().test_connection(&upstream).await;
         match &outcome {
             Ok(report) => {
@@ -347,7 +348,8 @@ impl ServerRegistry {
             }
             Err(error) => return Err(error.into()),
         };
-        let upstream = self.upstream_as(&record, credential).await?;
+        let user = Some(&context.caller.user_id);
+        let upstream = self.upstream_as(&record, credential, user).await?;
         Ok(self
             .client()
             .call_tool(&upstream, &tool.definition(), arguments, context)

@@ -75,6 +75,7 @@ impl ServerRegistry {
         &self,
         record: &ServerRecord,
         credential: Option<&str>,
+        user: Option<&switchboard_core::UserId>,
     ) -> Result<UpstreamServer, super::RegistryError> {
         if Self::is_marked_own_endpoint(record)
             && self.points_at_own_endpoint(record)
@@ -82,17 +83,21 @@ impl ServerRegistry {
         {
             return self.stored_upstream(record).await;
         }
-        self.upstream_as(record, credential).await
+        self.upstream_as(record, credential, user).await
     }
 
     /// The upstream for `record`, carrying `credential` when (and only when) the record is our
-    /// own endpoint at one of our own URLs; such sessions are per user.
+    /// own endpoint at one of our own URLs; such sessions are per user. A server with user
+    /// fields gets `user`'s own values (and per-user sessions), or fails with
+    /// [`super::RegistryError::NeedsUserCredentials`].
     pub async fn upstream_as(
         &self,
         record: &ServerRecord,
         credential: Option<&str>,
+        user: Option<&switchboard_core::UserId>,
     ) -> Result<UpstreamServer, super::RegistryError> {
-        let mut upstream = self.upstream(record).await?;
+        let upstream = self.upstream(record).await?;
+        let mut upstream = self.with_user_fields(record, upstream, user).await?;
         if let Some(credential) = credential
             && Self::is_marked_own_endpoint(record)
             && self.points_at_own_endpoint(record)

@@ -44,16 +44,24 @@ pub struct SyncReport {
 
 impl ServerRegistry {
     /// Syncs `record` now (or waits for the sync already running and reports its outcome).
+    /// A server with user fields is not synced without a caller (nothing is sent, the current
+    /// state is reported): it lists its capabilities only as someone whose values it takes.
     pub async fn sync_record(&self, record: &ServerRecord) -> SyncReport {
-        self.sync_record_as(record, None).await
+        self.sync_record_as(record, None, None).await
     }
 
-    /// [`Self::sync_record`] on behalf of a caller whose token may reach our own endpoint.
+    /// [`Self::sync_record`] on behalf of a caller: their token may reach our own endpoint,
+    /// and a server with user fields is listed with `user`'s own values.
     pub async fn sync_record_as(
         &self,
         record: &ServerRecord,
         credential: Option<&str>,
+        user: Option<&UserId>,
     ) -> SyncReport {
+        if user.is_none() && crate::has_user_fields(record) {
+            self.mark_syncing(&record.id, false);
+            return self.report_current(record).await;
+        }
         let lock = self.sync_lock(&record.id);
         let already_running = lock.try_lock().is_err();
         let _guard = lock.lock().await;
@@ -61,12 +69,12 @@ impl ServerRegistry {
             return self.report_current(record).await;
         }
         self.mark_syncing(&record.id, true);
-        let mut report = self.sync_unlocked(record, credential).await;
+        let mut report = self.sync_unlocked(record, credential, user).await;
         if report.state == CapabilityState::NeedsAuth
             && let Some(renewed) = self.renew_own_endpoint_token(record).await
         {
             // Our own endpoint refused its service token (revoked): a new one, once.
-            report = self.sync_unlocked(&renewed, credential).await;
+            report = self.sync_unlocked(&renewed, credential, user).await;
         }
         self.mark_syncing(&record.id, false);
         report
@@ -100,9 +108,18 @@ impl ServerRegistry {
         }
     }
 
-    async fn sync_unlocked(&self, record: &ServerRecord, credential: Option<&str>) -> SyncReport {
-        let upstream = match self.listing_upstream(record, credential).await {
+    async fn sync_unlocked(
+        &self,
+        record: &ServerRecord,
+        credential: Option<&str>,
+        user: Option<&UserId>,
+    ) -> SyncReport {
+        let upstream = match self.listing_upstream(record, credential, user).await {
             Ok(upstream) => upstream,
+            Err(super::RegistryError::NeedsUserCredentials { .. }) => {
+                // This caller's values are missing: nothing to record for everyone else.
+                return self.report_current(record).await;
+            }
             Err(error) => {
                 let error = match error {
                     super::RegistryError::Upstream(error) => error,

@@ -206,17 +206,21 @@ impl McpTools {
         record: &ServerRecord,
     ) -> ServerTools {
         let workspace_id = &principal.workspace_id;
-        let unavailable = |code: &str, message: String| ServerTools {
-            catalog: None,
-            fingerprint: Vec::new(),
-            target: None,
-            problem: Some(UnavailableServer {
-                server: record.name.clone(),
-                server_id: Some(record.id.clone()),
-                code: code.to_owned(),
-                message,
-            }),
-        };
+        let unavailable = |code: &str, message: String| unavailable_server(record, code, message);
+        if switchboard_registry::has_user_fields(record) {
+            // Built for this person with their own values, never with the literal references
+            // (nor with the chat's token in their place).
+            return match self.registry.as_ref() {
+                Some(registry) => {
+                    self.per_user_server_tools(registry, principal, resolved, record)
+                        .await
+                }
+                None => unavailable(
+                    switchboard_registry::NEEDS_USER_CREDENTIALS,
+                    "per-user values need the server registry".to_owned(),
+                ),
+            };
+        }
         let own_with_token = credential.is_some()
             && record
                 .url
@@ -275,8 +279,27 @@ impl McpTools {
     }
 }
 
+/// A server left out of the turn, with why.
+pub(super) fn unavailable_server(
+    record: &ServerRecord,
+    code: &str,
+    message: String,
+) -> ServerTools {
+    ServerTools {
+        catalog: None,
+        fingerprint: Vec::new(),
+        target: None,
+        problem: Some(UnavailableServer {
+            server: record.name.clone(),
+            server_id: Some(record.id.clone()),
+            code: code.to_owned(),
+            message,
+        }),
+    }
+}
+
 /// The offer of one registered server: its enabled `tools` the conversation allows.
-fn offered_tools(
+pub(super) fn offered_tools(
     record: &ServerRecord,
     resolved: &ResolvedMcpConfig,
     upstream: UpstreamServer,

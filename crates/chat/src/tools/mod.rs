@@ -10,6 +10,7 @@ mod catalog;
 mod catalog_cache;
 mod ephemeral;
 mod listing;
+mod per_user;
 mod result_text;
 mod upstream;
 

@@ -290,7 +290,10 @@ async fn refused_credentials_and_empty_servers_are_shown_as_such() {
     let view = registry.capabilities(&workspace, &locked.id).await.unwrap();
     assert_eq!(view.state, CapabilityState::NeedsAuth);
     assert_eq!(view.error_code.as_deref(), Some("needs_auth"));
-    let outcome = registry.test(&workspace, &locked.id, None).await.unwrap();
+    let outcome = registry
+        .test(&workspace, &locked.id, None, None)
+        .await
+        .unwrap();
     assert_eq!(outcome.unwrap_err().code(), "needs_auth");
     registry.shutdown().await;
 }
@@ -373,7 +376,7 @@ async fn only_our_own_endpoint_receives_the_callers_token() {
     for server in [&repointed, &unmarked] {
         seen.lock().unwrap().clear();
         registry
-            .test(&workspace, &server.id, Some("sb_user_token"))
+            .test(&workspace, &server.id, Some("sb_user_token"), None)
             .await
             .unwrap()
             .unwrap_err();
@@ -386,7 +389,7 @@ async fn only_our_own_endpoint_receives_the_callers_token() {
     }
     seen.lock().unwrap().clear();
     registry
-        .test(&workspace, &ours.id, Some("sb_user_token"))
+        .test(&workspace, &ours.id, Some("sb_user_token"), None)
         .await
         .unwrap()
         .unwrap_err();

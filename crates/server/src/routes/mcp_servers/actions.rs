@@ -34,7 +34,7 @@ use utoipa::ToSchema;
         (status = 401, description = "No valid bearer token", body = ErrorBody),
         (status = 403, description = "The token lacks `servers:write`", body = ErrorBody),
         (status = 404, description = "No such server", body = ErrorBody),
-        (status = 409, description = "The server is switched off", body = ErrorBody),
+        (status = 409, description = "The server is switched off, or needs the caller's own values for its user fields (`needs_user_credentials`)", body = ErrorBody),
         (status = 503, description = "The MCP client is not running", body = ErrorBody),
     )
 )]
@@ -50,6 +50,7 @@ pub(super) async fn test_server(
             &principal.workspace_id,
             &ServerId::from(id),
             bearer(&headers),
+            Some(&principal.user_id),
         )
         .await?;
     Ok(Json(match outcome {
@@ -74,6 +75,7 @@ pub(super) async fn test_server(
         (status = 401, description = "No valid bearer token", body = ErrorBody),
         (status = 403, description = "The token lacks `servers:write`", body = ErrorBody),
         (status = 404, description = "No such server", body = ErrorBody),
+        (status = 409, description = "The server needs the caller's own values for its user fields (`needs_user_credentials`)", body = ErrorBody),
         (status = 422, description = "The server's configuration is refused", body = ErrorBody),
         (status = 502, description = "The upstream failed (its code, e.g. `needs_auth`)", body = ErrorBody),
         (status = 503, description = "The MCP client is not running, or the upstream is busy", body = ErrorBody),
@@ -93,7 +95,13 @@ pub(super) async fn sync_server(
         .get_server(&principal.workspace_id, &server_id)
         .await?;
     registry.client().reset_errors(&server_id);
-    let report = registry.sync_record_as(&record, bearer(&headers)).await;
+    // A server with user fields is listed as the caller: without their values, say so.
+    registry
+        .upstream_as(&record, bearer(&headers), Some(&principal.user_id))
+        .await?;
+    let report = registry
+        .sync_record_as(&record, bearer(&headers), Some(&principal.user_id))
+        .await;
     if let Some(error) = report.error {
         return Err(error.into());
     }
@@ -280,7 +288,7 @@ async fn refuse_switched_off_tool(
         (status = 401, description = "No valid bearer token", body = ErrorBody),
         (status = 403, description = "The token lacks `servers:write`, or `force` without `admin`", body = ErrorBody),
         (status = 404, description = "No such server or tool (`unknown_tool`)", body = ErrorBody),
-        (status = 409, description = "The tool is switched off, or the server is", body = ErrorBody),
+        (status = 409, description = "The tool is switched off, or the server is, or it needs the caller's own values for its user fields (`needs_user_credentials`)", body = ErrorBody),
         (status = 422, description = "Invalid arguments (`invalid_arguments`, with `details`)", body = ErrorBody),
         (status = 502, description = "The upstream failed", body = ErrorBody),
         (status = 503, description = "The MCP client is not running, or the upstream is busy", body = ErrorBody),
@@ -320,6 +328,9 @@ pub(super) async fn call_tool(
         Ok(result) if result.is_error => "tool_error".to_owned(),
         Ok(_) => "completed".to_owned(),
         Err(switchboard_registry::RegistryError::Upstream(error)) => error.code().to_owned(),
+        Err(switchboard_registry::RegistryError::NeedsUserCredentials { .. }) => {
+            switchboard_registry::NEEDS_USER_CREDENTIALS.to_owned()
+        }
         Err(_) => "failed".to_owned(),
     };
     let event = NewAuditEvent {

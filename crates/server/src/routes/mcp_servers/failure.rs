@@ -12,6 +12,8 @@ use switchboard_store::StoreError;
 pub(super) enum Failure {
     Api(ApiError),
     Upstream(UpstreamError),
+    /// The caller has not set the server's user fields (409 `needs_user_credentials`).
+    NeedsUserCredentials(String),
 }
 
 impl From<ApiError> for Failure {
@@ -41,6 +43,9 @@ impl From<RegistryError> for Failure {
                 Failure::Api(ApiError::Unprocessable(error.to_string()))
             }
             RegistryError::Inactive(_) => Failure::Api(ApiError::Conflict(error.to_string())),
+            RegistryError::NeedsUserCredentials { .. } => {
+                Failure::NeedsUserCredentials(error.to_string())
+            }
         }
     }
 }
@@ -80,6 +85,14 @@ impl IntoResponse for Failure {
                 )
                     .into_response()
             }
+            Failure::NeedsUserCredentials(message) => (
+                StatusCode::CONFLICT,
+                axum::Json(error_body(
+                    switchboard_registry::NEEDS_USER_CREDENTIALS,
+                    &message,
+                )),
+            )
+                .into_response(),
         }
     }
 }

@@ -17,3 +17,4 @@ mod shutdown;
 mod tool_choice;
 mod tools;
 mod unreachable;
+mod user_fields;

@@ -7,3 +7,4 @@ mod locking;
 mod slow;
 mod test_count;
 mod tool_switch;
+mod user_fields;
