@@ -138,6 +138,22 @@ impl LlmRequest {
         self
     }
 
+    /// The model to ask: the request's own, else the provider's `configured` one; an error
+    /// when neither names one.
+    pub fn model_or<'a>(&'a self, configured: &'a str) -> Result<&'a str, LlmError> {
+        let model = if self.model.is_empty() {
+            configured
+        } else {
+            self.model.as_str()
+        };
+        if model.is_empty() {
+            return Err(LlmError::InvalidRequest(
+                "no model named in the request and no llm.model configured".to_owned(),
+            ));
+        }
+        Ok(model)
+    }
+
     /// Checks what any provider would reject: a forced function that is not on offer, or a
     /// required tool call with no tools.
     pub fn validate(&self) -> Result<(), LlmError> {

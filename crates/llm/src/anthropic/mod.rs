@@ -105,16 +105,7 @@ impl LlmProvider for AnthropicProvider {
 
     async fn stream_chat(&self, request: LlmRequest) -> Result<LlmEventStream, LlmError> {
         request.validate()?;
-        let model = if request.model.is_empty() {
-            self.inner.model.as_str()
-        } else {
-            request.model.as_str()
-        };
-        if model.is_empty() {
-            return Err(LlmError::InvalidRequest(
-                "no model named in the request and no llm.model configured".to_owned(),
-            ));
-        }
+        let model = request.model_or(&self.inner.model)?;
         let body = history::messages_request(&request, model, self.inner.max_tokens);
         let body = Arc::new(serde_json::to_value(&body).map_err(|error| {
             LlmError::InvalidRequest(format!("the request cannot be encoded: {error}"))

@@ -93,19 +93,10 @@ impl LlmProvider for OpenAiProvider {
 
     async fn stream_chat(&self, request: LlmRequest) -> Result<LlmEventStream, LlmError> {
         request.validate()?;
-        let model = if request.model.is_empty() {
-            self.inner.model.clone()
-        } else {
-            request.model.clone()
-        };
-        if model.is_empty() {
-            return Err(LlmError::InvalidRequest(
-                "no model named in the request and no llm.model configured".to_owned(),
-            ));
-        }
+        let model = request.model_or(&self.inner.model)?;
         let body = Arc::new(wire::request_body(
             &request,
-            &model,
+            model,
             self.inner.include_usage,
         ));
         let (response, retries_done) = self.inner.http.send_with_retries(&body, 0).await?;
