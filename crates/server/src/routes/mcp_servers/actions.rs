@@ -94,11 +94,12 @@ pub(super) async fn sync_server(
         .store
         .get_server(&principal.workspace_id, &server_id)
         .await?;
-    registry.client().reset_errors(&server_id);
-    // A server with user fields is listed as the caller: without their values, say so.
+    // A server with user fields is listed as the caller: without their values, say so —
+    // before the errors are reset, so no view shows a reset session that is not syncing yet.
     registry
         .upstream_as(&record, bearer(&headers), Some(&principal.user_id))
         .await?;
+    registry.client().reset_errors(&server_id);
     let report = registry
         .sync_record_as(&record, bearer(&headers), Some(&principal.user_id))
         .await;
