@@ -92,6 +92,7 @@ pub const TABLE: &[(&str, Access)] = &[
     ("get_server", scope(Scope::ServersRead)),
     ("capabilities", scope(Scope::ServersRead)),
     ("create_server", scope(Scope::ServersWrite)),
+    ("import_servers", scope(Scope::ServersWrite)),
     ("update_server", scope(Scope::ServersWrite)),
     ("delete_server", scope(Scope::ServersWrite)),
     ("sync_server", scope(Scope::ServersWrite)),

@@ -2,6 +2,7 @@
 
 mod api;
 mod failed_start;
+mod import;
 mod kg;
 mod locking;
 mod slow;
