@@ -70,6 +70,12 @@ pub enum ServersCommand {
         #[arg(long)]
         replace: bool,
     },
+    /// Print the workspace's servers as a client's configuration file, secrets as
+    /// placeholders: `export --format claude_desktop|claude_code|cursor|vscode`.
+    Export {
+        #[arg(long, default_value = "claude_desktop")]
+        format: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -155,6 +161,15 @@ pub async fn run(arguments: ServersArgs, json: bool) -> anyhow::Result<()> {
             let body = import_body(&file, dry_run, format, replace)?;
             let report = api.post("/api/mcp/servers/import", &body).await?;
             output::print(json, &report, output::import_report)
+        }
+        ServersCommand::Export { format } => {
+            let path = format!(
+                "/api/mcp/servers/export?format={}",
+                client::segment(&format)
+            );
+            let file = api.get(&path).await?;
+            println!("{}", serde_json::to_string_pretty(&file)?);
+            Ok(())
         }
         ServersCommand::Remove { server } => {
             let id = api.resolve(&server).await?;

@@ -220,6 +220,17 @@ async fn the_import_command_registers_a_client_configuration_file() {
     .unwrap();
     assert_eq!(again["entries"][0]["reason"], "name_conflict", "{again}");
 
+    let exported: Value = serde_json::from_str(&stdout_of(&servers(
+        dir,
+        &service,
+        &["export", "--format", "cursor"],
+    )))
+    .unwrap();
+    assert_eq!(
+        exported["mcpServers"]["everything"]["env"]["EVERYTHING_TOKEN"], "${env:EVERYTHING_TOKEN}",
+        "{exported}"
+    );
+
     std::fs::write(&file, "{\"mcpServers\": ").unwrap();
     let refused = servers(dir, &service, &["import", path]);
     assert!(!refused.status.success());

@@ -1,6 +1,7 @@
 //! `/api/mcp/servers`: the registry's records, sync, tests and tool calls through the API.
 
 mod api;
+mod export;
 mod failed_start;
 mod import;
 mod kg;

@@ -22,6 +22,7 @@ use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
+pub(super) use references::field_name;
 use references::{InputDeclaration, Rewriter};
 use std::collections::{BTreeMap, BTreeSet};
 use switchboard_core::{Principal, SessionScope, TransportKind};

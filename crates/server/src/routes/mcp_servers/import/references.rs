@@ -61,7 +61,7 @@ fn classify(inner: &str) -> Reference<'_> {
 }
 
 /// A user field name for `id`: upper case, anything but `A-Z0-9_` as `_`.
-pub(super) fn field_name(id: &str) -> Option<String> {
+pub(in crate::routes::mcp_servers) fn field_name(id: &str) -> Option<String> {
     let name: String = id
         .chars()
         .map(|c| {
