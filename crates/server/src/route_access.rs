@@ -90,8 +90,10 @@ pub const TABLE: &[(&str, Access)] = &[
     // MCP servers
     ("list_servers", scope(Scope::ServersRead)),
     ("get_server", scope(Scope::ServersRead)),
+    ("export_servers", scope(Scope::ServersRead)),
     ("capabilities", scope(Scope::ServersRead)),
     ("create_server", scope(Scope::ServersWrite)),
+    ("import_servers", scope(Scope::ServersWrite)),
     ("update_server", scope(Scope::ServersWrite)),
     ("delete_server", scope(Scope::ServersWrite)),
     ("sync_server", scope(Scope::ServersWrite)),

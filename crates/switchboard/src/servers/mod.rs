@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use client::ApiClient;
 use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
 pub struct ServersArgs {
@@ -54,6 +55,27 @@ pub enum ServersCommand {
     },
     /// Remove a server (its sessions and processes stop).
     Remove { server: String },
+    /// Register the servers of a Claude Desktop, Claude Code, Cursor, VS Code or Windsurf
+    /// configuration file (`-` reads standard input); prints what was created, changed or
+    /// skipped, and why.
+    Import {
+        file: PathBuf,
+        /// Only show what would happen.
+        #[arg(long)]
+        dry_run: bool,
+        /// claude_desktop, claude_code, cursor, vscode or windsurf (default: detected).
+        #[arg(long)]
+        format: Option<String>,
+        /// Replace the configuration of servers of the same name (default: skip them).
+        #[arg(long)]
+        replace: bool,
+    },
+    /// Print the workspace's servers as a client's configuration file, secrets as
+    /// placeholders: `export --format claude_desktop|claude_code|cursor|vscode`.
+    Export {
+        #[arg(long, default_value = "claude_desktop")]
+        format: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -129,6 +151,25 @@ pub async fn run(arguments: ServersArgs, json: bool) -> anyhow::Result<()> {
         } => switch_tools(&api, &server, &enable, &disable, json).await,
         ServersCommand::Call { server, tool, args } => {
             call_tool(&api, &server, &tool, &args, json).await
+        }
+        ServersCommand::Import {
+            file,
+            dry_run,
+            format,
+            replace,
+        } => {
+            let body = import_body(&file, dry_run, format, replace)?;
+            let report = api.post("/api/mcp/servers/import", &body).await?;
+            output::print(json, &report, output::import_report)
+        }
+        ServersCommand::Export { format } => {
+            let path = format!(
+                "/api/mcp/servers/export?format={}",
+                client::segment(&format)
+            );
+            let file = api.get(&path).await?;
+            println!("{}", serde_json::to_string_pretty(&file)?);
+            Ok(())
         }
         ServersCommand::Remove { server } => {
             let id = api.resolve(&server).await?;
@@ -207,6 +248,27 @@ async fn call_tool(
         bail!("the tool reported an error");
     }
     Ok(())
+}
+
+fn import_body(
+    file: &Path,
+    dry_run: bool,
+    format: Option<String>,
+    replace: bool,
+) -> anyhow::Result<Value> {
+    let content = if file == Path::new("-") {
+        std::io::read_to_string(std::io::stdin()).context("reading standard input")?
+    } else {
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?
+    };
+    let mut body = json!({"content": content, "dry_run": dry_run});
+    if let Some(format) = format {
+        body["format"] = json!(format);
+    }
+    if replace {
+        body["on_conflict"] = json!("replace");
+    }
+    Ok(body)
 }
 
 fn add_body(add: AddArgs) -> anyhow::Result<Value> {

@@ -212,6 +212,61 @@ pub fn tool_result(result: &Value) -> String {
     out
 }
 
+/// `servers import`: one row per entry, the references to look at, and the counts.
+pub fn import_report(report: &Value) -> String {
+    let entries = report["entries"].as_array().cloned().unwrap_or_default();
+    let rows: Vec<Vec<String>> = entries
+        .iter()
+        .map(|entry| {
+            let detail = match (&entry["reason"], &entry["message"]) {
+                (Value::Null, Value::Null) => String::new(),
+                (Value::Null, message) => text(message),
+                (reason, message) => format!("{}: {}", text(reason), text(message)),
+            };
+            vec![
+                text(&entry["name"]),
+                text(&entry["action"]),
+                text(&entry["transport"]),
+                detail,
+            ]
+        })
+        .collect();
+    let mut out = table(&["NAME", "ACTION", "TRANSPORT", "DETAIL"], &rows);
+    for entry in &entries {
+        for reference in entry["references"].as_array().into_iter().flatten() {
+            let became = match &reference["user_field"] {
+                Value::Null => text(&reference["outcome"]),
+                field => format!("user field {}", text(field)),
+            };
+            out.push_str(&format!(
+                "{} {}: {} -> {}\n",
+                text(&entry["name"]),
+                text(&reference["location"]),
+                text(&reference["reference"]),
+                became
+            ));
+        }
+    }
+    let verb = if report["dry_run"] == true {
+        "would create"
+    } else {
+        "created"
+    };
+    out.push_str(&format!(
+        "{} ({}): {verb} {}, change {}, skip {}\n",
+        text(&report["format"]),
+        if report["format_detected"] == true {
+            "detected"
+        } else {
+            "given"
+        },
+        text(&report["created"]),
+        text(&report["changed"]),
+        text(&report["skipped"]),
+    ));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -159,3 +159,84 @@ async fn the_servers_command_manages_a_running_instance() {
     let unauthenticated = run_cli(dir, &["servers", "--api-url", &service.base_url, "list"]);
     assert!(String::from_utf8_lossy(&unauthenticated.stderr).contains("no API token"));
 }
+
+/// `servers import` with a Claude Desktop file naming server-everything: the dry run says what
+/// would happen and stores nothing; the import registers it, it syncs and its tools answer; a
+/// second import skips it as a name conflict; a file that is not JSON fails with the API's 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_import_command_registers_a_client_configuration_file() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let service = Service::start(data_dir.path());
+    let dir = data_dir.path();
+    let file = dir.join("claude_desktop_config.json");
+    let config = serde_json::json!({"mcpServers": {"everything": {
+        "command": "node",
+        "args": [everything_js(), "stdio"],
+        "env": {"EVERYTHING_TOKEN": "cli-import-canary"},
+    }}});
+    std::fs::write(&file, config.to_string()).unwrap();
+    let path = file.to_str().unwrap();
+
+    let preview = stdout_of(&servers(dir, &service, &["import", path, "--dry-run"]));
+    assert!(
+        preview.lines().any(|line| line.starts_with("everything")
+            && line.contains("create")
+            && line.contains("stdio")),
+        "{preview}"
+    );
+    assert!(
+        preview.contains("claude_desktop (detected): would create 1, change 0, skip 0"),
+        "{preview}"
+    );
+    let listed = stdout_of(&servers(dir, &service, &["list"]));
+    assert!(!listed.contains("everything"), "{listed}");
+
+    let imported = stdout_of(&servers(dir, &service, &["import", path]));
+    assert!(
+        imported.contains("created 1, change 0, skip 0"),
+        "{imported}"
+    );
+    assert!(!imported.contains("cli-import-canary"), "{imported}");
+    let synced = stdout_of(&servers(dir, &service, &["sync", "everything"]));
+    assert!(synced.starts_with("synced:"), "{synced}");
+    let called = stdout_of(&servers(
+        dir,
+        &service,
+        &[
+            "call",
+            "everything",
+            "get-sum",
+            "--args",
+            r#"{"a": 40, "b": 2}"#,
+        ],
+    ));
+    assert!(called.contains("42"), "{called}");
+
+    let again: Value = serde_json::from_str(&stdout_of(&servers(
+        dir,
+        &service,
+        &["import", path, "--json"],
+    )))
+    .unwrap();
+    assert_eq!(again["entries"][0]["reason"], "name_conflict", "{again}");
+
+    let exported: Value = serde_json::from_str(&stdout_of(&servers(
+        dir,
+        &service,
+        &["export", "--format", "cursor"],
+    )))
+    .unwrap();
+    assert_eq!(
+        exported["mcpServers"]["everything"]["env"]["EVERYTHING_TOKEN"], "${env:EVERYTHING_TOKEN}",
+        "{exported}"
+    );
+
+    std::fs::write(&file, "{\"mcpServers\": ").unwrap();
+    let refused = servers(dir, &service, &["import", path]);
+    assert!(!refused.status.success());
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        message.contains("400") && message.contains("not JSON"),
+        "{message}"
+    );
+}

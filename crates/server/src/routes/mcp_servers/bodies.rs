@@ -129,6 +129,29 @@ fn nullable_number<'de, D: Deserializer<'de>>(
     Ok(Some(Option::<u64>::deserialize(deserializer)?))
 }
 
+/// Why a [`Candidate`] is refused: the field and the rule (422 through the API; the import
+/// reports it per entry, telling a URL the policy refuses apart from other mistakes).
+#[derive(Debug, thiserror::Error)]
+#[error("{field}: {message}")]
+pub(super) struct InvalidCandidate {
+    pub field: String,
+    pub message: String,
+    /// The URL policy (`mcp.url_policy`) refused the URL.
+    pub url_policy: bool,
+}
+
+impl From<InvalidCandidate> for ApiError {
+    fn from(error: InvalidCandidate) -> Self {
+        ApiError::Unprocessable(error.to_string())
+    }
+}
+
+impl From<InvalidCandidate> for super::failure::Failure {
+    fn from(error: InvalidCandidate) -> Self {
+        ApiError::from(error).into()
+    }
+}
+
 /// Everything that describes a server, validated as a whole.
 #[derive(Clone, Debug)]
 pub(super) struct Candidate {
@@ -148,14 +171,17 @@ pub(super) struct Candidate {
 
 impl Candidate {
     /// Runs every rule; errors name the field (422).
-    pub fn validate(&self, policy: &UrlPolicy) -> Result<(), ApiError> {
-        let invalid =
-            |field: &str, message: String| ApiError::Unprocessable(format!("{field}: {message}"));
+    pub fn validate(&self, policy: &UrlPolicy) -> Result<(), InvalidCandidate> {
+        let invalid = |field: &str, message: String| InvalidCandidate {
+            field: field.to_owned(),
+            message,
+            url_policy: false,
+        };
         validate_server_name(&self.name).map_err(|error| invalid(&error.field, error.message))?;
         switchboard_store::validate_auth(self.transport, &self.auth, Some(&self.secrets)).map_err(
             |error| match error {
                 StoreError::InvalidInput { field, reason } => invalid(field, reason),
-                other => ApiError::Unprocessable(other.to_string()),
+                other => invalid("auth", other.to_string()),
             },
         )?;
         let endpoint = if self.transport == TransportKind::Stdio {
@@ -211,7 +237,10 @@ impl Candidate {
             };
             policy
                 .check_url(&remote.url, schemes)
-                .map_err(|error| invalid("url", error.to_string()))?;
+                .map_err(|error| InvalidCandidate {
+                    url_policy: true,
+                    ..invalid("url", error.to_string())
+                })?;
         }
         let upstream = UpstreamServer {
             id: ServerId::from("candidate"),

@@ -4,7 +4,7 @@
 //! before the row goes.
 
 use super::auth::auth_view;
-use super::bodies::{CreateServerBody, UpdateServerBody, patch_for};
+use super::bodies::{Candidate, CreateServerBody, UpdateServerBody, patch_for};
 use super::failure::Failure;
 use super::registry;
 use super::views::{ServerList, ServerView, server_view};
@@ -20,7 +20,10 @@ use switchboard_core::{Principal, Scope, ServerId, TransportKind};
 use switchboard_registry::ServerRegistry;
 use switchboard_store::{ServerRecord, StoreError};
 
-fn require_admin_for_stdio(principal: &Principal, is_stdio_command: bool) -> Result<(), ApiError> {
+pub(super) fn require_admin_for_stdio(
+    principal: &Principal,
+    is_stdio_command: bool,
+) -> Result<(), ApiError> {
     if is_stdio_command && !principal.is_admin() {
         return Err(ApiError::MissingScope {
             missing: Scope::Admin,
@@ -130,17 +133,7 @@ pub(super) async fn create_server(
     let candidate = body.candidate();
     require_admin_for_stdio(&principal, candidate.transport == TransportKind::Stdio)?;
     candidate.validate(registration_policy(registry, &candidate))?;
-    let record = state
-        .store
-        .create_server(&principal.workspace_id, candidate.into_new_server())
-        .await
-        .map_err(name_conflict)?;
-    registry.server_changed(&record).await;
-    state
-        .approvals
-        .audit()
-        .server_change(&principal, "server.created", &record)
-        .await;
+    let record = register(&state, &principal, registry, candidate).await?;
     Ok((
         StatusCode::CREATED,
         Json(current_view(&state, &principal, registry, &record).await?),
@@ -197,22 +190,7 @@ pub(super) async fn update_server(
     let candidate = body.candidate(&record, &secrets);
     require_admin_for_stdio(&principal, body.touches_stdio_command(&record, &candidate))?;
     candidate.validate(registration_policy(registry, &candidate))?;
-    let updated = state
-        .store
-        .update_server(
-            &principal.workspace_id,
-            &server_id,
-            version,
-            patch_for(&record, candidate),
-        )
-        .await
-        .map_err(name_conflict)?;
-    registry.server_changed(&updated).await;
-    state
-        .approvals
-        .audit()
-        .server_change(&principal, "server.updated", &updated)
-        .await;
+    let updated = store_change(&state, &principal, registry, &record, version, candidate).await?;
     Ok(Json(
         current_view(&state, &principal, registry, &updated).await?,
     ))
@@ -258,6 +236,59 @@ pub(super) async fn delete_server(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// Stores a new server that passed [`require_admin_for_stdio`] and [`Candidate::validate`],
+/// tells the registry (an active one is synced in the background) and audits it. The one way
+/// a server is created (`POST /mcp/servers` and the import).
+pub(super) async fn register(
+    state: &AppState,
+    principal: &Principal,
+    registry: &ServerRegistry,
+    candidate: Candidate,
+) -> Result<ServerRecord, Failure> {
+    let record = state
+        .store
+        .create_server(&principal.workspace_id, candidate.into_new_server())
+        .await
+        .map_err(name_conflict)?;
+    registry.server_changed(&record).await;
+    state
+        .approvals
+        .audit()
+        .server_change(principal, "server.created", &record)
+        .await;
+    Ok(record)
+}
+
+/// Stores `candidate` (checked like [`register`]'s) over `record` at `version`, tells the
+/// registry (sessions made with the old configuration close) and audits it. The one way a
+/// server is changed (`PATCH /mcp/servers/{id}` and the import's `replace`).
+pub(super) async fn store_change(
+    state: &AppState,
+    principal: &Principal,
+    registry: &ServerRegistry,
+    record: &ServerRecord,
+    version: i64,
+    candidate: Candidate,
+) -> Result<ServerRecord, Failure> {
+    let updated = state
+        .store
+        .update_server(
+            &principal.workspace_id,
+            &record.id,
+            version,
+            patch_for(record, candidate),
+        )
+        .await
+        .map_err(name_conflict)?;
+    registry.server_changed(&updated).await;
+    state
+        .approvals
+        .audit()
+        .server_change(principal, "server.updated", &updated)
+        .await;
+    Ok(updated)
+}
+
 /// The view of one server with its live state and when its last failure was recorded.
 async fn current_view(
     state: &AppState,
@@ -289,9 +320,9 @@ fn name_conflict(error: StoreError) -> Failure {
 
 /// The URL policy a registration is checked against: `mcp.url_policy`, except for a URL of
 /// this process's own endpoint (e.g. editing `kg` while loopback is closed), which is ours.
-fn registration_policy<'a>(
+pub(super) fn registration_policy<'a>(
     registry: &'a ServerRegistry,
-    candidate: &super::bodies::Candidate,
+    candidate: &Candidate,
 ) -> &'a switchboard_mcp_client::UrlPolicy {
     let own = candidate
         .url

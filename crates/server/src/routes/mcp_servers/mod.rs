@@ -20,6 +20,13 @@
 //! - `POST /mcp/servers/{id}/tools/{name}/call` `{arguments, force?}` → the tool result
 //!   (audited); a switched-off tool is 409 unless an admin sends `force: true` (others: 403)
 //!
+//! - `POST /mcp/servers/import` `{content, format?, dry_run?, on_conflict?}` registers the
+//!   servers of a Claude Desktop, Claude Code, Cursor, VS Code or Windsurf configuration file
+//!   through the same checks as `POST /mcp/servers` → per entry create, change or skip with
+//!   the reason (`import/`)
+//! - `GET /mcp/servers/export?format=claude_desktop|claude_code|cursor|vscode` → that
+//!   client's configuration file of the workspace's servers, secrets as placeholders
+//!   (`export.rs`)
 //! - `PUT /mcp/servers/{id}/user-credentials` `{values: {NAME: value|null}}` sets or clears
 //!   the caller's own values for the server's user fields (unknown names: 422 naming them;
 //!   values are never returned) → the server's `auth` view; `DELETE` clears them all (`chat:use`:
@@ -40,7 +47,9 @@ mod actions;
 mod auth;
 mod bodies;
 mod crud;
+mod export;
 mod failure;
+mod import;
 mod oauth;
 mod user_credentials;
 mod views;
@@ -57,6 +66,8 @@ use utoipa_axum::routes;
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(crud::list_servers, crud::create_server))
+        .routes(routes!(import::import_servers))
+        .routes(routes!(export::export_servers))
         .routes(routes!(
             crud::get_server,
             crud::update_server,

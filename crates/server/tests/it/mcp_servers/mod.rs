@@ -1,7 +1,9 @@
 //! `/api/mcp/servers`: the registry's records, sync, tests and tool calls through the API.
 
 mod api;
+mod export;
 mod failed_start;
+mod import;
 mod kg;
 mod locking;
 mod slow;

@@ -377,6 +377,7 @@ impl Matrix {
             }
             "CreateServerBody" => json!({"name": format!("matrixnew{n}"),
                 "transport": "streamable_http", "url": "http://127.0.0.1:9/mcp"}),
+            "ImportServersBody" => json!({"content": "{\"mcpServers\": {}}", "dry_run": true}),
             "UpdateServerBody" => json!({"version": 1, "name": format!("matrixrenamed{n}")}),
             "ToolSwitchBody" => json!({"is_enabled": false}),
             "CallBody" => json!({"arguments": {}}),
