@@ -1,89 +1,20 @@
 //! JSON with comments, as VS Code and Cursor write `mcp.json`: `//` and `/* */` comments and
-//! trailing commas are removed (outside strings) before `serde_json` reads the text. Nothing
-//! else is relaxed, so positions in serde's error messages still point at the same line.
+//! trailing commas are blanked out (outside strings) by `json-strip-comments` before
+//! `serde_json` reads the text. They are replaced by spaces, never removed, so the text keeps its
+//! length and, outside multi-line block comments, serde's lines and columns still point at the
+//! person's file (the crate also blanks shell-style
+//! `#` comments, which are never valid JSON, so accepting them changes nothing else).
 
-/// `text` without comments and trailing commas; newlines inside comments are kept so that
-/// line numbers stay true.
+use json_strip_comments::strip_comments_in_place;
+
+/// `text` with its comments and trailing commas blanked out. Text the stripper cannot read (an
+/// unterminated comment) is returned as it came, so serde reports where it breaks.
 pub(super) fn strip(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut in_string = false;
-    while let Some(character) = chars.next() {
-        if in_string {
-            out.push(character);
-            match character {
-                '\\' => out.extend(chars.next()),
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match (character, chars.peek()) {
-            ('"', _) => {
-                in_string = true;
-                out.push(character);
-            }
-            ('/', Some('/')) => {
-                for skipped in chars.by_ref() {
-                    if skipped == '\n' {
-                        out.push('\n');
-                        break;
-                    }
-                }
-            }
-            ('/', Some('*')) => {
-                chars.next();
-                let mut previous = ' ';
-                for skipped in chars.by_ref() {
-                    if skipped == '\n' {
-                        out.push('\n');
-                    }
-                    if previous == '*' && skipped == '/' {
-                        break;
-                    }
-                    previous = skipped;
-                }
-            }
-            _ => out.push(character),
-        }
+    let mut stripped = text.to_owned();
+    match strip_comments_in_place(&mut stripped) {
+        Ok(()) => stripped,
+        Err(_) => text.to_owned(),
     }
-    without_trailing_commas(&out)
-}
-
-/// Removes a `,` followed (after blanks) by `}` or `]`, outside strings.
-fn without_trailing_commas(text: &str) -> String {
-    let characters: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    let mut in_string = false;
-    let mut index = 0;
-    while index < characters.len() {
-        let character = characters[index];
-        if in_string {
-            out.push(character);
-            if character == '\\' {
-                if let Some(next) = characters.get(index + 1) {
-                    out.push(*next);
-                    index += 1;
-                }
-            } else if character == '"' {
-                in_string = false;
-            }
-        } else if character == '"' {
-            in_string = true;
-            out.push(character);
-        } else if character == ',' {
-            let next = characters[index + 1..]
-                .iter()
-                .find(|candidate| !candidate.is_whitespace());
-            if !matches!(next, Some('}' | ']')) {
-                out.push(character);
-            }
-        } else {
-            out.push(character);
-        }
-        index += 1;
-    }
-    out
 }
 
 #[cfg(test)]
@@ -98,6 +29,12 @@ mod tests {
             value,
             serde_json::json!({"a": "http://x/*y*/", "b": [1, 2], "c": "q\"//"})
         );
-        assert_eq!(strip(text).lines().count(), text.lines().count());
+        assert_eq!(strip(text).len(), text.len());
+    }
+
+    #[test]
+    fn positions_are_kept() {
+        let text = "{ /* x */ \"a\": 1, }";
+        assert_eq!(strip(text).len(), text.len());
     }
 }
