@@ -18,7 +18,7 @@ use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedReply, ScriptedT
 use switchboard_test_support::interop::OAuthProtectedServer;
 
 /// A member of the workspace and their token.
-async fn member_token(server: &ChatServer, name: &str, scopes: &str) -> String {
+pub(super) async fn member_token(server: &ChatServer, name: &str, scopes: &str) -> String {
     let user = server
         .store
         .create_user(&server.workspace_id, name, UserRole::Member)
@@ -288,6 +288,7 @@ async fn a_person_connects_their_own_account_and_their_calls_carry_their_token_o
     assert_eq!(status, 200);
     let member_view: Value = serde_json::from_str(&member_view).unwrap();
     assert_eq!(member_view["auth"]["connected"], false, "{member_view}");
+    assert_eq!(member_view["sync_status"], "needs_auth", "{member_view}");
     answers.push(serde_json::to_string(&member_turn).unwrap());
 
     // The owner's view: connected, with the granted scopes and the expiry.
@@ -304,6 +305,7 @@ async fn a_person_connects_their_own_account_and_their_calls_carry_their_token_o
     assert_eq!(view["auth"]["mode"], "oauth", "{view}");
     assert_eq!(view["auth"]["credential_scope"], "per_user", "{view}");
     assert_eq!(view["auth"]["connected"], true, "{view}");
+    assert_eq!(view["sync_status"], "synced", "{view}");
     assert_eq!(view["auth"]["scopes"], json!(["mcp:tools"]), "{view}");
     assert!(view["auth"]["expires_at"].is_string(), "{view}");
     answers.push(owner_view);

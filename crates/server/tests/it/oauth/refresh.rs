@@ -175,3 +175,66 @@ async fn a_refused_token_is_refreshed_once_and_the_call_retried() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_connection_serves_everyone_and_is_refreshed_before_it_expires() {
+    // Tokens that expire within the refresh margin are refreshed before use, never refused.
+    let upstream = RefreshingServer::with_token_lifetime(30).await;
+    let server = ChatServer::start(ChatOptions::default()).await;
+    let member =
+        crate::oauth::connected::member_token(&server, "bob", "servers:read servers:write").await;
+    let (status, created) = send(
+        &server,
+        Method::POST,
+        "/api/mcp/servers",
+        Some(json!({
+            "name": "team",
+            "transport": "streamable_http",
+            "url": upstream.mcp_url(),
+            "auth": {"mode": "oauth", "credential_scope": "shared"},
+        })),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_str().unwrap().to_owned();
+    // The admin connects the workspace.
+    connect(&server, &id).await;
+    let (status, synced) = send(
+        &server,
+        Method::POST,
+        &format!("/api/mcp/servers/{id}/sync"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{synced}");
+
+    // A member who connected nothing uses the shared connection.
+    let response = server
+        .client
+        .post(server.url(&format!("/api/mcp/servers/{id}/tools/whoami/call")))
+        .bearer_auth(&member)
+        .json(&json!({"arguments": {}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let text = response.text().await.unwrap();
+    assert!(text.contains("called with token generation"), "{text}");
+    let view: Value = server
+        .client
+        .get(server.url(&format!("/api/mcp/servers/{id}")))
+        .bearer_auth(&member)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(view["auth"]["connected"], true, "{view}");
+    assert!(upstream.refreshes() >= 1, "refreshed ahead of expiry");
+    assert_eq!(
+        upstream.refusals(),
+        0,
+        "no request was sent with an expiring token"
+    );
+}

@@ -22,6 +22,10 @@ pub struct RefreshingServer {
 
 #[derive(Default)]
 struct Tokens {
+    /// The `expires_in` of issued tokens.
+    lifetime_secs: u64,
+    /// How many MCP requests were refused.
+    refusals: u32,
     generation: u32,
     valid: HashSet<String>,
     refreshes: u32,
@@ -35,10 +39,19 @@ struct Shared {
 }
 
 impl RefreshingServer {
+    /// Tokens live an hour.
     pub async fn start() -> Self {
+        Self::with_token_lifetime(3600).await
+    }
+
+    /// Tokens announce `lifetime_secs` as their `expires_in`.
+    pub async fn with_token_lifetime(lifetime_secs: u64) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
-        let tokens = Arc::new(Mutex::new(Tokens::default()));
+        let tokens = Arc::new(Mutex::new(Tokens {
+            lifetime_secs,
+            ..Tokens::default()
+        }));
         let shared = Shared {
             base: base.clone(),
             tokens: tokens.clone(),
@@ -77,6 +90,11 @@ impl RefreshingServer {
         self.shared.lock().unwrap().refuse_refresh = true;
     }
 
+    /// How many MCP requests were refused (401).
+    pub fn refusals(&self) -> u32 {
+        self.shared.lock().unwrap().refusals
+    }
+
     /// How many `refresh_token` grants were answered.
     pub fn refreshes(&self) -> u32 {
         self.shared.lock().unwrap().refreshes
@@ -105,12 +123,16 @@ async fn mcp(State(shared): State<Shared>, headers: HeaderMap, body: Json<Value>
         .unwrap_or_default()
         .to_owned();
     let generation = {
-        let tokens = shared.tokens.lock().unwrap();
-        tokens.valid.contains(&bearer).then(|| {
+        let mut tokens = shared.tokens.lock().unwrap();
+        let generation = tokens.valid.contains(&bearer).then(|| {
             (1..=tokens.generation)
                 .find(|generation| access_token(*generation) == bearer)
                 .unwrap_or_default()
-        })
+        });
+        if generation.is_none() {
+            tokens.refusals += 1;
+        }
+        generation
     };
     let Some(generation) = generation else {
         let challenge = format!(
@@ -200,7 +222,7 @@ async fn token(State(shared): State<Shared>, body: String) -> Response {
     Json(json!({
         "access_token": issued,
         "token_type": "Bearer",
-        "expires_in": 3600,
+        "expires_in": tokens.lifetime_secs,
         "refresh_token": format!("refreshing-refresh-token-{}", tokens.generation),
     }))
     .into_response()
