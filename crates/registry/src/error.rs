@@ -21,4 +21,11 @@ pub enum RegistryError {
     /// [`crate::NEEDS_USER_CREDENTIALS`]).
     #[error("the server '{server}' needs your {}: set it on the servers page", titles.join(", "))]
     NeedsUserCredentials { server: String, titles: Vec<String> },
+    /// The server uses OAuth and the caller (or, for a shared connection, the workspace) has
+    /// no usable connection to it (code [`crate::NEEDS_AUTH`]).
+    #[error("the server '{server}' needs you to sign in: connect your account to use its tools")]
+    NeedsAuth { server: String },
+    /// The OAuth connection could not be read or refreshed.
+    #[error(transparent)]
+    OAuth(#[from] crate::oauth::OAuthServiceError),
 }

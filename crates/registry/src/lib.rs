@@ -23,6 +23,7 @@
 mod error;
 mod metrics;
 pub mod oauth;
+mod oauth_upstream;
 mod operations;
 mod own_credential;
 mod own_endpoint;
@@ -33,6 +34,7 @@ pub mod upstream;
 mod user_fields;
 
 pub use error::RegistryError;
+pub use oauth_upstream::{NEEDS_AUTH, is_per_caller, is_per_user_oauth, uses_oauth};
 pub use operations::{CapabilitiesView, ReadinessSummary, ServerOverview, Unusable};
 pub use own_credential::{
     OWN_ENDPOINT_SYNC_TOKEN, OWN_ENDPOINT_SYNC_USER, own_endpoint_sync_scopes,
@@ -43,7 +45,7 @@ pub use sync::{SyncReport, SyncedCapabilities, SyncedHandler};
 pub use user_fields::{NEEDS_USER_CREDENTIALS, has_user_fields};
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use switchboard_core::{ServerId, WorkspaceId};
 use switchboard_mcp_client::McpClient;
 use switchboard_mcp_client::server::UpstreamServer;
@@ -70,6 +72,9 @@ pub(crate) struct RegistryInner {
     workspaces: Mutex<HashMap<ServerId, WorkspaceId>>,
     /// Told after every successful sync (approvals re-check their pins).
     synced: Mutex<Option<SyncedHandler>>,
+    /// The OAuth connections whose tokens the upstreams of `oauth` servers carry (set once by
+    /// whoever wires the process; without it such servers need sign-in).
+    oauth: OnceLock<oauth::OAuthService>,
     background: CancellationToken,
 }
 
@@ -93,6 +98,7 @@ impl ServerRegistry {
             own_endpoints: Mutex::new(Vec::new()),
             workspaces: Mutex::new(HashMap::new()),
             synced: Mutex::new(None),
+            oauth: OnceLock::new(),
             background: CancellationToken::new(),
         });
         let weak: Weak<RegistryInner> = Arc::downgrade(&inner);

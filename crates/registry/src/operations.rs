@@ -350,10 +350,23 @@ impl ServerRegistry {
         };
         let user = Some(&context.caller.user_id);
         let upstream = self.upstream_as(&record, credential, user).await?;
-        Ok(self
+        let definition = tool.definition();
+        let outcome = self
             .client()
-            .call_tool(&upstream, &tool.definition(), arguments, context)
-            .await?)
+            .call_tool(&upstream, &definition, arguments.clone(), context)
+            .await;
+        if matches!(outcome, Err(UpstreamError::AuthRequired { .. })) && crate::uses_oauth(&record)
+        {
+            // The token was refused (the call never ran): one refresh, one retry.
+            let renewed = self
+                .upstream_after_rejection(&record, &upstream, user)
+                .await?;
+            return Ok(self
+                .client()
+                .call_tool(&renewed, &definition, arguments, context)
+                .await?);
+        }
+        Ok(outcome?)
     }
 
     /// Counts for `/readyz` over every workspace's active servers.

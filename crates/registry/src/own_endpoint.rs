@@ -89,7 +89,9 @@ impl ServerRegistry {
     /// The upstream for `record`, carrying `credential` when (and only when) the record is our
     /// own endpoint at one of our own URLs; such sessions are per user. A server with user
     /// fields gets `user`'s own values (and per-user sessions), or fails with
-    /// [`super::RegistryError::NeedsUserCredentials`].
+    /// [`super::RegistryError::NeedsUserCredentials`]; a server using OAuth carries the token of
+    /// `user`'s connection (per-user, with per-user sessions) or of the shared one, or fails
+    /// with [`super::RegistryError::NeedsAuth`].
     pub async fn upstream_as(
         &self,
         record: &ServerRecord,
@@ -97,7 +99,8 @@ impl ServerRegistry {
         user: Option<&switchboard_core::UserId>,
     ) -> Result<UpstreamServer, super::RegistryError> {
         let upstream = self.upstream(record).await?;
-        let mut upstream = self.with_user_fields(record, upstream, user).await?;
+        let upstream = self.with_user_fields(record, upstream, user).await?;
+        let mut upstream = self.with_oauth_token(record, upstream, user).await?;
         if let Some(credential) = credential
             && Self::is_marked_own_endpoint(record)
             && self.points_at_own_endpoint(record)

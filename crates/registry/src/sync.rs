@@ -44,8 +44,9 @@ pub struct SyncReport {
 
 impl ServerRegistry {
     /// Syncs `record` now (or waits for the sync already running and reports its outcome).
-    /// A server with user fields is not synced without a caller (nothing is sent, the current
-    /// state is reported): it lists its capabilities only as someone whose values it takes.
+    /// A server with user fields or per-user OAuth is not synced without a caller (nothing is
+    /// sent, the current state is reported): it lists its capabilities only as someone whose
+    /// values (or token) it takes.
     pub async fn sync_record(&self, record: &ServerRecord) -> SyncReport {
         self.sync_record_as(record, None, None).await
     }
@@ -58,7 +59,7 @@ impl ServerRegistry {
         credential: Option<&str>,
         user: Option<&UserId>,
     ) -> SyncReport {
-        if user.is_none() && crate::has_user_fields(record) {
+        if user.is_none() && crate::is_per_caller(record) {
             self.mark_syncing(&record.id, false);
             return self.report_current(record).await;
         }
@@ -116,31 +117,63 @@ impl ServerRegistry {
     ) -> SyncReport {
         let upstream = match self.listing_upstream(record, credential, user).await {
             Ok(upstream) => upstream,
-            Err(super::RegistryError::NeedsUserCredentials { .. }) => {
-                // This caller's values are missing: nothing to record for everyone else.
+            Err(
+                super::RegistryError::NeedsUserCredentials { .. }
+                | super::RegistryError::NeedsAuth { .. },
+            ) if crate::is_per_caller(record) => {
+                // This caller's values (or connection) are missing: nothing to record for
+                // everyone else.
                 return self.report_current(record).await;
             }
             Err(error) => {
                 let error = match error {
                     super::RegistryError::Upstream(error) => error,
                     super::RegistryError::Config(error) => UpstreamError::Config(error),
+                    super::RegistryError::NeedsAuth { .. } => UpstreamError::AuthRequired {
+                        target: record.url.clone().unwrap_or_default(),
+                        reason: "no OAuth connection (an administrator must connect it)".into(),
+                        challenge: None,
+                    },
                     other => UpstreamError::Protocol(other.to_string()),
                 };
                 return self.record_failure(record, error).await;
             }
         };
-        let outcome = if upstream.session_scope == SessionScope::Shared {
+        let mut outcome = self.fetch(&upstream).await;
+        if matches!(outcome, Err(UpstreamError::AuthRequired { .. })) && crate::uses_oauth(record) {
+            // The token was refused: one refresh (or another call's new token), one retry.
+            outcome = match self.upstream_after_rejection(record, &upstream, user).await {
+                Ok(renewed) => self.fetch(&renewed).await,
+                Err(_) => outcome,
+            };
+        }
+        match outcome {
+            Ok(snapshot) => self.record_success(record, snapshot).await,
+            Err(error @ UpstreamError::AuthRequired { .. }) if crate::is_per_caller(record) => {
+                // One person's refused token says nothing about the server for others.
+                let mut report = self.report_current(record).await;
+                report.state = CapabilityState::NeedsAuth;
+                report.error = Some(error);
+                report
+            }
+            Err(error) => self.record_failure(record, error).await,
+        }
+    }
+
+    /// Lists `upstream`'s capabilities: through the shared session, or a one-off one for a
+    /// per-user upstream.
+    async fn fetch(
+        &self,
+        upstream: &switchboard_mcp_client::server::UpstreamServer,
+    ) -> Result<CapabilitySnapshot, UpstreamError> {
+        if upstream.session_scope == SessionScope::Shared {
             let caller = Caller {
                 user_id: UserId::from(SYNC_USER),
                 conversation_id: None,
             };
-            self.client().fetch_capabilities(&upstream, &caller).await
+            self.client().fetch_capabilities(upstream, &caller).await
         } else {
-            self.client().fetch_capabilities_once(&upstream).await
-        };
-        match outcome {
-            Ok(snapshot) => self.record_success(record, snapshot).await,
-            Err(error) => self.record_failure(record, error).await,
+            self.client().fetch_capabilities_once(upstream).await
         }
     }
 

@@ -295,7 +295,8 @@ async fn approvals(config: &Config, store: &Store) -> anyhow::Result<Approvals> 
 
 /// OAuth connections to remote MCP servers: every discovery, registration, token and
 /// revocation request under the registered servers' URL policy; redirect URI and client
-/// metadata document under `server.public_url`.
+/// metadata document under `server.public_url`. The registry is given the service, so the
+/// upstreams of OAuth servers carry their connections' tokens.
 fn oauth_service(
     config: &Config,
     store: &Store,
@@ -306,12 +307,15 @@ fn oauth_service(
         .url_policy_for(switchboard_mcp_client::url_policy::ServerOrigin::Registered)
         .clone();
     let instance = format!("switchboard-{}", std::process::id());
-    OAuthService::new(
+    let service = OAuthService::new(
         store.clone(),
         policy,
         switchboard_server::oauth::settings(&config.server.public_url, &instance),
     )
-    .context("starting the OAuth client")
+    .context("starting the OAuth client")?;
+    // The upstreams of OAuth servers carry their connections' tokens.
+    mcp.set_oauth(service.clone());
+    Ok(service)
 }
 
 /// The listener as this process reaches itself: loopback when bound to every interface.

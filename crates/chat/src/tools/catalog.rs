@@ -192,9 +192,45 @@ impl McpTools {
         arguments: Value,
         context: &CallContext,
     ) -> Result<ToolResult, UpstreamError> {
-        self.client
-            .call_tool(&target.upstream, tool, arguments, context)
+        let outcome = self
+            .client
+            .call_tool(&target.upstream, tool, arguments.clone(), context)
+            .await;
+        match outcome {
+            Err(UpstreamError::AuthRequired { .. }) => {
+                // An OAuth token refused (the call never ran): one refresh, one retry.
+                match self.renewed_upstream(target, context).await {
+                    Some(renewed) => {
+                        self.client
+                            .call_tool(&renewed, tool, arguments, context)
+                            .await
+                    }
+                    None => outcome,
+                }
+            }
+            outcome => outcome,
+        }
+    }
+
+    /// `target`'s upstream with a replaced OAuth token after a 401, when it is a registered
+    /// server using OAuth and a new token can be had.
+    async fn renewed_upstream(
+        &self,
+        target: &CallTarget,
+        context: &CallContext,
+    ) -> Option<UpstreamServer> {
+        let registry = self.registry.as_ref()?;
+        let server_id = target.registered_server_id.as_ref()?;
+        let record = self
+            .store
+            .get_server(&target.upstream.workspace_id, server_id)
             .await
+            .ok()
+            .filter(switchboard_registry::uses_oauth)?;
+        registry
+            .upstream_after_rejection(&record, &target.upstream, Some(&context.caller.user_id))
+            .await
+            .ok()
     }
 
     async fn registered_server_tools(
@@ -207,9 +243,10 @@ impl McpTools {
     ) -> ServerTools {
         let workspace_id = &principal.workspace_id;
         let unavailable = |code: &str, message: String| unavailable_server(record, code, message);
-        if switchboard_registry::has_user_fields(record) {
-            // Built for this person with their own values, never with the literal references
-            // (nor with the chat's token in their place).
+        if switchboard_registry::is_per_caller(record) || switchboard_registry::uses_oauth(record) {
+            // Built for this person with their own values or OAuth connection (or the shared
+            // one), never with the literal references (nor with the chat's token in their
+            // place).
             return match self.registry.as_ref() {
                 Some(registry) => {
                     self.per_user_server_tools(registry, principal, resolved, record)

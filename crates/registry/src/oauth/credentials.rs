@@ -29,6 +29,10 @@ const LEASE_POLL: Duration = Duration::from_millis(100);
 pub(crate) struct ConnectionPayload {
     pub credentials: StoredCredentials,
     pub client: RegisteredClient,
+    /// The MCP server URL (the resource) the tokens were issued for: they are sent nowhere
+    /// else, so a server re-pointed at another URL needs signing in again.
+    #[serde(default)]
+    pub resource: Option<String>,
 }
 
 /// One connection's key in the store.
@@ -48,6 +52,8 @@ pub(crate) struct ConnectionCredentials {
     client: RegisteredClient,
     /// Names this process in lease holders.
     instance: String,
+    /// The resource the tokens saved through this store are issued for.
+    resource: Option<String>,
 }
 
 impl ConnectionCredentials {
@@ -57,7 +63,14 @@ impl ConnectionCredentials {
             key,
             client,
             instance: instance.to_owned(),
+            resource: None,
         }
+    }
+
+    /// Saves name `resource` as the one the tokens are issued for.
+    pub fn for_resource(mut self, resource: &url::Url) -> Self {
+        self.resource = Some(resource.to_string());
+        self
     }
 
     /// The stored payload, if the connection has one.
@@ -93,6 +106,7 @@ impl CredentialStore for ConnectionCredentials {
         let payload = serde_json::to_value(ConnectionPayload {
             credentials,
             client: self.client.clone(),
+            resource: self.resource.clone(),
         })
         .map_err(|error| AuthError::CredentialStoreError(error.to_string()))?;
         let record = OAuthCredentials {

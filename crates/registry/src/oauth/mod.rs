@@ -12,7 +12,9 @@
 //!   on any failure.
 //! - **disconnect**: revoke at the authorization server when it offers revocation, then forget.
 //! - **access_token**: a valid token for an upstream built for a caller (refreshed ahead of
-//!   expiry, one refresh at a time across replicas through the store's lease).
+//!   expiry, one refresh at a time across replicas through the store's lease), and only for the
+//!   resource (server URL) it was issued for.
+//! - **token_after_rejection**: after a 401, another call's newer token or one refresh.
 //!
 //! Tokens and client secrets never leave this module except as the bearer of an upstream
 //! request: errors are `mcp-client`'s sentences, which never carry one.
@@ -238,12 +240,63 @@ impl OAuthService {
     }
 
     /// A valid access token of `user_id`'s connection to `record` (the shared one for a shared
-    /// server), refreshed when it expires soon; `None` when there is no usable connection.
+    /// server), refreshed when it expires soon; `None` when there is no usable connection —
+    /// nothing stored, or tokens issued for another resource than the server's URL now.
     pub async fn access_token(
         &self,
         record: &ServerRecord,
         user_id: &UserId,
     ) -> Result<Option<String>, OAuthServiceError> {
+        let Some((flow, stored)) = self.connection(record, user_id).await? else {
+            return Ok(None);
+        };
+        match flow.access_token(&stored.client).await {
+            Ok(token) => Ok(Some(token)),
+            Err(OAuthError::AuthorizationRequired) => Ok(None),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// After the upstream refused `rejected` (401): the connection's current token when another
+    /// call already replaced it, else one refresh (under the store's refresh lease) when a
+    /// refresh token is stored; `None` when the person must sign in again.
+    pub async fn token_after_rejection(
+        &self,
+        record: &ServerRecord,
+        user_id: &UserId,
+        rejected: &str,
+    ) -> Result<Option<String>, OAuthServiceError> {
+        let Some((flow, stored)) = self.connection(record, user_id).await? else {
+            return Ok(None);
+        };
+        if let Ok(current) = flow.stored_access_token().await
+            && current != rejected
+        {
+            return Ok(Some(current));
+        }
+        let refreshable = flow
+            .grant_info()
+            .await?
+            .is_some_and(|grant| grant.refreshable);
+        if !refreshable {
+            return Ok(None);
+        }
+        match flow.refresh(&stored.client).await {
+            Ok(token) => Ok(Some(token)),
+            Err(error) => {
+                tracing::info!(server = %record.name, code = error.code(), "refreshing an OAuth token after a 401 failed; the person must sign in again");
+                Ok(None)
+            }
+        }
+    }
+
+    /// The flow and stored payload of `user_id`'s connection to `record` (the shared one for a
+    /// shared server), when one is stored for the server's current URL.
+    async fn connection(
+        &self,
+        record: &ServerRecord,
+        user_id: &UserId,
+    ) -> Result<Option<(OAuthFlow, credentials::ConnectionPayload)>, OAuthServiceError> {
         let shared = connection_scope(record)? == CredentialScope::Shared;
         let subject = (!shared).then(|| user_id.clone());
         let probe = ConnectionCredentials::new(
@@ -259,17 +312,22 @@ impl OAuthService {
         else {
             return Ok(None);
         };
+        let resource = record
+            .url
+            .as_deref()
+            .and_then(|url| Url::parse(url).ok())
+            .map(|url| url.to_string());
+        if stored.resource.is_none() || stored.resource != resource {
+            // Issued for another resource: never sent to this one.
+            return Ok(None);
+        }
         let flow = self.flow(
             record,
             subject,
             stored.client.clone(),
             Arc::new(InMemoryStateStore::new()),
         )?;
-        match flow.access_token(&stored.client).await {
-            Ok(token) => Ok(Some(token)),
-            Err(OAuthError::AuthorizationRequired) => Ok(None),
-            Err(error) => Err(error.into()),
-        }
+        Ok(Some((flow, stored)))
     }
 
     /// The code exchange of a taken state: nothing is stored unless it succeeds.
@@ -313,7 +371,8 @@ impl OAuthService {
             self.key(record, subject),
             client,
             &self.settings.instance,
-        );
+        )
+        .for_resource(&url);
         Ok(OAuthFlow::new(
             url,
             self.http.clone(),

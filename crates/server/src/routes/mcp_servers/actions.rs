@@ -34,7 +34,7 @@ use utoipa::ToSchema;
         (status = 401, description = "No valid bearer token", body = ErrorBody),
         (status = 403, description = "The token lacks `servers:write`", body = ErrorBody),
         (status = 404, description = "No such server", body = ErrorBody),
-        (status = 409, description = "The server is switched off, or needs the caller's own values for its user fields (`needs_user_credentials`)", body = ErrorBody),
+        (status = 409, description = "The server is switched off, or needs the caller's own values for its user fields (`needs_user_credentials`) or OAuth sign-in (`needs_auth`)", body = ErrorBody),
         (status = 503, description = "The MCP client is not running", body = ErrorBody),
     )
 )]
@@ -75,7 +75,7 @@ pub(super) async fn test_server(
         (status = 401, description = "No valid bearer token", body = ErrorBody),
         (status = 403, description = "The token lacks `servers:write`", body = ErrorBody),
         (status = 404, description = "No such server", body = ErrorBody),
-        (status = 409, description = "The server needs the caller's own values for its user fields (`needs_user_credentials`)", body = ErrorBody),
+        (status = 409, description = "The server needs the caller's own values for its user fields (`needs_user_credentials`) or OAuth sign-in (`needs_auth`)", body = ErrorBody),
         (status = 422, description = "The server's configuration is refused", body = ErrorBody),
         (status = 502, description = "The upstream failed (its code, e.g. `needs_auth`)", body = ErrorBody),
         (status = 503, description = "The MCP client is not running, or the upstream is busy", body = ErrorBody),
@@ -289,7 +289,7 @@ async fn refuse_switched_off_tool(
         (status = 401, description = "No valid bearer token", body = ErrorBody),
         (status = 403, description = "The token lacks `servers:write`, or `force` without `admin`", body = ErrorBody),
         (status = 404, description = "No such server or tool (`unknown_tool`)", body = ErrorBody),
-        (status = 409, description = "The tool is switched off, or the server is, or it needs the caller's own values for its user fields (`needs_user_credentials`)", body = ErrorBody),
+        (status = 409, description = "The tool is switched off, or the server is, or it needs the caller's own values for its user fields (`needs_user_credentials`) or OAuth sign-in (`needs_auth`)", body = ErrorBody),
         (status = 422, description = "Invalid arguments (`invalid_arguments`, with `details`)", body = ErrorBody),
         (status = 502, description = "The upstream failed", body = ErrorBody),
         (status = 503, description = "The MCP client is not running, or the upstream is busy", body = ErrorBody),
@@ -331,6 +331,9 @@ pub(super) async fn call_tool(
         Err(switchboard_registry::RegistryError::Upstream(error)) => error.code().to_owned(),
         Err(switchboard_registry::RegistryError::NeedsUserCredentials { .. }) => {
             switchboard_registry::NEEDS_USER_CREDENTIALS.to_owned()
+        }
+        Err(switchboard_registry::RegistryError::NeedsAuth { .. }) => {
+            switchboard_registry::NEEDS_AUTH.to_owned()
         }
         Err(_) => "failed".to_owned(),
     };

@@ -14,6 +14,9 @@ pub(super) enum Failure {
     Upstream(UpstreamError),
     /// The caller has not set the server's user fields (409 `needs_user_credentials`).
     NeedsUserCredentials(String),
+    /// The caller (or the workspace, for a shared connection) has not connected the server's
+    /// OAuth account, or must sign in again (409 `needs_auth`).
+    NeedsAuth(String),
 }
 
 impl From<ApiError> for Failure {
@@ -46,6 +49,8 @@ impl From<RegistryError> for Failure {
             RegistryError::NeedsUserCredentials { .. } => {
                 Failure::NeedsUserCredentials(error.to_string())
             }
+            RegistryError::NeedsAuth { .. } => Failure::NeedsAuth(error.to_string()),
+            RegistryError::OAuth(error) => Failure::Api(ApiError::BadGateway(error.to_string())),
         }
     }
 }
@@ -91,6 +96,11 @@ impl IntoResponse for Failure {
                     switchboard_registry::NEEDS_USER_CREDENTIALS,
                     &message,
                 )),
+            )
+                .into_response(),
+            Failure::NeedsAuth(message) => (
+                StatusCode::CONFLICT,
+                axum::Json(error_body(switchboard_registry::NEEDS_AUTH, &message)),
             )
                 .into_response(),
         }

@@ -266,7 +266,11 @@ pub(super) fn server_view(
     auth: AuthView,
 ) -> ServerView {
     let observation = &overview.observation;
-    let shown = shown_state(record, overview, error_recorded_at);
+    let mut shown = shown_state(record, overview, error_recorded_at);
+    if auth.mode == switchboard_store::AuthMode::Oauth && !auth.connected {
+        // Whatever it is for those who connected, this caller must sign in first.
+        shown.sync_status = CapabilityState::NeedsAuth;
+    }
     let latency = overview.latency;
     ServerView {
         id: record.id.clone(),

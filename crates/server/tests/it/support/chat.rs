@@ -178,6 +178,7 @@ impl ChatServer {
             switchboard_server::oauth::settings(&server_config.public_url, "test"),
         )
         .unwrap();
+        registry.set_oauth(oauth.clone());
         let mut builder =
             ChatService::builder(store.clone(), mcp.clone(), options.chat, options.llm)
                 .schema_context(Arc::new(KgSchemaContext::new(kg.clone())))
