@@ -51,10 +51,14 @@ pub use gate::{ApprovalGate, CallReport, EventSink, GateDecision, GateRequest, G
 pub use mcp_config::{
     BudMcpConfig, McpConfigError, McpConfigOverrides, ResolvedMcpConfig, resolve_mcp_config,
 };
+pub use providers::{ProviderEntry, ProviderSource};
 pub use schema_context::SchemaContextSource;
 pub use service::{
     BudInput, BudUpdate, ChatService, ChatServiceBuilder, ConversationDetail, ConversationPage,
-    ConversationUpdate, NewConversationInput, ToolResultPage, TurnRequest, TurnStream,
+    ConversationUpdate, LlmProviderInput, LlmProviderUpdate, ModelEntry, ModelListing,
+    NewConversationInput, RemoteListing, ToolResultPage, TurnRequest, TurnStream,
 };
 pub use sign_in::AuthorizationStarter;
+/// The LLM types the provider API speaks (so `server` needs no `llm` dependency).
+pub use switchboard_llm::{ApiKey, ModelInfo, ProviderKind};
 pub use tools::{EphemeralServer, OwnEndpoints, UserCredential};

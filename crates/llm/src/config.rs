@@ -10,9 +10,11 @@ use std::time::Duration;
 use serde::Deserialize;
 use switchboard_core::InvalidSetting;
 
+use crate::named::NamedProviderConfig;
+
 /// Which provider answers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ProviderKind {
     /// The embedded deterministic rules planner; no network, no key.
     #[default]
@@ -22,6 +24,11 @@ pub enum ProviderKind {
     Openai,
     /// Anthropic's native Messages API (`POST /v1/messages`).
     Anthropic,
+    /// Azure OpenAI: the Chat Completions wire at a deployment
+    /// (`{endpoint}/openai/deployments/{model}/chat/completions?api-version=…`) when
+    /// `api_version` is set, else the v1 endpoint (`{endpoint}/openai/v1/chat/completions`,
+    /// model in the body); the key goes in the `api-key` header.
+    AzureOpenai,
 }
 
 impl ProviderKind {
@@ -31,7 +38,20 @@ impl ProviderKind {
             ProviderKind::Offline => "offline",
             ProviderKind::Openai => "openai",
             ProviderKind::Anthropic => "anthropic",
+            ProviderKind::AzureOpenai => "azure_openai",
         }
+    }
+
+    /// The kind a configuration or an API body names.
+    pub fn parse(name: &str) -> Option<Self> {
+        [
+            ProviderKind::Offline,
+            ProviderKind::Openai,
+            ProviderKind::AzureOpenai,
+            ProviderKind::Anthropic,
+        ]
+        .into_iter()
+        .find(|kind| kind.as_str() == name)
     }
 }
 
@@ -61,7 +81,8 @@ impl fmt::Debug for ApiKey {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmConfig {
-    /// `offline` (default), `openai` or `anthropic`.
+    /// The provider named `default`: `offline` (default), `openai`, `azure_openai` or
+    /// `anthropic`.
     pub provider: ProviderKind,
     /// Base URL of the API. Empty (the default) means the provider's own:
     /// `https://api.openai.com/v1` for `openai` (up to and including the version segment;
@@ -72,7 +93,11 @@ pub struct LlmConfig {
     /// `x-api-key` for `anthropic` (required).
     pub api_key: Option<ApiKey>,
     /// Model name sent upstream; required for `openai` and `anthropic`. Ignored by `offline`.
+    /// For `azure_openai` with `api_version`, the deployment name.
     pub model: String,
+    /// `azure_openai` only: the `api-version` of the deployment endpoint (e.g.
+    /// `2024-10-21`). Empty (the default): the v1 endpoint.
+    pub api_version: String,
     /// Most tokens one answer step may produce, sent as `max_tokens` by `anthropic` (whose
     /// API requires it). Default 4096.
     pub max_tokens: u32,
@@ -98,6 +123,8 @@ pub struct LlmConfig {
     pub include_usage: bool,
     /// Offline planner settings.
     pub offline: OfflinePlannerConfig,
+    /// More named providers (`[[llm.providers]]`), besides `default` (the keys above).
+    pub providers: Vec<NamedProviderConfig>,
 }
 
 impl Default for LlmConfig {
@@ -117,6 +144,8 @@ impl Default for LlmConfig {
             max_retry_after_ms: 30_000,
             include_usage: true,
             offline: OfflinePlannerConfig::default(),
+            api_version: String::new(),
+            providers: Vec::new(),
         }
     }
 }
@@ -182,11 +211,11 @@ impl LlmConfig {
                 "must be greater than 0".to_owned(),
             );
         }
-        Ok(())
+        crate::named::validate_configured(self)
     }
 
-    /// The keys a network provider (`openai`, `anthropic`) needs.
-    fn validate_network_provider(&self) -> Result<(), InvalidSetting> {
+    /// The keys a network provider (`openai`, `azure_openai`, `anthropic`) needs.
+    pub(crate) fn validate_network_provider(&self) -> Result<(), InvalidSetting> {
         let invalid = |key: &str, reason: String| Err(InvalidSetting::new(key, reason));
         let provider = self.provider.as_str();
         if !self.base_url.is_empty() {
@@ -209,9 +238,18 @@ impl LlmConfig {
                 }
             }
         }
+        if self.provider == ProviderKind::AzureOpenai && self.base_url.trim().is_empty() {
+            return invalid(
+                "base_url",
+                "required when provider = \"azure_openai\" (the resource endpoint, e.g. \
+                 https://NAME.openai.azure.com)"
+                    .to_owned(),
+            );
+        }
         if self.model.trim().is_empty() {
             let example = match self.provider {
                 ProviderKind::Anthropic => "\"claude-sonnet-4-5\"",
+                ProviderKind::AzureOpenai => "your deployment's name",
                 _ => "\"gpt-4o-mini\" or \"llama3.1\"",
             };
             return invalid(
@@ -223,12 +261,21 @@ impl LlmConfig {
             .api_key
             .as_ref()
             .is_some_and(|key| !key.expose().trim().is_empty());
-        if self.provider == ProviderKind::Anthropic && !has_key {
+        if matches!(
+            self.provider,
+            ProviderKind::Anthropic | ProviderKind::AzureOpenai
+        ) && !has_key
+        {
+            let header = match self.provider {
+                ProviderKind::Anthropic => "x-api-key",
+                _ => "api-key",
+            };
             return invalid(
                 "api_key",
-                "required when provider = \"anthropic\" (sent as x-api-key; or set \
-                 SWITCHBOARD_LLM_API_KEY)"
-                    .to_owned(),
+                format!(
+                    "required when provider = \"{provider}\" (sent as {header}; or set \
+                     SWITCHBOARD_LLM_API_KEY)"
+                ),
             );
         }
         if self.max_tokens == 0 {

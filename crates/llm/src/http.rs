@@ -54,10 +54,22 @@ impl HttpEndpoint {
     pub async fn send_with_retries(
         &self,
         body: &Value,
+        retries_done: u32,
+    ) -> Result<(reqwest::Response, u32), LlmError> {
+        self.send_with_retries_to(&self.url, body, retries_done)
+            .await
+    }
+
+    /// [`HttpEndpoint::send_with_retries`] to another URL with this endpoint's headers,
+    /// timeouts and retries (an Azure deployment's URL, which depends on the model).
+    pub async fn send_with_retries_to(
+        &self,
+        url: &str,
+        body: &Value,
         mut retries_done: u32,
     ) -> Result<(reqwest::Response, u32), LlmError> {
         loop {
-            let (error, retry_after) = match self.send_once(body).await {
+            let (error, retry_after) = match self.send_once(url, body).await {
                 Ok(response) if response.status().is_success() => {
                     return Ok((response, retries_done));
                 }
@@ -87,7 +99,7 @@ impl HttpEndpoint {
             match self.retry_policy.decide(retries_done, retry_after) {
                 RetryDecision::RetryAfter(wait) => {
                     tracing::warn!(
-                        endpoint = %self.url,
+                        endpoint = %url,
                         attempt = retries_done + 1,
                         wait_ms = wait.as_millis() as u64,
                         %error,
@@ -101,10 +113,10 @@ impl HttpEndpoint {
         }
     }
 
-    async fn send_once(&self, body: &Value) -> Result<reqwest::Response, LlmError> {
+    async fn send_once(&self, url: &str, body: &Value) -> Result<reqwest::Response, LlmError> {
         let request = self
             .client
-            .post(&self.url)
+            .post(url)
             .headers(self.headers.clone())
             .json(body);
         match tokio::time::timeout(self.response_timeout, request.send()).await {
@@ -118,7 +130,7 @@ impl HttpEndpoint {
                 after: self.response_timeout,
             }),
             Ok(Err(error)) => Err(LlmError::Connection {
-                url: self.url.clone(),
+                url: url.to_owned(),
                 detail: error_chain(&error),
             }),
         }

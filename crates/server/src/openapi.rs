@@ -40,6 +40,7 @@ use utoipa::{Modify, OpenApi};
         (name = "approvals", description = "Tool calls waiting for a person's decision, and elicitations"),
         (name = "audit", description = "The workspace's audit log"),
         (name = "buds", description = "Assistants: system prompt, model and MCP configuration"),
+        (name = "llm", description = "Named LLM providers and their models"),
         (name = "kg", description = "The knowledge graph"),
         (name = "policies", description = "Approval policies"),
         (name = "tokens", description = "API tokens"),

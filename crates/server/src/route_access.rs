@@ -70,6 +70,13 @@ pub const TABLE: &[(&str, Access)] = &[
     ("get_bud", scope(Scope::ChatUse)),
     ("update_bud", owned(Scope::ChatUse)),
     ("delete_bud", owned(Scope::ChatUse)),
+    // LLM providers
+    ("list_llm_providers", scope(Scope::ChatUse)),
+    ("get_llm_provider", scope(Scope::ChatUse)),
+    ("list_llm_provider_models", scope(Scope::ChatUse)),
+    ("create_llm_provider", scope(Scope::Admin)),
+    ("update_llm_provider", scope(Scope::Admin)),
+    ("delete_llm_provider", scope(Scope::Admin)),
     // policies
     ("list_bud_policies", scope(Scope::ServersRead)),
     ("set_bud_policy", scope(Scope::ServersWrite)),

@@ -99,11 +99,14 @@
 //! - [`user_credentials`] (a person's values for a server's user fields, sealed):
 //!   `set_user_credentials`, `clear_user_credentials`, `user_credentials` (decrypted, for
 //!   connecting only), `user_credential_names`.
+//! - [`llm_providers`] (named LLM providers added through the API, key sealed):
+//!   `create_llm_provider`, `replace_llm_provider`, `get_llm_provider`, `list_llm_providers`,
+//!   `llm_provider_api_key` (decrypted, for building the provider only), `delete_llm_provider`.
 //!
 //! # Adding an area (the pattern)
 //! 1. Add `migrations/sqlite/NNNN_area.sql` and `migrations/postgres/NNNN_area.sql` with your
 //!    number (0002 knowledge graph, 0003 mcp client, 0004 chat, 0005 approvals/audit,
-//!    0006 instances, 0007 bud owners, 0008 server auth). Ids
+//!    0006 instances, 0007 bud owners, 0008 server auth, 0009 LLM providers). Ids
 //!    `TEXT`; timestamps `TEXT` (SQLite) / `TIMESTAMPTZ` (PostgreSQL); JSON `TEXT` / `JSONB`;
 //!    booleans `INTEGER` / `BOOLEAN`; bytes `BLOB` / `BYTEA`; SQLite tables `STRICT`. Give every
 //!    table a `workspace_id` and reference parents by `(workspace_id, id)`.
@@ -133,6 +136,7 @@ pub mod elicitation_requests;
 pub mod error;
 pub mod instances;
 pub mod kg;
+pub mod llm_providers;
 pub mod mcp_observations;
 pub mod messages;
 pub mod oauth;
@@ -173,6 +177,7 @@ pub use elicitation_requests::{
 pub use error::{StoreError, StoreResult};
 pub use instances::{InstanceHeartbeat, InstanceId, OrphansRecovered};
 pub use kg::StoredKnowledgeGraph;
+pub use llm_providers::{LlmProviderRecord, NewLlmProvider};
 pub use mcp_observations::{McpObservation, McpObservationRecord};
 pub use messages::{MessageRecord, MessageStatus, MessageUpdate, NewMessage};
 pub use oauth::{

@@ -40,7 +40,12 @@ impl ChatService {
         let workspace_id = &principal.workspace_id;
         self.engine
             .providers
-            .check_bud_choice(input.provider.as_deref(), input.model.as_deref())?;
+            .check_bud_choice(
+                workspace_id,
+                input.provider.as_deref(),
+                input.model.as_deref(),
+            )
+            .await?;
         let mcp_config = self
             .checked_mcp_config(workspace_id, &input.mcp_config)
             .await?;
@@ -87,7 +92,8 @@ impl ChatService {
             let model = update.model.clone().unwrap_or(current.model);
             self.engine
                 .providers
-                .check_bud_choice(provider.as_deref(), model.as_deref())?;
+                .check_bud_choice(workspace_id, provider.as_deref(), model.as_deref())
+                .await?;
         }
         let mcp_config = match &update.mcp_config {
             Some(value) => Some(self.checked_mcp_config(workspace_id, value).await?),

@@ -7,12 +7,16 @@
 mod buds;
 mod conversations;
 mod drain;
+mod llm_providers;
 mod reservation;
 mod turns;
 
 pub use buds::{BudInput, BudUpdate};
 pub use conversations::{
     ConversationDetail, ConversationPage, ConversationUpdate, NewConversationInput, ToolResultPage,
+};
+pub use llm_providers::{
+    LlmProviderInput, LlmProviderUpdate, ModelEntry, ModelListing, RemoteListing,
 };
 pub use turns::{TurnRequest, TurnStream};
 
@@ -112,8 +116,8 @@ impl ChatServiceBuilder {
             ChatError::invalid(format!("chat.{}", invalid.key), invalid.reason)
         })?;
         let providers = match self.provider {
-            Some(provider) => ProviderSet::with_default(self.llm, provider),
-            None => ProviderSet::new(self.llm)
+            Some(provider) => ProviderSet::with_default(self.llm, self.store.clone(), provider),
+            None => ProviderSet::new(self.llm, self.store.clone())
                 .map_err(|error| ChatError::invalid("llm", error.to_string()))?,
         };
         let gate = self.gate.unwrap_or_else(|| Arc::new(NoGateConfigured));

@@ -264,7 +264,11 @@ impl ChatService {
         let servers = store.list_servers(workspace_id).await?;
         let resolved = resolve_mcp_config(&bud_config, &overrides, &servers)?;
         refuse_shadowing_names(&resolved, ephemeral)?;
-        let chosen = self.engine.providers.choose(bud.as_ref())?;
+        let chosen = self
+            .engine
+            .providers
+            .choose(workspace_id, bud.as_ref())
+            .await?;
         Ok(TurnSetup {
             existing,
             bud,

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::StreamExt;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 use sse_stream::SseByteStream;
 
@@ -47,6 +47,36 @@ struct OpenAiInner {
     http: HttpEndpoint,
     model: String,
     include_usage: bool,
+    /// `openai` or `azure_openai`.
+    name: &'static str,
+    /// Azure's deployment endpoint, whose URL names the model; `None`: always `http.url`.
+    deployment: Option<AzureDeployment>,
+}
+
+/// `{endpoint}/openai/deployments/{deployment}/chat/completions?api-version={api_version}`.
+#[derive(Debug)]
+struct AzureDeployment {
+    endpoint: url::Url,
+    api_version: String,
+}
+
+impl AzureDeployment {
+    fn url(&self, deployment: &str) -> String {
+        let mut url = self.endpoint.clone();
+        if let Ok(mut segments) = url.path_segments_mut() {
+            segments.pop_if_empty().extend([
+                "openai",
+                "deployments",
+                deployment,
+                "chat",
+                "completions",
+            ]);
+        }
+        url.query_pairs_mut()
+            .clear()
+            .append_pair("api-version", &self.api_version);
+        url.to_string()
+    }
 }
 
 impl OpenAiProvider {
@@ -71,6 +101,48 @@ impl OpenAiProvider {
                 http: HttpEndpoint::new(config, endpoint, headers)?,
                 model: config.model.clone(),
                 include_usage: config.include_usage,
+                name: "openai",
+                deployment: None,
+            }),
+        })
+    }
+
+    /// Azure OpenAI (`azure_openai`): the same Chat Completions wire; the key goes in the
+    /// `api-key` header, and requests go to the deployment named by the model
+    /// (`{endpoint}/openai/deployments/{model}/chat/completions?api-version=…`) when
+    /// `api_version` is set, else to the v1 endpoint (`{endpoint}/openai/v1/chat/completions`,
+    /// model in the body).
+    pub fn azure(config: &LlmConfig) -> Result<Self, LlmError> {
+        let endpoint = url::Url::parse(&config.base_url).map_err(|error| {
+            LlmError::Configuration(format!(
+                "the Azure OpenAI endpoint '{}' is not a URL: {error}",
+                config.base_url
+            ))
+        })?;
+        let key = config
+            .api_key
+            .as_ref()
+            .filter(|key| !key.expose().trim().is_empty())
+            .ok_or_else(|| {
+                LlmError::Configuration("an azure_openai provider needs its api_key".to_owned())
+            })?;
+        let key = HeaderValue::from_str(key.expose()).map_err(|_| {
+            LlmError::Configuration("llm.api_key is not a valid header value".to_owned())
+        })?;
+        let mut headers = HeaderMap::new();
+        headers.insert(HeaderName::from_static("api-key"), sensitive(key));
+        let v1_url = endpoint_url(endpoint.as_str(), "/openai/v1/chat/completions")?;
+        let deployment = (!config.api_version.trim().is_empty()).then(|| AzureDeployment {
+            endpoint,
+            api_version: config.api_version.trim().to_owned(),
+        });
+        Ok(Self {
+            inner: Arc::new(OpenAiInner {
+                http: HttpEndpoint::new(config, v1_url, headers)?,
+                model: config.model.clone(),
+                include_usage: config.include_usage,
+                name: "azure_openai",
+                deployment,
             }),
         })
     }
@@ -84,7 +156,7 @@ impl OpenAiProvider {
 #[async_trait]
 impl LlmProvider for OpenAiProvider {
     fn provider_name(&self) -> &str {
-        "openai"
+        self.inner.name
     }
 
     fn default_model(&self) -> &str {
@@ -99,8 +171,12 @@ impl LlmProvider for OpenAiProvider {
             model,
             self.inner.include_usage,
         ));
-        let (response, retries_done) = self.inner.http.send_with_retries(&body, 0).await?;
-        let state = ResponseStream::start(self.inner.clone(), body, response, retries_done);
+        let url = match &self.inner.deployment {
+            Some(deployment) => deployment.url(model),
+            None => self.inner.http.url.clone(),
+        };
+        let (response, retries_done) = self.inner.http.send_with_retries_to(&url, &body, 0).await?;
+        let state = ResponseStream::start(self.inner.clone(), url, body, response, retries_done);
         Ok(Box::pin(futures::stream::unfold(
             state,
             |mut state| async move {
@@ -117,6 +193,8 @@ type SseEvents = futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse
 /// breaks before any event was handed out and retries remain.
 struct ResponseStream {
     inner: Arc<OpenAiInner>,
+    /// Where the request went (the same again on a reconnect).
+    url: String,
     body: Arc<Value>,
     source: ResponseSource,
     decoder: ChunkDecoder,
@@ -134,12 +212,14 @@ enum ResponseSource {
 impl ResponseStream {
     fn start(
         inner: Arc<OpenAiInner>,
+        url: String,
         body: Arc<Value>,
         response: reqwest::Response,
         retries_done: u32,
     ) -> Self {
         Self {
             inner,
+            url,
             body,
             source: ResponseSource::from_response(response),
             decoder: ChunkDecoder::default(),
@@ -230,7 +310,7 @@ impl ResponseStream {
     async fn reconnect(&mut self, error: LlmError) -> Result<(), LlmError> {
         let wait = self.inner.http.retry_policy.backoff(self.retries_done);
         tracing::warn!(
-            endpoint = %self.inner.http.url,
+            endpoint = %self.url,
             wait_ms = wait.as_millis() as u64,
             %error,
             "LLM stream broke before any token, retrying"
@@ -239,7 +319,7 @@ impl ResponseStream {
         let (response, retries_done) = self
             .inner
             .http
-            .send_with_retries(&self.body, self.retries_done + 1)
+            .send_with_retries_to(&self.url, &self.body, self.retries_done + 1)
             .await?;
         self.retries_done = retries_done;
         self.source = ResponseSource::from_response(response);

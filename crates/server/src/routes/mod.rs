@@ -16,6 +16,7 @@ pub mod buds;
 pub mod chat;
 pub mod health;
 pub mod kg;
+pub mod llm_providers;
 pub mod mcp_servers;
 pub mod me;
 pub mod policies;
@@ -32,6 +33,7 @@ pub fn api_router() -> (Router<AppState>, OpenApi) {
         .merge(policies::router())
         .merge(audit::router())
         .merge(buds::router())
+        .merge(llm_providers::router())
         .merge(kg::router())
         .merge(mcp_servers::router())
         .merge(health::api_router());

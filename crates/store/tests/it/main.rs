@@ -15,6 +15,7 @@ mod fixtures;
 mod instances;
 mod isolation;
 mod kg;
+mod llm_providers;
 mod mcp_observations;
 mod policies;
 mod secrets_at_rest;

@@ -108,6 +108,7 @@ async fn messages(
     let text = String::from_utf8_lossy(&body).into_owned();
     let recorded = RecordedRequest {
         path: uri.path().to_owned(),
+        query: uri.query().map(str::to_owned),
         headers: headers
             .iter()
             .map(|(name, value)| {

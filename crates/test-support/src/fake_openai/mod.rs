@@ -1,7 +1,11 @@
 //! A scripted OpenAI-compatible Chat Completions server over real HTTP (axum on
 //! 127.0.0.1:0), for testing the `openai` provider and the chat engine end to end.
 //!
-//! Each `POST …/chat/completions` is recorded (path, headers, JSON body) and answered with
+//! Azure OpenAI's paths are served too (`/openai/deployments/{deployment}/chat/completions`
+//! and `/openai/v1/chat/completions`), and `GET /v1/models` (`/models`, `/openai/v1/models`)
+//! answers the list set with [`FakeOpenAi::serve_models`] (or a scripted error).
+//!
+//! Each `POST …/chat/completions` is recorded (path, query, headers, JSON body) and answered with
 //! the next queued [`ScriptedReply`]; with nothing queued it answers 500 naming the problem,
 //! so a test that expects fewer requests fails visibly. Streams whose client went away
 //! before the scripted ending are counted, so cancellation can be asserted.
@@ -19,7 +23,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use futures::StreamExt;
 use serde_json::Value;
 use tokio::sync::{Notify, oneshot};
@@ -33,6 +37,8 @@ pub use script::{
 #[derive(Clone, Debug)]
 pub struct RecordedRequest {
     pub path: String,
+    /// The query string, if any (Azure's `api-version=…`).
+    pub query: Option<String>,
     /// Header names lower-cased.
     pub headers: BTreeMap<String, String>,
     /// The JSON body (`Value::String` with the raw text if it was not JSON).
@@ -54,6 +60,9 @@ struct FakeState {
     requests: Mutex<Vec<RecordedRequest>>,
     streams_abandoned_by_client: AtomicUsize,
     changed: Notify,
+    /// What `GET …/models` answers: status and body.
+    models: Mutex<Option<(u16, String)>>,
+    model_requests: Mutex<Vec<RecordedRequest>>,
 }
 
 /// The running fake. Stops when dropped.
@@ -77,6 +86,14 @@ impl FakeOpenAi {
         let app = Router::new()
             .route("/v1/chat/completions", post(chat_completions))
             .route("/chat/completions", post(chat_completions))
+            .route(
+                "/openai/deployments/{deployment}/chat/completions",
+                post(chat_completions),
+            )
+            .route("/openai/v1/chat/completions", post(chat_completions))
+            .route("/v1/models", get(models))
+            .route("/models", get(models))
+            .route("/openai/v1/models", get(models))
             .with_state(state.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -110,6 +127,26 @@ impl FakeOpenAi {
     pub fn enqueue(&self, reply: ScriptedReply) -> &Self {
         self.state.script.lock().unwrap().push_back(reply);
         self
+    }
+
+    /// `GET …/models` answers these ids (OpenAI's list shape) from now on.
+    pub fn serve_models(&self, ids: &[&str]) {
+        let data: Vec<Value> = ids
+            .iter()
+            .map(|id| serde_json::json!({"id": id, "object": "model", "owned_by": "fake"}))
+            .collect();
+        let body = serde_json::json!({"object": "list", "data": data}).to_string();
+        *self.state.models.lock().unwrap() = Some((200, body));
+    }
+
+    /// `GET …/models` answers `status` with `body` from now on.
+    pub fn serve_models_error(&self, status: u16, body: &str) {
+        *self.state.models.lock().unwrap() = Some((status, body.to_owned()));
+    }
+
+    /// Every `GET …/models` received so far.
+    pub fn model_requests(&self) -> Vec<RecordedRequest> {
+        self.state.model_requests.lock().unwrap().clone()
     }
 
     /// Replies queued but not yet used.
@@ -158,22 +195,11 @@ async fn chat_completions(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let text = String::from_utf8_lossy(&body).into_owned();
-    let recorded = RecordedRequest {
-        path: uri.path().to_owned(),
-        headers: headers
-            .iter()
-            .map(|(name, value)| {
-                (
-                    name.as_str().to_ascii_lowercase(),
-                    String::from_utf8_lossy(value.as_bytes()).into_owned(),
-                )
-            })
-            .collect(),
-        body: serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        received_at: Instant::now(),
-    };
-    state.requests.lock().unwrap().push(recorded);
+    state
+        .requests
+        .lock()
+        .unwrap()
+        .push(record(&uri, &headers, &body));
     state.changed.notify_waiters();
     let reply = state.script.lock().unwrap().pop_front();
     match reply {
@@ -203,6 +229,42 @@ async fn chat_completions(
             .body(Body::from_stream(scripted_body(stream, state)))
             .expect("valid response"),
     }
+}
+
+fn record(uri: &Uri, headers: &HeaderMap, body: &Bytes) -> RecordedRequest {
+    let text = String::from_utf8_lossy(body).into_owned();
+    RecordedRequest {
+        path: uri.path().to_owned(),
+        query: uri.query().map(str::to_owned),
+        headers: headers
+            .iter()
+            .map(|(name, value)| {
+                (
+                    name.as_str().to_ascii_lowercase(),
+                    String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        body: serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        received_at: Instant::now(),
+    }
+}
+
+async fn models(State(state): State<Arc<FakeState>>, uri: Uri, headers: HeaderMap) -> Response {
+    state
+        .model_requests
+        .lock()
+        .unwrap()
+        .push(record(&uri, &headers, &Bytes::new()));
+    let (status, body) = state.models.lock().unwrap().clone().unwrap_or((
+        404,
+        r#"{"error":{"message":"fake OpenAI server: no model list set"}}"#.to_owned(),
+    ));
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(Body::from(body))
+        .expect("valid response")
 }
 
 /// Counts the stream as abandoned if it is dropped before its scripted ending.

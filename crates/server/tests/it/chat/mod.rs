@@ -9,6 +9,7 @@ mod call_ids;
 mod design_fields;
 mod in_flight;
 mod limits;
+mod llm_providers;
 mod nul_characters;
 mod offline_everything;
 mod offline_kg;

@@ -368,6 +368,10 @@ impl Matrix {
         match schema {
             "CreateBudBody" => json!({"name": format!("matrix created bud {n}")}),
             "UpdateBudBody" => json!({"name": format!("matrix renamed bud {n}")}),
+            "CreateLlmProviderBody" => {
+                json!({"name": format!("matrix-provider-{n}"), "kind": "offline"})
+            }
+            "UpdateLlmProviderBody" => json!({"default_model": format!("matrix-model-{n}")}),
             "PolicyRequest" => json!({"policy": "ASK_USER"}),
             "ImportRequest" => json!({"objects": [{"id": format!("matrix-imported-{n}"),
                 "type": self.object_template["type"], "properties": self.object_template["properties"]}]}),

@@ -1,0 +1,216 @@
+//! Which LLM answers a turn: a named provider — one of the configuration file
+//! (`default` = the `[llm]` keys, then `[[llm.providers]]`) or one an admin stored in the
+//! workspace through the API (`catalog`) — and its model. Providers are built once and reused
+//! (connection pools shared); a stored one is rebuilt when it changed. A bud naming a provider
+//! *kind* (`openai`, `anthropic`, `offline`: the shape before named providers) still gets that
+//! kind with the `[llm]` keys.
+
+mod catalog;
+
+pub use catalog::{ProviderEntry, ProviderSource};
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use switchboard_core::WorkspaceId;
+use switchboard_llm::{
+    DEFAULT_PROVIDER_NAME, LlmConfig, LlmError, LlmOverrides, LlmProvider, NamedProviderConfig,
+    ProviderKind, build_provider,
+};
+use switchboard_store::{BudRecord, Store};
+
+use crate::error::ChatError;
+
+/// The provider and model for one turn.
+#[derive(Clone, Debug)]
+pub struct ChosenModel {
+    pub provider: Arc<dyn LlmProvider>,
+    /// Sent in the request; empty means the provider's default.
+    pub model: String,
+}
+
+impl ChosenModel {
+    /// The model name to report (the provider's default when none is set).
+    pub fn display_model(&self) -> String {
+        if self.model.is_empty() {
+            self.provider.default_model().to_owned()
+        } else {
+            self.model.clone()
+        }
+    }
+}
+
+/// A built provider and the version of its description it was built from.
+type Built = (String, Arc<dyn LlmProvider>);
+
+#[derive(Debug)]
+pub struct ProviderSet {
+    config: LlmConfig,
+    store: Store,
+    default: Arc<dyn LlmProvider>,
+    /// By cache key (`config/<name>`, `kind/<kind>`, `<workspace>/<name>`).
+    built: Mutex<HashMap<String, Built>>,
+}
+
+impl ProviderSet {
+    pub fn new(config: LlmConfig, store: Store) -> Result<Self, LlmError> {
+        let default = build_provider(&config)?;
+        Ok(Self::with_default(config, store, default))
+    }
+
+    /// Uses `default` as the provider named `default` (tests, benchmarks).
+    pub fn with_default(config: LlmConfig, store: Store, default: Arc<dyn LlmProvider>) -> Self {
+        Self {
+            config,
+            store,
+            default,
+            built: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub(crate) fn config(&self) -> &LlmConfig {
+        &self.config
+    }
+
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The provider and model for a conversation started from `bud` (or none).
+    pub async fn choose(
+        &self,
+        workspace_id: &WorkspaceId,
+        bud: Option<&BudRecord>,
+    ) -> Result<ChosenModel, ChatError> {
+        let name = bud.and_then(|bud| bud.provider.as_deref());
+        let (provider, default_model) = self.resolve(workspace_id, name).await?;
+        let model = bud
+            .and_then(|bud| bud.model.clone())
+            .filter(|model| !model.trim().is_empty())
+            .unwrap_or(default_model);
+        Ok(ChosenModel { provider, model })
+    }
+
+    /// The provider `name` names (`None`: `default`) and its default model.
+    async fn resolve(
+        &self,
+        workspace_id: &WorkspaceId,
+        name: Option<&str>,
+    ) -> Result<(Arc<dyn LlmProvider>, String), ChatError> {
+        let name = name.unwrap_or(DEFAULT_PROVIDER_NAME);
+        if name == DEFAULT_PROVIDER_NAME {
+            return Ok((self.default.clone(), self.config.model.clone()));
+        }
+        if let Some(named) = self
+            .config
+            .providers
+            .iter()
+            .find(|named| named.name == name)
+        {
+            let provider = self.built(format!("config/{name}"), String::new(), named)?;
+            return Ok((provider, named.model.clone()));
+        }
+        match catalog::stored_provider(&self.store, workspace_id, name).await? {
+            Some((named, version)) => {
+                let key = format!("{workspace_id}/{name}");
+                Ok((self.built(key, version, &named)?, named.model))
+            }
+            None => self.legacy_kind(name),
+        }
+    }
+
+    /// A bud that names a provider kind rather than a provider.
+    fn legacy_kind(&self, name: &str) -> Result<(Arc<dyn LlmProvider>, String), ChatError> {
+        let kind = ProviderKind::parse(name).ok_or_else(|| unknown_provider(name))?;
+        if kind == self.config.provider {
+            return Ok((self.default.clone(), self.config.model.clone()));
+        }
+        let config = self.config.overridden_by(&LlmOverrides {
+            provider: Some(kind),
+            ..LlmOverrides::default()
+        });
+        let named = NamedProviderConfig {
+            name: name.to_owned(),
+            kind,
+            base_url: config.base_url.clone(),
+            api_key: config.api_key.clone(),
+            model: String::new(),
+            api_version: config.api_version.clone(),
+            models: Vec::new(),
+        };
+        Ok((
+            self.built(format!("kind/{name}"), String::new(), &named)?,
+            String::new(),
+        ))
+    }
+
+    /// The provider under `key`, built from `named` unless one of this `version` is cached.
+    fn built(
+        &self,
+        key: String,
+        version: String,
+        named: &NamedProviderConfig,
+    ) -> Result<Arc<dyn LlmProvider>, ChatError> {
+        let mut built = self
+            .built
+            .lock()
+            .map_err(|_| ChatError::Conflict("the provider cache is poisoned".to_owned()))?;
+        if let Some((cached_version, provider)) = built.get(&key)
+            && *cached_version == version
+        {
+            return Ok(provider.clone());
+        }
+        let provider = build_provider(&self.config.for_named(named)).map_err(|error| {
+            ChatError::invalid(
+                "provider",
+                format!("the provider '{}' cannot be used: {error}", named.name),
+            )
+        })?;
+        built.insert(key, (version, provider.clone()));
+        Ok(provider)
+    }
+
+    /// Refuses a bud's provider and model that could never answer: the provider must exist,
+    /// and a network provider needs a model (the bud's own or the provider's default).
+    pub async fn check_bud_choice(
+        &self,
+        workspace_id: &WorkspaceId,
+        provider: Option<&str>,
+        model: Option<&str>,
+    ) -> Result<(), ChatError> {
+        let name = provider.unwrap_or(DEFAULT_PROVIDER_NAME);
+        let (kind, default_model) = match self.entry(workspace_id, name).await? {
+            Some(entry) => (entry.kind, entry.default_model),
+            None => {
+                let kind = ProviderKind::parse(name).ok_or_else(|| unknown_provider(name))?;
+                if kind == self.config.provider {
+                    (kind, self.config.model.clone())
+                } else {
+                    (kind, String::new())
+                }
+            }
+        };
+        let has_model =
+            model.is_some_and(|model| !model.trim().is_empty()) || !default_model.trim().is_empty();
+        if kind != ProviderKind::Offline && !has_model {
+            return Err(ChatError::invalid(
+                "model",
+                format!(
+                    "required with provider '{name}' ({}), which has no default model",
+                    kind.as_str()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn unknown_provider(name: &str) -> ChatError {
+    ChatError::invalid(
+        "provider",
+        format!(
+            "unknown provider '{}' (no configured or stored provider has that name; see GET \
+             /api/llm/providers)",
+            switchboard_core::log_text(name)
+        ),
+    )
+}
