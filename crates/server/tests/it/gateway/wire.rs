@@ -203,3 +203,66 @@ async fn the_gateway_needs_a_token_with_gateway_use() {
         "initialize answers; the bud is checked per request"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_buds_gateway_offers_its_tool_selection_under_its_policies() {
+    let (_fake, server, everything) = start(ApprovalConfig::default()).await;
+    let carol = server
+        .person_via_api("carol", "member", &["gateway:use", "chat:use"])
+        .await;
+    let (status, bud) = server
+        .send(
+            &server.admin,
+            Method::POST,
+            "/api/buds",
+            Some(json!({
+                "name": "echoer",
+                "system_prompt": "Echo.",
+                "mcp_config": {"servers": ["everything"], "available_tools": ["everything.echo"]}
+            })),
+        )
+        .await;
+    assert_eq!(status, 201, "{bud}");
+    let bud_id = bud["id"].as_str().unwrap();
+    let (status, body) = server
+        .send(
+            &server.admin,
+            Method::PUT,
+            &format!("/api/buds/{bud_id}/policies/{everything}/echo"),
+            Some(json!({"policy": "ALWAYS_ALLOW"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    // By name and by id: only the bud's selection, and its ALWAYS_ALLOW runs without asking
+    // (the workspace's default is ASK_USER).
+    for reference in ["echoer", bud_id] {
+        let client = connect(
+            &server,
+            &format!("/gateway/buds/{reference}/mcp"),
+            &carol.token,
+        )
+        .await;
+        assert_eq!(listed_names(&client).await, ["everything__echo"]);
+        let result = tokio::time::timeout(Duration::from_secs(10), client.call_tool(echo("bud")))
+            .await
+            .expect("the bud's rule allows it")
+            .unwrap();
+        assert_eq!(text_of(&result), "Echo: bud");
+        client.cancel().await.unwrap();
+    }
+    // The workspace endpoint still asks.
+    let client = connect(&server, "/gateway/mcp", &carol.token).await;
+    assert!(listed_names(&client).await.len() > 1);
+    let peer = client.peer().clone();
+    let waiting = tokio::spawn(async move { peer.call_tool(echo("ws")).await });
+    let asked = pending_approval(&server, &carol).await;
+    server
+        .decide(&carol, &asked["approval_id"], "approve", "once")
+        .await;
+    assert_eq!(text_of(&waiting.await.unwrap().unwrap()), "Echo: ws");
+
+    let unknown = connect(&server, "/gateway/buds/no-such-bud/mcp", &carol.token).await;
+    let refused = unknown.list_all_tools().await.expect_err("unknown bud");
+    assert!(refused.to_string().contains("unknown bud"), "{refused}");
+}
