@@ -86,6 +86,8 @@ impl AuditLog {
             "decision": decision,
             "decided_by": decided_by,
             "error": report.error,
+            "origin": request.origin.as_str(),
+            "client_name": request.origin.client_name(),
         });
         self.record(
             &request.principal.workspace_id,

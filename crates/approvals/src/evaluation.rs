@@ -113,6 +113,68 @@ fn ephemeral_verdict(default_policy: ApprovalPolicy, request: &GateRequest) -> V
     }
 }
 
+/// The rule an admin set for `tool_name` of `server_id`: the bud's, else the workspace's, else
+/// the configured default.
+async fn admin_rule(
+    inner: &ApprovalsInner,
+    workspace_id: &WorkspaceId,
+    bud_id: Option<&BudId>,
+    server_id: &ServerId,
+    tool_name: &str,
+) -> StoreResult<AdminRule> {
+    let store = &inner.store;
+    if let Some(bud_id) = bud_id {
+        let scope = ToolRuleScope::Bud(bud_id.clone());
+        if let Some(rule) = store
+            .get_tool_rule(workspace_id, &scope, server_id, tool_name)
+            .await?
+        {
+            return Ok(AdminRule {
+                policy: rule.policy,
+                pin_hash: rule.pin_hash,
+                source: RuleSource::Bud,
+                updated_by: rule.updated_by,
+            });
+        }
+    }
+    Ok(
+        match store
+            .get_tool_policy(workspace_id, server_id, tool_name)
+            .await?
+        {
+            Some(policy) => AdminRule {
+                policy: policy.policy,
+                pin_hash: policy.pinned_definition_hash,
+                source: RuleSource::Workspace,
+                updated_by: policy.updated_by,
+            },
+            None => AdminRule {
+                policy: inner.config.default_policy,
+                pin_hash: None,
+                source: RuleSource::Default,
+                updated_by: None,
+            },
+        },
+    )
+}
+
+/// The policy an admin rule gives `tool_name` of `server_id` in `bud` (none: the workspace's):
+/// what the gateway asks to leave `ALWAYS_DENY` tools out of its list. Pins and a person's
+/// remembered decisions are the gate's business, at call time.
+pub(crate) async fn admin_policy(
+    inner: &ApprovalsInner,
+    workspace_id: &WorkspaceId,
+    bud_id: Option<&BudId>,
+    server_id: &ServerId,
+    tool_name: &str,
+) -> StoreResult<ApprovalPolicy> {
+    Ok(
+        admin_rule(inner, workspace_id, bud_id, server_id, tool_name)
+            .await?
+            .policy,
+    )
+}
+
 /// One call to a registered server, being evaluated.
 struct Evaluation<'a> {
     inner: &'a ApprovalsInner,
@@ -128,40 +190,14 @@ struct Evaluation<'a> {
 impl Evaluation<'_> {
     /// The conversation's bud rule, else the workspace policy, else the configured default.
     async fn admin_rule(&self) -> StoreResult<AdminRule> {
-        let store = &self.inner.store;
-        if let Some(bud_id) = self.bud_id {
-            let scope = ToolRuleScope::Bud(bud_id.clone());
-            if let Some(rule) = store
-                .get_tool_rule(self.workspace_id, &scope, self.server_id, self.tool_name)
-                .await?
-            {
-                return Ok(AdminRule {
-                    policy: rule.policy,
-                    pin_hash: rule.pin_hash,
-                    source: RuleSource::Bud,
-                    updated_by: rule.updated_by,
-                });
-            }
-        }
-        Ok(
-            match store
-                .get_tool_policy(self.workspace_id, self.server_id, self.tool_name)
-                .await?
-            {
-                Some(policy) => AdminRule {
-                    policy: policy.policy,
-                    pin_hash: policy.pinned_definition_hash,
-                    source: RuleSource::Workspace,
-                    updated_by: policy.updated_by,
-                },
-                None => AdminRule {
-                    policy: self.inner.config.default_policy,
-                    pin_hash: None,
-                    source: RuleSource::Default,
-                    updated_by: None,
-                },
-            },
+        admin_rule(
+            self.inner,
+            self.workspace_id,
+            self.bud_id.as_ref(),
+            self.server_id,
+            self.tool_name,
         )
+        .await
     }
 
     /// `ALWAYS_ALLOW`: allowed while the tool matches its pin (pinned on first use);

@@ -13,7 +13,7 @@ use crate::gate::InteractiveApprovalGate;
 use crate::waiting::WaitingRoom;
 use std::sync::Arc;
 use switchboard_chat::ApprovalGate;
-use switchboard_core::{Principal, UserId};
+use switchboard_core::{ApprovalPolicy, BudId, Principal, ServerId, UserId, WorkspaceId};
 use switchboard_mcp_client::{
     ElicitationResponder, SessionEvent, SessionEventHandler, SessionEventKind,
 };
@@ -62,6 +62,28 @@ impl Approvals {
 
     pub fn config(&self) -> &ApprovalConfig {
         &self.inner.config
+    }
+
+    /// The admin rule's policy for a tool of a registered server in `bud` (none: the
+    /// workspace's), the default when no rule names it. The gateway leaves `ALWAYS_DENY` tools
+    /// out of what it lists; every call is still reviewed by the gate.
+    pub async fn admin_policy(
+        &self,
+        workspace_id: &WorkspaceId,
+        bud_id: Option<&BudId>,
+        server_id: &ServerId,
+        tool_name: &str,
+    ) -> ApprovalResult<ApprovalPolicy> {
+        Ok(
+            crate::evaluation::admin_policy(
+                &self.inner,
+                workspace_id,
+                bud_id,
+                server_id,
+                tool_name,
+            )
+            .await?,
+        )
     }
 
     pub fn audit(&self) -> &AuditLog {

@@ -54,6 +54,36 @@ pub struct GateRequest {
     pub arguments: Value,
     /// Fires when the turn ends; a waiting review must give up then.
     pub cancellation: CancellationToken,
+    /// Where the call came from (a chat turn, or a client of the gateway); audited.
+    pub origin: CallOrigin,
+}
+
+/// Where a tool call came from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum CallOrigin {
+    /// A chat turn's model.
+    #[default]
+    Chat,
+    /// An MCP client of the gateway (`/gateway/mcp`), by the name it gave in `clientInfo`.
+    Gateway { client_name: String },
+}
+
+impl CallOrigin {
+    /// `chat` or `gateway`, as audited.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CallOrigin::Chat => "chat",
+            CallOrigin::Gateway { .. } => "gateway",
+        }
+    }
+
+    /// The gateway client's name (`None` for the chat).
+    pub fn client_name(&self) -> Option<&str> {
+        match self {
+            CallOrigin::Chat => None,
+            CallOrigin::Gateway { client_name } => Some(client_name),
+        }
+    }
 }
 
 /// Which server a call goes to.

@@ -13,6 +13,9 @@
 //! - [`ChatEvent`] and its payloads: what an answer streams (the HTTP layer owns the JSON).
 //! - [`ApprovalGate`] (the seam the approvals module implements), [`GateRequest`],
 //!   [`GateDecision`], [`CallReport`], [`EventSink`]; without a gate every call is refused.
+//! - Tool calls from outside a turn (the MCP gateway): `ChatService::gateway_tools`,
+//!   `gateway_conversation`, `run_gateway_call` ([`GatewayCall`] → [`GatewayOutcome`]) — the
+//!   same catalog, gate, records and audit as a turn's calls.
 //! - [`mcp_config`]: bud `mcp_config` / conversation overrides and [`resolve_mcp_config`].
 //! - [`ChatConfig`] (`[chat]`), [`ChatError`].
 //!
@@ -47,7 +50,9 @@ pub use events::{
     ElicitationRequiredEvent, ElicitationResolvedEvent, ErrorEvent, MetaEvent, OfferedTool,
     SchemaContext, ToolEvent, ToolEventStatus, TurnOutcome, UnavailableServer, tool_intent,
 };
-pub use gate::{ApprovalGate, CallReport, EventSink, GateDecision, GateRequest, GateTarget};
+pub use gate::{
+    ApprovalGate, CallOrigin, CallReport, EventSink, GateDecision, GateRequest, GateTarget,
+};
 pub use mcp_config::{
     BudMcpConfig, McpConfigError, McpConfigOverrides, ResolvedMcpConfig, resolve_mcp_config,
 };
@@ -55,8 +60,9 @@ pub use providers::{ProviderEntry, ProviderSource};
 pub use schema_context::SchemaContextSource;
 pub use service::{
     BudInput, BudUpdate, ChatService, ChatServiceBuilder, ConversationDetail, ConversationPage,
-    ConversationUpdate, LlmProviderInput, LlmProviderUpdate, ModelEntry, ModelListing,
-    NewConversationInput, RemoteListing, ToolResultPage, TurnRequest, TurnStream,
+    ConversationUpdate, GatewayCall, GatewayOutcome, LlmProviderInput, LlmProviderUpdate,
+    ModelEntry, ModelListing, NewConversationInput, RemoteListing, ToolResultPage, TurnRequest,
+    TurnStream,
 };
 pub use sign_in::AuthorizationStarter;
 /// The LLM types the provider API speaks (so `server` needs no `llm` dependency).

@@ -20,18 +20,22 @@ pub enum Scope {
     ServersRead,
     #[serde(rename = "servers:write")]
     ServersWrite,
+    /// Use the gateway (`/gateway/mcp`): the workspace's servers re-exposed over MCP.
+    #[serde(rename = "gateway:use")]
+    GatewayUse,
     #[serde(rename = "admin")]
     Admin,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 7] = [
+    pub const ALL: [Scope; 8] = [
         Scope::ChatUse,
         Scope::SchemaRead,
         Scope::DataRead,
         Scope::DataWrite,
         Scope::ServersRead,
         Scope::ServersWrite,
+        Scope::GatewayUse,
         Scope::Admin,
     ];
 
@@ -43,6 +47,7 @@ impl Scope {
             Scope::DataWrite => "data:write",
             Scope::ServersRead => "servers:read",
             Scope::ServersWrite => "servers:write",
+            Scope::GatewayUse => "gateway:use",
             Scope::Admin => "admin",
         }
     }
@@ -57,7 +62,7 @@ impl fmt::Display for Scope {
 /// A scope string that is not one of [`Scope::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown scope '{0}' (known scopes: chat:use, schema:read, data:read, data:write, servers:read, servers:write, admin)"
+    "unknown scope '{0}' (known scopes: chat:use, schema:read, data:read, data:write, servers:read, servers:write, gateway:use, admin)"
 )]
 pub struct UnknownScope(pub String);
 

@@ -25,6 +25,40 @@ pub struct KgEndpoint {
     settings: McpHttpSettings,
 }
 
+/// The transport and guard settings of the gateway's endpoints (`crate::gateway`): the same
+/// hosts, origins, token verification, session limits and rate limit as `/mcp`, no anonymous
+/// access, and `gateway:use` required of every request.
+pub fn gateway_http_settings(
+    config: &KgConfig,
+    verifier: Arc<dyn TokenVerifier>,
+    shutdown: CancellationToken,
+) -> Result<McpHttpSettings, InvalidSetting> {
+    config.validate()?;
+    let origins = OriginPolicy::new(&config.allowed_hosts, &config.allowed_origins)
+        .map_err(|error| InvalidSetting::new(error.setting_key(), error.to_string()))?;
+    let authenticator = Authenticator::new(
+        verifier,
+        AnonymousAccess::Refused,
+        Duration::from_secs(config.token_cache_secs),
+    );
+    let limiter = RateLimiter::new(config.rate_limit_per_minute, config.rate_limit_burst);
+    Ok(McpHttpSettings {
+        origins,
+        authenticator,
+        session_idle_timeout: Duration::from_secs(config.session_idle_timeout_secs),
+        sse_keep_alive: Duration::from_secs(config.sse_keep_alive_secs),
+        sse_retry: SSE_RETRY,
+        max_request_body_bytes: DEFAULT_MAX_REQUEST_BODY_BYTES,
+        sessions: SessionLimits {
+            max_sessions_per_caller: config.max_sessions_per_caller,
+            unused_session_timeout: Duration::from_secs(config.unused_session_timeout_secs),
+            limiter: Some(limiter),
+        },
+        shutdown,
+        required_scope: Some(switchboard_core::Scope::GatewayUse),
+    })
+}
+
 impl KgEndpoint {
     /// `anonymous_workspace` is the workspace served to requests without a token when
     /// `config.anonymous_scopes` grants any scope (the default workspace in the product);
@@ -71,6 +105,7 @@ impl KgEndpoint {
             max_request_body_bytes: DEFAULT_MAX_REQUEST_BODY_BYTES,
             sessions,
             shutdown,
+            required_scope: None,
         };
         Ok(Self { state, settings })
     }

@@ -14,6 +14,7 @@ pub mod auth;
 pub mod config;
 pub mod endpoint;
 pub mod errors;
+pub mod gateway;
 pub mod graphs;
 pub mod handler;
 pub mod http;

@@ -116,6 +116,19 @@ impl KnowledgeGraphService {
         .into_router()
     }
 
+    /// The gateway's routes (`/gateway/mcp`, `/gateway/buds/{bud}/mcp`) over `backend`, with
+    /// `/mcp`'s hosts, origins, token verification and limits. Call inside the Tokio runtime.
+    pub fn gateway_router<S: Clone + Send + Sync + 'static>(
+        &self,
+        backend: Arc<dyn crate::gateway::GatewayBackend>,
+        shutdown: CancellationToken,
+    ) -> Router<S> {
+        let settings =
+            crate::endpoint::gateway_http_settings(&self.config, self.verifier.clone(), shutdown)
+                .expect("the [kg] settings were checked when the service was built");
+        crate::gateway::gateway_router(backend, settings)
+    }
+
     /// First start: loads the sample dataset into the default workspace when
     /// `load_sample_dataset` is on and that workspace has no graph. Returns whether it did.
     pub async fn load_sample_if_configured(&self) -> Result<bool, GraphError> {

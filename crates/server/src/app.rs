@@ -11,13 +11,21 @@ use axum::Router;
 pub fn app(state: AppState) -> Router {
     let max_request_body_bytes = state.config.max_request_body_bytes;
     let (api, document) = routes::api_router();
-    let router = Router::new()
+    let mut router = Router::new()
         .merge(routes::health::router())
         .merge(crate::oauth::public_router())
         .merge(api)
         .merge(crate::openapi::router(&document))
         .merge(state.kg.router(state.shutdown.clone()))
         .merge(crate::web::router());
+    if let Some(chat) = &state.chat {
+        let backend = crate::gateway::ChatGateway::new(chat.clone(), state.approvals.clone());
+        router = router.merge(
+            state
+                .kg
+                .gateway_router(std::sync::Arc::new(backend), state.shutdown.clone()),
+        );
+    }
     with_common_layers(
         router,
         max_request_body_bytes,

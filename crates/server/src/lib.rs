@@ -9,6 +9,7 @@ mod body_timeout;
 pub mod config;
 mod connection_limits;
 pub mod error;
+pub mod gateway;
 pub mod metrics;
 mod middleware;
 mod mirrors;

@@ -120,6 +120,8 @@ pub enum Scope {
     ServersRead,
     #[serde(rename = "servers:write")]
     ServersWrite,
+    #[serde(rename = "gateway:use")]
+    GatewayUse,
     #[serde(rename = "admin")]
     Admin,
 }
@@ -134,6 +136,7 @@ impl From<switchboard_core::Scope> for Scope {
             Real::DataWrite => Scope::DataWrite,
             Real::ServersRead => Scope::ServersRead,
             Real::ServersWrite => Scope::ServersWrite,
+            Real::GatewayUse => Scope::GatewayUse,
             Real::Admin => Scope::Admin,
         }
     }

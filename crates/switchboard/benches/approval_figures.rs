@@ -384,6 +384,7 @@ async fn gate_request(
         tool: definition.clone(),
         arguments: json!({}),
         cancellation: CancellationToken::new(),
+        origin: switchboard_chat::CallOrigin::Chat,
     }
 }
 

@@ -51,6 +51,9 @@ pub enum Command {
     /// Manage the MCP servers of a running instance over its HTTP API (URL and token from
     /// --api-url/--token or SWITCHBOARD_URL/SWITCHBOARD_TOKEN).
     Servers(Box<crate::servers::ServersArgs>),
+    /// The MCP gateway: `gateway connect-config --client claude-code|cursor|vscode [--bud NAME]`
+    /// prints what to paste into that client.
+    Gateway(crate::gateway::GatewayArgs),
     /// Print a shell completion script: `switchboard completions bash > /etc/bash_completion.d/switchboard`.
     Completions {
         #[arg(value_enum)]
@@ -78,7 +81,7 @@ pub enum TokenCommand {
         #[arg(long)]
         name: String,
         /// Comma-separated scopes: chat:use, schema:read, data:read, data:write, servers:read,
-        /// servers:write, admin.
+        /// servers:write, gateway:use, admin.
         #[arg(long)]
         scopes: String,
         /// Workspace name.

@@ -5,6 +5,7 @@
 mod admin;
 mod cli;
 mod config;
+mod gateway;
 mod output;
 mod serve;
 mod servers;
@@ -93,6 +94,7 @@ async fn dispatch(command: Command, config: Config, json: bool) -> anyhow::Resul
         Command::Workspace(command) => admin::workspace(&config, command, output).await,
         Command::User(command) => admin::user(&config, command, output).await,
         Command::Servers(arguments) => servers::run(*arguments, json).await,
+        Command::Gateway(arguments) => gateway::run(arguments),
         Command::Completions { .. } => Ok(()),
     }
 }

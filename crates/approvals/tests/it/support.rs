@@ -178,6 +178,7 @@ impl World {
             tool: tool.clone(),
             arguments,
             cancellation: CancellationToken::new(),
+            origin: switchboard_chat::CallOrigin::Chat,
         }
     }
 }

@@ -7,6 +7,7 @@
 mod buds;
 mod conversations;
 mod drain;
+mod gateway;
 mod llm_providers;
 mod reservation;
 mod turns;
@@ -15,6 +16,7 @@ pub use buds::{BudInput, BudUpdate};
 pub use conversations::{
     ConversationDetail, ConversationPage, ConversationUpdate, NewConversationInput, ToolResultPage,
 };
+pub use gateway::{GatewayCall, GatewayOutcome};
 pub use llm_providers::{
     LlmProviderInput, LlmProviderUpdate, ModelEntry, ModelListing, RemoteListing,
 };
@@ -44,6 +46,8 @@ pub struct ChatService {
     engine: Arc<Engine>,
     /// Phase 1 of a shutdown: whether new answers are refused (see `drain`).
     drain: Arc<drain::Drain>,
+    /// The conversations recording gateway clients' calls (see `gateway`).
+    gateway_conversations: Arc<gateway::GatewayConversations>,
 }
 
 /// Builds a [`ChatService`]; everything but the store, MCP client and configurations has a
@@ -143,6 +147,7 @@ impl ChatServiceBuilder {
                 authorization: self.authorization,
             }),
             drain: Arc::default(),
+            gateway_conversations: Arc::default(),
         })
     }
 }

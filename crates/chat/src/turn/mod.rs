@@ -4,7 +4,7 @@
 //! what the model is shown.
 
 mod call_ids;
-mod call_outcome;
+pub(crate) mod call_outcome;
 pub(crate) mod handle;
 pub(crate) mod history;
 mod llm_step;

@@ -227,6 +227,7 @@ impl ReviewedCall<'_, '_> {
             tool: self.route.tool.clone(),
             arguments: arguments.clone(),
             cancellation: run.handle.cancellation.clone(),
+            origin: crate::gate::CallOrigin::Chat,
         };
         let handle = Arc::clone(run.handle);
         let sink = EventSink::new(move |event| handle.emit(event));

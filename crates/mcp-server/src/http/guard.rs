@@ -45,6 +45,8 @@ pub struct Guard {
     pub sessions: Arc<BindingSessionManager>,
     pub limits: SessionLimits,
     pub max_request_body_bytes: usize,
+    /// A scope every request must hold (the gateway's `gateway:use`); 403 without it.
+    pub required_scope: Option<switchboard_core::Scope>,
 }
 
 /// Runs the guard around `inner` (the MCP transport).
@@ -90,7 +92,12 @@ async fn admit_caller(
         .get(header::AUTHORIZATION)
         .map(|value| value.as_bytes());
     match guard.authenticator.authenticate(authorization).await {
-        Authentication::Accepted(caller) => Ok(caller),
+        Authentication::Accepted(caller) => match guard.required_scope {
+            Some(scope) if !caller.principal.allows(scope) => {
+                Err(rejection::insufficient_scope(scope))
+            }
+            _ => Ok(caller),
+        },
         Authentication::Missing => Err(rejection::missing_token()),
         Authentication::Invalid => Err(rejection::invalid_token()),
         Authentication::Unavailable(error) => {

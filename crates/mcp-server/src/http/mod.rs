@@ -47,6 +47,8 @@ pub struct McpHttpSettings {
     pub sessions: SessionLimits,
     /// Cancelled at shutdown: ends every session and open stream.
     pub shutdown: CancellationToken,
+    /// A scope every request must hold (403 without it); `None`: the handler checks.
+    pub required_scope: Option<switchboard_core::Scope>,
 }
 
 /// A router serving `handler_factory`'s handlers at [`MCP_PATH`] and [`PLAIN_RPC_PATH`]. The
@@ -62,6 +64,24 @@ where
     mcp_router_and_guard(handler_factory, settings).0
 }
 
+/// `handler_factory`'s handlers over Streamable HTTP at each of `paths` (axum path templates:
+/// the handler finds the request's path in its context), behind the guard, without the plain
+/// JSON-RPC front. The gateway's endpoints are mounted this way.
+pub fn streamable_router_at<H, S>(
+    paths: &[&str],
+    handler_factory: impl Fn() -> H + Send + Sync + 'static,
+    settings: McpHttpSettings,
+) -> Router<S>
+where
+    H: ServerHandler + Send + 'static,
+    S: Clone + Send + Sync + 'static,
+{
+    let (guarded, _) = guarded_services(handler_factory, settings);
+    paths.iter().fold(Router::new(), |router, path| {
+        router.route_service(path, guarded.0.clone())
+    })
+}
+
 /// [`mcp_router`], and its guard, for routes beside it that must admit callers the same way
 /// (the REST reads of [`crate::rest`]).
 pub fn mcp_router_and_guard<H, S>(
@@ -71,6 +91,28 @@ pub fn mcp_router_and_guard<H, S>(
 where
     H: ServerHandler + Send + 'static,
     S: Clone + Send + Sync + 'static,
+{
+    let ((guarded, plain), guard) = guarded_services(handler_factory, settings);
+    let router = Router::new()
+        .route_service(MCP_PATH, guarded)
+        .route_service(PLAIN_RPC_PATH, plain);
+    (router, guard)
+}
+
+/// The guarded session-mode transport and the guarded plain JSON-RPC front, and their guard.
+#[allow(clippy::type_complexity)]
+fn guarded_services<H>(
+    handler_factory: impl Fn() -> H + Send + Sync + 'static,
+    settings: McpHttpSettings,
+) -> (
+    (
+        guard::Guarded<StreamableHttpService<H, BindingSessionManager>>,
+        plain_rpc::PlainRpc<guard::Guarded<StreamableHttpService<H, NeverSessionManager>>>,
+    ),
+    Arc<Guard>,
+)
+where
+    H: ServerHandler + Send + 'static,
 {
     let bindings = Arc::new(SessionBindings::default());
     let transport_config = StreamableHttpServerConfig::default()
@@ -113,6 +155,7 @@ where
         sessions: session_manager,
         limits: settings.sessions,
         max_request_body_bytes: settings.max_request_body_bytes,
+        required_scope: settings.required_scope,
     });
     let max_response_bytes = settings.max_request_body_bytes.max(16 * 1024 * 1024);
     let plain = plain_rpc::PlainRpc {
@@ -126,8 +169,5 @@ where
         inner: service,
         guard: guard.clone(),
     };
-    let router = Router::new()
-        .route_service(MCP_PATH, guarded)
-        .route_service(PLAIN_RPC_PATH, plain);
-    (router, guard)
+    ((guarded, plain), guard)
 }

@@ -63,6 +63,23 @@ pub fn invalid_token() -> Response<Body> {
     response
 }
 
+/// A valid token without the scope the endpoint requires.
+pub fn insufficient_scope(scope: switchboard_core::Scope) -> Response<Body> {
+    let mut response = jsonrpc_error(
+        StatusCode::FORBIDDEN,
+        Value::Null,
+        SERVER_ERROR,
+        &format!("Forbidden: this token lacks the `{scope}` scope"),
+    );
+    let challenge =
+        format!("Bearer realm=\"{REALM}\", error=\"insufficient_scope\", scope=\"{scope}\"");
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_str(&challenge).expect("ascii"),
+    );
+    response
+}
+
 pub fn verifier_unavailable() -> Response<Body> {
     jsonrpc_error(
         StatusCode::SERVICE_UNAVAILABLE,

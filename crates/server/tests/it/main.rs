@@ -7,6 +7,7 @@
 mod approvals;
 mod chat;
 mod contract;
+mod gateway;
 mod kg;
 mod mcp_servers;
 mod oauth;

@@ -464,3 +464,45 @@ fn completions_are_printed_for_each_shell_without_a_store() {
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("possible values"));
 }
+
+#[test]
+fn gateway_connect_config_prints_what_each_client_takes() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let config = |client: &str, bud: Option<&str>| {
+        let mut args = vec![
+            "gateway",
+            "connect-config",
+            "--client",
+            client,
+            "--api-url",
+            "https://sb.example.com",
+            "--token",
+            "sb_gateway_token",
+        ];
+        if let Some(bud) = bud {
+            args.extend(["--bud", bud]);
+        }
+        stdout_of(&run_cli(data_dir.path(), &args))
+    };
+    let cursor: Value = serde_json::from_str(&config("cursor", None)).unwrap();
+    let entry = &cursor["mcpServers"]["switchboard"];
+    assert_eq!(entry["url"], "https://sb.example.com/gateway/mcp");
+    assert_eq!(entry["headers"]["Authorization"], "Bearer sb_gateway_token");
+    let vscode: Value = serde_json::from_str(&config("vscode", Some("research"))).unwrap();
+    let entry = &vscode["servers"]["switchboard"];
+    assert_eq!(entry["type"], "http");
+    assert_eq!(
+        entry["url"],
+        "https://sb.example.com/gateway/buds/research/mcp"
+    );
+    assert_eq!(entry["headers"]["Authorization"], "Bearer sb_gateway_token");
+    assert_eq!(
+        config("claude-code", None).trim(),
+        "claude mcp add --transport http switchboard 'https://sb.example.com/gateway/mcp' --header 'Authorization: Bearer sb_gateway_token'"
+    );
+    let refused = run_cli(
+        data_dir.path(),
+        &["gateway", "connect-config", "--client", "emacs"],
+    );
+    assert!(!refused.status.success());
+}

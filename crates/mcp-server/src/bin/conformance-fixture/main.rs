@@ -72,6 +72,7 @@ async fn main() {
         max_request_body_bytes: DEFAULT_MAX_REQUEST_BODY_BYTES,
         sessions: switchboard_mcp_server::http::session_limits::SessionLimits::default(),
         shutdown: shutdown.clone(),
+        required_scope: None,
     };
     let shared = Arc::new(FixtureShared::default());
     let router: axum::Router = mcp_router(move || FixtureServer::new(shared.clone()), settings);

@@ -1,0 +1,358 @@
+//! Tool calls from outside a chat turn, for the MCP gateway (`/gateway/mcp`): a gateway client
+//! is offered what a turn in a conversation of the bud (none: every active server of the
+//! workspace) would offer — the same catalog, named `server__tool` and described as the chat
+//! does — and each of its calls lives the life of a turn's call: recorded `proposed` in a
+//! conversation of that client (one per person, bud and client name), reviewed by the approval
+//! gate (policies, pins, a person through `GET /chat/approvals`), recorded `dispatched` before
+//! it leaves, sent over the MCP client's shared sessions, finished and reported to the gate
+//! (audited with origin `gateway` and the client's name).
+//!
+//! It knows nothing of MCP's wire (the gateway's handler is `mcp-server`'s) nor of policies
+//! (the approvals module behind the gate decides).
+
+use super::ChatService;
+use crate::error::ChatResult;
+use crate::gate::{CallOrigin, CallReport, EventSink, GateDecision, GateRequest};
+use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, resolve_mcp_config};
+use crate::tools::{TurnTools, UserCredential};
+use crate::turn::call_outcome::{Settled, failure, settle};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::time::Instant;
+use switchboard_core::{BudId, ConversationId, Principal, ToolCallState, UserId, WorkspaceId};
+use switchboard_mcp_client::{CallContext, Caller, ToolResult};
+use switchboard_store::{
+    BudRecord, NewConversation, NewToolCall, StoreError, ToolCallOutcome, ToolCallRecord,
+};
+use tokio_util::sync::CancellationToken;
+
+/// One call a gateway client made.
+#[derive(Debug)]
+pub struct GatewayCall<'a> {
+    pub principal: &'a Principal,
+    /// From [`ChatService::gateway_conversation`].
+    pub conversation_id: &'a ConversationId,
+    /// From [`ChatService::gateway_tools`], after the caller's filtering.
+    pub tools: &'a TurnTools,
+    /// The name as listed (`server__tool`).
+    pub name: &'a str,
+    /// The client's `arguments` (absent: `null`).
+    pub arguments: Value,
+    /// The JSON-RPC id of the request, recorded as the call's id.
+    pub request_id: String,
+    /// `clientInfo.name` of the client.
+    pub client_name: String,
+    /// Fires when the client cancels the request or leaves.
+    pub cancellation: CancellationToken,
+}
+
+/// How a gateway call ended.
+#[derive(Debug)]
+pub enum GatewayOutcome {
+    /// The upstream answered (its result may be a tool error, `isError`).
+    Answered(ToolResult),
+    /// No offered tool has that name.
+    UnknownTool,
+    /// The arguments are not an object.
+    InvalidArguments(String),
+    /// The gate refused it (a rule, a person, the approval timeout).
+    Denied { reason: String },
+    /// It was allowed but did not get an answer (unreachable, timeout, invalid arguments…).
+    Failed { code: String, message: String },
+}
+
+/// The conversation of each (workspace, person, bud, client name), created at first use.
+#[derive(Debug, Default)]
+pub(super) struct GatewayConversations {
+    by_client: tokio::sync::Mutex<HashMap<ConversationKey, ConversationId>>,
+}
+
+type ConversationKey = (WorkspaceId, UserId, Option<BudId>, String);
+
+/// Longest client name kept in a conversation's title.
+const CLIENT_NAME_MAX_CHARS: usize = 60;
+
+impl ChatService {
+    /// The bud a gateway path names, by id or by name.
+    pub async fn gateway_bud(
+        &self,
+        principal: &Principal,
+        reference: &str,
+    ) -> ChatResult<BudRecord> {
+        let buds = self.engine.store.list_buds(&principal.workspace_id).await?;
+        buds.into_iter()
+            .find(|bud| bud.id.as_str() == reference || bud.name == reference)
+            .ok_or_else(|| StoreError::NotFound { entity: "bud" }.into())
+    }
+
+    /// What a turn in a conversation of `bud` (none: the workspace's active servers) would
+    /// offer `principal`: the same catalog, names and descriptions.
+    pub async fn gateway_tools(
+        &self,
+        principal: &Principal,
+        credential: Option<&UserCredential>,
+        bud: Option<&BudRecord>,
+    ) -> ChatResult<TurnTools> {
+        if !self.engine.config.enable_mcp_tools {
+            return Ok(TurnTools::default());
+        }
+        let null = Value::Null;
+        let bud_config = BudMcpConfig::parse(bud.map(|bud| &bud.mcp_config).unwrap_or(&null))?;
+        let servers = self
+            .engine
+            .store
+            .list_servers(&principal.workspace_id)
+            .await?;
+        let resolved = resolve_mcp_config(&bud_config, &McpConfigOverrides::default(), &servers)?;
+        let caller = Caller {
+            user_id: principal.user_id.clone(),
+            conversation_id: None,
+        };
+        Ok(self
+            .engine
+            .tools
+            .for_turn(principal, credential, &caller, &resolved, &[])
+            .await)
+    }
+
+    /// The conversation recording `client_name`'s calls for `principal` in `bud` (created
+    /// at first use, titled after the client; owned by the token's user, so its approvals are
+    /// theirs to decide).
+    pub async fn gateway_conversation(
+        &self,
+        principal: &Principal,
+        bud: Option<&BudId>,
+        client_name: &str,
+    ) -> ChatResult<ConversationId> {
+        let key = (
+            principal.workspace_id.clone(),
+            principal.user_id.clone(),
+            bud.cloned(),
+            client_name.to_owned(),
+        );
+        let mut by_client = self.gateway_conversations.by_client.lock().await;
+        if let Some(conversation_id) = by_client.get(&key) {
+            return Ok(conversation_id.clone());
+        }
+        let shown: String = client_name.chars().take(CLIENT_NAME_MAX_CHARS).collect();
+        let record = self
+            .engine
+            .store
+            .create_conversation(
+                &principal.workspace_id,
+                NewConversation {
+                    owner_user_id: principal.user_id.clone(),
+                    bud_id: bud.cloned(),
+                    title: format!("Gateway · {shown}"),
+                    mcp_config_overrides: None,
+                },
+            )
+            .await?;
+        by_client.insert(key, record.id.clone());
+        Ok(record.id)
+    }
+
+    /// Forgets the conversations of gateway clients (one was deleted: the next call makes
+    /// a new one).
+    async fn forget_gateway_conversation(&self, conversation_id: &ConversationId) {
+        self.gateway_conversations
+            .by_client
+            .lock()
+            .await
+            .retain(|_, kept| kept != conversation_id);
+    }
+
+    /// Runs one gateway call: recorded, reviewed, dispatched, finished, reported.
+    pub async fn run_gateway_call(&self, mut call: GatewayCall<'_>) -> ChatResult<GatewayOutcome> {
+        let Some((route, target)) = call.tools.lookup(call.name) else {
+            return Ok(GatewayOutcome::UnknownTool);
+        };
+        let arguments = match std::mem::take(&mut call.arguments) {
+            Value::Null => Value::Object(Default::default()),
+            Value::Object(map) => Value::Object(map),
+            other => {
+                return Ok(GatewayOutcome::InvalidArguments(format!(
+                    "arguments must be an object, not {}",
+                    switchboard_mcp_client::json_kind(&other)
+                )));
+            }
+        };
+        let store = &self.engine.store;
+        let workspace_id = &call.principal.workspace_id;
+        let created = store
+            .create_tool_call(
+                workspace_id,
+                NewToolCall {
+                    conversation_id: call.conversation_id.clone(),
+                    message_id: None,
+                    llm_call_id: call.request_id.clone(),
+                    server_id: target.registered_server_id.clone(),
+                    server_name: route.server_name.clone(),
+                    tool_name: route.tool_name.clone(),
+                    arguments: arguments.to_string(),
+                },
+            )
+            .await;
+        let record = match created {
+            Ok(record) => record,
+            Err(error) => {
+                self.forget_gateway_conversation(call.conversation_id).await;
+                return Err(error.into());
+            }
+        };
+        let request = GateRequest {
+            principal: call.principal.clone(),
+            conversation_id: call.conversation_id.clone(),
+            conversation_owner: call.principal.user_id.clone(),
+            tool_call_id: record.id.clone(),
+            llm_call_id: call.request_id.clone(),
+            target: target.gate_target.clone(),
+            tool: route.tool.clone(),
+            arguments: arguments.clone(),
+            cancellation: call.cancellation.clone(),
+            origin: CallOrigin::Gateway {
+                client_name: call.client_name.clone(),
+            },
+        };
+        let decision = self
+            .engine
+            .gate
+            .review(&request, &EventSink::discard())
+            .await;
+        let settled = match &decision {
+            GateDecision::Deny { reason, .. } => {
+                let outcome = ToolCallOutcome {
+                    result: None,
+                    error: Some(reason.clone()),
+                };
+                self.gateway_transition(&record, ToolCallState::Denied, outcome)
+                    .await?;
+                failure(ToolCallState::Denied, "denied", reason.clone())
+            }
+            GateDecision::Allow { .. } => {
+                let dispatch = Dispatch {
+                    record: &record,
+                    call: &call,
+                    target,
+                    tool: &route.tool,
+                };
+                self.dispatch_gateway_call(dispatch, arguments).await?
+            }
+        };
+        self.finish_gateway_call(&record, request, decision, settled)
+            .await
+    }
+
+    /// Approved → dispatched (committed before the request leaves) → sent.
+    async fn dispatch_gateway_call(
+        &self,
+        dispatch: Dispatch<'_>,
+        arguments: Value,
+    ) -> ChatResult<Settled> {
+        let record = dispatch.record;
+        self.gateway_transition(record, ToolCallState::Approved, ToolCallOutcome::default())
+            .await?;
+        if dispatch.call.cancellation.is_cancelled() {
+            return Ok(failure(
+                ToolCallState::Failed,
+                "cancelled",
+                "the request was cancelled before the call was sent".to_owned(),
+            ));
+        }
+        self.gateway_transition(
+            record,
+            ToolCallState::Dispatched,
+            ToolCallOutcome::default(),
+        )
+        .await?;
+        let context = CallContext {
+            caller: Caller {
+                user_id: dispatch.call.principal.user_id.clone(),
+                conversation_id: Some(dispatch.call.conversation_id.clone()),
+            },
+            cancellation: dispatch.call.cancellation.child_token(),
+            events: None,
+        };
+        let started = Instant::now();
+        let outcome = self
+            .engine
+            .tools
+            .call(dispatch.target, dispatch.tool, arguments, &context)
+            .await;
+        Ok(settle(outcome, started.elapsed()))
+    }
+
+    /// The final record, the gate's report, and what the client gets.
+    async fn finish_gateway_call(
+        &self,
+        record: &ToolCallRecord,
+        request: GateRequest,
+        decision: GateDecision,
+        settled: Settled,
+    ) -> ChatResult<GatewayOutcome> {
+        let result_json = settled
+            .result
+            .as_ref()
+            .and_then(|result| serde_json::to_value(result).ok());
+        if settled.state != ToolCallState::Denied {
+            let outcome = ToolCallOutcome {
+                result: result_json.clone(),
+                error: settled.error.as_ref().map(|(_, message)| message.clone()),
+            };
+            self.gateway_transition(record, settled.state, outcome)
+                .await?;
+        }
+        crate::metrics::tool_call_finished(settled.state);
+        let report = CallReport {
+            request,
+            decision: decision.clone(),
+            final_state: settled.state,
+            duration: settled.duration,
+            result_bytes: result_json
+                .as_ref()
+                .and_then(|json| serde_json::to_vec(json).ok())
+                .map(|bytes| bytes.len()),
+            error: settled.error.as_ref().map(|(_, message)| message.clone()),
+        };
+        self.engine.gate.call_finished(&report).await;
+        Ok(match (decision, settled.result, settled.error) {
+            (GateDecision::Deny { reason, .. }, _, _) => GatewayOutcome::Denied { reason },
+            (_, Some(result), _) => GatewayOutcome::Answered(result),
+            (_, None, Some((code, message))) => GatewayOutcome::Failed { code, message },
+            (_, None, None) => GatewayOutcome::Failed {
+                code: "no_result".to_owned(),
+                message: "the call returned nothing".to_owned(),
+            },
+        })
+    }
+
+    /// Moves a gateway call on; a conflict (someone else moved it) is logged, not fatal.
+    async fn gateway_transition(
+        &self,
+        record: &ToolCallRecord,
+        next: ToolCallState,
+        outcome: ToolCallOutcome,
+    ) -> ChatResult<()> {
+        match self
+            .engine
+            .store
+            .transition_tool_call(&record.workspace_id, &record.id, next, outcome)
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(StoreError::Conflict(message)) => {
+                tracing::warn!(tool_call_id = %record.id, %message, "gateway call state conflict");
+                Ok(())
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+}
+
+/// An allowed call, about to be sent.
+struct Dispatch<'a> {
+    record: &'a ToolCallRecord,
+    call: &'a GatewayCall<'a>,
+    target: &'a crate::tools::CallTarget,
+    tool: &'a switchboard_core::ToolDefinition,
+}

@@ -1,0 +1,290 @@
+//! The gateway's MCP face: an rmcp `ServerHandler` that serves `tools/list` and `tools/call`
+//! for a [`GatewayBackend`] (the host's registered servers, their policies and approvals — the
+//! server crate wires it to the chat engine and the approvals module), mounted with
+//! [`gateway_router`] at `/gateway/mcp` and `/gateway/buds/{bud}/mcp` behind the same guard
+//! as `/mcp` (Host/Origin, bearer token, sessions), with `gateway:use` required of every
+//! request (403 without it).
+//!
+//! This module owns the wire only: who is calling (the guard's [`Caller`], the bearer token,
+//! the bud named by the path, `clientInfo.name`), the rmcp shapes, and the JSON-RPC errors
+//! (an unknown or denied-by-rule tool is `-32602 unknown tool`). It decides nothing about
+//! policies and opens no upstream connection.
+
+use crate::auth::{Caller, bearer_token};
+use crate::http::{McpHttpSettings, streamable_router_at};
+use async_trait::async_trait;
+use axum::Router;
+use axum::http::request::Parts;
+use rmcp::model::*;
+use rmcp::service::{MaybeSendFuture, RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::Value;
+use std::fmt;
+use std::sync::Arc;
+use switchboard_core::ToolSpec;
+use tokio_util::sync::CancellationToken;
+
+/// The workspace-wide gateway endpoint.
+pub const GATEWAY_PATH: &str = "/gateway/mcp";
+/// A bud's gateway endpoint (its servers and tool selection).
+pub const BUD_GATEWAY_PATH: &str = "/gateway/buds/{bud}/mcp";
+const BUD_PREFIX: &str = "/gateway/buds/";
+/// `clientInfo.name` of a client that gave none.
+pub const UNNAMED_CLIENT: &str = "unnamed client";
+
+/// Who is asking, for one request.
+#[derive(Clone)]
+pub struct GatewayRequest {
+    pub caller: Arc<Caller>,
+    /// The request's bearer token (forwarded only to our own kg endpoint, as the chat does).
+    pub bearer_token: Option<String>,
+    /// The bud named by the path (its id or name), `None` at `/gateway/mcp`.
+    pub bud: Option<String>,
+    /// `clientInfo.name`, or [`UNNAMED_CLIENT`].
+    pub client_name: String,
+}
+
+impl fmt::Debug for GatewayRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GatewayRequest")
+            .field("caller", &self.caller)
+            .field("bud", &self.bud)
+            .field("client_name", &self.client_name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A `tools/call` as the client sent it.
+#[derive(Debug)]
+pub struct GatewayToolCall {
+    /// `server__tool`, as listed.
+    pub name: String,
+    pub arguments: Value,
+    /// The JSON-RPC id, as text.
+    pub request_id: String,
+    /// Fires when the client cancels the request (`notifications/cancelled`) or leaves.
+    pub cancellation: CancellationToken,
+}
+
+/// Why the gateway could not answer.
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    /// Not offered to this caller (unknown, switched off, or `ALWAYS_DENY`).
+    #[error("unknown tool: {0}")]
+    UnknownTool(String),
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// The bud of the path is not one of the workspace's.
+    #[error("unknown bud: {0}")]
+    UnknownBud(String),
+    #[error("the gateway failed: {0}")]
+    Internal(String),
+}
+
+/// What the gateway serves; implemented by the host.
+#[async_trait]
+pub trait GatewayBackend: Send + Sync + fmt::Debug + 'static {
+    /// The tools offered to this caller, named `server__tool`.
+    async fn list_tools(&self, request: &GatewayRequest) -> Result<Vec<ToolSpec>, GatewayError>;
+
+    /// Runs one call; the answer is an MCP `CallToolResult` as JSON (a refusal by a person
+    /// or a failed call is a result with `isError`).
+    async fn call_tool(
+        &self,
+        request: &GatewayRequest,
+        call: GatewayToolCall,
+    ) -> Result<Value, GatewayError>;
+}
+
+/// One handler per MCP session (or stateless request); all share the backend.
+#[derive(Clone, Debug)]
+pub struct GatewayServer {
+    backend: Arc<dyn GatewayBackend>,
+}
+
+/// A router serving the gateway at [`GATEWAY_PATH`] and [`BUD_GATEWAY_PATH`].
+pub fn gateway_router<S>(backend: Arc<dyn GatewayBackend>, settings: McpHttpSettings) -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    streamable_router_at(
+        &[GATEWAY_PATH, BUD_GATEWAY_PATH],
+        move || GatewayServer {
+            backend: backend.clone(),
+        },
+        settings,
+    )
+}
+
+impl GatewayServer {
+    fn request(context: &RequestContext<RoleServer>) -> Result<GatewayRequest, ErrorData> {
+        let parts = context.extensions.get::<Parts>();
+        let caller = parts
+            .and_then(|parts| parts.extensions.get::<Arc<Caller>>())
+            .cloned()
+            .ok_or_else(|| {
+                ErrorData::internal_error("request reached the gateway unauthenticated", None)
+            })?;
+        let bearer_token = parts
+            .and_then(|parts| parts.headers.get(axum::http::header::AUTHORIZATION))
+            .and_then(|value| bearer_token(value.as_bytes()))
+            .map(str::to_owned);
+        let bud = parts.and_then(|parts| bud_of_path(parts.uri.path()));
+        let client_name = context
+            .client_info()
+            .map(|info| info.name)
+            .filter(|name| !name.trim().is_empty())
+            .unwrap_or_else(|| UNNAMED_CLIENT.to_owned());
+        Ok(GatewayRequest {
+            caller,
+            bearer_token,
+            bud,
+            client_name,
+        })
+    }
+
+    async fn answer_list_tools(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let request = Self::request(&context)?;
+        let specs = self
+            .backend
+            .list_tools(&request)
+            .await
+            .map_err(to_error_data)?;
+        Ok(ListToolsResult::with_all_items(
+            specs.into_iter().map(tool_of_spec).collect(),
+        ))
+    }
+
+    async fn answer_call_tool(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let request = Self::request(&context)?;
+        let call = GatewayToolCall {
+            name: params.name.to_string(),
+            arguments: params.arguments.map(Value::Object).unwrap_or(Value::Null),
+            request_id: request_id_text(&context.id),
+            cancellation: context.ct.clone(),
+        };
+        let answer = self
+            .backend
+            .call_tool(&request, call)
+            .await
+            .map_err(to_error_data)?;
+        let result: CallToolResult = serde_json::from_value(answer).map_err(|error| {
+            ErrorData::internal_error(format!("unreadable upstream result: {error}"), None)
+        })?;
+        Ok(CallToolResponse::from(result))
+    }
+}
+
+fn server_config() -> ServerConfig {
+    let capabilities = ServerCapabilities::builder().enable_tools().build();
+    ServerConfig::new(capabilities)
+        .with_server_info(
+            Implementation::new("switchboard-gateway", env!("CARGO_PKG_VERSION"))
+                .with_title("Switchboard gateway"),
+        )
+        .with_instructions(
+            "Switchboard's gateway: the tools of this workspace's MCP servers, named server__tool, under its approval policies.",
+        )
+}
+
+impl ServerHandler for GatewayServer {
+    fn get_info(&self) -> ServerConfig {
+        server_config()
+    }
+
+    fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ListToolsResult, ErrorData>> + MaybeSendFuture + '_ {
+        Box::pin(self.answer_list_tools(context))
+    }
+
+    fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + MaybeSendFuture + '_ {
+        Box::pin(self.answer_call_tool(request, context))
+    }
+}
+
+/// The bud of `/gateway/buds/{bud}/mcp` (percent-decoded), `None` for any other path.
+fn bud_of_path(path: &str) -> Option<String> {
+    let encoded = path.strip_prefix(BUD_PREFIX)?.strip_suffix("/mcp")?;
+    (!encoded.is_empty() && !encoded.contains('/')).then(|| percent_decode(encoded))
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        let hex = bytes
+            .get(index + 1..index + 3)
+            .and_then(|pair| std::str::from_utf8(pair).ok())
+            .and_then(|pair| u8::from_str_radix(pair, 16).ok());
+        match (bytes[index], hex) {
+            (b'%', Some(byte)) => {
+                decoded.push(byte);
+                index += 3;
+            }
+            (byte, _) => {
+                decoded.push(byte);
+                index += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&decoded).into_owned()
+}
+
+fn request_id_text(id: &RequestId) -> String {
+    match id {
+        NumberOrString::Number(number) => number.to_string(),
+        NumberOrString::String(text) => text.to_string(),
+    }
+}
+
+fn tool_of_spec(spec: ToolSpec) -> Tool {
+    let schema = match spec.parameters {
+        Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    };
+    Tool::new(spec.name, spec.description, Arc::new(schema))
+}
+
+fn to_error_data(error: GatewayError) -> ErrorData {
+    match error {
+        GatewayError::UnknownTool(_)
+        | GatewayError::InvalidArguments(_)
+        | GatewayError::UnknownBud(_) => ErrorData::invalid_params(error.to_string(), None),
+        GatewayError::Internal(_) => ErrorData::internal_error(error.to_string(), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bud_comes_from_the_path() {
+        assert_eq!(bud_of_path("/gateway/mcp"), None);
+        assert_eq!(
+            bud_of_path("/gateway/buds/research/mcp").as_deref(),
+            Some("research")
+        );
+        assert_eq!(
+            bud_of_path("/gateway/buds/my%20bud/mcp").as_deref(),
+            Some("my bud")
+        );
+        assert_eq!(bud_of_path("/gateway/buds//mcp"), None);
+        assert_eq!(bud_of_path("/gateway/buds/a/b/mcp"), None);
+    }
+}

@@ -1,0 +1,8 @@
+//! The gateway (`/gateway/mcp`, `/gateway/buds/{bud}/mcp`) through the real MCP wire, with a
+//! client we did not write (rmcp's Streamable HTTP client) and a real upstream
+//! (`server-everything` over stdio, registered in the workspace): the union of the allowed
+//! tools named as the chat names them, ASK_USER calls waiting for a person deciding over the
+//! HTTP API, ALWAYS_DENY tools unknown, every call audited with origin `gateway`, and
+//! `gateway:use` required.
+
+mod wire;
