@@ -146,6 +146,7 @@ mod tests {
             input_schema: schema,
             output_schema: None,
             annotations: Some(json!({"readOnlyHint": true, "destructiveHint": false})),
+            meta: Default::default(),
         }
     }
 

@@ -9,7 +9,8 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use switchboard_core::{
-    ApprovalId, ConversationId, ElicitationId, MessageId, ServerId, ToolCallId, ToolCallState,
+    ApprovalId, ConversationId, ElicitationId, MessageId, ServerId, ToolApp, ToolCallId,
+    ToolCallState,
 };
 
 /// One event of a turn.
@@ -170,6 +171,8 @@ pub struct ToolEvent {
     /// Stable code of the failure (`denied`, `timeout`, `connection_lost`, `tool_error`…).
     pub error_code: Option<String>,
     pub duration_ms: Option<u64>,
+    /// The MCP App the UI renders under the call (absent: the tool has none).
+    pub app: Option<ToolApp>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

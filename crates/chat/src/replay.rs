@@ -210,5 +210,8 @@ pub(crate) fn final_tool_event(
             _ => None,
         },
         duration_ms,
+        // The stored tool message carries it (`ToolMessageMetadata::app`); a replayed
+        // event is rebuilt from the call's record alone.
+        app: None,
     }
 }

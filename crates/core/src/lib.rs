@@ -27,7 +27,9 @@ pub use principal::Principal;
 pub use scope::{Scope, ScopeSet, UnknownScope};
 pub use setting::InvalidSetting;
 pub use sync::LockUnpoisoned;
-pub use tool::{ToolDefinition, ToolSpec};
+pub use tool::{
+    AppResource, ToolDefinition, ToolMeta, ToolSpec, ToolUi, UI_EXTENSION_ID, UI_RESOURCE_MIME_TYPE,
+};
 pub use tool_call::{ToolCallState, ToolCallTransitionError};
-pub use tool_message::ToolMessageMetadata;
+pub use tool_message::{ToolApp, ToolMessageMetadata};
 pub use transport::{SessionScope, SessionState, TransportKind};

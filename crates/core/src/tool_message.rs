@@ -6,7 +6,7 @@
 //! `latencyMs`…) that older rows may carry are accepted as aliases, and missing fields take
 //! their defaults. Writing always uses the snake_case names.
 
-use crate::{ToolCallId, ToolCallState};
+use crate::{ServerId, ToolCallId, ToolCallState};
 use serde::{Deserialize, Serialize};
 
 /// What the chat engine records beside a tool message.
@@ -47,6 +47,33 @@ pub struct ToolMessageMetadata {
     /// Stable code of the failure (`denied`, `timeout`, `tool_error`…).
     #[serde(alias = "errorCode", skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
+    /// The MCP App the call is shown with, when its tool declares one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app: Option<ToolApp>,
+}
+
+/// The MCP App (extension `io.modelcontextprotocol/ui`) a tool call is shown with: its tool's
+/// `_meta.ui.resourceUri` on a registered server, whose HTML the store kept at the sync.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolApp {
+    pub server_id: ServerId,
+    /// The `ui://` resource.
+    pub resource_uri: String,
+    /// SHA-256 of the resource as read at the sync the call's definition came from.
+    pub resource_sha256: String,
+}
+
+impl ToolApp {
+    /// The app of `tool` on the registered server `server_id` (`None` for a tool without one,
+    /// or on an ephemeral server, whose resources are not kept).
+    pub fn of(server_id: Option<&ServerId>, tool: &crate::ToolDefinition) -> Option<Self> {
+        let ui = tool.meta.ui.as_ref()?;
+        Some(ToolApp {
+            server_id: server_id?.clone(),
+            resource_uri: ui.resource_uri.clone()?,
+            resource_sha256: ui.resource_sha256.clone()?,
+        })
+    }
 }
 
 impl ToolMessageMetadata {
@@ -80,6 +107,7 @@ mod tests {
             duration_ms: Some(40),
             error: Some("boom".to_owned()),
             error_code: Some("tool_error".to_owned()),
+            app: None,
         };
         let stored = metadata.to_stored();
         assert_eq!(

@@ -60,6 +60,7 @@ fn echo_tool() -> ToolDefinition {
         input_schema: json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
         output_schema: None,
         annotations: None,
+        meta: Default::default(),
     }
 }
 

@@ -13,7 +13,7 @@ use rmcp::service::{Peer, RoleClient};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::time::Instant;
-use switchboard_core::ToolDefinition;
+use switchboard_core::{AppResource, ToolDefinition, UI_RESOURCE_MIME_TYPE};
 
 /// Most pages fetched for one list before the sync is declared broken.
 const MAX_PAGES: usize = 200;
@@ -74,6 +74,9 @@ pub struct CapabilitySnapshot {
     pub tools: Vec<ToolDefinition>,
     pub resources: Vec<ResourceDefinition>,
     pub prompts: Vec<PromptDefinition>,
+    /// The MCP App resources (`ui://` HTML) the tools name, read with `resources/read`.
+    #[serde(default)]
+    pub apps: Vec<AppResource>,
 }
 
 pub(crate) fn describe_server(peer: &Peer<RoleClient>) -> ServerDescription {
@@ -228,7 +231,7 @@ pub(crate) async fn snapshot(
     latency: &LatencyWindow,
 ) -> Result<CapabilitySnapshot, UpstreamError> {
     let server = describe_server(peer);
-    let tools = if server.offers_tools {
+    let mut tools = if server.offers_tools {
         list_tools(peer, errors, latency).await?
     } else {
         Vec::new()
@@ -243,12 +246,100 @@ pub(crate) async fn snapshot(
     } else {
         Vec::new()
     };
+    let apps = read_apps(peer, errors, latency, &mut tools).await;
     Ok(CapabilitySnapshot {
         server,
         tools,
         resources,
         prompts,
+        apps,
     })
+}
+
+/// Reads the `ui://` resource of every tool that names one (each URI once) and writes its
+/// hash into the tool's `_meta.ui.resourceSha256`, so a changed app changes the definition
+/// hash. A resource that cannot be read, or is not the app's HTML, takes its tools' app away
+/// (no `resourceUri`): the tool still works, without an interface.
+async fn read_apps(
+    peer: &Peer<RoleClient>,
+    errors: &ErrorContext,
+    latency: &LatencyWindow,
+    tools: &mut [ToolDefinition],
+) -> Vec<AppResource> {
+    let mut apps: Vec<AppResource> = Vec::new();
+    let mut unreadable: HashSet<String> = HashSet::new();
+    for tool in tools.iter_mut() {
+        let Some(uri) = tool.app_resource_uri().map(str::to_owned) else {
+            continue;
+        };
+        let known = apps
+            .iter()
+            .find(|app| app.uri == uri)
+            .map(|app| app.sha256.clone());
+        let sha256 = match known {
+            Some(sha256) => Some(sha256),
+            None if unreadable.contains(&uri) => None,
+            None => match read_app(peer, errors, latency, &uri).await {
+                Ok(app) => {
+                    let sha256 = app.sha256.clone();
+                    apps.push(app);
+                    Some(sha256)
+                }
+                Err(error) => {
+                    tracing::warn!(uri = %switchboard_core::log_text(&uri), %error, "an MCP App resource could not be read; its tools are offered without it");
+                    unreadable.insert(uri);
+                    None
+                }
+            },
+        };
+        if let Some(ui) = tool.meta.ui.as_mut() {
+            if sha256.is_none() {
+                ui.resource_uri = None;
+            }
+            ui.resource_sha256 = sha256;
+        }
+    }
+    apps
+}
+
+/// One `resources/read` of an app: its first content, which must be text of the app MIME type.
+pub(crate) async fn read_app(
+    peer: &Peer<RoleClient>,
+    errors: &ErrorContext,
+    latency: &LatencyWindow,
+    uri: &str,
+) -> Result<AppResource, UpstreamError> {
+    let started = Instant::now();
+    let read = peer
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(uri))
+        .await;
+    latency.record_request(started.elapsed());
+    let result = read.map_err(|error| errors.request_failure(error))?;
+    let content = result.contents.into_iter().next().ok_or_else(|| {
+        UpstreamError::Protocol(format!("resources/read of {uri} returned no content"))
+    })?;
+    match content {
+        rmcp::model::ResourceContents::TextResourceContents {
+            mime_type,
+            text,
+            meta,
+            ..
+        } => {
+            let mime_type = mime_type.unwrap_or_default();
+            if !mime_type.starts_with(UI_RESOURCE_MIME_TYPE) {
+                return Err(UpstreamError::Protocol(format!(
+                    "resources/read of {uri} returned '{mime_type}', not {UI_RESOURCE_MIME_TYPE}"
+                )));
+            }
+            let meta = meta
+                .map(|meta| serde_json::to_value(meta).unwrap_or_default())
+                .filter(|meta| !meta.is_null());
+            Ok(AppResource::new(uri.to_owned(), mime_type, text, meta))
+        }
+        _ => Err(UpstreamError::Protocol(format!(
+            "resources/read of {uri} returned binary content, not the app's HTML"
+        ))),
+    }
 }
 
 #[cfg(test)]

@@ -144,11 +144,19 @@ fn sanitize(text: &str) -> String {
     }
 }
 
-/// Every server's tools, sorted by server name, server id and tool name, without duplicates.
+/// Every server's tools the model may see (not those only their app may call,
+/// `_meta.ui.visibility: ["app"]`), sorted by server name, server id and tool name, without
+/// duplicates.
 fn ordered_tools(servers: &[CatalogServer]) -> Vec<(&CatalogServer, &ToolDefinition)> {
     let mut ordered: Vec<(&CatalogServer, &ToolDefinition)> = servers
         .iter()
-        .flat_map(|server| server.tools.iter().map(move |tool| (server, tool)))
+        .flat_map(|server| {
+            server
+                .tools
+                .iter()
+                .filter(|tool| tool.visible_to_model())
+                .map(move |tool| (server, tool))
+        })
         .collect();
     ordered.sort_by(|(left_server, left_tool), (right_server, right_tool)| {
         (

@@ -9,6 +9,7 @@ fn tool(name: &str) -> ToolDefinition {
         input_schema: json!({"type": "object", "properties": {"x": {"type": "string"}}}),
         output_schema: None,
         annotations: None,
+        meta: Default::default(),
     }
 }
 
@@ -136,4 +137,33 @@ fn parameters_are_always_object_schemas() {
         assert_eq!(spec.parameters["type"], "object");
         assert!(spec.parameters["properties"].is_object());
     }
+}
+
+#[test]
+fn tools_only_their_app_may_call_are_never_offered_to_the_model() {
+    let mut app_only = tool("refresh_chart");
+    app_only.meta = serde_json::from_value(json!({
+        "ui": {"resourceUri": "ui://charts/app.html", "visibility": ["app"]}
+    }))
+    .unwrap();
+    let mut both = tool("show_chart");
+    both.meta = serde_json::from_value(json!({
+        "ui": {"resourceUri": "ui://charts/app.html", "visibility": ["model", "app"]}
+    }))
+    .unwrap();
+    let catalog = ToolCatalog::build(
+        &[CatalogServer {
+            server_id: ServerId::from("s1"),
+            server_name: "charts".to_owned(),
+            tools: vec![app_only, both, tool("plain")],
+        }],
+        &[],
+    );
+    let names: Vec<&str> = catalog
+        .specs
+        .iter()
+        .map(|spec| spec.name.as_str())
+        .collect();
+    assert_eq!(names, ["charts__plain", "charts__show_chart"]);
+    assert!(catalog.route("charts__refresh_chart").is_none());
 }

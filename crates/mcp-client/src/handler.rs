@@ -70,6 +70,23 @@ impl ElicitationResponder for AcceptSchemaDefaults {
     }
 }
 
+/// What we declare to every upstream, in `initialize` and (2026-07-28) in every request's
+/// `_meta`: form elicitation when a responder is wired in, and the MCP Apps extension
+/// (`io.modelcontextprotocol/ui`, its HTML MIME type) in `extensions`.
+pub(crate) fn client_capabilities(elicitation: bool) -> ClientCapabilities {
+    let mut capabilities = serde_json::json!({
+        "extensions": {
+            switchboard_core::UI_EXTENSION_ID: {
+                "mimeTypes": [switchboard_core::UI_RESOURCE_MIME_TYPE],
+            },
+        },
+    });
+    if elicitation {
+        capabilities["elicitation"] = serde_json::json!({"form": {}});
+    }
+    serde_json::from_value(capabilities).unwrap_or_default()
+}
+
 /// One instance per session.
 #[derive(Debug, Clone)]
 pub(crate) struct SessionHandler {
@@ -84,12 +101,7 @@ impl SessionHandler {
         router: Arc<NotificationRouter>,
         elicitation: Option<Arc<dyn ElicitationResponder>>,
     ) -> Self {
-        let capabilities: ClientCapabilities = if elicitation.is_some() {
-            serde_json::from_value(serde_json::json!({"elicitation": {"form": {}}}))
-                .unwrap_or_default()
-        } else {
-            ClientCapabilities::default()
-        };
+        let capabilities = client_capabilities(elicitation.is_some());
         let mut client_info = Implementation::new("switchboard", env!("CARGO_PKG_VERSION"));
         client_info.title = Some("Switchboard".to_owned());
         let info =
@@ -186,5 +198,23 @@ impl ClientHandler for SessionHandler {
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.router.list_changed(ListChangeKind::Prompts);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mcp_apps_extension_is_advertised_with_or_without_elicitation() {
+        for elicitation in [false, true] {
+            let declared = serde_json::to_value(client_capabilities(elicitation)).unwrap();
+            assert_eq!(
+                declared["extensions"]["io.modelcontextprotocol/ui"]["mimeTypes"],
+                serde_json::json!(["text/html;profile=mcp-app"]),
+                "{declared}"
+            );
+            assert_eq!(declared.get("elicitation").is_some(), elicitation);
+        }
     }
 }

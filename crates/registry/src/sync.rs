@@ -182,6 +182,19 @@ impl ServerRegistry {
         record: &ServerRecord,
         snapshot: CapabilitySnapshot,
     ) -> SyncReport {
+        // The apps first: a stored tool naming an app always finds it.
+        if let Err(error) = self
+            .store()
+            .replace_server_app_resources(&record.workspace_id, &record.id, &snapshot.apps)
+            .await
+        {
+            return self
+                .record_failure(
+                    record,
+                    UpstreamError::Protocol(format!("storing the app resources failed: {error}")),
+                )
+                .await;
+        }
         if let Err(error) = self
             .store()
             .replace_server_tools(&record.workspace_id, &record.id, &snapshot.tools)

@@ -96,6 +96,8 @@
 //!   `save_oauth_state`, `take_oauth_state` → [`OAuthStateTake`] (single use, one statement;
 //!   unscoped: the state is the credential); `save_oauth_client`, `load_oauth_client`,
 //!   `delete_oauth_client`.
+//! - [`app_resources`] (MCP Apps' `ui://` HTML per server, replaced by every sync):
+//!   `replace_server_app_resources`, `get_app_resource`.
 //! - [`user_credentials`] (a person's values for a server's user fields, sealed):
 //!   `set_user_credentials`, `clear_user_credentials`, `user_credentials` (decrypted, for
 //!   connecting only), `user_credential_names`.
@@ -106,7 +108,7 @@
 //! # Adding an area (the pattern)
 //! 1. Add `migrations/sqlite/NNNN_area.sql` and `migrations/postgres/NNNN_area.sql` with your
 //!    number (0002 knowledge graph, 0003 mcp client, 0004 chat, 0005 approvals/audit,
-//!    0006 instances, 0007 bud owners, 0008 server auth, 0009 LLM providers). Ids
+//!    0006 instances, 0007 bud owners, 0008 server auth, 0009 LLM providers, 0010 MCP apps). Ids
 //!    `TEXT`; timestamps `TEXT` (SQLite) / `TIMESTAMPTZ` (PostgreSQL); JSON `TEXT` / `JSONB`;
 //!    booleans `INTEGER` / `BOOLEAN`; bytes `BLOB` / `BYTEA`; SQLite tables `STRICT`. Give every
 //!    table a `workspace_id` and reference parents by `(workspace_id, id)`.
@@ -120,6 +122,7 @@
 //! 3. Add your tests to `tests/it/<area>.rs` with `store_test!`: each runs on SQLite and on
 //!    PostgreSQL.
 
+pub mod app_resources;
 pub mod approval_requests;
 pub mod audit;
 pub mod audit_events;

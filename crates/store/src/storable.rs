@@ -107,6 +107,12 @@ pub(crate) fn clean_tool_definition(definition: &mut ToolDefinition) {
     clean_json(&mut definition.input_schema);
     clean_optional_json(&mut definition.output_schema);
     clean_optional_json(&mut definition.annotations);
+    if let Some(ui) = definition.meta.ui.as_mut() {
+        clean_optional_text(&mut ui.resource_uri);
+        for entry in ui.visibility.iter_mut().flatten() {
+            clean_text(entry);
+        }
+    }
 }
 
 #[cfg(test)]

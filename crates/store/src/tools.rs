@@ -12,7 +12,7 @@ use serde_json::Value;
 use sqlx::types::Json;
 use std::collections::BTreeSet;
 use switchboard_core::canonical::canonical_sha256;
-use switchboard_core::{ServerId, ToolDefinition, WorkspaceId};
+use switchboard_core::{ServerId, ToolDefinition, ToolMeta, WorkspaceId};
 
 /// A tool of a registered server.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,6 +25,8 @@ pub struct ToolRecord {
     pub input_schema: Value,
     pub output_schema: Option<Value>,
     pub annotations: Option<Value>,
+    /// The `_meta` keys the host acts on (MCP Apps' `ui`).
+    pub meta: ToolMeta,
     /// Disabled tools are not offered to the model. New tools start enabled; a sync keeps
     /// the switch.
     pub is_enabled: bool,
@@ -43,6 +45,7 @@ impl ToolRecord {
             input_schema: self.input_schema.clone(),
             output_schema: self.output_schema.clone(),
             annotations: self.annotations.clone(),
+            meta: self.meta.clone(),
         }
     }
 }
@@ -64,6 +67,7 @@ struct ToolRow {
     input_schema: Json<Value>,
     output_schema: Option<Json<Value>>,
     annotations: Option<Json<Value>>,
+    meta: Option<Json<Value>>,
     is_enabled: bool,
     definition_hash: String,
     created_at: DateTime<Utc>,
@@ -81,6 +85,10 @@ impl From<ToolRow> for ToolRecord {
             input_schema: row.input_schema.0,
             output_schema: row.output_schema.map(|json| json.0),
             annotations: row.annotations.map(|json| json.0),
+            meta: row
+                .meta
+                .map(|json| ToolMeta::from(json.0))
+                .unwrap_or_default(),
             is_enabled: row.is_enabled,
             definition_hash: row.definition_hash,
             created_at: row.created_at,
@@ -93,7 +101,7 @@ macro_rules! select_tools {
     ($tail:literal) => {
         concat!(
             "SELECT workspace_id, server_id, name, title, description, input_schema, output_schema, ",
-            "annotations, is_enabled, definition_hash, created_at, updated_at FROM mcp_tools ",
+            "annotations, meta, is_enabled, definition_hash, created_at, updated_at FROM mcp_tools ",
             $tail
         )
     };
@@ -148,12 +156,13 @@ impl Store {
             for definition in &definitions {
                 sqlx::query(
                     "INSERT INTO mcp_tools (workspace_id, server_id, name, title, description, \
-                     input_schema, output_schema, annotations, is_enabled, definition_hash, \
-                     created_at, updated_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) \
+                     input_schema, output_schema, annotations, meta, is_enabled, \
+                     definition_hash, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $12, $9, $10, $11, $11) \
                      ON CONFLICT (server_id, name) DO UPDATE SET title = excluded.title, \
                      description = excluded.description, input_schema = excluded.input_schema, \
                      output_schema = excluded.output_schema, annotations = excluded.annotations, \
+                     meta = excluded.meta, \
                      definition_hash = excluded.definition_hash, updated_at = excluded.updated_at \
                      WHERE mcp_tools.definition_hash <> excluded.definition_hash",
                 )
@@ -168,6 +177,7 @@ impl Store {
                 .bind(true)
                 .bind(definition_hash(definition))
                 .bind(now)
+                .bind((!definition.meta.is_empty()).then_some(Json(&definition.meta)))
                 .execute(&mut *tx)
                 .await?;
             }
@@ -297,6 +307,7 @@ mod tests {
             input_schema,
             output_schema: None,
             annotations: None,
+            meta: Default::default(),
         }
     }
 

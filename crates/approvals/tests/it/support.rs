@@ -37,6 +37,7 @@ pub fn tool(name: &str, description: &str) -> ToolDefinition {
         input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
         output_schema: None,
         annotations: None,
+        meta: Default::default(),
     }
 }
 

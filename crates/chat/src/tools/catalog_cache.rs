@@ -85,6 +85,7 @@ mod tests {
                     input_schema: json!({"type": "object"}),
                     output_schema: None,
                     annotations: None,
+                    meta: Default::default(),
                 }],
             }],
             &[],

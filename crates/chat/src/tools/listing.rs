@@ -19,6 +19,14 @@ impl McpTools {
         let workspace_id = &record.workspace_id;
         match self.client.fetch_capabilities(upstream, caller).await {
             Ok(snapshot) => {
+                self.store
+                    .replace_server_app_resources(workspace_id, &record.id, &snapshot.apps)
+                    .await
+                    .map_err(|error| {
+                        UpstreamError::Protocol(format!(
+                            "storing the app resources failed: {error}"
+                        ))
+                    })?;
                 let stored = self
                     .store
                     .replace_server_tools(workspace_id, &record.id, &snapshot.tools)

@@ -26,8 +26,8 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use switchboard_core::{
-    ChatMessage, ChatRole, MessageId, ServerId, ToolCallId, ToolCallRequest, ToolCallState,
-    ToolMessageMetadata,
+    ChatMessage, ChatRole, MessageId, ServerId, ToolApp, ToolCallId, ToolCallRequest,
+    ToolCallState, ToolMessageMetadata,
 };
 use switchboard_llm::ToolChoice;
 use switchboard_mcp_client::{CallContext, ToolRoute};
@@ -104,6 +104,7 @@ async fn run_one_call(
 /// Where a call goes, as the model named it: an unknown tool has no server.
 struct CallNames {
     server_id: Option<ServerId>,
+    app: Option<ToolApp>,
     server_name: String,
     tool_name: String,
 }
@@ -113,11 +114,13 @@ impl CallNames {
         match found {
             Some((route, target)) => CallNames {
                 server_id: target.registered_server_id.clone(),
+                app: ToolApp::of(target.registered_server_id.as_ref(), &route.tool),
                 server_name: route.server_name.clone(),
                 tool_name: route.tool_name.clone(),
             },
             None => CallNames {
                 server_id: None,
+                app: None,
                 server_name: String::new(),
                 tool_name: call.name.clone(),
             },
@@ -156,6 +159,7 @@ struct EventTemplate {
     server: String,
     intent: String,
     arguments: Value,
+    app: Option<ToolApp>,
 }
 
 impl EventTemplate {
@@ -172,6 +176,7 @@ impl EventTemplate {
             intent: tool_intent(run.plan.chosen.provider.provider_name(), &names.tool_name),
             tool: names.tool_name,
             server: names.server_name,
+            app: names.app,
             // The raw text as a JSON string when it was not valid JSON.
             arguments: parsed
                 .clone()
@@ -199,6 +204,7 @@ impl EventTemplate {
             error: None,
             error_code: None,
             duration_ms: duration.map(|duration| duration.as_millis() as u64),
+            app: self.app.clone(),
         }
     }
 }
@@ -364,6 +370,7 @@ async fn finish_call(
         duration_ms: settled.duration.map(|duration| duration.as_millis() as u64),
         error: settled.error.as_ref().map(|(_, message)| message.clone()),
         error_code: settled.error.as_ref().map(|(code, _)| code.clone()),
+        app: event.app.clone(),
     };
     run.engine
         .store

@@ -31,6 +31,7 @@ fn definition(tool: String) -> ToolDefinition {
         input_schema: json!({"type": "object"}),
         output_schema: None,
         annotations: None,
+        meta: Default::default(),
     }
 }
 

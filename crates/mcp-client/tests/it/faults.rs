@@ -33,6 +33,7 @@ pub fn tool(name: &str) -> ToolDefinition {
         input_schema: json!({"type": "object"}),
         output_schema: None,
         annotations: None,
+        meta: Default::default(),
     }
 }
 

@@ -449,6 +449,7 @@ async fn only_our_own_endpoint_receives_the_callers_token() {
                 input_schema: json!({"type": "object"}),
                 output_schema: None,
                 annotations: None,
+                meta: Default::default(),
             }],
         )
         .await

@@ -140,3 +140,8 @@ pub async fn store(dir: &tempfile::TempDir) -> (Store, WorkspaceId) {
 pub fn registry_with(store: &Store, config: McpClientConfig) -> ServerRegistry {
     ServerRegistry::new(McpClient::new(config).unwrap(), store.clone())
 }
+
+/// The official MCP Apps example server (`@modelcontextprotocol/server-basic-vanillajs`).
+pub fn basic_app_js() -> PathBuf {
+    interop("apps/node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js")
+}

@@ -74,6 +74,7 @@ pub fn tool(name: &str, description: &str) -> switchboard_core::ToolDefinition {
         input_schema: serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}}}),
         output_schema: None,
         annotations: None,
+        meta: Default::default(),
     }
 }
 

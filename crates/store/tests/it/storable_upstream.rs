@@ -35,6 +35,7 @@ fn tool_with_nul() -> ToolDefinition {
         input_schema: json!({"type": "object", "properties": {"q\0": {"type": "string", "description": "query\0"}}}),
         output_schema: Some(json!({"type": "object", "description": "out\0"})),
         annotations: Some(json!({"note": "a\0"})),
+        meta: Default::default(),
     }
 }
 
@@ -46,6 +47,7 @@ fn tool_as_stored() -> ToolDefinition {
         input_schema: json!({"type": "object", "properties": {format!("q{R}"): {"type": "string", "description": format!("query{R}")}}}),
         output_schema: Some(json!({"type": "object", "description": format!("out{R}")})),
         annotations: Some(json!({"note": format!("a{R}")})),
+        meta: Default::default(),
     }
 }
 

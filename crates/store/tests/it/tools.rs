@@ -3,13 +3,14 @@
 use crate::fixtures::{stdio_server, tool, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
 use serde_json::json;
-use switchboard_core::ServerId;
+use switchboard_core::{AppResource, ServerId};
 use switchboard_store::{StoreError, definition_hash};
 
 store_test!(
     sync_adds_updates_and_removes_tools_and_keeps_enable_switches,
     tool_catalog_input_is_checked,
     server_deletion_removes_its_tools,
+    app_meta_and_app_resources_are_kept_per_server_and_replaced_by_a_sync,
 );
 
 async fn sync_adds_updates_and_removes_tools_and_keeps_enable_switches(test: TestStore) {
@@ -164,5 +165,68 @@ async fn server_deletion_removes_its_tools(test: TestStore) {
             .await
             .unwrap()
             .is_empty()
+    );
+}
+
+async fn app_meta_and_app_resources_are_kept_per_server_and_replaced_by_a_sync(test: TestStore) {
+    let store = &test.store;
+    let (workspace, _) = workspace_with_owner(store, "acme").await;
+    let (other_workspace, _) = workspace_with_owner(store, "other").await;
+    let server = store
+        .create_server(&workspace.id, stdio_server("charts"))
+        .await
+        .unwrap();
+    let app = AppResource::new(
+        "ui://charts/app.html".to_owned(),
+        "text/html;profile=mcp-app".to_owned(),
+        "<html>\0chart</html>".to_owned(),
+        Some(json!({"ui": {"csp": {"connectDomains": ["https://api.example.com"]}}})),
+    );
+    let mut show = tool("show", "Show a chart");
+    show.meta = serde_json::from_value(json!({"ui": {
+        "resourceUri": app.uri, "visibility": ["model", "app"], "resourceSha256": app.sha256,
+    }}))
+    .unwrap();
+    store
+        .replace_server_app_resources(&workspace.id, &server.id, std::slice::from_ref(&app))
+        .await
+        .unwrap();
+    let stored = store
+        .replace_server_tools(&workspace.id, &server.id, std::slice::from_ref(&show))
+        .await
+        .unwrap();
+    assert_eq!(stored[0].meta, show.meta);
+    assert_eq!(stored[0].definition_hash, definition_hash(&show));
+
+    let read = store
+        .get_app_resource(&workspace.id, &server.id, &app.uri)
+        .await
+        .unwrap();
+    assert_eq!(
+        read.html, "<html>\u{FFFD}chart</html>",
+        "U+0000 stored as U+FFFD"
+    );
+    assert_eq!(
+        (read.sha256.as_str(), &read.meta),
+        (app.sha256.as_str(), &app.meta)
+    );
+    let elsewhere = store
+        .get_app_resource(&other_workspace.id, &server.id, &app.uri)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(elsewhere, StoreError::NotFound { .. }),
+        "{elsewhere:?}"
+    );
+
+    store
+        .replace_server_app_resources(&workspace.id, &server.id, &[])
+        .await
+        .unwrap();
+    assert!(
+        store
+            .get_app_resource(&workspace.id, &server.id, &app.uri)
+            .await
+            .is_err()
     );
 }

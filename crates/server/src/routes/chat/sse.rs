@@ -154,6 +154,20 @@ pub struct McpTool<'a> {
     pub error_code: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// The MCP App to render under the call (its tool's `_meta.ui.resourceUri`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app: Option<ToolAppWire<'a>>,
+}
+
+/// The MCP App of a tool call: which registered server's `ui://` resource, and its hash as
+/// read at the sync the call's definition came from.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ToolApp)]
+pub struct ToolAppWire<'a> {
+    #[schema(value_type = String)]
+    pub server_id: &'a ServerId,
+    pub resource_uri: &'a str,
+    pub resource_sha256: &'a str,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -356,6 +370,11 @@ impl<'a> From<&'a ToolEvent> for McpTool<'a> {
             error: tool.error.as_deref(),
             error_code: tool.error_code.as_deref(),
             duration_ms: tool.duration_ms,
+            app: tool.app.as_ref().map(|app| ToolAppWire {
+                server_id: &app.server_id,
+                resource_uri: &app.resource_uri,
+                resource_sha256: &app.resource_sha256,
+            }),
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod anthropic;
 mod api;
+mod apps;
 mod bombs;
 mod buds;
 mod call_ids;

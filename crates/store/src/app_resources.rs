@@ -1,0 +1,95 @@
+//! The MCP App resources (`ui://` HTML, issue 12) of each registered server, as read at its
+//! last sync: replaced whole by every sync, like the tool catalog, and served to the browser's
+//! sandbox from here (never fetched from the upstream on the request path).
+
+use crate::backend::{on_backend, write_transaction};
+use crate::clock;
+use crate::error::{StoreError, StoreResult};
+use crate::storable::{clean_json, storable_text};
+use crate::store::Store;
+use serde_json::Value;
+use sqlx::types::Json;
+use switchboard_core::{AppResource, ServerId, WorkspaceId};
+
+#[derive(sqlx::FromRow)]
+struct AppResourceRow {
+    uri: String,
+    mime_type: String,
+    html: String,
+    meta: Option<Json<Value>>,
+    sha256: String,
+}
+
+impl From<AppResourceRow> for AppResource {
+    fn from(row: AppResourceRow) -> Self {
+        AppResource {
+            uri: row.uri,
+            mime_type: row.mime_type,
+            html: row.html,
+            meta: row.meta.map(|json| json.0),
+            sha256: row.sha256,
+        }
+    }
+}
+
+impl Store {
+    /// Makes the server's app resources exactly `resources` (after a sync). The hash is kept
+    /// as computed from the upstream's text, so it matches the tools' `resourceSha256`.
+    pub async fn replace_server_app_resources(
+        &self,
+        workspace_id: &WorkspaceId,
+        server_id: &ServerId,
+        resources: &[AppResource],
+    ) -> StoreResult<()> {
+        let now = clock::now();
+        write_transaction!(self, |tx| {
+            sqlx::query("DELETE FROM mcp_app_resources WHERE workspace_id = $1 AND server_id = $2")
+                .bind(workspace_id.as_str())
+                .bind(server_id.as_str())
+                .execute(&mut *tx)
+                .await?;
+            for resource in resources {
+                sqlx::query(
+                    "INSERT INTO mcp_app_resources (workspace_id, server_id, uri, mime_type, \
+                     html, meta, sha256, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+                     ON CONFLICT (server_id, uri) DO NOTHING",
+                )
+                .bind(workspace_id.as_str())
+                .bind(server_id.as_str())
+                .bind(&*storable_text(&resource.uri))
+                .bind(&*storable_text(&resource.mime_type))
+                .bind(&*storable_text(&resource.html))
+                .bind(resource.meta.clone().map(|mut meta| {
+                    clean_json(&mut meta);
+                    Json(meta)
+                }))
+                .bind(&resource.sha256)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+            }
+        });
+        Ok(())
+    }
+
+    /// One app resource of a server in the workspace (`NotFound` otherwise).
+    pub async fn get_app_resource(
+        &self,
+        workspace_id: &WorkspaceId,
+        server_id: &ServerId,
+        uri: &str,
+    ) -> StoreResult<AppResource> {
+        let uri = storable_text(uri);
+        let row: Option<AppResourceRow> = on_backend!(self, |pool| sqlx::query_as(
+            "SELECT uri, mime_type, html, meta, sha256 FROM mcp_app_resources \
+             WHERE workspace_id = $1 AND server_id = $2 AND uri = $3"
+        )
+        .bind(workspace_id.as_str())
+        .bind(server_id.as_str())
+        .bind(&*uri)
+        .fetch_optional(pool)
+        .await)?;
+        row.map(AppResource::from)
+            .ok_or_else(|| StoreError::not_found("app resource"))
+    }
+}
