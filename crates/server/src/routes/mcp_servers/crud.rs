@@ -70,6 +70,7 @@ pub(super) async fn list_servers(
             overview,
             errors_recorded_at.get(&record.id).copied(),
             auth,
+            &principal,
         ));
     }
     Ok(Json(ServerList { servers }))
@@ -304,7 +305,13 @@ async fn current_view(
         .filter(|stored| stored.observation.error_code.is_some())
         .map(|stored| stored.observed_at);
     let auth = auth_view(&state.store, principal, record).await?;
-    Ok(server_view(record, &overview, error_recorded_at, auth))
+    Ok(server_view(
+        record,
+        &overview,
+        error_recorded_at,
+        auth,
+        principal,
+    ))
 }
 
 /// A duplicate name is the caller's conflict, said in words they can act on.

@@ -8,7 +8,7 @@ use crate::mirrors;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
-use switchboard_core::{ServerId, SessionScope, SessionState, TransportKind};
+use switchboard_core::{Principal, ServerId, SessionScope, SessionState, TransportKind};
 use switchboard_mcp_client::{ConnectionTestReport, SessionScopeKey, SessionStatus, Slowness};
 use switchboard_registry::{CapabilitiesView, CapabilityState, ServerOverview, ServerRegistry};
 use switchboard_store::{ServerRecord, ServerStatus, ToolRecord};
@@ -121,6 +121,7 @@ pub struct ServerView {
     pub tool_count: usize,
     pub protocol_version: Option<String>,
     pub server_info: Option<ServerInfo>,
+    /// Its live sessions: the shared one and the caller's own; other people's only for admins.
     pub sessions: Vec<SessionView>,
     pub latency: LatencyView,
     pub slow: bool,
@@ -264,6 +265,7 @@ pub(super) fn server_view(
     overview: &ServerOverview,
     error_recorded_at: Option<DateTime<Utc>>,
     auth: AuthView,
+    viewer: &Principal,
 ) -> ServerView {
     let observation = &overview.observation;
     let mut shown = shown_state(record, overview, error_recorded_at);
@@ -301,7 +303,12 @@ pub(super) fn server_view(
                 name: observation.server_name.clone(),
                 version: observation.server_version.clone(),
             }),
-        sessions: overview.sessions.iter().map(session_view).collect(),
+        sessions: overview
+            .sessions
+            .iter()
+            .filter(|session| session_visible_to(&session.scope, viewer))
+            .map(session_view)
+            .collect(),
         latency: LatencyView {
             recent_p50_ms: latency.recent_p50_ms,
             recent_max_ms: latency.recent_max_ms,
@@ -313,6 +320,16 @@ pub(super) fn server_view(
         auth,
         created_at: record.created_at,
         updated_at: record.updated_at,
+    }
+}
+
+/// Whether `viewer` may see a session: everyone sees the shared one and their own; other
+/// people's (their user ids, their conversations, their errors) only admins.
+fn session_visible_to(scope: &SessionScopeKey, viewer: &Principal) -> bool {
+    match scope {
+        SessionScopeKey::Shared => true,
+        SessionScopeKey::User(user_id) => *user_id == viewer.user_id || viewer.is_admin(),
+        SessionScopeKey::Conversation(_) => viewer.is_admin(),
     }
 }
 

@@ -289,6 +289,12 @@ async fn a_person_connects_their_own_account_and_their_calls_carry_their_token_o
     let member_view: Value = serde_json::from_str(&member_view).unwrap();
     assert_eq!(member_view["auth"]["connected"], false, "{member_view}");
     assert_eq!(member_view["sync_status"], "needs_auth", "{member_view}");
+    // Nor does the member see the owner's session (their user id, their errors).
+    let member_sessions = member_view["sessions"].as_array().unwrap();
+    assert!(
+        member_sessions.iter().all(|s| s["scope"]["kind"] != "user"),
+        "{member_view}"
+    );
     answers.push(serde_json::to_string(&member_turn).unwrap());
 
     // The owner's view: connected, with the granted scopes and the expiry.
@@ -308,6 +314,11 @@ async fn a_person_connects_their_own_account_and_their_calls_carry_their_token_o
     assert_eq!(view["sync_status"], "synced", "{view}");
     assert_eq!(view["auth"]["scopes"], json!(["mcp:tools"]), "{view}");
     assert!(view["auth"]["expires_at"].is_string(), "{view}");
+    let own_sessions = view["sessions"].as_array().unwrap();
+    assert!(
+        own_sessions.iter().any(|s| s["scope"]["kind"] == "user"),
+        "the owner sees their own session: {view}"
+    );
     answers.push(owner_view);
 
     // Disconnected: the owner must sign in again.

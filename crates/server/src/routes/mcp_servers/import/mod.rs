@@ -44,6 +44,7 @@ use wire::{ImportReport, ImportServersBody};
         (status = 400, description = "Malformed JSON, or content that is not a configuration file", body = ErrorBody),
         (status = 401, description = "No valid bearer token", body = ErrorBody),
         (status = 403, description = "The token lacks `servers:write`", body = ErrorBody),
+        (status = 422, description = "A body of the wrong shape (`content` missing or not a string, an unknown `format`)", body = ErrorBody),
         (status = 503, description = "The MCP client is not running", body = ErrorBody),
     )
 )]
