@@ -270,7 +270,9 @@ impl ServerRegistry {
 
     /// `POST …/test`: a fresh connection, initialize, list tools. The outcome is recorded
     /// (status, observation), and the inner `Err` is the upstream's precise failure.
-    /// `credential` (the caller's token) reaches only our own endpoint.
+    /// `credential` (the caller's token) reaches only our own endpoint. An OAuth token the
+    /// upstream refuses gets one refresh and one retry, as a call's does; when the person must
+    /// sign in again the answer is [`RegistryError::NeedsAuth`], recorded for no one else.
     pub async fn test(
         &self,
         workspace_id: &WorkspaceId,
@@ -280,8 +282,36 @@ impl ServerRegistry {
     ) -> Result<Result<ConnectionTestReport, UpstreamError>, RegistryError> {
         let record = self.store().get_server(workspace_id, server_id).await?;
         let upstream = self.upstream_as(&record, credential, user).await?;
-        let outcome = self.client().test_connection(&upstream).await;
-        match &outcome {
+        let mut outcome = self.client().test_connection(&upstream).await;
+        if matches!(outcome, Err(UpstreamError::AuthRequired { .. })) && crate::uses_oauth(&record)
+        {
+            // The token was refused: one refresh (or another call's new token), one retry.
+            let renewed = self
+                .upstream_after_rejection(&record, &upstream, user)
+                .await?;
+            outcome = self.client().test_connection(&renewed).await;
+        }
+        if matches!(outcome, Err(UpstreamError::AuthRequired { .. }))
+            && crate::is_per_caller(&record)
+        {
+            // One person's refused token says nothing about the server for others.
+            return Err(RegistryError::NeedsAuth {
+                server: record.name.clone(),
+            });
+        }
+        self.record_test_outcome(&record, &outcome).await?;
+        Ok(outcome)
+    }
+
+    /// Records what `POST …/test` found: the status and the MCP observation (protocol
+    /// version, server name, or the failure's code).
+    async fn record_test_outcome(
+        &self,
+        record: &ServerRecord,
+        outcome: &Result<ConnectionTestReport, UpstreamError>,
+    ) -> Result<(), RegistryError> {
+        let (workspace_id, server_id) = (&record.workspace_id, &record.id);
+        match outcome {
             Ok(report) => {
                 let observation = McpObservation {
                     protocol_version: Some(report.server.protocol_version.clone())
@@ -318,7 +348,7 @@ impl ServerRegistry {
                     .await?;
             }
         }
-        Ok(outcome)
+        Ok(())
     }
 
     /// `POST …/tools/{name}/call`: calls a cached tool of an active server (arguments are

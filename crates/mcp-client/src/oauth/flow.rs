@@ -8,6 +8,7 @@
 
 use super::error::OAuthError;
 use super::http::{PolicedOAuthHttp, display_url};
+use super::legacy_metadata;
 use super::stores::{SharedCredentials, SharedStates};
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
@@ -457,12 +458,23 @@ impl OAuthFlow {
         .map_err(|error| self.error(http, error))?;
         manager.set_credential_store(SharedCredentials(self.credentials.clone()));
         manager.set_state_store(SharedStates(self.states.clone()));
-        let resolution = manager
-            .resolve_metadata_from_challenge(challenge)
-            .await
-            .map_err(|error| self.error(http, error))?;
-        manager.set_metadata(resolution.metadata.clone());
-        Ok((manager, resolution.metadata))
+        let metadata = match manager.resolve_metadata_from_challenge(challenge).await {
+            Ok(resolution) => resolution.metadata,
+            Err(AuthError::AuthorizationServerMismatch {
+                expected_issuer,
+                received_issuer,
+            }) if legacy_metadata::is_same_origin_legacy_issuer(
+                &self.server_url,
+                &expected_issuer,
+                &received_issuer,
+            ) =>
+            {
+                legacy_metadata::fetch(http, &self.server_url, &received_issuer).await?
+            }
+            Err(error) => return Err(self.error(http, error)),
+        };
+        manager.set_metadata(metadata.clone());
+        Ok((manager, metadata))
     }
 
     /// A discovered manager configured with `client`.

@@ -12,6 +12,8 @@
 //!   host's [`CredentialStore`] and [`StateStore`] (rmcp's traits, implemented over the
 //!   database) and in the [`RegisteredClient`] the host keeps with the connection.
 //! - [`OAuthError`] — failures as sentences, never carrying a token or a secret.
+//! - `legacy_metadata` — the one 2025-03-26 case rmcp's RFC 8414 issuer check refuses: the
+//!   server's origin serving metadata whose issuer is a path of that same origin.
 //!
 //! rmcp's store traits and stored types are re-exported here on purpose: they are the
 //! interface the host implements, the one place where an rmcp type crosses this crate's
@@ -20,6 +22,7 @@
 mod error;
 mod flow;
 mod http;
+mod legacy_metadata;
 mod revoke;
 mod stores;
 

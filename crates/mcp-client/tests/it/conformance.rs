@@ -15,10 +15,10 @@ const CORE_SCENARIOS: [&str; 4] = [
 
 /// Every `auth/*` scenario of conformance 0.1.16 (`conformance list`), with whether it must
 /// pass. Left out: `client-credentials-jwt` (private_key_jwt needs rmcp's JWT signing feature)
-/// and `cross-app-access-complete-flow` (enterprise-managed authorization, SEP-990). Failing:
-/// `2025-03-26-oauth-metadata-backcompat`, whose mock serves metadata at the root well-known
-/// URL naming the issuer `{origin}/oauth`; rmcp refuses such metadata (RFC 8414 §3.3: the
-/// issuer must be the one the well-known URL was built from) and so do we.
+/// and `cross-app-access-complete-flow` (enterprise-managed authorization, SEP-990).
+/// `2025-03-26-oauth-metadata-backcompat` serves metadata at the root well-known URL naming the
+/// issuer `{origin}/oauth`, which RFC 8414 §3.3 refuses and the 2025-03-26 revision allows; we
+/// accept exactly that same-origin case (`oauth::legacy_metadata`).
 const AUTH_SCENARIOS: [(&str, bool); 22] = [
     ("auth/metadata-default", true),
     ("auth/metadata-var1", true),
@@ -34,7 +34,7 @@ const AUTH_SCENARIOS: [(&str, bool); 22] = [
     ("auth/token-endpoint-auth-post", true),
     ("auth/token-endpoint-auth-none", true),
     ("auth/pre-registration", true),
-    ("auth/2025-03-26-oauth-metadata-backcompat", false),
+    ("auth/2025-03-26-oauth-metadata-backcompat", true),
     ("auth/2025-03-26-oauth-endpoint-fallback", true),
     ("auth/resource-mismatch", true),
     ("auth/offline-access-scope", true),

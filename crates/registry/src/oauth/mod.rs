@@ -82,7 +82,15 @@ impl OAuthServiceError {
 pub struct CallbackOutcome {
     /// The server's name when the state named one (so the UI can say which).
     pub server_name: Option<String>,
-    pub result: Result<(), OAuthServiceError>,
+    pub result: Result<Connected, OAuthServiceError>,
+}
+
+/// A connection the callback completed: the server, and the person who started the flow (for
+/// a shared server, the admin who connected the workspace).
+#[derive(Debug)]
+pub struct Connected {
+    pub record: ServerRecord,
+    pub user_id: UserId,
 }
 
 /// See the module doc. Cheap to clone.
@@ -186,7 +194,11 @@ impl OAuthService {
             Err(error) => return failed(None, error.into()),
         };
         let name = Some(record.name.clone());
-        let result = self.exchange(&record, taken, &state, &params).await;
+        let user_id = taken.user_id.clone();
+        let result = self
+            .exchange(&record, taken, &state, &params)
+            .await
+            .map(|()| Connected { record, user_id });
         CallbackOutcome {
             server_name: name,
             result,

@@ -1,9 +1,12 @@
 //! `GET /oauth/callback`: the redirect URI of every authorization. Public — the `state` is the
 //! credential: it names who started the flow and for which server, and it works once, for 10
 //! minutes. The registry's OAuth service finishes the flow (state taken, issuer checked, code
-//! exchanged, tokens stored); this handler only sends the browser back to the servers page with
-//! the outcome in its hash query: `#/servers?oauth=connected&server=NAME`, or
-//! `#/servers?oauth=error&reason=…` (the reason a sentence that never carries a token).
+//! exchanged, tokens stored). A new connection is then synced as the person who made it, so the
+//! servers page they come back to lists the tools and their next question can use them (a
+//! failed sync leaves the connection in place and shows on the page as the server's state).
+//! The browser goes back to the servers page with the outcome in its hash query:
+//! `#/servers?oauth=connected&server=NAME`, or `#/servers?oauth=error&reason=…` (the reason a
+//! sentence that never carries a token).
 
 use crate::state::AppState;
 use axum::extract::{RawQuery, State};
@@ -27,7 +30,14 @@ pub(super) async fn callback(State(state): State<AppState>, RawQuery(query): Raw
     };
     let server = outcome.server_name.unwrap_or_default();
     match outcome.result {
-        Ok(()) => back_to_ui(&state, &[("oauth", "connected"), ("server", &server)]),
+        Ok(connected) => {
+            if let Some(registry) = state.mcp.as_ref() {
+                registry
+                    .sync_record_as(&connected.record, None, Some(&connected.user_id))
+                    .await;
+            }
+            back_to_ui(&state, &[("oauth", "connected"), ("server", &server)])
+        }
         Err(error) => {
             tracing::info!(code = error.code(), error = %switchboard_core::log_text(&error.to_string()), "an OAuth callback was refused");
             let reason = error.to_string();

@@ -151,12 +151,25 @@ async fn a_refused_token_is_refreshed_once_and_the_call_retried() {
     );
     assert_eq!(upstream.refreshes(), 6);
 
-    // Refused again and the refresh refused too: the person must sign in again.
+    // Testing the connection with a refused token: refreshed and retried as well.
+    upstream.expire_tokens();
+    let test_path = format!("/api/mcp/servers/{id}/test");
+    let (status, tested) = send(&server, Method::POST, &test_path, None).await;
+    assert_eq!(status, 200, "{tested}");
+    assert_eq!(tested["ok"], true, "{tested}");
+    assert_eq!(upstream.refreshes(), 7);
+
+    // Refused again and the refresh refused too: the person must sign in again, and the
+    // server is not marked failed for everyone else.
     upstream.refuse_refreshes();
     upstream.expire_tokens();
     let (status, text, _) = whoami(&server, &id).await;
     assert_eq!(status, 409, "{text}");
     assert!(text.contains("needs_auth"), "{text}");
+    upstream.expire_tokens();
+    let (status, tested) = send(&server, Method::POST, &test_path, None).await;
+    assert_eq!(status, 409, "{tested}");
+    assert_eq!(tested["error"]["code"], "needs_auth", "{tested}");
 
     let (_, view) = send(
         &server,
