@@ -22,17 +22,19 @@ export function switchboardBinary() {
 }
 
 /**
- * Starts Switchboard; resolves to `{origin, token, dataDirectory, logs, stop}`. With
+ * Starts Switchboard on `bind` (an ephemeral loopback port unless a test needs to know it
+ * beforehand, e.g. for `SWITCHBOARD_PUBLIC_URL`); resolves to `{origin, token, dataDirectory,
+ * logs, stop}`. With
  * SWITCHBOARD_TEST_ORIGIN and SWITCHBOARD_TEST_TOKEN set, uses that running instance instead
  * (for trying the UI tests against a development server; CI always starts its own).
  */
-export async function startSwitchboard({ env = {}, timeoutMs = 60000 } = {}) {
+export async function startSwitchboard({ env = {}, bind = '127.0.0.1:0', timeoutMs = 60000 } = {}) {
   if (process.env.SWITCHBOARD_TEST_ORIGIN && process.env.SWITCHBOARD_TEST_TOKEN) {
     return { origin: process.env.SWITCHBOARD_TEST_ORIGIN, token: process.env.SWITCHBOARD_TEST_TOKEN, dataDirectory: null, logs: [], stop: async () => {} };
   }
   const dataDirectory = mkdtempSync(path.join(os.tmpdir(), 'switchboard-browser-'));
   const token = `sb_test_${randomBytes(18).toString('hex')}`;
-  const child = spawn(switchboardBinary(), ['serve', '--bind', '127.0.0.1:0', '--data-dir', dataDirectory], {
+  const child = spawn(switchboardBinary(), ['serve', '--bind', bind, '--data-dir', dataDirectory], {
     cwd: dataDirectory,
     env: { ...process.env, SWITCHBOARD_ADMIN_TOKEN: token, RUST_LOG: process.env.RUST_LOG ?? 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

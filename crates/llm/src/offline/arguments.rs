@@ -229,6 +229,12 @@ impl<'m> QuestionValues<'m> {
             ParameterRole::Other if is_number && parameter.required => {
                 self.numbers.next().map(|n| json!(n))
             }
+            // A required text the planner knows no role for (`name`, `city`, `title`…): the
+            // text the question gives — quoted, after "named"/"called", or after the verb
+            // that names the tool ("greet Ada").
+            ParameterRole::Other if parameter.is_string && parameter.required => {
+                free_text_for(tool, mentions).map(|text| json!(text))
+            }
             _ => None,
         }
     }

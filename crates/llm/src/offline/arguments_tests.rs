@@ -150,3 +150,32 @@ fn generic_tools_take_numbers_in_order_and_echo_takes_the_rest() {
         json!({"message": "hello world"})
     );
 }
+
+#[test]
+fn a_required_text_with_no_known_role_takes_the_text_the_question_gives() {
+    let greet = ToolSpec {
+        name: "greeter__greet".into(),
+        description: "A simple greeting tool".into(),
+        parameters: json!({"type": "object", "properties": {"name": {"type": "string", "description": "Name to greet"}}, "required": ["name"]}),
+    };
+    let known = KnownValues::default();
+    let today = NaiveDate::from_ymd_opt(2026, 11, 20).unwrap();
+    for (question, expected) in [
+        ("Greet \"Ada Lovelace\"", "Ada Lovelace"),
+        ("greet Grace Hopper", "Grace Hopper"),
+        ("say hello to someone called Alan", "Alan"),
+    ] {
+        let mentions = Mentions::read(question, &known, today);
+        assert_eq!(
+            complete(bind_arguments(&greet, &mentions, false)),
+            json!({"name": expected}),
+            "{question}"
+        );
+    }
+    // Nothing to give it: the tool cannot be filled, rather than filled with a guess.
+    let mentions = Mentions::read("greet", &known, today);
+    assert!(!matches!(
+        bind_arguments(&greet, &mentions, false).binding,
+        Binding::Complete(_)
+    ));
+}
