@@ -43,6 +43,11 @@ pub struct ChatConfig {
     pub partial_save_interval_ms: u64,
     /// Used when the conversation's bud has no system prompt (or there is no bud).
     pub default_system_prompt: String,
+    /// Tokens (input + output, as the providers report them) the whole workspace may use per
+    /// calendar month (UTC); past it a new answer is refused (HTTP 429). Default 0: no budget.
+    pub monthly_token_budget_workspace: u64,
+    /// The same per person (over the conversations they own). Default 0: no budget.
+    pub monthly_token_budget_user: u64,
 }
 
 impl Default for ChatConfig {
@@ -63,6 +68,8 @@ impl Default for ChatConfig {
                 answer from real data, say which tool a fact came from when it matters, and say \
                 plainly when a tool failed or was not allowed."
                 .to_owned(),
+            monthly_token_budget_workspace: 0,
+            monthly_token_budget_user: 0,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! status once; store errors keep their meaning (not found, conflict, invalid input).
 
 use crate::mcp_config::McpConfigError;
+use crate::service::BudgetExceeded;
 use switchboard_store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
@@ -24,6 +25,9 @@ pub enum ChatError {
     /// The chat engine is shutting down.
     #[error("the chat engine is shutting down")]
     ShuttingDown,
+    /// A monthly token budget is used up: no new answer until it resets.
+    #[error(transparent)]
+    BudgetExceeded(Box<BudgetExceeded>),
     #[error(transparent)]
     Store(StoreError),
 }

@@ -7,6 +7,7 @@
 //! stays free of our API's wire format.
 
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use switchboard_core::{
     ApprovalId, ConversationId, ElicitationId, MessageId, ServerId, ToolApp, ToolCallId,
@@ -64,6 +65,8 @@ pub struct MetaEvent {
     pub message_id: MessageId,
     /// `offline`, `openai`, `anthropic`…
     pub provider: String,
+    /// The named provider asked first (`default`, a configured or stored one).
+    pub provider_name: String,
     pub model: String,
     /// The tools offered to the model this turn, in the order offered.
     pub tools: Vec<OfferedTool>,
@@ -266,4 +269,29 @@ pub struct DoneEvent {
     /// The last assistant message of the turn, if one was stored.
     pub message_id: Option<MessageId>,
     pub outcome: TurnOutcome,
+    /// The provider and model of the last LLM step (the one that answered, after any
+    /// fallback); `None` in a replay of an answer that stored no assistant message.
+    pub answered_by: Option<AnsweredBy>,
+}
+
+/// Which provider and model produced an answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnsweredBy {
+    /// The provider's kind (`openai`, `anthropic`…).
+    pub provider: String,
+    /// The named provider.
+    pub provider_name: String,
+    pub model: String,
+    /// The models tried first that failed before answering, in order.
+    pub fallback_from: Vec<FailedAttempt>,
+}
+
+/// A model of the fallback chain that failed before streaming anything.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FailedAttempt {
+    pub provider_name: String,
+    pub model: String,
+    /// The error's code (`llm_upstream_status`, `llm_timeout`, `llm_rate_limited`…).
+    pub error_code: String,
+    pub error: String,
 }

@@ -46,9 +46,10 @@ mod turn;
 pub use config::ChatConfig;
 pub use error::{ChatError, ChatResult};
 pub use events::{
-    ApprovalRequiredEvent, ApprovalResolvedEvent, AuthRequiredEvent, ChatEvent, DoneEvent,
-    ElicitationRequiredEvent, ElicitationResolvedEvent, ErrorEvent, MetaEvent, OfferedTool,
-    SchemaContext, ToolEvent, ToolEventStatus, TurnOutcome, UnavailableServer, tool_intent,
+    AnsweredBy, ApprovalRequiredEvent, ApprovalResolvedEvent, AuthRequiredEvent, ChatEvent,
+    DoneEvent, ElicitationRequiredEvent, ElicitationResolvedEvent, ErrorEvent, FailedAttempt,
+    MetaEvent, OfferedTool, SchemaContext, ToolEvent, ToolEventStatus, TurnOutcome,
+    UnavailableServer, tool_intent,
 };
 pub use gate::{
     ApprovalGate, CallOrigin, CallReport, EventSink, GateDecision, GateRequest, GateTarget,
@@ -56,13 +57,13 @@ pub use gate::{
 pub use mcp_config::{
     BudMcpConfig, McpConfigError, McpConfigOverrides, ResolvedMcpConfig, resolve_mcp_config,
 };
-pub use providers::{ProviderEntry, ProviderSource};
+pub use providers::{MAX_FALLBACKS, ProviderEntry, ProviderSource};
 pub use schema_context::SchemaContextSource;
 pub use service::{
-    BudInput, BudUpdate, ChatService, ChatServiceBuilder, ConversationDetail, ConversationPage,
-    ConversationUpdate, GatewayCall, GatewayOutcome, LlmProviderInput, LlmProviderUpdate,
-    ModelEntry, ModelListing, NewConversationInput, RemoteListing, ToolResultPage, TurnRequest,
-    TurnStream,
+    BudInput, BudUpdate, BudgetExceeded, BudgetScope, ChatService, ChatServiceBuilder,
+    ConversationDetail, ConversationPage, ConversationUpdate, GatewayCall, GatewayOutcome,
+    LlmProviderInput, LlmProviderUpdate, ModelEntry, ModelListing, NewConversationInput,
+    RemoteListing, ToolResultPage, TurnRequest, TurnStream, UsageReport, UsageScope,
 };
 pub use sign_in::AuthorizationStarter;
 /// The LLM types the provider API speaks (so `server` needs no `llm` dependency).

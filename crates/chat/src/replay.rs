@@ -6,7 +6,8 @@
 
 use crate::error::{ChatError, ChatResult};
 use crate::events::{
-    ChatEvent, DoneEvent, ErrorEvent, MetaEvent, ToolEvent, ToolEventStatus, TurnOutcome,
+    AnsweredBy, ChatEvent, DoneEvent, ErrorEvent, MetaEvent, ToolEvent, ToolEventStatus,
+    TurnOutcome,
 };
 use crate::tools::event_result;
 use serde_json::Value;
@@ -44,6 +45,7 @@ pub(crate) async fn replay_last_answer(
         conversation_id: conversation.id.clone(),
         message_id: messages[question_index].id.clone(),
         provider: provider.clone(),
+        provider_name: metadata_text(last_assistant, "provider_name"),
         model: metadata_text(last_assistant, "model"),
         tools: Vec::new(),
         unavailable_servers: Vec::new(),
@@ -60,8 +62,23 @@ pub(crate) async fn replay_last_answer(
         conversation_id: conversation.id.clone(),
         message_id: last_assistant.map(|message| message.id.clone()),
         outcome,
+        answered_by: last_assistant.map(stored_answered_by),
     }));
     Ok(events)
+}
+
+/// Who answered, as the assistant message's metadata records it.
+fn stored_answered_by(message: &MessageRecord) -> AnsweredBy {
+    AnsweredBy {
+        provider: metadata_text(Some(message), "provider"),
+        provider_name: metadata_text(Some(message), "provider_name"),
+        model: metadata_text(Some(message), "model"),
+        fallback_from: message
+            .metadata
+            .get("fallback_from")
+            .and_then(|value| serde_json::from_value(value.clone()).ok())
+            .unwrap_or_default(),
+    }
 }
 
 /// A text entry of a message's metadata.

@@ -96,6 +96,27 @@ impl LlmError {
             LlmError::Configuration(_) => "llm_configuration",
         }
     }
+
+    /// Whether another provider is worth asking instead (a fallback chain): the provider is
+    /// unavailable or overloaded (5xx, 529, 429, a timeout, no connection, an `overloaded`
+    /// error event), not the request at fault (4xx, malformed request or configuration).
+    /// Only meaningful before anything was streamed.
+    pub fn warrants_fallback(&self) -> bool {
+        match self {
+            LlmError::RateLimited { .. }
+            | LlmError::Timeout { .. }
+            | LlmError::Connection { .. }
+            | LlmError::StreamEndedEarly
+            | LlmError::StreamInterrupted { .. } => true,
+            LlmError::UpstreamStatus { status, .. } => *status >= 500,
+            LlmError::UpstreamReportedError { message } => {
+                message.to_ascii_lowercase().contains("overloaded")
+            }
+            LlmError::MalformedStream { .. }
+            | LlmError::InvalidRequest(_)
+            | LlmError::Configuration(_) => false,
+        }
+    }
 }
 
 fn retry_after_text(retry_after: Option<Duration>) -> String {
@@ -172,5 +193,22 @@ mod tests {
             timeout.to_string(),
             "the LLM provider timed out after 250 ms while waiting for the next streamed event"
         );
+    }
+
+    #[test]
+    fn only_unavailable_or_overloaded_providers_warrant_a_fallback() {
+        let status = |status| LlmError::UpstreamStatus {
+            status,
+            body_excerpt: String::new(),
+        };
+        assert!(status(503).warrants_fallback());
+        assert!(status(529).warrants_fallback());
+        assert!(!status(400).warrants_fallback());
+        assert!(!status(401).warrants_fallback());
+        let overloaded = LlmError::UpstreamReportedError {
+            message: "Overloaded (overloaded_error)".to_owned(),
+        };
+        assert!(overloaded.warrants_fallback());
+        assert!(!LlmError::InvalidRequest("x".to_owned()).warrants_fallback());
     }
 }

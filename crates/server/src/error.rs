@@ -5,6 +5,7 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use switchboard_core::Scope;
 use utoipa::ToSchema;
@@ -47,6 +48,10 @@ pub enum ApiError {
     /// A dependency is down (the store does not answer).
     #[error("{0}")]
     Unavailable(String),
+    /// A monthly token budget is used up: 429 with the budget and when it resets
+    /// ([`BudgetExceededBody`]).
+    #[error("{0}")]
+    BudgetExceeded(Box<switchboard_chat::BudgetExceeded>),
     /// A bug or an unexpected failure. The cause is logged, never returned.
     #[error("internal server error")]
     Internal(#[source] BoxedCause),
@@ -70,6 +75,7 @@ impl ApiError {
             ApiError::RequestTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             ApiError::BadGateway(_) => StatusCode::BAD_GATEWAY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::BudgetExceeded(_) => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -88,6 +94,7 @@ impl ApiError {
             ApiError::RequestTimeout { .. } => "request_timeout",
             ApiError::BadGateway(_) => "upstream_error",
             ApiError::Unavailable(_) => "unavailable",
+            ApiError::BudgetExceeded(_) => "token_budget_exceeded",
             ApiError::Internal(_) => "internal",
         }
     }
@@ -119,6 +126,61 @@ impl std::fmt::Display for ErrorBody {
     }
 }
 
+/// The answer to a new question past a monthly token budget: the error document and the
+/// budget.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct BudgetExceededBody {
+    pub error: ErrorDetail,
+    pub budget: TokenBudget,
+}
+
+/// A monthly token budget (`chat.monthly_token_budget_workspace` or `…_user`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct TokenBudget {
+    /// `workspace` or `user`.
+    pub scope: String,
+    /// Input plus output tokens allowed per calendar month (UTC).
+    pub limit_tokens: u64,
+    /// Used since `period_start`.
+    pub used_tokens: u64,
+    pub period_start: DateTime<Utc>,
+    /// When new answers are accepted again (the next month's first instant).
+    pub resets_at: DateTime<Utc>,
+}
+
+impl BudgetExceededBody {
+    fn new(exceeded: &switchboard_chat::BudgetExceeded) -> Self {
+        Self {
+            error: ErrorDetail {
+                code: "token_budget_exceeded".to_owned(),
+                message: exceeded.to_string(),
+                details: None,
+            },
+            budget: TokenBudget {
+                scope: exceeded.scope.as_str().to_owned(),
+                limit_tokens: exceeded.limit_tokens,
+                used_tokens: exceeded.used_tokens,
+                period_start: exceeded.period_start,
+                resets_at: exceeded.resets_at,
+            },
+        }
+    }
+}
+
+/// 429 with [`BudgetExceededBody`] and `Retry-After` (seconds until the budget resets).
+fn budget_response(exceeded: &switchboard_chat::BudgetExceeded) -> Response {
+    let mut response = (
+        StatusCode::TOO_MANY_REQUESTS,
+        axum::Json(BudgetExceededBody::new(exceeded)),
+    )
+        .into_response();
+    let wait = (exceeded.resets_at - Utc::now()).num_seconds().max(1);
+    if let Ok(value) = HeaderValue::from_str(&wait.to_string()) {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
+}
+
 /// The JSON error document: `{"error":{"code":…,"message":…}}`.
 pub fn error_body(code: &str, message: &str) -> ErrorBody {
     ErrorBody {
@@ -132,6 +194,9 @@ pub fn error_body(code: &str, message: &str) -> ErrorBody {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        if let ApiError::BudgetExceeded(exceeded) = &self {
+            return budget_response(exceeded);
+        }
         let status = self.status();
         if status.is_server_error() {
             tracing::error!(error = %switchboard_core::log_text(&ErrorChain(&self).to_string()), code = self.code(), "request failed");

@@ -77,6 +77,10 @@ pub const TABLE: &[(&str, Access)] = &[
     ("create_llm_provider", scope(Scope::Admin)),
     ("update_llm_provider", scope(Scope::Admin)),
     ("delete_llm_provider", scope(Scope::Admin)),
+    // token usage (another person's totals: admins only, said in the 403's description)
+    ("conversation_usage", scope(Scope::ChatUse)),
+    ("user_usage", scope(Scope::ChatUse)),
+    ("workspace_usage", scope(Scope::Admin)),
     // policies
     ("list_bud_policies", scope(Scope::ServersRead)),
     ("set_bud_policy", scope(Scope::ServersWrite)),

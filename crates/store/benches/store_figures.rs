@@ -87,6 +87,7 @@ async fn measure(backend: &str, store: &Store) {
                 bud_id: None,
                 title: "bench".into(),
                 mcp_config_overrides: None,
+                model_choice: Default::default(),
             },
         )
         .await

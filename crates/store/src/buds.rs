@@ -1,5 +1,5 @@
-//! Buds: assistant profiles (system prompt, provider and model, which MCP servers and tools
-//! they use). A conversation may start from a bud; the chat engine interprets `mcp_config`.
+//! Buds: assistant profiles (system prompt, provider, model and fallbacks, which MCP servers
+//! and tools they use). A conversation may start from a bud; the chat engine interprets `mcp_config`.
 
 use crate::backend::on_backend;
 use crate::clock;
@@ -8,6 +8,7 @@ use crate::storable::{clean_json, clean_optional_text, clean_text};
 use crate::store::Store;
 use crate::validate;
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::types::Json;
 use switchboard_core::{BudId, UserId, WorkspaceId};
@@ -24,6 +25,17 @@ pub struct NewBud {
     pub mcp_config: Value,
     /// Who may change or delete it besides admins (`None`: admins only).
     pub owner_user_id: Option<UserId>,
+    /// Tried in order when the provider before fails before answering (migration 0012).
+    pub fallbacks: Vec<BudFallback>,
+}
+
+/// One step of a bud's fallback chain: a provider by name and, optionally, its model (`None`:
+/// the provider's default). The chat engine checks the names.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BudFallback {
+    pub provider: String,
+    #[serde(default)]
+    pub model: Option<String>,
 }
 
 /// A change to a bud; `None` leaves a field as it is, `Some(None)` clears a nullable one.
@@ -34,6 +46,7 @@ pub struct BudPatch {
     pub provider: Option<Option<String>>,
     pub model: Option<Option<String>>,
     pub mcp_config: Option<Value>,
+    pub fallbacks: Option<Vec<BudFallback>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -47,6 +60,7 @@ pub struct BudRecord {
     pub mcp_config: Value,
     /// The user who created it (`None` for buds from before owners were recorded).
     pub owner_user_id: Option<UserId>,
+    pub fallbacks: Vec<BudFallback>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -61,6 +75,7 @@ struct BudRow {
     model: Option<String>,
     mcp_config: Json<Value>,
     owner_user_id: Option<String>,
+    llm_fallbacks: Json<Vec<BudFallback>>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
 }
@@ -76,6 +91,7 @@ impl From<BudRow> for BudRecord {
             model: row.model,
             mcp_config: row.mcp_config.0,
             owner_user_id: row.owner_user_id.map(UserId::from_string),
+            fallbacks: row.llm_fallbacks.0,
             created_at: row.created_at,
             updated_at: row.updated_at,
         }
@@ -86,7 +102,7 @@ macro_rules! select_buds {
     ($tail:literal) => {
         concat!(
             "SELECT id, workspace_id, name, system_prompt, provider, model, mcp_config, ",
-            "owner_user_id, created_at, updated_at FROM buds ",
+            "owner_user_id, llm_fallbacks, created_at, updated_at FROM buds ",
             $tail
         )
     };
@@ -99,6 +115,10 @@ fn clean_bud(bud: &mut BudRecord) {
     clean_optional_text(&mut bud.provider);
     clean_optional_text(&mut bud.model);
     clean_json(&mut bud.mcp_config);
+    for fallback in &mut bud.fallbacks {
+        clean_text(&mut fallback.provider);
+        clean_optional_text(&mut fallback.model);
+    }
 }
 
 fn validate_bud(name: &str, mcp_config: &Value) -> StoreResult<()> {
@@ -126,13 +146,15 @@ impl Store {
             model: new_bud.model,
             mcp_config: new_bud.mcp_config,
             owner_user_id: new_bud.owner_user_id,
+            fallbacks: new_bud.fallbacks,
             created_at: now,
             updated_at: now,
         };
         clean_bud(&mut record);
         on_backend!(self, |pool| sqlx::query(
             "INSERT INTO buds (id, workspace_id, name, system_prompt, provider, model, mcp_config, \
-             created_at, updated_at, owner_user_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)"
+             created_at, updated_at, owner_user_id, llm_fallbacks) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10)"
         )
         .bind(record.id.as_str())
         .bind(record.workspace_id.as_str())
@@ -143,6 +165,7 @@ impl Store {
         .bind(Json(&record.mcp_config))
         .bind(record.created_at)
         .bind(record.owner_user_id.as_ref().map(|owner| owner.as_str()))
+        .bind(Json(&record.fallbacks))
         .execute(pool)
         .await
         .map(|_| ()))
@@ -199,12 +222,16 @@ impl Store {
         if let Some(mcp_config) = patch.mcp_config {
             bud.mcp_config = mcp_config;
         }
+        if let Some(fallbacks) = patch.fallbacks {
+            bud.fallbacks = fallbacks;
+        }
         validate_bud(&bud.name, &bud.mcp_config)?;
         bud.updated_at = clock::now();
         clean_bud(&mut bud);
         let affected = on_backend!(self, |pool| sqlx::query(
             "UPDATE buds SET name = $3, system_prompt = $4, provider = $5, model = $6, \
-             mcp_config = $7, updated_at = $8 WHERE workspace_id = $1 AND id = $2"
+             mcp_config = $7, updated_at = $8, llm_fallbacks = $9 \
+             WHERE workspace_id = $1 AND id = $2"
         )
         .bind(workspace_id.as_str())
         .bind(bud_id.as_str())
@@ -214,6 +241,7 @@ impl Store {
         .bind(&bud.model)
         .bind(Json(&bud.mcp_config))
         .bind(bud.updated_at)
+        .bind(Json(&bud.fallbacks))
         .execute(pool)
         .await
         .map(|result| result.rows_affected()))?;

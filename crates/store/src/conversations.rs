@@ -1,11 +1,11 @@
 //! Conversations: a chat thread owned by one user, optionally started from a bud, with
-//! per-conversation MCP overrides. Messages live in `messages.rs`, tool calls in
+//! per-conversation MCP overrides and its own provider and model choice. Messages live in `messages.rs`, tool calls in
 //! `tool_calls.rs`; deleting a conversation deletes both.
 
 use crate::backend::on_backend;
 use crate::clock;
 use crate::error::{StoreError, StoreResult, insert_error};
-use crate::storable::{clean_optional_json, clean_text};
+use crate::storable::{clean_optional_json, clean_optional_text, clean_text};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -24,6 +24,16 @@ pub struct NewConversation {
     pub title: String,
     /// A JSON object overriding the bud's `mcp_config` for this conversation.
     pub mcp_config_overrides: Option<Value>,
+    /// The provider and model chosen for this conversation over its bud's.
+    pub model_choice: ModelChoice,
+}
+
+/// A conversation's own provider and model (migration 0012); `None` keeps the bud's (or the
+/// workspace default's). The chat engine checks the names.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModelChoice {
+    pub provider: Option<String>,
+    pub model: Option<String>,
 }
 
 /// A change to a conversation; `None` leaves a field as it is.
@@ -31,6 +41,8 @@ pub struct NewConversation {
 pub struct ConversationPatch {
     pub title: Option<String>,
     pub mcp_config_overrides: Option<Option<Value>>,
+    /// Replaces the provider and model choice as a whole.
+    pub model_choice: Option<ModelChoice>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -42,6 +54,7 @@ pub struct ConversationRecord {
     pub bud_id: Option<BudId>,
     pub title: String,
     pub mcp_config_overrides: Option<Value>,
+    pub model_choice: ModelChoice,
     pub created_at: DateTime<Utc>,
     /// Moves with every change, including each appended message.
     pub updated_at: DateTime<Utc>,
@@ -55,6 +68,8 @@ pub(crate) struct ConversationRow {
     bud_id: Option<String>,
     title: String,
     mcp_config_overrides: Option<Json<Value>>,
+    llm_provider: Option<String>,
+    llm_model: Option<String>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
 }
@@ -68,6 +83,10 @@ impl From<ConversationRow> for ConversationRecord {
             bud_id: row.bud_id.map(BudId::from_string),
             title: row.title,
             mcp_config_overrides: row.mcp_config_overrides.map(|json| json.0),
+            model_choice: ModelChoice {
+                provider: row.llm_provider,
+                model: row.llm_model,
+            },
             created_at: row.created_at,
             updated_at: row.updated_at,
         }
@@ -78,7 +97,7 @@ macro_rules! select_conversations {
     ($tail:literal) => {
         concat!(
             "SELECT id, workspace_id, owner_user_id, bud_id, title, mcp_config_overrides, ",
-            "created_at, updated_at FROM conversations ",
+            "llm_provider, llm_model, created_at, updated_at FROM conversations ",
             $tail
         )
     };
@@ -90,6 +109,8 @@ pub(crate) use select_conversations;
 fn clean_conversation(conversation: &mut ConversationRecord) {
     clean_text(&mut conversation.title);
     clean_optional_json(&mut conversation.mcp_config_overrides);
+    clean_optional_text(&mut conversation.model_choice.provider);
+    clean_optional_text(&mut conversation.model_choice.model);
 }
 
 fn validate_conversation(title: &str, overrides: Option<&Value>) -> StoreResult<()> {
@@ -128,6 +149,7 @@ impl Store {
             bud_id: new_conversation.bud_id,
             title: new_conversation.title,
             mcp_config_overrides: new_conversation.mcp_config_overrides,
+            model_choice: new_conversation.model_choice,
             created_at: now,
             updated_at: now,
         };
@@ -135,8 +157,8 @@ impl Store {
         // The bud check and the insert are one statement: the bud must be in this workspace.
         let inserted = on_backend!(self, |pool| sqlx::query(
             "INSERT INTO conversations (id, workspace_id, owner_user_id, bud_id, title, \
-             mcp_config_overrides, created_at, updated_at) \
-             SELECT $1, $2, $3, $4, $5, $6, $7, $7 \
+             mcp_config_overrides, created_at, updated_at, llm_provider, llm_model) \
+             SELECT $1, $2, $3, $4, $5, $6, $7, $7, $8, $9 \
              WHERE $4 IS NULL OR EXISTS (SELECT 1 FROM buds WHERE workspace_id = $2 AND id = $4)"
         )
         .bind(record.id.as_str())
@@ -146,6 +168,8 @@ impl Store {
         .bind(&record.title)
         .bind(record.mcp_config_overrides.as_ref().map(Json))
         .bind(record.created_at)
+        .bind(&record.model_choice.provider)
+        .bind(&record.model_choice.model)
         .execute(pool)
         .await
         .map(|result| result.rows_affected()))
@@ -203,6 +227,9 @@ impl Store {
         if let Some(overrides) = patch.mcp_config_overrides {
             conversation.mcp_config_overrides = overrides;
         }
+        if let Some(model_choice) = patch.model_choice {
+            conversation.model_choice = model_choice;
+        }
         validate_conversation(
             &conversation.title,
             conversation.mcp_config_overrides.as_ref(),
@@ -210,14 +237,16 @@ impl Store {
         conversation.updated_at = clock::now();
         clean_conversation(&mut conversation);
         let affected = on_backend!(self, |pool| sqlx::query(
-            "UPDATE conversations SET title = $3, mcp_config_overrides = $4, updated_at = $5 \
-             WHERE workspace_id = $1 AND id = $2"
+            "UPDATE conversations SET title = $3, mcp_config_overrides = $4, updated_at = $5, \
+             llm_provider = $6, llm_model = $7 WHERE workspace_id = $1 AND id = $2"
         )
         .bind(workspace_id.as_str())
         .bind(conversation_id.as_str())
         .bind(&conversation.title)
         .bind(conversation.mcp_config_overrides.as_ref().map(Json))
         .bind(conversation.updated_at)
+        .bind(&conversation.model_choice.provider)
+        .bind(&conversation.model_choice.model)
         .execute(pool)
         .await
         .map(|result| result.rows_affected()))?;

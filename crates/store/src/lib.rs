@@ -104,12 +104,14 @@
 //! - [`llm_providers`] (named LLM providers added through the API, key sealed):
 //!   `create_llm_provider`, `replace_llm_provider`, `get_llm_provider`, `list_llm_providers`,
 //!   `llm_provider_api_key` (decrypted, for building the provider only), `delete_llm_provider`.
+//! - [`usage`] (token totals summed from the assistant messages' stored usage, by provider and
+//!   model, per conversation, person or workspace): `usage_totals`.
 //!
 //! # Adding an area (the pattern)
 //! 1. Add `migrations/sqlite/NNNN_area.sql` and `migrations/postgres/NNNN_area.sql` with your
 //!    number (0002 knowledge graph, 0003 mcp client, 0004 chat, 0005 approvals/audit,
-//!    0006 instances, 0007 bud owners, 0008 server auth, 0009 LLM providers, 0010 MCP apps). Ids
-//!    `TEXT`; timestamps `TEXT` (SQLite) / `TIMESTAMPTZ` (PostgreSQL); JSON `TEXT` / `JSONB`;
+//!    0006 instances, 0007 bud owners, 0008 server auth, 0009 LLM providers, 0010 MCP apps,
+//!    0012 model choice). Ids `TEXT`; timestamps `TEXT` (SQLite) / `TIMESTAMPTZ` (PostgreSQL); JSON `TEXT` / `JSONB`;
 //!    booleans `INTEGER` / `BOOLEAN`; bytes `BLOB` / `BYTEA`; SQLite tables `STRICT`. Give every
 //!    table a `workspace_id` and reference parents by `(workspace_id, id)`.
 //! 2. Add `src/<area>.rs` with its records and an `impl Store { … }` block. Write each query
@@ -155,6 +157,7 @@ pub mod tool_calls;
 pub mod tool_pins;
 pub mod tool_rules;
 pub mod tools;
+pub mod usage;
 pub mod user_credentials;
 pub mod users;
 mod validate;
@@ -168,11 +171,11 @@ pub use audit::{AuditEntry, AuditQuery, NewAuditEntry};
 pub use audit_events::{AuditEventRecord, AuditSearch, NewAuditEvent};
 pub use backend::SQLITE_FILE_NAME;
 pub use bootstrap::{Bootstrapped, DEFAULT_WORKSPACE_NAME};
-pub use buds::{BudPatch, BudRecord, NewBud};
+pub use buds::{BudFallback, BudPatch, BudRecord, NewBud};
 pub use config::{BackendKind, DatabaseConfig, DatabaseConfigError};
 pub use conversation_answers::AnswerClaim;
 pub use conversation_pages::ConversationCursor;
-pub use conversations::{ConversationPatch, ConversationRecord, NewConversation};
+pub use conversations::{ConversationPatch, ConversationRecord, ModelChoice, NewConversation};
 pub use decision_notices::{DECISIONS_CHANNEL, DecisionListener, DecisionNotice, ListenerEvent};
 pub use elicitation_requests::{
     ElicitationRequestRecord, ElicitationStatus, NewElicitationRequest,
@@ -202,5 +205,6 @@ pub use tool_calls::{NewToolCall, ToolCallOutcome, ToolCallRecord};
 pub use tool_pins::{ObservedInstructions, ToolPinSnapshot};
 pub use tool_rules::{NewToolRule, ToolRuleRecord, ToolRuleScope};
 pub use tools::{ToolRecord, definition_hash};
+pub use usage::{UsageFilter, UsageRow};
 pub use users::{UserRecord, UserRole};
 pub use workspaces::WorkspaceRecord;

@@ -255,6 +255,7 @@ async fn in_process(running: &Running, rounds: usize) -> Vec<u128> {
                 bud_id: None,
                 title: "bench".into(),
                 mcp_config_overrides: None,
+                model_choice: Default::default(),
             },
         )
         .await
@@ -304,6 +305,7 @@ async fn rule_decisions(running: &Running, rounds: usize) -> Vec<u128> {
                 bud_id: None,
                 title: "bench".into(),
                 mcp_config_overrides: None,
+                model_choice: Default::default(),
             },
         )
         .await

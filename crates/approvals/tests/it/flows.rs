@@ -518,6 +518,7 @@ async fn a_bud_policy_overrides_the_workspace_policy_in_its_conversations() {
                 model: None,
                 mcp_config: json!({}),
                 owner_user_id: None,
+                fallbacks: Vec::new(),
             },
         )
         .await
@@ -531,6 +532,7 @@ async fn a_bud_policy_overrides_the_workspace_policy_in_its_conversations() {
                 bud_id: Some(bud.id.clone()),
                 title: "with a bud".into(),
                 mcp_config_overrides: None,
+                model_choice: Default::default(),
             },
         )
         .await

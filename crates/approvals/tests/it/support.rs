@@ -94,6 +94,7 @@ impl World {
             bud_id: None,
             title: "t".into(),
             mcp_config_overrides: None,
+            model_choice: Default::default(),
         };
         let alices_conversation = store
             .create_conversation(&workspace.id, conversation(&alice.id))

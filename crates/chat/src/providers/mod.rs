@@ -4,6 +4,10 @@
 //! (connection pools shared); a stored one is rebuilt when it changed. A bud naming a provider
 //! *kind* (`openai`, `anthropic`, `offline`: the shape before named providers) still gets that
 //! kind with the `[llm]` keys.
+//!
+//! The answering model is chosen as: the conversation's own choice (`provider`, `model`), else
+//! its bud's, else `default`; a model without a provider applies to the provider chosen
+//! otherwise. The bud's fallbacks follow in order ([`ModelChain`]).
 
 mod catalog;
 
@@ -16,13 +20,15 @@ use switchboard_llm::{
     DEFAULT_PROVIDER_NAME, LlmConfig, LlmError, LlmOverrides, LlmProvider, NamedProviderConfig,
     ProviderKind, build_provider,
 };
-use switchboard_store::{BudRecord, Store};
+use switchboard_store::{BudFallback, BudRecord, ModelChoice, Store};
 
 use crate::error::ChatError;
 
 /// The provider and model for one turn.
 #[derive(Clone, Debug)]
 pub struct ChosenModel {
+    /// The provider's name (`default`, a configured or stored one, or a kind for old buds).
+    pub name: String,
     pub provider: Arc<dyn LlmProvider>,
     /// Sent in the request; empty means the provider's default.
     pub model: String,
@@ -35,6 +41,23 @@ impl ChosenModel {
             self.provider.default_model().to_owned()
         } else {
             self.model.clone()
+        }
+    }
+}
+
+/// The models a turn may answer with: the chosen one first, then the bud's fallbacks in order.
+#[derive(Clone, Debug)]
+pub struct ModelChain {
+    pub primary: ChosenModel,
+    pub fallbacks: Vec<ChosenModel>,
+}
+
+impl ModelChain {
+    /// The `index`th model (0: the primary), if there is one.
+    pub fn get(&self, index: usize) -> Option<&ChosenModel> {
+        match index {
+            0 => Some(&self.primary),
+            _ => self.fallbacks.get(index - 1),
         }
     }
 }
@@ -75,19 +98,55 @@ impl ProviderSet {
         &self.store
     }
 
-    /// The provider and model for a conversation started from `bud` (or none).
+    /// The models for a conversation with its own `choice`, started from `bud` (or none): the
+    /// conversation's choice over the bud's over `default`, then the bud's fallbacks. A fallback
+    /// that can no longer be built (deleted since) is left out with a warning.
     pub async fn choose(
         &self,
         workspace_id: &WorkspaceId,
         bud: Option<&BudRecord>,
+        choice: &ModelChoice,
+    ) -> Result<ModelChain, ChatError> {
+        let (name, model) = effective_choice(bud, choice);
+        let primary = self.chosen(workspace_id, name, model).await?;
+        let mut fallbacks = Vec::new();
+        for fallback in bud.map(|bud| bud.fallbacks.as_slice()).unwrap_or_default() {
+            match self
+                .chosen(
+                    workspace_id,
+                    Some(&fallback.provider),
+                    fallback.model.as_deref(),
+                )
+                .await
+            {
+                Ok(chosen) => fallbacks.push(chosen),
+                Err(error) => tracing::warn!(
+                    provider = %switchboard_core::log_text(&fallback.provider),
+                    %error,
+                    "a fallback of the bud cannot be used; it is skipped"
+                ),
+            }
+        }
+        Ok(ModelChain { primary, fallbacks })
+    }
+
+    /// The provider `name` (`None`: `default`) with `model` (`None` or blank: its default).
+    async fn chosen(
+        &self,
+        workspace_id: &WorkspaceId,
+        name: Option<&str>,
+        model: Option<&str>,
     ) -> Result<ChosenModel, ChatError> {
-        let name = bud.and_then(|bud| bud.provider.as_deref());
         let (provider, default_model) = self.resolve(workspace_id, name).await?;
-        let model = bud
-            .and_then(|bud| bud.model.clone())
+        let model = model
             .filter(|model| !model.trim().is_empty())
+            .map(str::to_owned)
             .unwrap_or(default_model);
-        Ok(ChosenModel { provider, model })
+        Ok(ChosenModel {
+            name: name.unwrap_or(DEFAULT_PROVIDER_NAME).to_owned(),
+            provider,
+            model,
+        })
     }
 
     /// The provider `name` names (`None`: `default`) and its default model.
@@ -202,6 +261,57 @@ impl ProviderSet {
         }
         Ok(())
     }
+
+    /// Refuses a fallback chain with a step [`Self::check_bud_choice`] refuses; the field
+    /// named is `fallbacks[i].provider` or `fallbacks[i].model`. At most
+    /// [`MAX_FALLBACKS`] steps.
+    pub async fn check_fallbacks(
+        &self,
+        workspace_id: &WorkspaceId,
+        fallbacks: &[BudFallback],
+    ) -> Result<(), ChatError> {
+        if fallbacks.len() > MAX_FALLBACKS {
+            return Err(ChatError::invalid(
+                "fallbacks",
+                format!("at most {MAX_FALLBACKS} fallbacks"),
+            ));
+        }
+        for (index, fallback) in fallbacks.iter().enumerate() {
+            self.check_bud_choice(
+                workspace_id,
+                Some(&fallback.provider),
+                fallback.model.as_deref(),
+            )
+            .await
+            .map_err(|error| match error {
+                ChatError::InvalidInput { field, message } => {
+                    ChatError::invalid(format!("fallbacks[{index}].{field}"), message)
+                }
+                other => other,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Most fallbacks a bud may list.
+pub const MAX_FALLBACKS: usize = 5;
+
+/// The provider name and model that answer first: the conversation's provider (with its
+/// model) over the bud's (with the conversation's or the bud's model).
+pub fn effective_choice<'a>(
+    bud: Option<&'a BudRecord>,
+    choice: &'a ModelChoice,
+) -> (Option<&'a str>, Option<&'a str>) {
+    if let Some(provider) = choice.provider.as_deref() {
+        return (Some(provider), choice.model.as_deref());
+    }
+    let provider = bud.and_then(|bud| bud.provider.as_deref());
+    let model = choice
+        .model
+        .as_deref()
+        .or_else(|| bud.and_then(|bud| bud.model.as_deref()));
+    (provider, model)
 }
 
 fn unknown_provider(name: &str) -> ChatError {

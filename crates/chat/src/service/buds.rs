@@ -1,5 +1,5 @@
 //! Buds (assistant profiles): CRUD with the checks the store cannot make — a known provider
-//! with a model it can answer with, an `mcp_config` whose every server reference is a server
+//! with a model it can answer with (and so each fallback), an `mcp_config` whose every server reference is a server
 //! of the workspace, and ownership: every member sees and uses the workspace's buds, but only
 //! a bud's creator or an admin changes or deletes it (its system prompt and tools shape other
 //! people's conversations).
@@ -9,7 +9,7 @@ use crate::error::{ChatError, ChatResult};
 use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, resolve_mcp_config};
 use serde_json::Value;
 use switchboard_core::{BudId, Principal, WorkspaceId};
-use switchboard_store::{BudPatch, BudRecord, NewBud};
+use switchboard_store::{BudFallback, BudPatch, BudRecord, NewBud};
 
 #[derive(Clone, Debug)]
 pub struct BudInput {
@@ -19,6 +19,8 @@ pub struct BudInput {
     pub model: Option<String>,
     /// `{servers?, available_tools?, disabled_tools?, tool_choice?}`; `null` is `{}`.
     pub mcp_config: Value,
+    /// Tried in order when the provider before fails before answering.
+    pub fallbacks: Vec<BudFallback>,
 }
 
 /// `None` keeps a field; `Some(None)` clears provider or model.
@@ -29,6 +31,7 @@ pub struct BudUpdate {
     pub provider: Option<Option<String>>,
     pub model: Option<Option<String>>,
     pub mcp_config: Option<Value>,
+    pub fallbacks: Option<Vec<BudFallback>>,
 }
 
 impl ChatService {
@@ -46,6 +49,10 @@ impl ChatService {
                 input.model.as_deref(),
             )
             .await?;
+        self.engine
+            .providers
+            .check_fallbacks(workspace_id, &input.fallbacks)
+            .await?;
         let mcp_config = self
             .checked_mcp_config(workspace_id, &input.mcp_config)
             .await?;
@@ -61,6 +68,7 @@ impl ChatService {
                     model: input.model.filter(|model| !model.trim().is_empty()),
                     mcp_config,
                     owner_user_id: Some(principal.user_id.clone()),
+                    fallbacks: input.fallbacks,
                 },
             )
             .await?)
@@ -95,6 +103,12 @@ impl ChatService {
                 .check_bud_choice(workspace_id, provider.as_deref(), model.as_deref())
                 .await?;
         }
+        if let Some(fallbacks) = &update.fallbacks {
+            self.engine
+                .providers
+                .check_fallbacks(workspace_id, fallbacks)
+                .await?;
+        }
         let mcp_config = match &update.mcp_config {
             Some(value) => Some(self.checked_mcp_config(workspace_id, value).await?),
             None => None,
@@ -111,6 +125,7 @@ impl ChatService {
                     provider: update.provider,
                     model: update.model,
                     mcp_config,
+                    fallbacks: update.fallbacks,
                 },
             )
             .await?)

@@ -1,11 +1,13 @@
 //! Conversations: create (optionally from a bud, with MCP overrides checked against the
-//! workspace's servers), list a page at a time, read with messages and tool calls, rename or
-//! change overrides, delete (cancelling an answer in flight first), and read a tool call's
+//! workspace's servers, and a provider and model of their own checked like a bud's), list a
+//! page at a time, read with messages and tool calls, rename or change overrides and model,
+//! delete (cancelling an answer in flight first), and read a tool call's
 //! full result in pages.
 
 use super::ChatService;
 use crate::error::{ChatError, ChatResult};
 use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, resolve_mcp_config};
+use crate::providers::effective_choice;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::time::Duration;
@@ -14,8 +16,8 @@ use switchboard_core::{
 };
 use switchboard_mcp_client::ToolResult;
 use switchboard_store::{
-    ConversationCursor, ConversationPatch, ConversationRecord, MessageRecord, NewConversation,
-    ToolCallRecord,
+    ConversationCursor, ConversationPatch, ConversationRecord, MessageRecord, ModelChoice,
+    NewConversation, ToolCallRecord,
 };
 
 #[derive(Clone, Debug, Default)]
@@ -23,13 +25,18 @@ pub struct NewConversationInput {
     pub bud_id: Option<BudId>,
     pub title: Option<String>,
     pub mcp_config_overrides: Option<Value>,
+    /// The provider and model this conversation answers with over its bud's.
+    pub provider: Option<String>,
+    pub model: Option<String>,
 }
 
-/// `None` keeps a field; `Some(None)` clears the overrides.
+/// `None` keeps a field; `Some(None)` clears the overrides, the provider or the model.
 #[derive(Clone, Debug, Default)]
 pub struct ConversationUpdate {
     pub title: Option<String>,
     pub mcp_config_overrides: Option<Option<Value>>,
+    pub provider: Option<Option<String>>,
+    pub model: Option<Option<String>>,
 }
 
 #[derive(Clone, Debug)]
@@ -90,6 +97,12 @@ impl ChatService {
             .filter(|value| !value.is_null())
             .map(|value| McpConfigOverrides::parse(&value).map(|parsed| parsed.to_value()))
             .transpose()?;
+        let model_choice = ModelChoice {
+            provider: non_blank(input.provider),
+            model: non_blank(input.model),
+        };
+        self.check_model_choice(workspace_id, input.bud_id.as_ref(), &model_choice)
+            .await?;
         Ok(store
             .create_conversation(
                 workspace_id,
@@ -98,6 +111,7 @@ impl ChatService {
                     bud_id: input.bud_id,
                     title: input.title.unwrap_or_default().trim().to_owned(),
                     mcp_config_overrides: overrides,
+                    model_choice,
                 },
             )
             .await?)
@@ -209,9 +223,26 @@ impl ChatService {
             Some(_) => Some(None),
             None => None,
         };
+        let model_choice = if update.provider.is_some() || update.model.is_some() {
+            let current = &conversation.model_choice;
+            let choice = ModelChoice {
+                provider: non_blank(update.provider.unwrap_or(current.provider.clone())),
+                model: non_blank(update.model.unwrap_or(current.model.clone())),
+            };
+            self.check_model_choice(
+                &principal.workspace_id,
+                conversation.bud_id.as_ref(),
+                &choice,
+            )
+            .await?;
+            Some(choice)
+        } else {
+            None
+        };
         let patch = ConversationPatch {
             title: update.title.map(|title| title.trim().to_owned()),
             mcp_config_overrides: overrides,
+            model_choice,
         };
         Ok(self
             .engine
@@ -282,6 +313,28 @@ impl ChatService {
         })
     }
 
+    /// Refuses a conversation's provider and model that could not answer (with its bud's, when
+    /// the choice names only a model).
+    async fn check_model_choice(
+        &self,
+        workspace_id: &WorkspaceId,
+        bud_id: Option<&BudId>,
+        choice: &ModelChoice,
+    ) -> ChatResult<()> {
+        if choice.provider.is_none() && choice.model.is_none() {
+            return Ok(());
+        }
+        let bud = match bud_id {
+            Some(bud_id) => Some(self.engine.store.get_bud(workspace_id, bud_id).await?),
+            None => None,
+        };
+        let (provider, model) = effective_choice(bud.as_ref(), choice);
+        self.engine
+            .providers
+            .check_bud_choice(workspace_id, provider, model)
+            .await
+    }
+
     /// Checks overrides against the bud's configuration and the workspace's servers.
     async fn check_overrides(
         &self,
@@ -301,6 +354,12 @@ impl ChatService {
         resolve_mcp_config(&bud_config, &overrides, &servers)?;
         Ok(())
     }
+}
+
+/// `None` for an absent or blank name.
+fn non_blank(name: Option<String>) -> Option<String> {
+    name.map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
 }
 
 /// A tool message's metadata as [`ToolMessageMetadata`] writes it, whatever shape its row has

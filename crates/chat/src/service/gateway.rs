@@ -145,6 +145,7 @@ impl ChatService {
                     bud_id: bud.cloned(),
                     title: format!("Gateway · {shown}"),
                     mcp_config_overrides: None,
+                    model_choice: Default::default(),
                 },
             )
             .await?;

@@ -172,6 +172,16 @@ impl ChatService {
                 bud.name, bud.id
             )));
         }
+        if let Some(bud) = buds.iter().find(|bud| {
+            bud.fallbacks
+                .iter()
+                .any(|fallback| fallback.provider == name)
+        }) {
+            return Err(ChatError::Conflict(format!(
+                "the bud '{}' ({}) falls back to the provider '{name}'; change it first",
+                bud.name, bud.id
+            )));
+        }
         Ok(self
             .engine
             .store

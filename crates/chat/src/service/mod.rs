@@ -1,9 +1,11 @@
 //! [`ChatService`]: the chat engine's public API, used by the HTTP layer — conversations,
-//! turns (start, attach, replay), paged tool results, buds — and the start-up recovery.
+//! turns (start, attach, replay), paged tool results, buds, token usage — and the start-up
+//! recovery.
 //!
 //! Every method takes the caller's [`Principal`] and works inside its workspace; a
 //! conversation is visible to its owner (and to admins), anyone else gets "not found".
 
+mod budgets;
 mod buds;
 mod conversations;
 mod drain;
@@ -11,7 +13,9 @@ mod gateway;
 mod llm_providers;
 mod reservation;
 mod turns;
+mod usage;
 
+pub use budgets::{BudgetExceeded, BudgetScope};
 pub use buds::{BudInput, BudUpdate};
 pub use conversations::{
     ConversationDetail, ConversationPage, ConversationUpdate, NewConversationInput, ToolResultPage,
@@ -21,6 +25,7 @@ pub use llm_providers::{
     LlmProviderInput, LlmProviderUpdate, ModelEntry, ModelListing, RemoteListing,
 };
 pub use turns::{TurnRequest, TurnStream};
+pub use usage::{UsageReport, UsageScope};
 
 use crate::config::ChatConfig;
 use crate::engine::Engine;

@@ -1,7 +1,7 @@
 //! Starting an answer and attaching to one.
 //!
 //! `start_turn` validates everything that can be refused with a plain HTTP error (message,
-//! ephemeral servers, conversation, MCP configuration, provider), stores the question, and
+//! ephemeral servers, monthly token budgets, conversation, MCP configuration, provider), stores the question, and
 //! only then starts the answer in its own task; the caller streams its events. `attach`
 //! follows the answer in flight from its first event, or replays the last finished one from
 //! the store. An answer holds the conversation's claim in the store from start to end, so no
@@ -12,7 +12,7 @@ use super::reservation::{AnswerReservation, release_claim};
 use crate::error::{ChatError, ChatResult};
 use crate::events::ChatEvent;
 use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, ResolvedMcpConfig, resolve_mcp_config};
-use crate::providers::ChosenModel;
+use crate::providers::ModelChain;
 use crate::replay::replay_last_answer;
 use crate::tools::{EphemeralServer, UserCredential};
 use crate::turn::TurnPlan;
@@ -65,7 +65,7 @@ struct TurnSetup {
     existing: Option<ConversationRecord>,
     bud: Option<BudRecord>,
     resolved: ResolvedMcpConfig,
-    chosen: ChosenModel,
+    models: ModelChain,
 }
 
 /// A request's own server may not take the name of one of the conversation's servers.
@@ -145,6 +145,7 @@ impl ChatService {
         if self.engine.shutdown.is_cancelled() || self.is_refusing_new_answers() {
             return Err(ChatError::ShuttingDown);
         }
+        self.check_budgets(principal).await?;
         // Everything that can be refused is checked before a new conversation is created.
         let setup = self
             .turn_setup(principal, request.conversation_id.as_ref(), &ephemeral)
@@ -173,7 +174,7 @@ impl ChatService {
             resolved: setup.resolved,
             ephemeral,
             user_message,
-            chosen: setup.chosen,
+            models: setup.models,
         };
         let released = self.spawn_answer(plan, reservation);
         Ok(TurnStream {
@@ -264,16 +265,20 @@ impl ChatService {
         let servers = store.list_servers(workspace_id).await?;
         let resolved = resolve_mcp_config(&bud_config, &overrides, &servers)?;
         refuse_shadowing_names(&resolved, ephemeral)?;
-        let chosen = self
+        let model_choice = existing
+            .as_ref()
+            .map(|conversation| conversation.model_choice.clone())
+            .unwrap_or_default();
+        let models = self
             .engine
             .providers
-            .choose(workspace_id, bud.as_ref())
+            .choose(workspace_id, bud.as_ref(), &model_choice)
             .await?;
         Ok(TurnSetup {
             existing,
             bud,
             resolved,
-            chosen,
+            models,
         })
     }
 
@@ -292,6 +297,7 @@ impl ChatService {
             bud_id: None,
             title: title_from(message),
             mcp_config_overrides: None,
+            model_choice: Default::default(),
         };
         Ok(self
             .engine

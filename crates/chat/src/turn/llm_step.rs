@@ -4,16 +4,24 @@
 //! tool calls when the model finishes. On a failure or a cancellation what was produced stays,
 //! marked partial (or failed, with the error, when nothing was produced).
 //!
+//! When the model fails before producing anything with an error worth another provider (5xx,
+//! 529, 429, timeout, no connection), the next model of the bud's fallback chain is asked; the
+//! stored message names the one that answered (`provider_name`, `model`) and the ones that
+//! failed first (`fallback_from`).
+//!
 //! Dropping the provider's stream aborts the HTTP request upstream, so leaving this function
 //! early (cancellation) stops the model.
 
 use super::TurnRun;
 use super::call_ids::ConversationCallIds;
 use crate::error::ChatResult;
-use crate::events::ChatEvent;
+use crate::events::{ChatEvent, FailedAttempt};
+use crate::providers::ChosenModel;
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
+use switchboard_core::sync::LockUnpoisoned;
 use switchboard_core::{ChatRole, MessageId, ToolCallRequest};
 use switchboard_llm::{FinishReason, LlmError, LlmEvent, LlmRequest, TokenUsage};
 use switchboard_store::{MessageRecord, MessageStatus, MessageUpdate, NewMessage};
@@ -40,6 +48,10 @@ pub(crate) struct StepResult {
 /// Runs one generation. `accept_tool_calls` is false on the last allowed step: calls the model
 /// makes anyway are dropped (and reported by the caller) so no call is left without a result.
 /// Calls whose id the conversation already used are renamed before they are stored.
+///
+/// The step asks the model that answered the previous step (the primary at first); when it
+/// fails before producing anything with an error that [`LlmError::warrants_fallback`], the
+/// next model of the chain is asked, and so on.
 pub(crate) async fn run_llm_step(
     run: &TurnRun<'_>,
     request: LlmRequest,
@@ -47,42 +59,52 @@ pub(crate) async fn run_llm_step(
     accept_tool_calls: bool,
     call_ids: &mut ConversationCallIds,
 ) -> ChatResult<StepResult> {
-    let cancellation = run.handle.cancellation.clone();
     let mut writer = AnswerWriter::new(run, step);
-    let mut text = String::new();
-    let mut calls: Vec<ToolCallRequest> = Vec::new();
-    let mut usage: Option<TokenUsage> = None;
-    let started = tokio::select! {
-        biased;
-        () = cancellation.cancelled() => None,
-        started = run.plan.chosen.provider.stream_chat(request) => Some(started),
+    let mut attempt = Attempt::default();
+    let mut index = run.answering.load(Ordering::Relaxed);
+    let mut failed: Vec<FailedAttempt> = Vec::new();
+    let end = loop {
+        let model = run
+            .plan
+            .models
+            .get(index)
+            .unwrap_or(&run.plan.models.primary);
+        writer.model = Some(model);
+        let mut asked = request.clone();
+        asked.model = model.model.clone();
+        let end = stream_attempt(run, model, asked, &mut writer, &mut attempt).await?;
+        let StepEnd::Failed(error) = &end else {
+            break end;
+        };
+        let has_next = run.plan.models.get(index + 1).is_some();
+        if !(has_next && error.warrants_fallback() && attempt.produced_nothing(&writer)) {
+            break end;
+        }
+        tracing::warn!(
+            provider = %model.name,
+            model = %model.display_model(),
+            %error,
+            "the model failed before answering; asking the next of the fallback chain"
+        );
+        crate::metrics::llm_fallback(&model.name);
+        failed.push(FailedAttempt {
+            provider_name: model.name.clone(),
+            model: model.display_model(),
+            error_code: error.code().to_owned(),
+            error: error.to_string(),
+        });
+        writer.fallback_from = failed.clone();
+        index += 1;
     };
-    let end = match started {
-        None => StepEnd::Cancelled,
-        Some(Err(error)) => StepEnd::Failed(error),
-        Some(Ok(mut stream)) => loop {
-            let item = tokio::select! {
-                biased;
-                () = cancellation.cancelled() => break StepEnd::Cancelled,
-                item = stream.next() => item,
-            };
-            match item {
-                Some(Ok(LlmEvent::TextDelta(delta))) => {
-                    if delta.is_empty() {
-                        continue;
-                    }
-                    text.push_str(&delta);
-                    run.handle.emit(ChatEvent::Token(delta));
-                    writer.save_progress(&text).await?;
-                }
-                Some(Ok(LlmEvent::ToolCall(indexed))) => calls.push(indexed.call),
-                Some(Ok(LlmEvent::Usage(counted))) => usage = Some(counted),
-                Some(Ok(LlmEvent::Finished(reason))) => break StepEnd::Finished(reason),
-                Some(Err(error)) => break StepEnd::Failed(error),
-                None => break StepEnd::Failed(LlmError::StreamEndedEarly),
-            }
-        },
-    };
+    if index != run.answering.load(Ordering::Relaxed) {
+        run.answering.store(index, Ordering::Relaxed);
+        *run.fallback_from.lock_unpoisoned() = failed;
+    }
+    let Attempt {
+        text,
+        mut calls,
+        usage,
+    } = attempt;
     let dropped_calls = if accept_tool_calls { 0 } else { calls.len() };
     if dropped_calls > 0 {
         tracing::warn!(
@@ -102,9 +124,71 @@ pub(crate) async fn run_llm_step(
     })
 }
 
+/// What one model produced in a step.
+#[derive(Default)]
+struct Attempt {
+    text: String,
+    calls: Vec<ToolCallRequest>,
+    usage: Option<TokenUsage>,
+}
+
+impl Attempt {
+    /// Nothing was streamed or stored: another model may answer instead.
+    fn produced_nothing(&self, writer: &AnswerWriter<'_>) -> bool {
+        self.text.is_empty() && self.calls.is_empty() && writer.message_id.is_none()
+    }
+}
+
+/// Streams `model`'s answer to `request` into `attempt`, forwarding text as `token` events.
+async fn stream_attempt(
+    run: &TurnRun<'_>,
+    model: &ChosenModel,
+    request: LlmRequest,
+    writer: &mut AnswerWriter<'_>,
+    attempt: &mut Attempt,
+) -> ChatResult<StepEnd> {
+    let cancellation = run.handle.cancellation.clone();
+    let started = tokio::select! {
+        biased;
+        () = cancellation.cancelled() => None,
+        started = model.provider.stream_chat(request) => Some(started),
+    };
+    let mut stream = match started {
+        None => return Ok(StepEnd::Cancelled),
+        Some(Err(error)) => return Ok(StepEnd::Failed(error)),
+        Some(Ok(stream)) => stream,
+    };
+    loop {
+        let item = tokio::select! {
+            biased;
+            () = cancellation.cancelled() => return Ok(StepEnd::Cancelled),
+            item = stream.next() => item,
+        };
+        match item {
+            Some(Ok(LlmEvent::TextDelta(delta))) => {
+                if delta.is_empty() {
+                    continue;
+                }
+                attempt.text.push_str(&delta);
+                run.handle.emit(ChatEvent::Token(delta));
+                writer.save_progress(&attempt.text).await?;
+            }
+            Some(Ok(LlmEvent::ToolCall(indexed))) => attempt.calls.push(indexed.call),
+            Some(Ok(LlmEvent::Usage(counted))) => attempt.usage = Some(counted),
+            Some(Ok(LlmEvent::Finished(reason))) => return Ok(StepEnd::Finished(reason)),
+            Some(Err(error)) => return Ok(StepEnd::Failed(error)),
+            None => return Ok(StepEnd::Failed(LlmError::StreamEndedEarly)),
+        }
+    }
+}
+
 /// Stores one assistant message while it streams.
 struct AnswerWriter<'a> {
     run: &'a TurnRun<'a>,
+    /// The model being asked (set before each attempt).
+    model: Option<&'a ChosenModel>,
+    /// The models of the chain that failed before this one, this step.
+    fallback_from: Vec<FailedAttempt>,
     step: u32,
     message_id: Option<MessageId>,
     last_saved: Instant,
@@ -115,6 +199,8 @@ impl<'a> AnswerWriter<'a> {
     fn new(run: &'a TurnRun<'a>, step: u32) -> Self {
         Self {
             run,
+            model: None,
+            fallback_from: Vec::new(),
             step,
             message_id: None,
             last_saved: Instant::now(),
@@ -123,13 +209,15 @@ impl<'a> AnswerWriter<'a> {
     }
 
     fn base_metadata(&self) -> Map<String, Value> {
+        let model = self.model.unwrap_or(&self.run.plan.models.primary);
         let mut metadata = Map::new();
-        metadata.insert(
-            "provider".into(),
-            json!(self.run.plan.chosen.provider.provider_name()),
-        );
-        metadata.insert("model".into(), json!(self.run.plan.chosen.display_model()));
+        metadata.insert("provider".into(), json!(model.provider.provider_name()));
+        metadata.insert("provider_name".into(), json!(model.name));
+        metadata.insert("model".into(), json!(model.display_model()));
         metadata.insert("step".into(), json!(self.step));
+        if !self.fallback_from.is_empty() {
+            metadata.insert("fallback_from".into(), json!(self.fallback_from));
+        }
         metadata
     }
 
@@ -180,6 +268,8 @@ impl<'a> AnswerWriter<'a> {
     ) -> ChatResult<Option<MessageId>> {
         let mut metadata = self.base_metadata();
         if let Some(usage) = usage {
+            let model = self.model.unwrap_or(&self.run.plan.models.primary);
+            crate::metrics::llm_tokens(&model.name, &model.display_model(), &usage);
             metadata.insert("usage".into(), json!(usage));
         }
         let status = match end {

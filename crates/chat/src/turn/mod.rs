@@ -12,11 +12,13 @@ pub(crate) mod runner;
 mod tool_step;
 
 use crate::engine::Engine;
+use crate::events::FailedAttempt;
 use crate::mcp_config::ResolvedMcpConfig;
-use crate::providers::ChosenModel;
+use crate::providers::{ChosenModel, ModelChain};
 use crate::tools::{TurnTools, UserCredential};
 use handle::TurnHandle;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use switchboard_core::Principal;
 use switchboard_mcp_client::{Caller, UpstreamServer};
 use switchboard_store::{BudRecord, ConversationRecord, MessageRecord};
@@ -33,7 +35,8 @@ pub(crate) struct TurnPlan {
     pub ephemeral: Vec<UpstreamServer>,
     /// The stored question.
     pub user_message: MessageRecord,
-    pub chosen: ChosenModel,
+    /// The model that answers first, then the fallbacks.
+    pub models: ModelChain,
 }
 
 /// What the steps of a running turn share.
@@ -43,4 +46,20 @@ pub(crate) struct TurnRun<'a> {
     pub handle: &'a Arc<TurnHandle>,
     pub tools: TurnTools,
     pub caller: Caller,
+    /// Which model of `plan.models` answered the last step (0: the primary); the next step
+    /// starts there, so a turn that fell back does not wait on a failing provider again.
+    pub answering: AtomicUsize,
+    /// The models that failed before the current one answered (the latest fallback's).
+    pub fallback_from: Mutex<Vec<FailedAttempt>>,
+}
+
+impl TurnRun<'_> {
+    /// The model that answered the last step (or will answer the first).
+    pub fn answering_model(&self) -> &ChosenModel {
+        let index = self.answering.load(Ordering::Relaxed);
+        self.plan
+            .models
+            .get(index)
+            .unwrap_or(&self.plan.models.primary)
+    }
 }

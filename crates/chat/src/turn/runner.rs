@@ -18,10 +18,14 @@ use super::tool_step::run_tool_calls;
 use super::{TurnPlan, TurnRun};
 use crate::engine::Engine;
 use crate::error::ChatResult;
-use crate::events::{ChatEvent, DoneEvent, ErrorEvent, MetaEvent, SchemaContext, TurnOutcome};
+use crate::events::{
+    AnsweredBy, ChatEvent, DoneEvent, ErrorEvent, MetaEvent, SchemaContext, TurnOutcome,
+};
 use crate::sign_in::auth_required_events;
 use crate::tools::TurnTools;
-use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex};
+use switchboard_core::sync::LockUnpoisoned;
 use switchboard_core::{ChatMessage, MessageId};
 use switchboard_llm::{LlmRequest, ToolChoice};
 use switchboard_mcp_client::Caller;
@@ -46,6 +50,8 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
         handle: &handle,
         tools,
         caller,
+        answering: AtomicUsize::new(0),
+        fallback_from: Mutex::new(Vec::new()),
     };
     announce(&run, schema_context).await;
     let (outcome, message_id) = match drive(&run).await {
@@ -68,10 +74,12 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
                 .to_owned(),
         }));
     }
+    let answered_by = answered_by(&run);
     handle.emit(ChatEvent::Done(DoneEvent {
         conversation_id: plan.conversation.id.clone(),
         message_id,
         outcome,
+        answered_by: Some(answered_by),
     }));
     handle.finish();
     engine.turns.end(&handle);
@@ -83,6 +91,17 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
     crate::metrics::answer_finished(outcome, started.elapsed());
 }
 
+/// The provider and model of the last step, and the ones that failed before it.
+fn answered_by(run: &TurnRun<'_>) -> AnsweredBy {
+    let model = run.answering_model();
+    AnsweredBy {
+        provider: model.provider.provider_name().to_owned(),
+        provider_name: model.name.clone(),
+        model: model.display_model(),
+        fallback_from: run.fallback_from.lock_unpoisoned().clone(),
+    }
+}
+
 /// The answer's first events: `meta`, then one `auth_required` per server the caller must
 /// connect first.
 async fn announce(run: &TurnRun<'_>, schema_context: Option<SchemaContext>) {
@@ -90,8 +109,9 @@ async fn announce(run: &TurnRun<'_>, schema_context: Option<SchemaContext>) {
     run.handle.emit(ChatEvent::Meta(MetaEvent {
         conversation_id: plan.conversation.id.clone(),
         message_id: plan.user_message.id.clone(),
-        provider: plan.chosen.provider.provider_name().to_owned(),
-        model: plan.chosen.display_model(),
+        provider: plan.models.primary.provider.provider_name().to_owned(),
+        provider_name: plan.models.primary.name.clone(),
+        model: plan.models.primary.display_model(),
         tools: run.tools.offered(),
         unavailable_servers: run.tools.unavailable.clone(),
         replay: false,
@@ -148,7 +168,8 @@ async fn drive(run: &TurnRun<'_>) -> ChatResult<(TurnOutcome, Option<MessageId>)
     let mut last_message: Option<MessageId> = None;
     for step in 1..=max_steps + 1 {
         let last_step = step > max_steps;
-        let mut request = LlmRequest::new(plan.chosen.model.clone(), messages.clone());
+        // The model is set per attempt (`llm_step`: the fallback chain).
+        let mut request = LlmRequest::new(String::new(), messages.clone());
         let choice = match (&configured_choice, step, last_step) {
             (_, _, true) => ToolChoice::None,
             (ToolChoice::Required | ToolChoice::Function { .. }, 2.., _) => ToolChoice::Auto,

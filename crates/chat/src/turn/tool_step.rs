@@ -173,7 +173,10 @@ impl EventTemplate {
         EventTemplate {
             call_id: call.id.clone(),
             tool_call_id: record.id.clone(),
-            intent: tool_intent(run.plan.chosen.provider.provider_name(), &names.tool_name),
+            intent: tool_intent(
+                run.answering_model().provider.provider_name(),
+                &names.tool_name,
+            ),
             tool: names.tool_name,
             server: names.server_name,
             app: names.app,

@@ -1,5 +1,6 @@
 //! `/api/buds` (scope `chat:use`): assistant profiles — name, system prompt, provider and
-//! model, and `mcp_config {servers?, available_tools?, disabled_tools?, tool_choice?}`
+//! model with their fallback chain (`fallbacks: [{provider, model?}]`), and
+//! `mcp_config {servers?, available_tools?, disabled_tools?, tool_choice?}`
 //! (`tool_choice`: `auto | none | required | {"function": "<server>.<tool>" or catalog name}`).
 //! Server references must be servers of the caller's workspace (422 naming the field). Every
 //! member sees the workspace's buds; only a bud's owner (its creator) or an admin changes or
@@ -19,7 +20,7 @@ use serde_json::Value;
 use switchboard_approvals::ConfigurationChange;
 use switchboard_chat::{BudInput, BudUpdate};
 use switchboard_core::{BudId, Principal, UserId};
-use switchboard_store::BudRecord;
+use switchboard_store::{BudFallback, BudRecord};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -41,6 +42,9 @@ pub struct BudView {
     pub provider: Option<String>,
     /// The model; the provider's default when `null`.
     pub model: Option<String>,
+    /// Tried in order when the provider before fails before answering (5xx, timeout, 429,
+    /// 529, no connection).
+    pub fallbacks: Vec<Fallback>,
     /// `{servers?, available_tools?, disabled_tools?, tool_choice?}` (see the README).
     #[schema(value_type = Object)]
     pub mcp_config: Value,
@@ -51,6 +55,35 @@ pub struct BudView {
     pub updated_at: DateTime<Utc>,
 }
 
+/// One step of a bud's fallback chain.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Fallback {
+    /// A provider by name (see `GET /api/llm/providers`).
+    pub provider: String,
+    /// The model asked; the provider's default when `null` or absent.
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+impl From<BudFallback> for Fallback {
+    fn from(fallback: BudFallback) -> Self {
+        Self {
+            provider: fallback.provider,
+            model: fallback.model,
+        }
+    }
+}
+
+impl From<Fallback> for BudFallback {
+    fn from(fallback: Fallback) -> Self {
+        Self {
+            provider: fallback.provider,
+            model: fallback.model,
+        }
+    }
+}
+
 impl From<BudRecord> for BudView {
     fn from(bud: BudRecord) -> Self {
         Self {
@@ -59,6 +92,7 @@ impl From<BudRecord> for BudView {
             system_prompt: bud.system_prompt,
             provider: bud.provider,
             model: bud.model,
+            fallbacks: bud.fallbacks.into_iter().map(Fallback::from).collect(),
             mcp_config: bud.mcp_config,
             owner_user_id: bud.owner_user_id,
             created_at: bud.created_at,
@@ -84,6 +118,9 @@ pub struct CreateBudBody {
     pub provider: Option<String>,
     #[serde(default)]
     pub model: Option<String>,
+    /// At most 5, each a provider the workspace sees with a model it can answer with.
+    #[serde(default)]
+    pub fallbacks: Vec<Fallback>,
     /// `{servers?, available_tools?, disabled_tools?, tool_choice?}`; server references must
     /// be servers of the workspace.
     #[serde(default)]
@@ -121,6 +158,7 @@ async fn create_bud(
                 provider: body.provider,
                 model: body.model,
                 mcp_config: body.mcp_config,
+                fallbacks: body.fallbacks.into_iter().map(BudFallback::from).collect(),
             },
         )
         .await?;
@@ -195,6 +233,9 @@ pub struct UpdateBudBody {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub mcp_config: Option<Value>,
+    /// Replaces the fallback chain (`[]` removes it).
+    #[serde(default)]
+    pub fallbacks: Option<Vec<Fallback>>,
 }
 
 /// Absent → `None`; `null` → `Some(None)`; a value → `Some(Some(value))`.
@@ -238,6 +279,9 @@ async fn update_bud(
                 provider: body.provider,
                 model: body.model,
                 mcp_config: body.mcp_config,
+                fallbacks: body
+                    .fallbacks
+                    .map(|fallbacks| fallbacks.into_iter().map(BudFallback::from).collect()),
             },
         )
         .await?;
@@ -251,6 +295,7 @@ struct BudDetails<'a> {
     name: &'a str,
     provider: Option<&'a str>,
     model: Option<&'a str>,
+    fallbacks: &'a [BudFallback],
     mcp_config: &'a Value,
 }
 
@@ -272,6 +317,7 @@ async fn audit_bud(state: &AppState, principal: &Principal, action: &str, bud: &
                     name: &bud.name,
                     provider: bud.provider.as_deref(),
                     model: bud.model.as_deref(),
+                    fallbacks: &bud.fallbacks,
                     mcp_config: &bud.mcp_config,
                 }),
             ),

@@ -1,10 +1,11 @@
 //! The chat API (scope `chat:use`), outside `/api` as the web UI calls it:
 //!
-//! - `POST /chat/conversations` `{bud_id?, title?, mcp_config_overrides?}` → 201 conversation
+//! - `POST /chat/conversations` `{bud_id?, title?, mcp_config_overrides?, provider?, model?}`
+//!   → 201 conversation
 //! - `GET /chat/conversations?limit=&cursor=` → `{conversations, next_cursor}` (own, newest
 //!   activity first; each with `answer_in_flight`)
 //! - `GET /chat/conversations/{id}` → `{conversation, messages, tool_calls}`
-//! - `PATCH /chat/conversations/{id}` `{title?, mcp_config_overrides?}`
+//! - `PATCH /chat/conversations/{id}` `{title?, mcp_config_overrides?, provider?, model?}`
 //! - `DELETE /chat/conversations/{id}` → 204 (an answer in flight is cancelled first)
 //! - `GET /chat/conversations/{id}/tool-calls/{tool_call_id}/result?offset=&limit=` → a page of
 //!   the call's full result text
@@ -60,6 +61,7 @@ impl From<ChatError> for ApiError {
             ChatError::Conflict(message) => ApiError::Conflict(message),
             ChatError::Forbidden(message) => ApiError::Forbidden(message),
             ChatError::ShuttingDown => ApiError::Unavailable(error.to_string()),
+            ChatError::BudgetExceeded(exceeded) => ApiError::BudgetExceeded(exceeded),
             ChatError::Store(store_error) => ApiError::from(store_error),
         }
     }
@@ -77,6 +79,14 @@ pub struct CreateConversationBody {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     mcp_config_overrides: Option<Value>,
+    /// A provider (by name, see `GET /api/llm/providers`) answering this conversation instead
+    /// of its bud's; omit it to keep the bud's (or `default`).
+    #[serde(default)]
+    provider: Option<String>,
+    /// The model asked (the provider's default when omitted; alone, it applies to the bud's
+    /// provider).
+    #[serde(default)]
+    model: Option<String>,
 }
 
 /// Starts a conversation.
@@ -92,7 +102,8 @@ pub struct CreateConversationBody {
         (status = 401, description = "No valid bearer token", body = ErrorBody),
         (status = 403, description = "The token lacks `chat:use`", body = ErrorBody),
         (status = 404, description = "No such bud", body = ErrorBody),
-        (status = 422, description = "Invalid input", body = ErrorBody),
+        (status = 422, description = "Invalid input (an unknown provider, a provider without \
+            a model…)", body = ErrorBody),
         (status = 503, description = "The chat engine is not running", body = ErrorBody),
     )
 )]
@@ -114,6 +125,8 @@ async fn create_conversation(
         bud_id: body.bud_id.map(BudId::from_string),
         title: body.title,
         mcp_config_overrides: body.mcp_config_overrides,
+        provider: body.provider,
+        model: body.model,
     };
     let created = chat_service(&state)?
         .create_conversation(&principal, input)
@@ -232,17 +245,25 @@ pub struct UpdateConversationBody {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<Object>)]
     mcp_config_overrides: Option<Option<Value>>,
+    /// The conversation's own provider. Absent: unchanged; `null`: the bud's again.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
+    provider: Option<Option<String>>,
+    /// The conversation's own model. Absent: unchanged; `null`: the provider's default (or
+    /// the bud's model when the provider is the bud's).
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
+    model: Option<Option<String>>,
 }
 
 /// Distinguishes an absent field (`None`) from an explicit `null` (`Some(None)`).
-fn present<'de, D: serde::Deserializer<'de>>(
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
     deserializer: D,
-) -> Result<Option<Option<Value>>, D::Error> {
-    let value = Value::deserialize(deserializer)?;
-    Ok(Some(if value.is_null() { None } else { Some(value) }))
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(deserializer).map(Some)
 }
 
-/// Renames a conversation or changes its MCP overrides.
+/// Renames a conversation or changes its MCP overrides or its provider and model.
 #[utoipa::path(
     patch,
     path = "/chat/conversations/{conversation_id}",
@@ -273,6 +294,8 @@ async fn update_conversation(
             ConversationUpdate {
                 title: body.title,
                 mcp_config_overrides: body.mcp_config_overrides,
+                provider: body.provider,
+                model: body.model,
             },
         )
         .await?;

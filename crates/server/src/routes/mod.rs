@@ -21,6 +21,7 @@ pub mod mcp_servers;
 pub mod me;
 pub mod policies;
 pub mod tokens;
+pub mod usage;
 pub mod users;
 
 /// The JSON API under `/api` and the chat API (`/chat/…`), and the OpenAPI document that
@@ -34,12 +35,14 @@ pub fn api_router() -> (Router<AppState>, OpenApi) {
         .merge(audit::router())
         .merge(buds::router())
         .merge(llm_providers::router())
+        .merge(usage::api_router())
         .merge(kg::router())
         .merge(mcp_servers::router())
         .merge(health::api_router());
     let (router, document) = OpenApiRouter::with_openapi(crate::openapi::base())
         .nest("/api", api)
         .merge(chat::router())
+        .merge(usage::chat_router())
         .merge(approvals::router())
         .split_for_parts();
     (router, crate::openapi::with_common_statuses(document))

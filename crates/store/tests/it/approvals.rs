@@ -390,6 +390,7 @@ async fn bud_rules_and_user_decisions_are_separate_scopes(test: TestStore) {
                 model: None,
                 mcp_config: json!({}),
                 owner_user_id: None,
+                fallbacks: Vec::new(),
             },
         )
         .await

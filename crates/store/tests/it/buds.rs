@@ -4,7 +4,7 @@ use crate::fixtures::{new_conversation, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
 use serde_json::json;
 use switchboard_core::BudId;
-use switchboard_store::{BudPatch, NewBud, NewConversation, StoreError};
+use switchboard_store::{BudFallback, BudPatch, NewBud, NewConversation, StoreError};
 
 store_test!(
     buds_are_created_changed_listed_and_deleted,
@@ -19,6 +19,10 @@ fn researcher() -> NewBud {
         model: Some("gpt-4.1-mini".into()),
         mcp_config: json!({"servers": ["kg"], "tools": {"kg": ["search"]}}),
         owner_user_id: None,
+        fallbacks: vec![BudFallback {
+            provider: "claude".into(),
+            model: Some("claude-sonnet-4-5".into()),
+        }],
     }
 }
 
@@ -46,6 +50,10 @@ async fn buds_are_created_changed_listed_and_deleted(test: TestStore) {
     let patch = BudPatch {
         system_prompt: Some("Be brief.".into()),
         model: Some(None),
+        fallbacks: Some(vec![BudFallback {
+            provider: "local".into(),
+            model: None,
+        }]),
         ..BudPatch::default()
     };
     let updated = store
@@ -55,6 +63,8 @@ async fn buds_are_created_changed_listed_and_deleted(test: TestStore) {
     assert_eq!(updated.system_prompt, "Be brief.");
     assert_eq!(updated.model, None);
     assert_eq!(updated.provider.as_deref(), Some("openai"));
+    assert_eq!(updated.fallbacks[0].provider, "local");
+    assert_eq!(bud.fallbacks[0].model.as_deref(), Some("claude-sonnet-4-5"));
     assert_eq!(
         store.get_bud(&workspace.id, &bud.id).await.unwrap(),
         updated

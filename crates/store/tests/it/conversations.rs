@@ -5,8 +5,8 @@ use crate::harness::{TestStore, store_test};
 use serde_json::json;
 use switchboard_core::{BudId, ChatMessage, ConversationId, ToolCallRequest, UserId};
 use switchboard_store::{
-    ConversationPatch, MessageStatus, MessageUpdate, NewBud, NewConversation, NewMessage,
-    StoreError, UserRole,
+    ConversationPatch, MessageStatus, MessageUpdate, ModelChoice, NewBud, NewConversation,
+    NewMessage, StoreError, UserRole,
 };
 
 store_test!(
@@ -79,6 +79,10 @@ async fn conversations_are_created_listed_changed_and_deleted(test: TestStore) {
     let patch = ConversationPatch {
         title: Some("Q4 planning".into()),
         mcp_config_overrides: Some(Some(json!({"disabled_servers": ["web"]}))),
+        model_choice: Some(ModelChoice {
+            provider: Some("claude".into()),
+            model: Some("claude-sonnet-4-5".into()),
+        }),
     };
     let updated = store
         .update_conversation(&workspace.id, &second.id, patch)
@@ -91,6 +95,7 @@ async fn conversations_are_created_listed_changed_and_deleted(test: TestStore) {
             .unwrap(),
         updated
     );
+    assert_eq!(updated.model_choice.provider.as_deref(), Some("claude"));
     assert_eq!(
         updated.mcp_config_overrides,
         Some(json!({"disabled_servers": ["web"]}))
@@ -161,6 +166,7 @@ async fn conversation_owner_and_bud_must_be_in_the_workspace(test: TestStore) {
                 model: None,
                 mcp_config: json!({}),
                 owner_user_id: None,
+                fallbacks: Vec::new(),
             },
         )
         .await

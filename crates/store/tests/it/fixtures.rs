@@ -84,6 +84,7 @@ pub fn new_conversation(owner: &UserRecord) -> switchboard_store::NewConversatio
         bud_id: None,
         title: "Planning".to_owned(),
         mcp_config_overrides: None,
+        model_choice: Default::default(),
     }
 }
 

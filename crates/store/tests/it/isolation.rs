@@ -58,6 +58,7 @@ async fn tenant(store: &Store, name: &str) -> Tenant {
                 model: None,
                 mcp_config: json!({}),
                 owner_user_id: None,
+                fallbacks: Vec::new(),
             },
         )
         .await

@@ -27,5 +27,6 @@ mod storable_upstream;
 mod tokens;
 mod tool_calls;
 mod tools;
+mod usage;
 mod users;
 mod workspaces;

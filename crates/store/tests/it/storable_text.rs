@@ -121,6 +121,7 @@ async fn nul_characters_in_content_are_stored_as_replacement_characters(test: Te
                 model: None,
                 mcp_config: json!({}),
                 owner_user_id: None,
+                fallbacks: Vec::new(),
             },
         )
         .await

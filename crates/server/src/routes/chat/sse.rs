@@ -11,7 +11,7 @@ use crate::mirrors;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
-use switchboard_chat::{ChatEvent, MetaEvent, SchemaContext, ToolEvent};
+use switchboard_chat::{ChatEvent, DoneEvent, MetaEvent, SchemaContext, ToolEvent};
 use switchboard_core::{
     ApprovalId, ConversationId, ElicitationId, MessageId, ServerId, ToolCallId, ToolCallState,
 };
@@ -91,7 +91,11 @@ pub struct Meta<'a> {
     pub conversation_id: &'a ConversationId,
     #[schema(value_type = String)]
     pub message_id: &'a MessageId,
+    /// The provider's kind (`openai`, `anthropic`, `offline`).
     pub provider: &'a str,
+    /// The named provider asked first (`default`, a configured or stored one); empty in the
+    /// replay of an answer stored before names were recorded.
+    pub provider_name: &'a str,
     pub model: &'a str,
     pub tools: Vec<Offered<'a>>,
     pub unavailable_servers: Vec<Unavailable<'a>>,
@@ -250,6 +254,28 @@ pub struct Done<'a> {
     pub message_id: Option<&'a MessageId>,
     /// `completed`, `cancelled` or `failed`.
     pub outcome: &'static str,
+    /// The kind of the provider that answered the last step (after any fallback).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<&'a str>,
+    /// The named provider that answered the last step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider_name: Option<&'a str>,
+    /// The model that answered the last step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<&'a str>,
+    /// The models of the bud's fallback chain that failed before it answered, in order.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub fallback_from: Vec<FallbackAttempt<'a>>,
+}
+
+/// A model that failed before streaming anything, so the next of the chain was asked.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FallbackAttempt<'a> {
+    pub provider_name: &'a str,
+    pub model: &'a str,
+    /// `llm_upstream_status`, `llm_timeout`, `llm_rate_limited`, `llm_unreachable`…
+    pub error_code: &'a str,
+    pub error: &'a str,
 }
 
 impl<'a> From<&'a ChatEvent> for SseEvent<'a> {
@@ -303,12 +329,31 @@ impl<'a> From<&'a ChatEvent> for SseEvent<'a> {
                 error: &error.message,
                 code: &error.code,
             },
-            ChatEvent::Done(done) => SseEvent::Done(Done {
-                conversation_id: &done.conversation_id,
-                message_id: done.message_id.as_ref(),
-                outcome: done.outcome.as_str(),
-            }),
+            ChatEvent::Done(done) => SseEvent::Done(done_of(done)),
         }
+    }
+}
+
+fn done_of(done: &DoneEvent) -> Done<'_> {
+    let answered_by = done.answered_by.as_ref();
+    Done {
+        conversation_id: &done.conversation_id,
+        message_id: done.message_id.as_ref(),
+        outcome: done.outcome.as_str(),
+        provider: answered_by.map(|by| by.provider.as_str()),
+        provider_name: answered_by.map(|by| by.provider_name.as_str()),
+        model: answered_by.map(|by| by.model.as_str()),
+        fallback_from: answered_by
+            .map(|by| by.fallback_from.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .map(|attempt| FallbackAttempt {
+                provider_name: &attempt.provider_name,
+                model: &attempt.model,
+                error_code: &attempt.error_code,
+                error: &attempt.error,
+            })
+            .collect(),
     }
 }
 
@@ -318,6 +363,7 @@ impl<'a> From<&'a MetaEvent> for Meta<'a> {
             conversation_id: &meta.conversation_id,
             message_id: &meta.message_id,
             provider: &meta.provider,
+            provider_name: &meta.provider_name,
             model: &meta.model,
             tools: meta
                 .tools

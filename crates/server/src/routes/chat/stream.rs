@@ -17,7 +17,7 @@
 use super::sse::SseMessage;
 use super::{chat_service, sse};
 use crate::auth::{Scoped, scopes};
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, BudgetExceededBody, ErrorBody};
 use crate::mirrors;
 use crate::state::AppState;
 use axum::Json;
@@ -101,6 +101,7 @@ impl std::fmt::Debug for EphemeralServerBody {
         (status = 404, description = "No such conversation of the caller's", body = ErrorBody),
         (status = 409, description = "An answer is already being written in the conversation", body = ErrorBody),
         (status = 422, description = "Invalid input (an empty message, a bad MCP server)", body = ErrorBody),
+        (status = 429, description = "A monthly token budget (the workspace's or the caller's) is used up: the budget and when it resets, with `Retry-After`", body = BudgetExceededBody),
         (status = 503, description = "The chat engine is not running or is shutting down (`shutting_down`, with `Retry-After`)", body = ErrorBody),
     )
 )]

@@ -31,6 +31,10 @@ pub struct Conversation {
     /// Per-conversation MCP configuration (`additional_servers`, `disabled_servers`…).
     #[schema(value_type = Option<Object>)]
     pub mcp_config_overrides: Option<Value>,
+    /// The provider this conversation answers with over its bud's; `null`: the bud's.
+    pub provider: Option<String>,
+    /// The model this conversation asks; `null`: the provider's (or the bud's) default.
+    pub model: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -140,6 +144,8 @@ pub fn conversation(record: &ConversationRecord) -> Conversation {
         bud_id: record.bud_id.clone(),
         owner_user_id: record.owner_user_id.clone(),
         mcp_config_overrides: record.mcp_config_overrides.clone(),
+        provider: record.model_choice.provider.clone(),
+        model: record.model_choice.model.clone(),
         created_at: record.created_at,
         updated_at: record.updated_at,
         answer_in_flight: None,
