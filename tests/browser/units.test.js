@@ -546,6 +546,27 @@ test('chat turn: stream events become tool activity, an approval card that posts
   ]);
 });
 
+test('bud editor: the form\'s values become the body the bud API takes', async () => {
+  const results = await inPage(['pages/buds/bud-form'], ({ 'pages/buds/bud-form': form }) => {
+    const base = { name: ' Guide ', systemPrompt: 'Be brief.', provider: '', model: ' ', servers: null, toolChoice: 'auto', forcedTool: '', availableTools: '', disabledTools: '' };
+    return {
+      defaults: form.buildBudBody(base),
+      chosen: form.buildBudBody({ ...base, provider: 'claude', model: 'claude-sonnet-4', servers: ['id-1'], toolChoice: 'function', forcedTool: ' kg.schema_version ', availableTools: 'kg.a\n\n kg.b ', disabledTools: 'kg.c' }),
+      none: form.buildBudBody({ ...base, servers: [], toolChoice: 'none' }),
+      missing: form.buildBudBody({ ...base, name: '  ', toolChoice: 'function' }).errors,
+      readBack: [form.readToolChoice({ function: 'kg.x' }), form.readToolChoice('required'), form.readToolChoice(undefined)],
+    };
+  });
+  assert.deepEqual(results.defaults, { body: { name: 'Guide', system_prompt: 'Be brief.', provider: null, model: null, mcp_config: {} }, errors: {} });
+  assert.deepEqual(results.chosen.body, {
+    name: 'Guide', system_prompt: 'Be brief.', provider: 'claude', model: 'claude-sonnet-4',
+    mcp_config: { servers: ['id-1'], available_tools: ['kg.a', 'kg.b'], disabled_tools: ['kg.c'], tool_choice: { function: 'kg.schema_version' } },
+  });
+  assert.deepEqual(results.none.body.mcp_config, { servers: [], tool_choice: 'none' });
+  assert.deepEqual(Object.keys(results.missing).sort(), ['forcedTool', 'name']);
+  assert.deepEqual(results.readBack, [{ mode: 'function', tool: 'kg.x' }, { mode: 'required', tool: '' }, { mode: 'auto', tool: '' }]);
+});
+
 test('index.html: every stylesheet, script and module preload it names exists', async () => {
   const missing = await page.evaluate(async () => {
     const html = await (await fetch('/')).text();
