@@ -1,11 +1,15 @@
 // Browser tests of the UI's editors for APIs that had none: the Assistants page (buds: create,
-// edit, delete, pick in the chat). Against the real
+// edit, delete, pick in the chat), the servers page's Import dialog (preview, then import of a
+// pasted MCP client configuration) and a server's per-user credentials form. Against the real
 // `switchboard serve` binary (SQLite in a temp dir, the offline planner) in headless Chromium.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchChromium, saveScreenshot, watchPageErrors } from './support/chromium.js';
+import path from 'node:path';
+import { launchChromium, repositoryRoot, saveScreenshot, watchPageErrors } from './support/chromium.js';
 import { apiCall, serveWebFromDiskWhenAsked, startSwitchboard } from './support/switchboard.js';
+
+const everythingServerScript = path.join(repositoryRoot, 'interop', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 
 let switchboard;
 let browser;
@@ -142,6 +146,102 @@ test('assistants: a bud created in the editor is picked in the chat and answers;
   await card.getByRole('button', { name: 'Delete Schema keeper' }).click();
   await card.waitFor({ state: 'detached' });
   assert.deepEqual((await apiCall(switchboard, 'GET', '/api/buds')).buds, []);
+});
+
+test('import: a pasted Cursor config is previewed (nothing stored), then its stdio server is registered and connects', async () => {
+  const config = {
+    mcpServers: {
+      'everything-imported': { command: process.execPath, args: [everythingServerScript, 'stdio'], autoApprove: ['echo'] },
+      'with-token': { command: process.execPath, args: [everythingServerScript, 'stdio'], env: { API_TOKEN: '${env:EVERYTHING_TOKEN}' } },
+      metadata: { type: 'http', url: 'http://169.254.169.254/latest/meta-data' },
+      kg: { type: 'http', url: 'http://127.0.0.1:9/mcp' },
+    },
+  };
+  await openPage('#/servers');
+  await page.getByRole('heading', { name: 'MCP servers' }).waitFor();
+  await page.getByRole('button', { name: 'Import…' }).click();
+  const dialog = page.locator('dialog[open]');
+  await dialog.getByLabel('Configuration file').fill(JSON.stringify(config, null, 2));
+  await dialog.getByRole('button', { name: 'Preview' }).click();
+  await dialog.getByRole('status').filter({ hasText: 'Cursor file (detected): 2 to add, 0 to replace, 2 skipped. Nothing is stored yet.' }).waitFor();
+  const row = (name) => dialog.locator(`tr[data-entry="${name}"]`);
+  assert.equal(await row('everything-imported').getAttribute('data-action'), 'create');
+  assert.match(await row('everything-imported').textContent(), /will be added/);
+  assert.match(await row('everything-imported').textContent(), /Not used: autoApprove/);
+  assert.match(await row('with-token').textContent(), /Each person fills in: EVERYTHING_TOKEN/);
+  assert.match(await row('metadata').textContent(), /skipped.*The URL policy refuses this address/);
+  assert.match(await row('kg').textContent(), /skipped.*A server of this workspace has that name/);
+  await saveScreenshot(page, '23-import-preview');
+  assert.equal(await serverNamed('everything-imported'), null, 'a preview stores nothing');
+
+  await dialog.getByRole('button', { name: 'Import 2 servers' }).click();
+  await dialog.getByRole('status').filter({ hasText: 'Imported: 2 added, 0 replaced, 2 skipped.' }).waitFor();
+  await dialog.getByRole('button', { name: 'Done' }).click();
+  const card = page.locator('[data-server-name="everything-imported"]');
+  await card.getByRole('button', { name: 'Test connection' }).click();
+  await card.locator('.status-dot[data-status="green"]').waitFor({ timeout: 30000 });
+  const imported = await serverNamed('everything-imported');
+  assert.equal(imported.transport, 'stdio');
+  assert.equal(imported.command, process.execPath);
+  assert.equal((await serverNamed('kg')).url.includes('127.0.0.1:9/'), false, 'the existing kg server is untouched');
+  await saveScreenshot(page, '24-imported');
+});
+
+test('user credentials: a server with user fields asks each person for their own, write-only values', async () => {
+  const secret = `personal-${Date.now()}`;
+  const created = await apiCall(switchboard, 'POST', '/api/mcp/servers', {
+    name: 'personal', transport: 'stdio', command: process.execPath, args: [everythingServerScript, 'stdio'],
+    env: { API_TOKEN: '{{user.API_TOKEN}}' },
+    auth: { user_fields: { API_TOKEN: { title: 'Personal API token', description: 'From your account settings.', secret: true } } },
+  });
+  const serverId = created.id ?? created.server?.id;
+  await openPage('#/servers');
+  const card = page.locator('[data-server-name="personal"]');
+  const form = card.getByRole('form', { name: 'Your credentials for personal' });
+  await form.waitFor();
+  await card.getByText('Your credentials — 1 of 1 not set').waitFor();
+  // Without the value, a connection for this person is refused, naming the field.
+  await card.getByRole('button', { name: 'Test connection' }).click();
+  await card.getByText('Connection failed:').first().waitFor();
+  assert.match(await card.textContent(), /needs your own credentials.*Personal API token/s, 'the refusal names the field');
+  const input = form.locator('input[name=API_TOKEN]');
+  assert.match(await input.evaluate((element) => element.labels[0].textContent), /^Personal API token/);
+  assert.equal(await input.getAttribute('type'), 'password', 'a secret field is a password input');
+  await input.fill(secret);
+  await saveScreenshot(page, '25-user-credentials');
+  await form.getByRole('button', { name: 'Save my credentials' }).click();
+  await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  await card.getByText('Your credentials — all set').waitFor();
+  assert.equal(await input.inputValue(), '', 'the value is not kept in the page');
+  const stored = await apiCall(switchboard, 'GET', `/api/mcp/servers/${serverId}`);
+  assert.deepEqual((stored.server ?? stored).auth.user_fields.map((field) => [field.name, field.is_set]), [['API_TOKEN', true]]);
+  // With it, this person's connection starts.
+  await card.getByRole('button', { name: 'Test connection' }).click();
+  await card.getByText(/^Connected to mcp-servers\/everything .*tools\.$/).waitFor({ timeout: 30000 });
+  await page.reload();
+  await card.getByText('Your credentials — all set').waitFor();
+  assert.equal(await card.locator('details.user-credentials-details').evaluate((details) => details.open), false, 'folded once everything is set');
+  assert.equal((await page.content()).includes(secret), false, 'the value is never sent back to the page');
+
+  // Another person has not set theirs: their form says so.
+  const user = await apiCall(switchboard, 'POST', '/api/users', { name: 'second person' });
+  const token = await apiCall(switchboard, 'POST', '/api/tokens', { name: 'second person', scopes: ['chat:use', 'servers:read'], user_id: user.id ?? user.user?.id });
+  const otherPage = await newSignedInPage(token.plaintext);
+  try {
+    await otherPage.goto(`${switchboard.origin}/#/servers`);
+    const otherCard = otherPage.locator('[data-server-name="personal"]');
+    await otherCard.getByText('Your credentials — 1 of 1 not set').waitFor();
+    await otherCard.getByRole('button', { name: 'Forget your Personal API token' }).waitFor({ state: 'hidden' });
+  } finally {
+    await otherPage.context().close();
+  }
+
+  // Forget: the value is cleared for this person.
+  await card.locator('summary', { hasText: 'Your credentials' }).click();
+  await form.getByRole('button', { name: 'Forget your Personal API token' }).click();
+  await card.getByText('Your credentials — 1 of 1 not set').waitFor();
+  const after = await apiCall(switchboard, 'GET', `/api/mcp/servers/${serverId}`);
+  assert.equal((after.server ?? after).auth.user_fields[0].is_set, false);
 });
 
 test('no script errors on the editors’ pages', () => {
