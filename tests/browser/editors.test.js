@@ -119,6 +119,8 @@ test('assistants: a bud created in the editor is picked in the chat and answers;
   assert.equal(await editor.getByRole('group', { name: 'Servers this assistant uses' }).getByLabel('kg', { exact: true }).isChecked(), true);
   await editor.getByLabel('System prompt').fill('Answer only about schema versions.');
   await editor.getByLabel('Tool choice').selectOption('function');
+  // The workspace's tools are offered as suggestions for the forced tool.
+  await editor.locator('datalist option[value="kg.schema_version"]').waitFor({ state: 'attached' });
   await editor.getByLabel('Tool to call').fill('kg.schema_version');
   await editor.getByRole('button', { name: 'Save changes' }).click();
   await editor.waitFor({ state: 'detached' });

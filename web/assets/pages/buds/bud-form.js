@@ -1,7 +1,7 @@
 // bud-form: the create/edit dialog for a bud (an assistant profile) — name, system prompt,
 // provider (GET /api/llm/providers) and model (GET /api/llm/providers/{name}/models, offered as
 // suggestions; any model name may be typed), its MCP servers (every active one, or a chosen
-// few), tool choice, and the optional lists of offered and switched-off tools. The API checks
+// few), tool choice (a forced tool with the servers' tools as suggestions), and the optional lists of offered and switched-off tools. The API checks
 // everything again; its 4xx message is shown in the dialog in its own words.
 
 import { h, replaceChildren, uniqueId } from '../../lib/dom.js';
@@ -74,7 +74,8 @@ export function openBudDialog({ bud = null, onSave }) {
     h('option', { value: 'required', text: 'Always call a tool (required)' }),
     h('option', { value: 'none', text: 'Never call tools (none)' }),
     h('option', { value: 'function', text: 'Always call one tool…' }));
-  const forcedTool = h('input', { name: 'forcedTool', type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: 'kg.schema_version' });
+  const toolList = h('datalist', { id: uniqueId('bud-tools') });
+  const forcedTool = h('input', { name: 'forcedTool', type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: 'kg.schema_version', list: toolList.id });
   const forcedField = field('forcedTool', 'Tool to call', forcedTool, 'As server.tool, e.g. kg.schema_version.');
   const formError = h('p', { class: 'alert alert-error', role: 'alert', hidden: true });
   const saveButton = h('button', { type: 'submit', class: 'button button-primary', text: editing ? 'Save changes' : 'Create assistant' });
@@ -90,6 +91,7 @@ export function openBudDialog({ bud = null, onSave }) {
         field('provider', 'Provider', providerSelect),
         field('model', 'Model', modelInput, modelHint)),
       modelList,
+      toolList,
       field('serverMode', 'MCP servers', serverMode),
       serverList,
       h('div', { class: 'form-grid' },
@@ -104,9 +106,11 @@ export function openBudDialog({ bud = null, onSave }) {
   const initialChoice = readToolChoice(config.tool_choice);
   toolChoice.value = initialChoice.mode;
   forcedTool.value = initialChoice.tool;
-  const showForced = () => { forcedField.hidden = toolChoice.value !== 'function'; };
+  const showForced = () => {
+    forcedField.hidden = toolChoice.value !== 'function';
+    if (!forcedField.hidden) suggestTools();
+  };
   toolChoice.addEventListener('change', showForced);
-  showForced();
   serverMode.value = Array.isArray(config.servers) ? 'some' : 'all';
   const showServers = () => { serverList.hidden = serverMode.value !== 'some'; };
   serverMode.addEventListener('change', showServers);
@@ -152,7 +156,21 @@ export function openBudDialog({ bud = null, onSave }) {
     await loadModels();
   })();
 
-  (async () => {
+  // The tools of the workspace's servers as `server.tool` suggestions for the forced tool,
+  // read once from their capability caches when first needed.
+  let serversLoaded = null;
+  let toolsSuggested = false;
+  async function suggestTools() {
+    if (toolsSuggested || !serversLoaded) return;
+    toolsSuggested = true;
+    const servers = (await serversLoaded).filter((server) => server.is_active !== false);
+    const lists = await Promise.all(servers.map((server) => api.get(`/api/mcp/servers/${segment(server.id)}/capabilities`)
+      .then((capabilities) => listItems(capabilities, 'tools').filter((tool) => tool.is_enabled !== false).map((tool) => `${server.name}.${tool.name}`))
+      .catch(() => [])));
+    replaceChildren(toolList, lists.flat().map((name) => h('option', { value: name })));
+  }
+
+  serversLoaded = (async () => {
     let servers = [];
     try {
       servers = listItems(await api.get('/api/mcp/servers'), 'servers');
@@ -173,7 +191,9 @@ export function openBudDialog({ bud = null, onSave }) {
       return h('div', { class: 'field-checkbox' }, box, h('label', { for: box.id, text: `${reference} (not found)` }));
     });
     if (servers.length || unknown.length) replaceChildren(serverList, h('legend', { text: 'Servers this assistant uses' }), boxes, unknown);
+    return servers;
   })();
+  showForced();
 
   cancelButton.addEventListener('click', () => dialog.close());
   dialog.addEventListener('close', () => dialog.remove());
