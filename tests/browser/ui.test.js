@@ -534,7 +534,7 @@ test('a member token: no Audit page, read-only servers, and a knowledge-graph re
   try {
     await memberPage.goto(`${switchboard.origin}/#/chat`);
     await memberPage.locator('.example-question').first().waitFor();
-    assert.deepEqual(await memberPage.locator('nav .nav-link').allTextContents(), ['Chat', 'Servers', 'Knowledge graph']);
+    assert.deepEqual(await memberPage.locator('nav .nav-link').allTextContents(), ['Chat', 'Assistants', 'Servers', 'Knowledge graph']);
     await memberPage.goto(`${switchboard.origin}/#/audit`);
     await memberPage.getByText('Only workspace administrators can see this page.').waitFor();
     await memberPage.goto(`${switchboard.origin}/#/servers`);
@@ -575,6 +575,7 @@ test('audit: the tool calls of this session are listed and filterable', async ()
 test('every page: controls are named, and nothing scrolls sideways at phone width', async () => {
   const pages = [
     { hash: '#/chat', ready: '.example-question', shot: '11-chat-phone' },
+    { hash: '#/buds', ready: '.bud-card', shot: '11b-assistants-phone' },
     { hash: '#/servers', ready: '[data-server-name="everything"]', shot: '12-servers-phone' },
     { hash: '#/kg', ready: '.kg-type', shot: '13-knowledge-graph-phone' },
     { hash: '#/audit', ready: '.audit-table tbody tr', shot: '14-audit-phone' },

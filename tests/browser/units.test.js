@@ -546,6 +546,56 @@ test('chat turn: stream events become tool activity, an approval card that posts
   ]);
 });
 
+test('bud editor: the form\'s values become the body the bud API takes', async () => {
+  const results = await inPage(['pages/buds/bud-form'], ({ 'pages/buds/bud-form': form }) => {
+    const base = { name: ' Guide ', systemPrompt: 'Be brief.', provider: '', model: ' ', servers: null, toolChoice: 'auto', forcedTool: '', availableTools: '', disabledTools: '' };
+    return {
+      defaults: form.buildBudBody(base),
+      chosen: form.buildBudBody({ ...base, provider: 'claude', model: 'claude-sonnet-4', servers: ['id-1'], toolChoice: 'function', forcedTool: ' kg.schema_version ', availableTools: 'kg.a\n\n kg.b ', disabledTools: 'kg.c' }),
+      none: form.buildBudBody({ ...base, servers: [], toolChoice: 'none' }),
+      missing: form.buildBudBody({ ...base, name: '  ', toolChoice: 'function' }).errors,
+      readBack: [form.readToolChoice({ function: 'kg.x' }), form.readToolChoice('required'), form.readToolChoice(undefined)],
+    };
+  });
+  assert.deepEqual(results.defaults, { body: { name: 'Guide', system_prompt: 'Be brief.', provider: null, model: null, mcp_config: {} }, errors: {} });
+  assert.deepEqual(results.chosen.body, {
+    name: 'Guide', system_prompt: 'Be brief.', provider: 'claude', model: 'claude-sonnet-4',
+    mcp_config: { servers: ['id-1'], available_tools: ['kg.a', 'kg.b'], disabled_tools: ['kg.c'], tool_choice: { function: 'kg.schema_version' } },
+  });
+  assert.deepEqual(results.none.body.mcp_config, { servers: [], tool_choice: 'none' });
+  assert.deepEqual(Object.keys(results.missing).sort(), ['forcedTool', 'name']);
+  assert.deepEqual(results.readBack, [{ mode: 'function', tool: 'kg.x' }, { mode: 'required', tool: '' }, { mode: 'auto', tool: '' }]);
+});
+
+test('import dialog and user credentials: request bodies, and a report that says what happens to each entry', async () => {
+  const results = await inPage(['pages/servers/import-dialog', 'pages/servers/user-credentials'], (modules) => {
+    const importing = modules['pages/servers/import-dialog'];
+    const credentials = modules['pages/servers/user-credentials'];
+    const report = importing.renderReport({
+      format: 'vscode', format_detected: true, dry_run: true, created: 1, changed: 0, skipped: 1,
+      entries: [
+        { name: 'github', action: 'create', transport: 'streamable_http', secrets: [], user_fields: ['GITHUB_TOKEN'], ignored_keys: [],
+          references: [{ location: 'headers.Authorization', reference: '${input:github-token}', outcome: 'user_field', user_field: 'GITHUB_TOKEN' }] },
+        { name: 'meta', action: 'skip', reason: 'url_not_allowed', message: 'url: http://169.254.169.254/ is refused', secrets: [], user_fields: [], references: [], ignored_keys: [] },
+      ],
+    });
+    return {
+      dryRun: importing.buildImportBody({ content: '{}', format: '', onConflict: 'skip', dryRun: true }),
+      withFormat: importing.buildImportBody({ content: '{}', format: 'cursor', onConflict: 'replace', dryRun: false }),
+      summary: report.querySelector('[role=status]').textContent,
+      rows: [...report.querySelectorAll('tbody tr')].map((row) => [row.dataset.entry, row.dataset.action, row.textContent]),
+      credentials: [credentials.buildCredentialsBody({ A: 'x', B: '' }), credentials.buildCredentialsBody({}, ['A'])],
+    };
+  });
+  assert.deepEqual(results.dryRun, { content: '{}', dry_run: true, on_conflict: 'skip' });
+  assert.deepEqual(results.withFormat, { content: '{}', dry_run: false, on_conflict: 'replace', format: 'cursor' });
+  assert.equal(results.summary, 'VS Code file (detected): 1 to add, 0 to replace, 1 skipped. Nothing is stored yet.');
+  assert.equal(results.rows[0][0], 'github');
+  assert.match(results.rows[0][2], /will be added.*Each person fills in: GITHUB_TOKEN.*\$\{input:github-token\} in headers\.Authorization: becomes a field each person fills in/);
+  assert.match(results.rows[1][2], /skipped.*The URL policy refuses this address: url: http:\/\/169\.254\.169\.254\/ is refused/);
+  assert.deepEqual(results.credentials, [{ values: { A: 'x' } }, { values: { A: null } }]);
+});
+
 test('index.html: every stylesheet, script and module preload it names exists', async () => {
   const missing = await page.evaluate(async () => {
     const html = await (await fetch('/')).text();

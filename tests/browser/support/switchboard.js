@@ -5,6 +5,7 @@
 
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -91,4 +92,25 @@ export async function apiCall(instance, method, apiPath, body) {
   }
   if (!response.ok) throw new Error(`${method} ${apiPath} → ${response.status}: ${text}`);
   return parsed;
+}
+
+const ASSET_PATH = /^\/assets\/[^/]+\/(.+)$/;
+const ASSET_TYPES = { '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.json': 'application/json' };
+
+/**
+ * With SWITCHBOARD_TEST_WEB_FROM_DISK=1, `context` gets the UI's asset files from web/ in this
+ * checkout instead of the binary's embedded copy, so UI changes can be tried without rebuilding
+ * (like SWITCHBOARD_TEST_ORIGIN, a development aid: CI never sets it and tests the binary's own).
+ */
+export async function serveWebFromDiskWhenAsked(context) {
+  if (process.env.SWITCHBOARD_TEST_WEB_FROM_DISK !== '1') return;
+  await context.route((url) => ASSET_PATH.test(url.pathname), async (route) => {
+    const relative = new URL(route.request().url()).pathname.match(ASSET_PATH)[1];
+    try {
+      const body = await readFile(path.join(repositoryRoot, 'web', 'assets', relative));
+      await route.fulfill({ status: 200, body, contentType: ASSET_TYPES[path.extname(relative)] ?? 'application/octet-stream' });
+    } catch {
+      await route.continue();
+    }
+  });
 }

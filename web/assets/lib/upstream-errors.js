@@ -6,6 +6,7 @@ import { h } from './dom.js';
 
 const EXPLANATIONS = {
   needs_auth: 'The server asks for credentials, or refused the ones configured. Check its API key or headers.',
+  needs_user_credentials: 'This server needs your own credentials: fill them in under “Your credentials” on its card.',
   connect_failed: 'Could not connect to the server. Check the address and that the server is running.',
   connection_lost: 'The connection to the server broke during the call.',
   init_failed: 'The server did not complete the MCP handshake.',

@@ -12,15 +12,17 @@ import { renderHistory, renderUserMessage } from './history.js';
 import { renderTryAsking } from './examples.js';
 
 /** Draws the chat page; returns its cleanup. */
-export async function renderPage(container, { parts }) {
-  const page = new ChatPage(container);
+export async function renderPage(container, { parts, query }) {
+  const page = new ChatPage(container, { budId: query?.get('bud') ?? '' });
   await page.open(parts[0] ?? null);
   return () => page.dispose();
 }
 
 class ChatPage {
-  constructor(container) {
+  constructor(container, { budId = '' } = {}) {
     this.conversationId = null;
+    // The assistant a link asked for (`#/chat?bud=ID`, from the Assistants page).
+    this.requestedBudId = budId;
     this.turns = [];
     this.streamController = null;
     this.conversations = new ConversationList({
@@ -78,6 +80,7 @@ class ChatPage {
       const buds = listItems(await api.get('/api/buds'), 'buds');
       replaceChildren(this.budSelect, h('option', { value: '', text: 'Default assistant' }),
         buds.map((bud) => h('option', { value: bud.id, text: bud.name })));
+      if (this.requestedBudId && !this.conversationId && buds.some((bud) => bud.id === this.requestedBudId)) this.budSelect.value = this.requestedBudId;
       this.#syncBudSelect();
     } catch {
       this.budSelect.title = 'Assistant profiles are not available.';

@@ -2,12 +2,16 @@
 // last error, add / edit / delete, Test connection, Sync tools, and each server's tools. The list
 // refreshes every few seconds while the page is open, so a connecting server turns green by itself.
 // An OAuth server shows Connect (or Disconnect) for the signed-in person; coming back from the
-// authorization server, the page says how the sign-in went.
+// authorization server, the page says how the sign-in went. Import reads the MCP configuration
+// file of another client (import-dialog.js); a server with user fields shows the person's own
+// credentials form (user-credentials.js).
 
 import { h, formatRelativeTime, replaceChildren, showToast } from '../../lib/dom.js';
 import { api, listItems, segment } from '../../lib/api.js';
 import { hasScope } from '../../lib/session.js';
 import { openServerDialog } from './server-form.js';
+import { openImportDialog } from './import-dialog.js';
+import { UserCredentialsForm } from './user-credentials.js';
 import { renderStatus, transportName } from './server-status.js';
 import { renderServerTools } from './server-tools.js';
 import { renderUpstreamError } from '../../lib/upstream-errors.js';
@@ -34,8 +38,12 @@ class ServersPage {
     container.append(
       h('div', { class: 'page-header' },
         h('h1', { text: 'MCP servers' }),
-        h('button', { type: 'button', class: 'button button-primary', text: '+ Add server', disabled: !this.canWrite,
-          title: this.canWrite ? null : 'Your token lacks the servers:write scope.', onclick: () => this.add() })),
+        h('div', { class: 'button-row' },
+          h('button', { type: 'button', class: 'button', text: 'Import…', disabled: !this.canWrite,
+            title: this.canWrite ? 'Add the servers of a Claude Desktop, Claude Code, Cursor, VS Code or Windsurf configuration file.' : 'Your token lacks the servers:write scope.',
+            onclick: () => this.import() }),
+          h('button', { type: 'button', class: 'button button-primary', text: '+ Add server', disabled: !this.canWrite,
+            title: this.canWrite ? null : 'Your token lacks the servers:write scope.', onclick: () => this.add() }))),
       h('p', { class: 'muted', text: 'The assistant uses the tools of these servers. Each server receives what the assistant sends to its tools, so add only servers you trust.' }),
       this.signInResult,
       this.status,
@@ -98,6 +106,15 @@ class ServersPage {
     });
   }
 
+  import() {
+    openImportDialog({
+      onImported: async (report) => {
+        showToast(`Imported: ${report.created} added, ${report.changed} replaced, ${report.skipped} skipped.`);
+        await this.reload();
+      },
+    });
+  }
+
   dispose() {
     clearInterval(this.timer);
   }
@@ -113,6 +130,7 @@ class ServerCard {
     this.testSlot = h('p', { class: 'small', role: 'status' });
     this.toolsSlot = h('div', {});
     this.signInSlot = h('div', { class: 'button-row' });
+    this.credentials = new UserCredentialsForm({ onSaved: () => page.reload({ quiet: true }) });
     this.title = h('h2', {});
     const canWrite = page.canWrite;
     this.toolsDetails = h('details', {}, h('summary', { text: 'Tools' }), this.toolsSlot);
@@ -131,7 +149,7 @@ class ServerCard {
       h('button', { type: 'button', class: 'button button-small button-danger', text: 'Delete', disabled: !canWrite, onclick: () => this.confirmDelete() }));
     this.element = h('article', { class: 'card server-card' },
       h('div', { class: 'server-head' }, this.title, this.statusSlot),
-      this.detailSlot, this.errorSlot, this.testSlot, this.signInSlot, this.actions, this.toolsDetails);
+      this.detailSlot, this.errorSlot, this.testSlot, this.signInSlot, this.credentials.element, this.actions, this.toolsDetails);
   }
 
   update(server) {
@@ -156,6 +174,7 @@ class ServerCard {
     replaceChildren(this.errorSlot, lastError ? renderUpstreamError(server.error_code, String(lastError), { prefix: 'Last error: ' }) : null);
     this.errorSlot.hidden = !lastError;
     this.#renderSignIn(server);
+    this.credentials.update(server);
   }
 
   /** Connect / Disconnect for an OAuth server (the caller's own connection, or the shared one). */
