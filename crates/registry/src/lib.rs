@@ -70,8 +70,9 @@ pub(crate) struct RegistryInner {
     own_endpoints: Mutex<Vec<url::Url>>,
     /// Which workspace a server belongs to, for notifications that name only the server.
     workspaces: Mutex<HashMap<ServerId, WorkspaceId>>,
-    /// Told after every successful sync (approvals re-check their pins).
-    synced: Mutex<Option<SyncedHandler>>,
+    /// Told after every successful sync (approvals re-check their pins; the gateway
+    /// refreshes its catalogs).
+    synced: Mutex<Vec<SyncedHandler>>,
     /// The OAuth connections whose tokens the upstreams of `oauth` servers carry (set once by
     /// whoever wires the process; without it such servers need sign-in).
     oauth: OnceLock<oauth::OAuthService>,
@@ -97,7 +98,7 @@ impl ServerRegistry {
             last_failures: Mutex::new(HashMap::new()),
             own_endpoints: Mutex::new(Vec::new()),
             workspaces: Mutex::new(HashMap::new()),
-            synced: Mutex::new(None),
+            synced: Mutex::new(Vec::new()),
             oauth: OnceLock::new(),
             background: CancellationToken::new(),
         });
@@ -116,11 +117,11 @@ impl ServerRegistry {
         Self { inner }
     }
 
-    /// Calls `handler` after every successful sync (manual, background, on demand, after a
-    /// list change) with what was stored.
+    /// Calls `handler` (besides those added before) after every successful sync (manual,
+    /// background, on demand, after a list change) with what was stored.
     pub fn on_synced(&self, handler: SyncedHandler) {
         if let Ok(mut synced) = self.inner.synced.lock() {
-            *synced = Some(handler);
+            synced.push(handler);
         }
     }
 

@@ -259,15 +259,15 @@ impl ServerRegistry {
         }
     }
 
-    /// Tells the synced handler (if one is set) the server's new tools and instructions.
+    /// Tells the synced handlers the server's new tools and instructions.
     fn announce_synced(&self, record: &ServerRecord, snapshot: &CapabilitySnapshot) {
-        let handler = self
+        let handlers = self
             .inner
             .synced
             .lock()
-            .ok()
-            .and_then(|handler| handler.clone());
-        if let Some(handler) = handler {
+            .map(|handlers| handlers.clone())
+            .unwrap_or_default();
+        for handler in handlers {
             handler(SyncedCapabilities {
                 workspace_id: record.workspace_id.clone(),
                 server_id: record.id.clone(),

@@ -19,13 +19,21 @@ pub fn app(state: AppState) -> Router {
         .merge(state.kg.router(state.shutdown.clone()))
         .merge(crate::web::router());
     if let Some(chat) = &state.chat {
-        let backend = crate::gateway::ChatGateway::new(chat.clone(), state.approvals.clone());
+        let backend = crate::gateway::ChatGateway::new(
+            chat.clone(),
+            state.approvals.clone(),
+            state.gateway_changes.clone(),
+        );
         router = router.merge(
             state
                 .kg
                 .gateway_router(std::sync::Arc::new(backend), state.shutdown.clone()),
         );
     }
+    let changes = state.gateway_changes.clone();
+    let router = router.layer(axum::middleware::from_fn(move |request, next| {
+        crate::gateway::changes::track_changes(changes.clone(), request, next)
+    }));
     with_common_layers(
         router,
         max_request_body_bytes,

@@ -32,6 +32,11 @@ pub fn prometheus_handle() -> PrometheusHandle {
                     &LATENCY_BUCKETS_SECONDS,
                 )
                 .expect("bucket list is not empty")
+                .set_buckets_for_metric(
+                    Matcher::Full(crate::gateway::metrics::TOOL_CALL_DURATION_SECONDS.to_owned()),
+                    &LATENCY_BUCKETS_SECONDS,
+                )
+                .expect("bucket list is not empty")
                 .install_recorder()
                 .expect("no other metrics recorder is installed in this process");
             metrics::describe_counter!(

@@ -3,6 +3,7 @@
 //! builder method, so constructing a state for tests stays one line.
 
 use crate::config::ServerConfig;
+use crate::gateway::changes::GatewayChanges;
 use crate::readiness::{DrainReadiness, ReadinessCheck};
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::Arc;
@@ -45,6 +46,9 @@ pub struct AppState {
     /// OAuth connections to remote MCP servers (`…/oauth/authorize`, `/oauth/callback`; 503
     /// or an error page when absent).
     pub oauth: Option<OAuthService>,
+    /// Moves when what a gateway client is offered may have changed (the registry's syncs,
+    /// API changes to servers, buds and rules): the gateway's cache and `list_changed`.
+    pub gateway_changes: GatewayChanges,
 }
 
 impl AppState {
@@ -68,6 +72,7 @@ impl AppState {
             kg: KnowledgeGraphService::for_store(store_for_kg, KgConfig::default(), None)
                 .expect("the default [kg] settings are valid"),
             approvals,
+            gateway_changes: GatewayChanges::default(),
         }
     }
 
@@ -89,8 +94,10 @@ impl AppState {
         self
     }
 
-    /// Serves the MCP server registry API with `registry`.
+    /// Serves the MCP server registry API with `registry` (whose syncs move
+    /// [`Self::gateway_changes`]).
     pub fn with_mcp_registry(mut self, registry: ServerRegistry) -> Self {
+        registry.on_synced(self.gateway_changes.synced_handler());
         self.mcp = Some(registry);
         self
     }

@@ -3,6 +3,10 @@
 //! (`server-everything` over stdio, registered in the workspace): the union of the allowed
 //! tools named as the chat names them, ASK_USER calls waiting for a person deciding over the
 //! HTTP API, ALWAYS_DENY tools unknown, every call audited with origin `gateway`, and
-//! `gateway:use` required.
+//! `gateway:use` required; the offer built once and reused until something changes, with
+//! per-server and per-tool metrics (`catalog`); `notifications/tools/list_changed` when a
+//! client's list changes (`list_changed`).
 
+mod catalog;
+mod list_changed;
 mod wire;

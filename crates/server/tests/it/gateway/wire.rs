@@ -10,9 +10,9 @@ use switchboard_approvals::ApprovalConfig;
 
 const CLIENT_NAME: &str = "gateway-wire-test";
 
-type Client = RunningService<RoleClient, ClientConfig>;
+pub(super) type Client = RunningService<RoleClient, ClientConfig>;
 
-async fn connect(server: &ApprovalServer, path: &str, token: &str) -> Client {
+pub(super) async fn connect(server: &ApprovalServer, path: &str, token: &str) -> Client {
     let config = StreamableHttpClientTransportConfig::with_uri(server.url(path)).auth_header(token);
     let info = ClientConfig::new(
         ClientCapabilities::default(),
@@ -23,7 +23,7 @@ async fn connect(server: &ApprovalServer, path: &str, token: &str) -> Client {
         .expect("the gateway accepts the client")
 }
 
-async fn listed_names(client: &Client) -> Vec<String> {
+pub(super) async fn listed_names(client: &Client) -> Vec<String> {
     client
         .list_all_tools()
         .await
@@ -33,7 +33,7 @@ async fn listed_names(client: &Client) -> Vec<String> {
         .collect()
 }
 
-fn echo(message: &str) -> CallToolRequestParams {
+pub(super) fn echo(message: &str) -> CallToolRequestParams {
     let arguments = json!({"message": message}).as_object().unwrap().clone();
     CallToolRequestParams::new("everything__echo").with_arguments(arguments)
 }
@@ -51,7 +51,7 @@ async fn pending_approval(server: &ApprovalServer, who: &Person) -> Value {
     panic!("no approval was asked for");
 }
 
-fn text_of(result: &rmcp::model::CallToolResult) -> String {
+pub(super) fn text_of(result: &rmcp::model::CallToolResult) -> String {
     serde_json::to_value(&result.content).unwrap()[0]["text"]
         .as_str()
         .unwrap_or_default()

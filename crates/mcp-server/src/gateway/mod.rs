@@ -1,5 +1,6 @@
 //! The gateway's MCP face: an rmcp `ServerHandler` that serves `tools/list` and `tools/call`
-//! for a [`GatewayBackend`] (the host's registered servers, their policies and approvals — the
+//! (and tells a session's client `notifications/tools/list_changed`, [`list_changed`]) for a
+//! [`GatewayBackend`] (the host's registered servers, their policies and approvals — the
 //! server crate wires it to the chat engine and the approvals module), mounted with
 //! [`gateway_router`] at `/gateway/mcp` and `/gateway/buds/{bud}/mcp` behind the same guard
 //! as `/mcp` (Host/Origin, bearer token, sessions), with `gateway:use` required of every
@@ -9,6 +10,8 @@
 //! the bud named by the path, `clientInfo.name`), the rmcp shapes, and the JSON-RPC errors
 //! (an unknown or denied-by-rule tool is `-32602 unknown tool`). It decides nothing about
 //! policies and opens no upstream connection.
+
+mod list_changed;
 
 use crate::auth::{Caller, bearer_token};
 use crate::http::{McpHttpSettings, streamable_router_at};
@@ -94,12 +97,20 @@ pub trait GatewayBackend: Send + Sync + fmt::Debug + 'static {
         request: &GatewayRequest,
         call: GatewayToolCall,
     ) -> Result<Value, GatewayError>;
+
+    /// Moves on whenever what some caller is offered may have changed (an upstream's list, a
+    /// policy, a switch); `None`: never (sessions are not told `list_changed`).
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
 }
 
 /// One handler per MCP session (or stateless request); all share the backend.
 #[derive(Clone, Debug)]
 pub struct GatewayServer {
     backend: Arc<dyn GatewayBackend>,
+    /// Set once this session's `list_changed` watcher runs (started by its first `tools/list`).
+    watching: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// A router serving the gateway at [`GATEWAY_PATH`] and [`BUD_GATEWAY_PATH`].
@@ -111,6 +122,7 @@ where
         &[GATEWAY_PATH, BUD_GATEWAY_PATH],
         move || GatewayServer {
             backend: backend.clone(),
+            watching: Arc::default(),
         },
         settings,
     )
@@ -153,6 +165,7 @@ impl GatewayServer {
             .list_tools(&request)
             .await
             .map_err(to_error_data)?;
+        self.watch_list(&context, &request, &specs);
         Ok(ListToolsResult::with_all_items(
             specs.into_iter().map(tool_of_spec).collect(),
         ))
@@ -183,7 +196,10 @@ impl GatewayServer {
 }
 
 fn server_config() -> ServerConfig {
-    let capabilities = ServerCapabilities::builder().enable_tools().build();
+    let capabilities = ServerCapabilities::builder()
+        .enable_tools()
+        .enable_tool_list_changed()
+        .build();
     ServerConfig::new(capabilities)
         .with_server_info(
             Implementation::new("switchboard-gateway", env!("CARGO_PKG_VERSION"))

@@ -1,0 +1,206 @@
+//! [`ChatGateway`]: the gateway's backend (`mcp-server`'s `GatewayBackend` seam) over the chat
+//! engine and the approvals module, so a gateway client gets exactly what a chat turn gets and
+//! nothing else: the turn's catalog (`chat`: registry, per-user sessions and credentials,
+//! `server__tool` names, descriptions), minus the tools an admin rule sets to `ALWAYS_DENY`
+//! (`approvals::Approvals::admin_policy`, the gate's own rule lookup), and each call through
+//! `ChatService::run_gateway_call` (recorded, the approval gate, dispatched over the shared
+//! sessions, audited with origin `gateway`).
+//!
+//! What a caller is offered is built once and cached ([`offers`]) until [`changes`] says it
+//! may have changed; each call is counted and timed per server and tool ([`metrics`]).
+//!
+//! Mounted by [`crate::app`] at `/gateway/mcp` and `/gateway/buds/{bud}/mcp` when the chat
+//! engine is configured.
+
+pub mod changes;
+pub(crate) mod metrics;
+mod offers;
+
+use async_trait::async_trait;
+use changes::GatewayChanges;
+use offers::{Offer, OfferCache, OfferKey};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Instant;
+use switchboard_approvals::Approvals;
+use switchboard_chat::{ChatError, ChatService, GatewayCall, GatewayOutcome, UserCredential};
+use switchboard_core::{ApprovalPolicy, ToolSpec};
+use switchboard_mcp_client::ToolResult;
+use switchboard_mcp_server::gateway::{
+    GatewayBackend, GatewayError, GatewayRequest, GatewayToolCall,
+};
+use tokio::sync::watch;
+
+#[derive(Clone, Debug)]
+pub struct ChatGateway {
+    chat: ChatService,
+    approvals: Approvals,
+    changes: GatewayChanges,
+    offers: Arc<OfferCache>,
+}
+
+impl ChatGateway {
+    pub fn new(chat: ChatService, approvals: Approvals, changes: GatewayChanges) -> Self {
+        Self {
+            chat,
+            approvals,
+            changes,
+            offers: Arc::default(),
+        }
+    }
+
+    /// What `request`'s caller is offered: cached, or built now.
+    async fn offer(&self, request: &GatewayRequest) -> Result<Arc<Offer>, GatewayError> {
+        let principal = &request.caller.principal;
+        let key = OfferKey {
+            workspace_id: principal.workspace_id.clone(),
+            user_id: principal.user_id.clone(),
+            bearer_token: request.bearer_token.clone(),
+            bud: request.bud.clone(),
+        };
+        if let Some(offer) = self.offers.get(&key, &self.changes) {
+            return Ok(offer);
+        }
+        let generation = self.changes.generation();
+        let offer = Arc::new(self.build_offer(request).await?);
+        metrics::catalog_built();
+        self.offers.put(key, generation, offer.clone());
+        Ok(offer)
+    }
+
+    /// The turn's catalog for the caller and bud, and which of its tools rules refuse.
+    async fn build_offer(&self, request: &GatewayRequest) -> Result<Offer, GatewayError> {
+        let principal = &request.caller.principal;
+        let bud = match &request.bud {
+            Some(reference) => match self.chat.gateway_bud(principal, reference).await {
+                Ok(bud) => Some(bud),
+                Err(ChatError::NotFound(_)) => {
+                    return Err(GatewayError::UnknownBud(reference.clone()));
+                }
+                Err(error) => return Err(internal(error)),
+            },
+            None => None,
+        };
+        let credential = request.bearer_token.as_deref().map(UserCredential::new);
+        let tools = self
+            .chat
+            .gateway_tools(principal, credential.as_ref(), bud.as_ref())
+            .await
+            .map_err(internal)?;
+        let mut listed = Vec::with_capacity(tools.catalog.specs.len());
+        let mut denied = HashSet::new();
+        for spec in &tools.catalog.specs {
+            let Some((route, target)) = tools.lookup(&spec.name) else {
+                continue;
+            };
+            // Ephemeral servers have no rules; registered ones may be refused outright.
+            let policy = match &target.registered_server_id {
+                Some(server_id) => self
+                    .approvals
+                    .admin_policy(
+                        &principal.workspace_id,
+                        bud.as_ref().map(|bud| &bud.id),
+                        server_id,
+                        &route.tool_name,
+                    )
+                    .await
+                    .map_err(internal)?,
+                None => ApprovalPolicy::AskUser,
+            };
+            if policy == ApprovalPolicy::AlwaysDeny {
+                denied.insert(spec.name.clone());
+            } else {
+                listed.push(spec.clone());
+            }
+        }
+        Ok(Offer {
+            tools,
+            bud,
+            listed,
+            denied,
+        })
+    }
+
+    /// Runs an offered call and turns its outcome into an MCP result.
+    async fn run_call(
+        &self,
+        request: &GatewayRequest,
+        offer: &Offer,
+        call: GatewayToolCall,
+    ) -> Result<ToolResult, GatewayError> {
+        let principal = &request.caller.principal;
+        let conversation_id = self
+            .chat
+            .gateway_conversation(
+                principal,
+                offer.bud.as_ref().map(|bud| &bud.id),
+                &request.client_name,
+            )
+            .await
+            .map_err(internal)?;
+        let outcome = self
+            .chat
+            .run_gateway_call(GatewayCall {
+                principal,
+                conversation_id: &conversation_id,
+                tools: &offer.tools,
+                name: &call.name,
+                arguments: call.arguments,
+                request_id: call.request_id,
+                client_name: request.client_name.clone(),
+                cancellation: call.cancellation,
+            })
+            .await
+            .map_err(internal)?;
+        match outcome {
+            GatewayOutcome::Answered(result) => Ok(result),
+            GatewayOutcome::UnknownTool => Err(GatewayError::UnknownTool(call.name)),
+            GatewayOutcome::InvalidArguments(message) => {
+                Err(GatewayError::InvalidArguments(message))
+            }
+            GatewayOutcome::Denied { reason } => Ok(ToolResult::error_text(format!(
+                "the call was not allowed: {reason}"
+            ))),
+            GatewayOutcome::Failed { code, message } => {
+                Ok(ToolResult::error_text(format!("{code}: {message}")))
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl GatewayBackend for ChatGateway {
+    async fn list_tools(&self, request: &GatewayRequest) -> Result<Vec<ToolSpec>, GatewayError> {
+        Ok(self.offer(request).await?.listed.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: &GatewayRequest,
+        call: GatewayToolCall,
+    ) -> Result<Value, GatewayError> {
+        let offer = self.offer(request).await?;
+        if !offer.offers(&call.name) {
+            metrics::unknown_tool_called();
+            return Err(GatewayError::UnknownTool(call.name));
+        }
+        let called = offer
+            .tools
+            .lookup(&call.name)
+            .map(|(route, _)| (route.server_name.clone(), route.tool_name.clone()))
+            .unwrap_or_default();
+        let started = Instant::now();
+        let result = self.run_call(request, &offer, call).await;
+        metrics::call_finished(&called.0, &called.1, &result, started.elapsed());
+        serde_json::to_value(result?).map_err(internal)
+    }
+
+    fn changes(&self) -> Option<watch::Receiver<u64>> {
+        Some(self.changes.subscribe())
+    }
+}
+
+fn internal(error: impl std::fmt::Display) -> GatewayError {
+    GatewayError::Internal(error.to_string())
+}
