@@ -1,5 +1,5 @@
 // app: the shell — checks the tab's token, draws the navigation, and routes hash URLs
-// (#/chat, #/servers, #/kg, #/audit) to page modules loaded on demand. Hash routing keeps every
+// (#/chat, #/servers, #/kg, #/people, #/audit) to page modules loaded on demand. Hash routing keeps every
 // UI URL on `/`, so UI paths never collide with API paths like /chat/stream.
 
 import { h, replaceChildren } from './lib/dom.js';
@@ -10,6 +10,7 @@ const ROUTES = [
   { name: 'chat', label: 'Chat', load: () => import('./pages/chat/chat-page.js') },
   { name: 'servers', label: 'Servers', load: () => import('./pages/servers/servers-page.js') },
   { name: 'kg', label: 'Knowledge graph', load: () => import('./pages/kg-page.js') },
+  { name: 'people', label: 'People', load: () => import('./pages/people-page.js'), adminOnly: true },
   { name: 'audit', label: 'Audit', load: () => import('./pages/audit-page.js'), adminOnly: true },
 ];
 
