@@ -555,6 +555,40 @@ async function applyAuditFilters() {
   await page.locator('.audit-results:not([aria-busy])').waitFor({ state: 'attached' });
 }
 
+test('people: an admin adds a person, makes them admin, deactivates them (their token stops at once) and reactivates them', async () => {
+  await page.goto(`${switchboard.origin}/#/people`);
+  await page.locator('.people-table tbody tr').first().waitFor();
+  await page.getByLabel('Name', { exact: true }).fill('pat@example.com');
+  await page.getByRole('button', { name: 'Add person' }).click();
+  const row = page.locator('tr[data-person="pat@example.com"]');
+  await row.waitFor();
+  assert.equal(await row.locator('.person-state').textContent(), 'Active');
+  const pat = (await apiCall(switchboard, 'GET', '/api/people')).find((person) => person.name === 'pat@example.com');
+  assert.equal(pat.role, 'member');
+  const issued = await apiCall(switchboard, 'POST', '/api/tokens', { name: 'pat laptop', scopes: ['chat:use'], user_id: pat.id });
+  const asPat = () => fetch(`${switchboard.origin}/api/me`, { headers: { Authorization: `Bearer ${issued.plaintext}` } });
+  assert.equal((await asPat()).status, 200);
+
+  await row.getByLabel('Role of pat@example.com').selectOption('admin');
+  await page.getByText('pat@example.com is now admin.').waitFor();
+  assert.equal((await apiCall(switchboard, 'GET', '/api/people')).find((person) => person.id === pat.id).role, 'admin');
+
+  await row.getByRole('button', { name: 'Deactivate pat@example.com' }).click();
+  await row.locator('.person-state', { hasText: 'Deactivated' }).waitFor();
+  const refused = await asPat();
+  assert.equal(refused.status, 401);
+  assert.match((await refused.json()).error.message, /deactivated/);
+
+  // The server's refusal is shown in its words: nobody deactivates themselves.
+  await page.locator('tr[data-person="owner"]').getByRole('button', { name: 'Deactivate owner' }).click();
+  await page.getByRole('alert').filter({ hasText: 'you cannot deactivate yourself' }).waitFor();
+
+  await row.getByRole('button', { name: 'Reactivate pat@example.com' }).click();
+  await row.locator('.person-state', { hasText: 'Active' }).waitFor();
+  assert.equal((await asPat()).status, 200);
+  await saveScreenshot(page, '15-people');
+});
+
 test('audit: the tool calls of this session are listed and filterable', async () => {
   await page.goto(`${switchboard.origin}/#/audit`);
   await page.locator('.audit-table tbody tr').first().waitFor();

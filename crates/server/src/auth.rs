@@ -1,7 +1,9 @@
 //! Bearer-token authentication and scope checks. Handlers take [`Authenticated`] (any valid
 //! token) and call [`Authenticated::require`], or take [`Scoped<S>`] to state the scope in the
 //! signature. A missing or unknown token is 401 with a `WWW-Authenticate` challenge; a valid
-//! token without the scope is 403 naming the scope.
+//! token without the scope is 403 naming the scope. The token's scopes are bounded by its
+//! holder's current role, and a deactivated holder's token is 401 saying so, both read with
+//! the token in one query on every request (`store::authentication`).
 //!
 //! The token is resolved at most once per request (the result is cached in the request's
 //! extensions), and only the store ever sees the plaintext.
@@ -13,6 +15,7 @@ use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use std::marker::PhantomData;
 use switchboard_core::{Principal, Scope};
+use switchboard_store::TokenCheck;
 
 /// The caller, resolved from `Authorization: Bearer <token>`.
 #[derive(Clone, Debug)]
@@ -46,14 +49,20 @@ where
         }
         let token = bearer_token(parts)?;
         let state = AppState::from_ref(state);
-        let principal = state
-            .store
-            .authenticate(token)
-            .await
-            .map_err(ApiError::from)?
-            .ok_or_else(|| {
-                ApiError::Unauthorized("the bearer token is unknown, revoked or expired".into())
-            })?;
+        let principal = match state.store.check_token(token).await? {
+            TokenCheck::Accepted(principal) => principal,
+            TokenCheck::Refused => {
+                return Err(ApiError::Unauthorized(
+                    "the bearer token is unknown, revoked or expired".into(),
+                ));
+            }
+            TokenCheck::HolderDeactivated { holder_name } => {
+                return Err(ApiError::Unauthorized(format!(
+                    "the user '{holder_name}' this token acts as is deactivated; \
+                     an admin can reactivate them"
+                )));
+            }
+        };
         tracing::Span::current().record("workspace_id", principal.workspace_id.as_str());
         parts.extensions.insert(principal.clone());
         Ok(Authenticated(principal))

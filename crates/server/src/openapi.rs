@@ -45,6 +45,7 @@ use utoipa::{Modify, OpenApi};
         (name = "policies", description = "Approval policies"),
         (name = "tokens", description = "API tokens"),
         (name = "users", description = "The workspace's users"),
+        (name = "people", description = "Managing the workspace's people: roles, deactivation, removal"),
     ),
     modifiers(&BearerScheme),
 )]

@@ -62,6 +62,9 @@ pub const TABLE: &[(&str, Access)] = &[
     ("create_token", scope(Scope::Admin)),
     ("revoke_token", scope(Scope::Admin)),
     ("list_users", scope(Scope::Admin)),
+    ("list_people", scope(Scope::Admin)),
+    ("update_person", scope(Scope::Admin)),
+    ("delete_person", scope(Scope::Admin)),
     ("create_user", scope(Scope::Admin)),
     ("search_audit", scope(Scope::Admin)),
     // buds

@@ -67,6 +67,7 @@ impl Store {
             workspace_id: workspace.id.clone(),
             name: OWNER_USER_NAME.to_owned(),
             role: UserRole::Owner,
+            active: true,
             created_at: workspace.created_at,
         };
         let token = tokens::prepare_token(

@@ -33,10 +33,16 @@
 //! - [`workspaces`]: `create_workspace`, `get_workspace`, `find_workspace_by_name`,
 //!   `list_workspaces`.
 //! - [`users`]: `create_user`, `get_user`, `find_user_by_name`, `list_users`,
-//!   `check_token_holder` (a member may not hold `admin`); [`UserRole`].
+//!   `check_token_holder` (a member may not hold `admin`, a deactivated user no new token);
+//!   [`UserRole`], `UserRecord::active`.
+//! - [`user_access`]: `update_user_access(ws, id, UserAccessChange {role, active})`,
+//!   `delete_user` (both refuse to leave no active owner or admin: `Conflict`; both move the
+//!   revocation epoch).
 //! - [`tokens`]: `create_token` → [`IssuedToken`] (plaintext once), `import_token`, `get_token`,
-//!   `list_tokens`, `revoke_token`, `authenticate(plaintext)` / `authenticate_at(plaintext, now)`
-//!   → `Option<Principal>`; `hash_token`.
+//!   `list_tokens`, `revoke_token`; `hash_token`.
+//! - [`authentication`]: `authenticate(plaintext)` / `authenticate_at(plaintext, now)` →
+//!   `Option<Principal>`, `check_token` → [`TokenCheck`] (a deactivated holder told apart);
+//!   scopes bounded by the holder's current role.
 //! - [`revocations`]: `revocation_epoch` (moves at every revocation, cheap to read),
 //!   `follow_revocations` (other processes' revocations: NOTIFY on PostgreSQL, a poll on SQLite).
 //! - [`bootstrap`]: `bootstrap_default(admin_token)` → `Option<Bootstrapped>`.
@@ -111,7 +117,8 @@
 //! 1. Add `migrations/sqlite/NNNN_area.sql` and `migrations/postgres/NNNN_area.sql` with your
 //!    number (0002 knowledge graph, 0003 mcp client, 0004 chat, 0005 approvals/audit,
 //!    0006 instances, 0007 bud owners, 0008 server auth, 0009 LLM providers, 0010 MCP apps,
-//!    0012 model choice). Ids `TEXT`; timestamps `TEXT` (SQLite) / `TIMESTAMPTZ` (PostgreSQL); JSON `TEXT` / `JSONB`;
+//!    0011 people, 0012 model choice). Ids `TEXT`; timestamps `TEXT` (SQLite) / `TIMESTAMPTZ`
+//!    (PostgreSQL); JSON `TEXT` / `JSONB`;
 //!    booleans `INTEGER` / `BOOLEAN`; bytes `BLOB` / `BYTEA`; SQLite tables `STRICT`. Give every
 //!    table a `workspace_id` and reference parents by `(workspace_id, id)`.
 //! 2. Add `src/<area>.rs` with its records and an `impl Store { … }` block. Write each query
@@ -128,6 +135,7 @@ pub mod app_resources;
 pub mod approval_requests;
 pub mod audit;
 pub mod audit_events;
+pub mod authentication;
 mod backend;
 pub mod bootstrap;
 pub mod buds;
@@ -158,6 +166,7 @@ pub mod tool_pins;
 pub mod tool_rules;
 pub mod tools;
 pub mod usage;
+pub mod user_access;
 pub mod user_credentials;
 pub mod users;
 mod validate;
@@ -169,6 +178,7 @@ pub use approval_requests::{
 };
 pub use audit::{AuditEntry, AuditQuery, NewAuditEntry};
 pub use audit_events::{AuditEventRecord, AuditSearch, NewAuditEvent};
+pub use authentication::TokenCheck;
 pub use backend::SQLITE_FILE_NAME;
 pub use bootstrap::{Bootstrapped, DEFAULT_WORKSPACE_NAME};
 pub use buds::{BudFallback, BudPatch, BudRecord, NewBud};
@@ -206,5 +216,6 @@ pub use tool_pins::{ObservedInstructions, ToolPinSnapshot};
 pub use tool_rules::{NewToolRule, ToolRuleRecord, ToolRuleScope};
 pub use tools::{ToolRecord, definition_hash};
 pub use usage::{UsageFilter, UsageRow};
+pub use user_access::UserAccessChange;
 pub use users::{UserRecord, UserRole};
 pub use workspaces::WorkspaceRecord;

@@ -1,4 +1,5 @@
-//! API tokens: issuing, listing, revoking, and resolving a bearer token to a `Principal`.
+//! API tokens: issuing, listing, revoking (resolving a bearer token to a `Principal` is
+//! `authentication.rs`).
 //!
 //! Only the SHA-256 of a token is stored, plus a short non-secret prefix for display. A token is
 //! found by its hash (a unique index), so lookup time says nothing about how close a guess was.
@@ -9,11 +10,11 @@ use crate::clock;
 use crate::error::{StoreError, StoreResult, insert_error};
 use crate::store::Store;
 use crate::validate;
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use std::fmt;
-use switchboard_core::{Principal, ScopeSet, TokenId, UserId, WorkspaceId};
+use switchboard_core::{ScopeSet, TokenId, UserId, WorkspaceId};
 
 /// Every generated token starts with this, so leaked tokens are easy to recognise and scan for.
 pub const TOKEN_PREFIX: &str = "sb_";
@@ -21,8 +22,6 @@ pub const TOKEN_PREFIX: &str = "sb_";
 const DISPLAY_PREFIX_LENGTH: usize = 12;
 /// Shortest token accepted when importing one chosen by an operator.
 pub const MIN_IMPORTED_TOKEN_LENGTH: usize = 16;
-/// `last_used_at` is rewritten at most this often per token, to keep authentication read-mostly.
-const LAST_USED_GRANULARITY: TimeDelta = TimeDelta::seconds(60);
 
 /// What a new token is for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -304,62 +303,6 @@ impl Store {
         // Caches of verified tokens (here and in other replicas) forget them now.
         self.announce_revocation(token_id.as_str()).await;
         self.get_token(workspace_id, token_id).await
-    }
-
-    /// Resolves a bearer token to its principal; `None` for unknown, revoked or expired tokens.
-    pub async fn authenticate(&self, plaintext: &str) -> StoreResult<Option<Principal>> {
-        self.authenticate_at(plaintext, clock::now()).await
-    }
-
-    /// [`Store::authenticate`] as of `now` (lets tests move the clock past an expiry).
-    pub async fn authenticate_at(
-        &self,
-        plaintext: &str,
-        now: DateTime<Utc>,
-    ) -> StoreResult<Option<Principal>> {
-        if plaintext.is_empty() || plaintext.len() > 1024 {
-            return Ok(None);
-        }
-        let token_hash = hash_token(plaintext);
-        let row: Option<TokenRow> = on_backend!(self, |pool| sqlx::query_as(select_tokens!(
-            "WHERE token_hash = $1"
-        ))
-        .bind(&token_hash)
-        .fetch_optional(pool)
-        .await)?;
-        let Some(row) = row else {
-            return Ok(None);
-        };
-        let record = TokenRecord::try_from(row)?;
-        if !record.is_usable_at(now) {
-            return Ok(None);
-        }
-        let stale = record
-            .last_used_at
-            .is_none_or(|last_used_at| now - last_used_at >= LAST_USED_GRANULARITY);
-        if stale && let Err(error) = self.touch_token(&record.id, now).await {
-            // Losing a usage timestamp must not turn a valid request away.
-            tracing::warn!(token_id = %record.id, %error, "could not record token use");
-        }
-        Ok(Some(Principal {
-            workspace_id: record.workspace_id,
-            user_id: record.user_id,
-            token_id: Some(record.id),
-            scopes: record.scopes,
-        }))
-    }
-
-    async fn touch_token(&self, token_id: &TokenId, now: DateTime<Utc>) -> StoreResult<()> {
-        let now = clock::truncate_to_micros(now);
-        on_backend!(self, |pool| sqlx::query(
-            "UPDATE api_tokens SET last_used_at = $1 WHERE id = $2"
-        )
-        .bind(now)
-        .bind(token_id.as_str())
-        .execute(pool)
-        .await
-        .map(|_| ()))?;
-        Ok(())
     }
 }
 

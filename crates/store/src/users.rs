@@ -37,9 +37,14 @@ impl UserRole {
         }
     }
 
+    /// True for the roles that administer the workspace (owner and admin).
+    pub fn is_admin(self) -> bool {
+        matches!(self, UserRole::Owner | UserRole::Admin)
+    }
+
     /// True when tokens of a user with this role may carry `scope`.
     pub fn may_hold(self, scope: Scope) -> bool {
-        scope != Scope::Admin || matches!(self, UserRole::Owner | UserRole::Admin)
+        scope != Scope::Admin || self.is_admin()
     }
 }
 
@@ -71,6 +76,9 @@ pub struct UserRecord {
     /// Unique within the workspace.
     pub name: String,
     pub role: UserRole,
+    /// False once an admin deactivated the user: its tokens stop authenticating (on the next
+    /// request, see [`Store::check_token`]) until it is reactivated.
+    pub active: bool,
     pub created_at: DateTime<Utc>,
 }
 
@@ -80,6 +88,7 @@ pub(crate) struct UserRow {
     workspace_id: String,
     name: String,
     role: String,
+    active: bool,
     created_at: DateTime<Utc>,
 }
 
@@ -92,6 +101,7 @@ impl TryFrom<UserRow> for UserRecord {
             workspace_id: WorkspaceId::from_string(row.workspace_id),
             name: row.name,
             role: row.role.parse().map_err(StoreError::corrupt)?,
+            active: row.active,
             created_at: row.created_at,
         })
     }
@@ -115,6 +125,7 @@ impl Store {
             workspace_id: workspace_id.clone(),
             name: name.to_owned(),
             role,
+            active: true,
             created_at: clock::now(),
         };
         on_backend!(self, |pool| sqlx::query(INSERT_USER_SQL)
@@ -137,7 +148,7 @@ impl Store {
     ) -> StoreResult<UserRecord> {
         let row: Option<UserRow> = on_backend!(self, |pool| {
             sqlx::query_as(
-            "SELECT id, workspace_id, name, role, created_at FROM users WHERE workspace_id = $1 AND id = $2"
+            "SELECT id, workspace_id, name, role, active, created_at FROM users WHERE workspace_id = $1 AND id = $2"
         )
         .bind(workspace_id.as_str())
         .bind(user_id.as_str())
@@ -155,7 +166,7 @@ impl Store {
     ) -> StoreResult<Option<UserRecord>> {
         let row: Option<UserRow> = on_backend!(self, |pool| {
             sqlx::query_as(
-            "SELECT id, workspace_id, name, role, created_at FROM users WHERE workspace_id = $1 AND name = $2"
+            "SELECT id, workspace_id, name, role, active, created_at FROM users WHERE workspace_id = $1 AND name = $2"
         )
         .bind(workspace_id.as_str())
         .bind(name)
@@ -167,7 +178,8 @@ impl Store {
 
     /// The user a new token with `scopes` would act as, checked: `NotFound { entity: "user" }`
     /// when it is not a user of the workspace, `InvalidInput { field: "scopes" }` when its
-    /// role may not hold one of the scopes (a member and `admin`). `create_token` and
+    /// role may not hold one of the scopes (a member and `admin`), `InvalidInput { field:
+    /// "user_id" }` when it is deactivated. `create_token` and
     /// `import_token` run it on every token they issue.
     pub async fn check_token_holder(
         &self,
@@ -176,6 +188,15 @@ impl Store {
         scopes: &ScopeSet,
     ) -> StoreResult<UserRecord> {
         let user = self.get_user(workspace_id, user_id).await?;
+        if !user.active {
+            return Err(StoreError::invalid(
+                "user_id",
+                format!(
+                    "user '{}' is deactivated; reactivate them before issuing a token",
+                    user.name
+                ),
+            ));
+        }
         if let Some(scope) = scopes.iter().find(|scope| !user.role.may_hold(*scope)) {
             return Err(StoreError::invalid(
                 "scopes",
@@ -192,7 +213,7 @@ impl Store {
     pub async fn list_users(&self, workspace_id: &WorkspaceId) -> StoreResult<Vec<UserRecord>> {
         let rows: Vec<UserRow> = on_backend!(self, |pool| {
             sqlx::query_as(
-            "SELECT id, workspace_id, name, role, created_at FROM users WHERE workspace_id = $1 ORDER BY created_at, id"
+            "SELECT id, workspace_id, name, role, active, created_at FROM users WHERE workspace_id = $1 ORDER BY created_at, id"
         )
         .bind(workspace_id.as_str())
         .fetch_all(pool)

@@ -19,6 +19,7 @@ pub mod kg;
 pub mod llm_providers;
 pub mod mcp_servers;
 pub mod me;
+pub mod people;
 pub mod policies;
 pub mod tokens;
 pub mod usage;
@@ -31,6 +32,7 @@ pub fn api_router() -> (Router<AppState>, OpenApi) {
         .merge(me::router())
         .merge(tokens::router())
         .merge(users::router())
+        .merge(people::router())
         .merge(policies::router())
         .merge(audit::router())
         .merge(buds::router())

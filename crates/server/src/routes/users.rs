@@ -90,7 +90,7 @@ impl From<UserRecord> for UserView {
 }
 
 /// Whether `name` is the service user the MCP registry acts as (one per workspace).
-fn is_internal_user(name: &str) -> bool {
+pub(crate) fn is_internal_user(name: &str) -> bool {
     name == OWN_ENDPOINT_SYNC_USER
 }
 

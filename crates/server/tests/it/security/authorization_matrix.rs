@@ -20,8 +20,8 @@
 //!   without ids act on B's own workspace (B's token may replace B's schema): only the answer
 //!   is checked there.
 //!
-//! Switchboard has no user deactivation (users are created, never disabled; a person loses
-//! access when their tokens are revoked), so there is no deactivated-user column.
+//! A token of a deactivated person (an admin holding every scope) → 401 everywhere; the
+//! `admin` token of an admin since demoted to member → allowed only where any token is.
 //!
 //! Ids that need an answer with a tool call to exist (approvals, elicitations, a tool call's
 //! result) are well-formed ids that match nothing: the scope check runs before the lookup, so
@@ -35,7 +35,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use switchboard_core::{Scope, ScopeSet, TokenId, UserId, WorkspaceId};
-use switchboard_store::{NewToken, UserRole};
+use switchboard_store::{NewToken, UserAccessChange, UserRole};
 
 /// Who may call an operation, as the document says.
 #[derive(Clone, Debug)]
@@ -102,13 +102,16 @@ struct Fixtures {
     /// An object type of A's graph (workspace B's graph does not have it).
     type_name: String,
     owner_user_id: String,
+    /// A member made for the fixtures (people operations change or remove them).
+    person_id: String,
     workspace_id: String,
 }
 
 impl Fixtures {
     /// Every id of workspace A that workspace B must never see.
-    fn all(&self) -> [&str; 8] {
+    fn all(&self) -> [&str; 9] {
         [
+            &self.person_id,
             &self.bud_id,
             &self.server_id,
             &self.conversation_id,
@@ -321,7 +324,11 @@ impl Matrix {
                 json!({"name": format!("matrix victim {n}"), "scopes": ["chat:use"]}),
             )
             .await;
+        let person = self
+            .created("/api/users", json!({"name": format!("matrix person {n}")}))
+            .await;
         Fixtures {
+            person_id: id_of(&person, &["id"]),
             bud_id: id_of(&bud, &["id"]),
             server_id: id_of(&server, &["id"]),
             conversation_id: id_of(&conversation, &["id"]),
@@ -389,6 +396,7 @@ impl Matrix {
             "CreateTokenRequest" => json!({"name": format!("matrix {n}"), "scopes": ["chat:use"],
                 "user_id": fixtures.owner_user_id}),
             "CreateUserRequest" => json!({"name": format!("matrix user {n}")}),
+            "UpdatePersonBody" => json!({"active": true}),
             "DecisionRequest" => json!({"decision": "deny"}),
             "ElicitationAnswerRequest" => json!({"action": "decline"}),
             "CreateConversationBody" => {
@@ -466,6 +474,7 @@ impl Matrix {
                 });
             }
         }
+        kinds.extend(self.changed_people_kinds().await);
         let (_, other) = other_workspace(store, "matrix-b", ScopeSet::all()).await;
         kinds.push(TokenKind {
             label: "workspace B [admin …]".into(),
@@ -479,6 +488,55 @@ impl Matrix {
             token: Some(expiring.1),
             holder: Holder::Invalid,
         });
+        kinds
+    }
+
+    /// A deactivated admin's token with every scope (401 everywhere), and the `admin` token
+    /// of an admin demoted to member (it grants nothing now).
+    async fn changed_people_kinds(&self) -> Vec<TokenKind> {
+        let store = &self.server.store;
+        let mut kinds = Vec::new();
+        for (name, change, scopes) in [
+            (
+                "matrix deactivated",
+                UserAccessChange {
+                    role: None,
+                    active: Some(false),
+                },
+                ScopeSet::all(),
+            ),
+            (
+                "matrix demoted",
+                UserAccessChange {
+                    role: Some(UserRole::Member),
+                    active: None,
+                },
+                [Scope::Admin].into_iter().collect(),
+            ),
+        ] {
+            let user = store
+                .create_user(&self.workspace_id, name, UserRole::Admin)
+                .await
+                .unwrap();
+            let (_, token) = self.issue(&user.id, scopes, None).await;
+            store
+                .update_user_access(&self.workspace_id, &user.id, change)
+                .await
+                .unwrap();
+            let holder = if change.active == Some(false) {
+                Holder::Invalid
+            } else {
+                Holder::WorkspaceA {
+                    owns_fixtures: false,
+                    scopes: ScopeSet::empty(),
+                }
+            };
+            kinds.push(TokenKind {
+                label: name.into(),
+                token: Some(token),
+                holder,
+            });
+        }
         kinds
     }
 
@@ -530,6 +588,7 @@ fn concrete_path(operation: &Operation, fixtures: &Fixtures) -> String {
             "object_id" => fixtures.object_id.clone(),
             "relationship_id" => fixtures.relationship_id.clone(),
             "token_id" => fixtures.token_id.clone(),
+            "user_id" => fixtures.person_id.clone(),
             "type_name" => fixtures.type_name.clone(),
             "tool_name" | "name" => "echo".to_owned(),
             "tool_call_id" | "approval_id" | "elicitation_id" => {

@@ -1,4 +1,4 @@
-//! Authentication, scopes, users and tokens, revocation, the URL policy, request limits and
+//! Authentication, scopes, users and tokens, people (roles, deactivation, removal), revocation, the URL policy, request limits and
 //! malformed input.
 
 mod auth;
@@ -7,6 +7,7 @@ mod connections;
 mod isolation_load;
 mod limits;
 mod malformed_input;
+mod people;
 mod revocation;
 mod ssrf_battery;
 mod url_policy;

@@ -198,3 +198,50 @@ async fn wait_until_refused(replica: &Replica, token: &str) -> Duration {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deactivated_persons_token_is_refused_at_mcp_at_once_although_cached() {
+    let (replica, store) = Replica::start(&DatabaseConfig::default()).await;
+    let admin = store.bootstrap_default(None).await.unwrap().unwrap();
+    let admin = admin.plaintext.expose();
+    let post = |path: &str, body: serde_json::Value| {
+        replica
+            .client
+            .post(replica.url(path))
+            .bearer_auth(admin)
+            .json(&body)
+            .send()
+    };
+    let dana: serde_json::Value = post("/api/users", json!({"name": "dana"}))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let dana_id = dana["id"].as_str().unwrap();
+    let issued: serde_json::Value = post(
+        "/api/tokens",
+        json!({"name": "kg", "scopes": ["schema:read"], "user_id": dana_id}),
+    )
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    let token = issued["plaintext"].as_str().unwrap();
+    // Verified and cached.
+    assert_eq!(replica.mcp_status(token).await, StatusCode::OK);
+    assert_eq!(replica.mcp_status(token).await, StatusCode::OK);
+    let set_active = |active: bool| {
+        replica
+            .client
+            .patch(replica.url(&format!("/api/people/{dana_id}")))
+            .bearer_auth(admin)
+            .json(&json!({"active": active}))
+            .send()
+    };
+    assert_eq!(set_active(false).await.unwrap().status(), StatusCode::OK);
+    assert_eq!(replica.mcp_status(token).await, StatusCode::UNAUTHORIZED);
+    assert_eq!(set_active(true).await.unwrap().status(), StatusCode::OK);
+    assert_eq!(replica.mcp_status(token).await, StatusCode::OK);
+}
