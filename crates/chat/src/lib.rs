@@ -59,10 +59,10 @@ pub use mcp_config::{
 pub use providers::{ProviderEntry, ProviderSource};
 pub use schema_context::SchemaContextSource;
 pub use service::{
-    BudInput, BudUpdate, ChatService, ChatServiceBuilder, ConversationDetail, ConversationPage,
-    ConversationUpdate, GatewayCall, GatewayOutcome, LlmProviderInput, LlmProviderUpdate,
-    ModelEntry, ModelListing, NewConversationInput, RemoteListing, ToolResultPage, TurnRequest,
-    TurnStream,
+    AppCall, BudInput, BudUpdate, ChatService, ChatServiceBuilder, ConversationDetail,
+    ConversationPage, ConversationUpdate, GatewayCall, GatewayOutcome, LlmProviderInput,
+    LlmProviderUpdate, ModelEntry, ModelListing, NewConversationInput, RemoteListing, ToolCallApp,
+    ToolResultPage, TurnRequest, TurnStream,
 };
 pub use sign_in::AuthorizationStarter;
 /// The LLM types the provider API speaks (so `server` needs no `llm` dependency).

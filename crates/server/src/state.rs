@@ -45,6 +45,9 @@ pub struct AppState {
     /// OAuth connections to remote MCP servers (`…/oauth/authorize`, `/oauth/callback`; 503
     /// or an error page when absent).
     pub oauth: Option<OAuthService>,
+    /// The origin the MCP Apps sandbox listener is reached at (`http://127.0.0.1:8081`), once
+    /// it is serving; `None`: apps are not served (the app route answers 503).
+    pub apps_origin: Option<Arc<str>>,
 }
 
 impl AppState {
@@ -64,11 +67,18 @@ impl AppState {
             readiness_checks: Arc::new(vec![not_draining]),
             mcp: None,
             oauth: None,
+            apps_origin: None,
             chat: None,
             kg: KnowledgeGraphService::for_store(store_for_kg, KgConfig::default(), None)
                 .expect("the default [kg] settings are valid"),
             approvals,
         }
+    }
+
+    /// Serves MCP Apps from `origin` (the apps listener's, see [`crate::apps`]).
+    pub fn with_apps_origin(mut self, origin: impl Into<Arc<str>>) -> Self {
+        self.apps_origin = Some(origin.into());
+        self
     }
 
     /// Uses `kg` (the `[kg]` settings and the default workspace) instead of the defaults.

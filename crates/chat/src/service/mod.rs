@@ -4,6 +4,7 @@
 //! Every method takes the caller's [`Principal`] and works inside its workspace; a
 //! conversation is visible to its owner (and to admins), anyone else gets "not found".
 
+mod apps;
 mod buds;
 mod conversations;
 mod drain;
@@ -12,6 +13,7 @@ mod llm_providers;
 mod reservation;
 mod turns;
 
+pub use apps::{AppCall, ToolCallApp};
 pub use buds::{BudInput, BudUpdate};
 pub use conversations::{
     ConversationDetail, ConversationPage, ConversationUpdate, NewConversationInput, ToolResultPage,
