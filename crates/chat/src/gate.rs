@@ -66,22 +66,28 @@ pub enum CallOrigin {
     Chat,
     /// An MCP client of the gateway (`/gateway/mcp`), by the name it gave in `clientInfo`.
     Gateway { client_name: String },
+    /// An MCP App shown under a tool call, calling a tool of its own server; `app_of` is the
+    /// call the app is shown with (its tool call id), audited as the client's name.
+    App { app_of: String },
 }
 
 impl CallOrigin {
-    /// `chat` or `gateway`, as audited.
+    /// `chat`, `gateway` or `app`, as audited.
     pub fn as_str(&self) -> &'static str {
         match self {
             CallOrigin::Chat => "chat",
             CallOrigin::Gateway { .. } => "gateway",
+            CallOrigin::App { .. } => "app",
         }
     }
 
-    /// The gateway client's name (`None` for the chat).
+    /// The gateway client's name, or the tool call an app is shown with (`None` for the
+    /// chat).
     pub fn client_name(&self) -> Option<&str> {
         match self {
             CallOrigin::Chat => None,
             CallOrigin::Gateway { client_name } => Some(client_name),
+            CallOrigin::App { app_of } => Some(app_of),
         }
     }
 }

@@ -60,10 +60,10 @@ pub use mcp_config::{
 pub use providers::{MAX_FALLBACKS, ProviderEntry, ProviderSource};
 pub use schema_context::SchemaContextSource;
 pub use service::{
-    BudInput, BudUpdate, BudgetExceeded, BudgetScope, ChatService, ChatServiceBuilder,
+    AppCall, BudInput, BudUpdate, BudgetExceeded, BudgetScope, ChatService, ChatServiceBuilder,
     ConversationDetail, ConversationPage, ConversationUpdate, GatewayCall, GatewayOutcome,
     LlmProviderInput, LlmProviderUpdate, ModelEntry, ModelListing, NewConversationInput,
-    RemoteListing, ToolResultPage, TurnRequest, TurnStream, UsageReport, UsageScope,
+    RemoteListing, ToolCallApp, ToolResultPage, TurnRequest, TurnStream, UsageReport, UsageScope,
 };
 pub use sign_in::AuthorizationStarter;
 /// The LLM types the provider API speaks (so `server` needs no `llm` dependency).

@@ -17,7 +17,10 @@ pub fn app(state: AppState) -> Router {
         .merge(api)
         .merge(crate::openapi::router(&document))
         .merge(state.kg.router(state.shutdown.clone()))
-        .merge(crate::web::router());
+        .merge(match &state.apps_origin {
+            Some(apps_origin) => crate::web::router_framing(apps_origin),
+            None => crate::web::router(),
+        });
     if let Some(chat) = &state.chat {
         let backend = crate::gateway::ChatGateway::new(
             chat.clone(),

@@ -46,6 +46,14 @@ pub struct ServerConfig {
     /// behind your reverse proxy. Default `http://127.0.0.1:8080`. Env `SWITCHBOARD_PUBLIC_URL`,
     /// flag `--public-url`.
     pub public_url: PublicUrl,
+    /// Where the MCP Apps sandbox listener binds: a second listener, so an app never shares
+    /// the UI's origin, cookies, storage or token. Unset (the default): the address of `bind`
+    /// on the next port (`8081` beside `8080`; any free port when `bind`'s is `0`).
+    pub apps_bind: Option<SocketAddr>,
+    /// The origin browsers load MCP Apps from (`http(s)://host[:port]`, no path), which must
+    /// differ from `public_url`'s. Set it behind a reverse proxy or when binding beyond
+    /// loopback. Unset (the default): `http://` and the address the apps listener bound.
+    pub apps_origin: Option<crate::apps::AppsOrigin>,
 }
 
 impl Default for ServerConfig {
@@ -61,6 +69,8 @@ impl Default for ServerConfig {
             metrics_token: None,
             readiness_requires_mcp: false,
             public_url: PublicUrl::default(),
+            apps_bind: None,
+            apps_origin: None,
         }
     }
 }
@@ -93,7 +103,21 @@ impl ServerConfig {
             ));
         }
         self.public_url.validate()?;
+        if let Some(apps_origin) = &self.apps_origin {
+            apps_origin.validate_against(&self.public_url)?;
+        }
         Ok(())
+    }
+
+    /// Where the apps listener binds ([`ServerConfig::apps_bind`], or `bind`'s next port).
+    pub fn apps_bind(&self) -> SocketAddr {
+        self.apps_bind.unwrap_or_else(|| {
+            let port = match self.bind.port() {
+                0 => 0,
+                port => port.saturating_add(1),
+            };
+            SocketAddr::new(self.bind.ip(), port)
+        })
     }
 
     pub fn header_read_timeout(&self) -> Duration {

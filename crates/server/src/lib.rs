@@ -4,6 +4,7 @@
 //! request ids, metrics, and one route module per area under `routes/`.
 
 pub mod app;
+pub mod apps;
 pub mod auth;
 mod body_timeout;
 pub mod config;
@@ -30,5 +31,5 @@ pub use config::{PublicUrl, ServerConfig};
 pub use error::ApiError;
 pub use readiness::{CheckKind, CheckReport, CheckStatus, ReadinessCheck};
 pub use schema_context::KgSchemaContext;
-pub use serve::{run, serve_router};
+pub use serve::{run, run_apps, serve_router};
 pub use state::AppState;

@@ -125,6 +125,8 @@ pub const TABLE: &[(&str, Access)] = &[
     ("update_conversation", scope(Scope::ChatUse)),
     ("delete_conversation", scope(Scope::ChatUse)),
     ("tool_result_page", scope(Scope::ChatUse)),
+    ("tool_call_app", scope(Scope::ChatUse)),
+    ("app_tool_call", scope(Scope::ChatUse)),
     ("start_answer", scope(Scope::ChatUse)),
     ("attach_to_answer", scope(Scope::ChatUse)),
     // approvals and elicitations

@@ -106,6 +106,22 @@ pub async fn serve_router(
     serve_in_phases(listener, router, config, shutdown_token, work, shutdown).await
 }
 
+/// Serves the MCP Apps sandbox origin ([`crate::apps::router`]) on `listener` until the
+/// state's `shutdown` token is cancelled (phase 2 of the main listener's shutdown).
+pub async fn run_apps(listener: TcpListener, state: AppState) -> std::io::Result<()> {
+    let config = state.config.as_ref().clone();
+    let stop = state.shutdown.clone();
+    let router = crate::apps::router(state);
+    serve_router(
+        listener,
+        router,
+        &config,
+        stop.child_token(),
+        stop.cancelled_owned(),
+    )
+    .await
+}
+
 /// What phase 1 waits for and phase 2 cancels.
 struct InFlightWork {
     /// Cancelled when the drain starts (`/readyz` reads it).

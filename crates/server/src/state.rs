@@ -49,6 +49,9 @@ pub struct AppState {
     /// Moves when what a gateway client is offered may have changed (the registry's syncs,
     /// API changes to servers, buds and rules): the gateway's cache and `list_changed`.
     pub gateway_changes: GatewayChanges,
+    /// The origin the MCP Apps sandbox listener is reached at (`http://127.0.0.1:8081`), once
+    /// it is serving; `None`: apps are not served (the app route answers 503).
+    pub apps_origin: Option<Arc<str>>,
 }
 
 impl AppState {
@@ -68,12 +71,19 @@ impl AppState {
             readiness_checks: Arc::new(vec![not_draining]),
             mcp: None,
             oauth: None,
+            apps_origin: None,
             chat: None,
             kg: KnowledgeGraphService::for_store(store_for_kg, KgConfig::default(), None)
                 .expect("the default [kg] settings are valid"),
             approvals,
             gateway_changes: GatewayChanges::default(),
         }
+    }
+
+    /// Serves MCP Apps from `origin` (the apps listener's, see [`crate::apps`]).
+    pub fn with_apps_origin(mut self, origin: impl Into<Arc<str>>) -> Self {
+        self.apps_origin = Some(origin.into());
+        self
     }
 
     /// Uses `kg` (the `[kg]` settings and the default workspace) instead of the defaults.

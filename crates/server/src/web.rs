@@ -44,6 +44,35 @@ where
         .layer(CompressionLayer::new())
 }
 
+/// [`router`], whose pages may frame `apps_origin` (MCP Apps' sandbox pages) and nothing else:
+/// `frame-src` added to the policy.
+pub fn router_framing<S>(apps_origin: &str) -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    let policy = HeaderValue::from_str(&format!(
+        "{CONTENT_SECURITY_POLICY}; frame-src {apps_origin}"
+    ))
+    .ok();
+    router().layer(axum::middleware::map_response(
+        move |mut response: Response<Body>| {
+            let policy = policy.clone();
+            async move {
+                if let Some(policy) = policy
+                    && response
+                        .headers()
+                        .contains_key(header::CONTENT_SECURITY_POLICY)
+                {
+                    response
+                        .headers_mut()
+                        .insert(header::CONTENT_SECURITY_POLICY, policy);
+                }
+                response
+            }
+        },
+    ))
+}
+
 /// The hash naming this build's assets (first 12 hex digits of a SHA-256 over every embedded
 /// file's path and content hash).
 pub fn asset_version() -> &'static str {

@@ -1,12 +1,15 @@
 //! The MCP App resources (`ui://` HTML, issue 12) of each registered server, as read at its
 //! last sync: replaced whole by every sync, like the tool catalog, and served to the browser's
-//! sandbox from here (never fetched from the upstream on the request path).
+//! sandbox from here (never fetched from the upstream on the request path). The sandbox origin
+//! holds no bearer token: what lets it serve one resource is an [`AppSandboxTicket`], sealed
+//! with the store's key (so any replica can open it) and bound to this use.
 
 use crate::backend::{on_backend, write_transaction};
 use crate::clock;
 use crate::error::{StoreError, StoreResult};
 use crate::storable::{clean_json, storable_text};
 use crate::store::Store;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::types::Json;
 use switchboard_core::{AppResource, ServerId, WorkspaceId};
@@ -32,7 +35,36 @@ impl From<AppResourceRow> for AppResource {
     }
 }
 
+/// What a sandbox URL on the apps origin grants: reading one app resource of one workspace, as
+/// hashed when the call was made, until `expires_at` (Unix seconds).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppSandboxTicket {
+    pub workspace_id: WorkspaceId,
+    pub server_id: ServerId,
+    pub uri: String,
+    pub sha256: String,
+    pub expires_at: i64,
+}
+
+/// Binds a sealed ticket to its use: no other sealed payload of the store opens as one.
+const TICKET_ASSOCIATED_DATA: &str = "mcp-app-sandbox-ticket/v1";
+
 impl Store {
+    /// Seals `ticket` (authenticated encryption under the store's key).
+    pub fn seal_app_ticket(&self, ticket: &AppSandboxTicket) -> StoreResult<Vec<u8>> {
+        let payload = serde_json::to_value(ticket)
+            .map_err(|error| StoreError::Crypto(format!("cannot serialise a ticket: {error}")))?;
+        self.seal_json(&payload, TICKET_ASSOCIATED_DATA)
+    }
+
+    /// Opens what [`Store::seal_app_ticket`] sealed; any other bytes are a `Crypto` error.
+    /// The caller checks `expires_at`.
+    pub fn open_app_ticket(&self, sealed: &[u8]) -> StoreResult<AppSandboxTicket> {
+        let payload = self.open_json(sealed, TICKET_ASSOCIATED_DATA)?;
+        serde_json::from_value(payload)
+            .map_err(|error| StoreError::Crypto(format!("not an app ticket: {error}")))
+    }
+
     /// Makes the server's app resources exactly `resources` (after a sync). The hash is kept
     /// as computed from the upstream's text, so it matches the tools' `resourceSha256`.
     pub async fn replace_server_app_resources(

@@ -83,8 +83,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .with_readiness_check(Arc::new(McpServersReadiness::new(mcp.clone())))
         .with_knowledge_graph(knowledge_graph)
         .with_chat(chat);
+    let (state, apps_address) = serve_apps(&config, state).await?;
     tracing::info!(
         %address,
+        %apps_address,
         backend = %store.backend_kind(),
         startup_ms = started.elapsed().as_millis() as u64,
         "listening"
@@ -117,6 +119,33 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
 
 /// On an empty store creates workspace `default` and its owner token: the token from
 /// `SWITCHBOARD_ADMIN_TOKEN` when set, else a random one printed here once.
+/// Binds the MCP Apps sandbox listener (`server.apps_bind`, by default `bind`'s next port)
+/// and serves it until shutdown; the state learns the origin browsers reach it at.
+async fn serve_apps(
+    config: &Config,
+    state: AppState,
+) -> anyhow::Result<(AppState, std::net::SocketAddr)> {
+    let bind = config.server.apps_bind();
+    let listener = TcpListener::bind(bind)
+        .await
+        .with_context(|| format!("binding the apps origin's listener {bind} (server.apps_bind)"))?;
+    let address = listener
+        .local_addr()
+        .context("reading the apps listener's address")?;
+    let origin = match &config.server.apps_origin {
+        Some(origin) => origin.as_str().to_owned(),
+        None => format!("http://{}", reachable_listener(address)),
+    };
+    let state = state.with_apps_origin(origin);
+    let serving = state.clone();
+    tokio::spawn(async move {
+        if let Err(error) = switchboard_server::run_apps(listener, serving).await {
+            tracing::error!(%error, "the apps origin's listener stopped");
+        }
+    });
+    Ok((state, address))
+}
+
 async fn bootstrap(store: &Store) -> anyhow::Result<()> {
     let supplied = std::env::var(ADMIN_TOKEN_ENV)
         .ok()

@@ -168,52 +168,64 @@ impl ChatService {
         let Some((route, target)) = call.tools.lookup(call.name) else {
             return Ok(GatewayOutcome::UnknownTool);
         };
-        let arguments = match std::mem::take(&mut call.arguments) {
-            Value::Null => Value::Object(Default::default()),
-            Value::Object(map) => Value::Object(map),
-            other => {
-                return Ok(GatewayOutcome::InvalidArguments(format!(
-                    "arguments must be an object, not {}",
-                    switchboard_mcp_client::json_kind(&other)
-                )));
-            }
+        let arguments = match object_arguments(std::mem::take(&mut call.arguments)) {
+            Ok(arguments) => arguments,
+            Err(message) => return Ok(GatewayOutcome::InvalidArguments(message)),
         };
+        let outcome = self
+            .run_call_outside_turn(OutsideCall {
+                principal: call.principal,
+                conversation_id: call.conversation_id,
+                server_name: &route.server_name,
+                tool: &route.tool,
+                target,
+                arguments,
+                request_id: call.request_id.clone(),
+                origin: CallOrigin::Gateway {
+                    client_name: call.client_name.clone(),
+                },
+                cancellation: call.cancellation.clone(),
+            })
+            .await;
+        if outcome.is_err() {
+            self.forget_gateway_conversation(call.conversation_id).await;
+        }
+        outcome
+    }
+
+    /// A call made outside a chat turn (a gateway client's, an app's): recorded `proposed`,
+    /// reviewed by the gate under `call.origin`, dispatched, finished and reported.
+    pub(super) async fn run_call_outside_turn(
+        &self,
+        call: OutsideCall<'_>,
+    ) -> ChatResult<GatewayOutcome> {
         let store = &self.engine.store;
         let workspace_id = &call.principal.workspace_id;
-        let created = store
+        let record = store
             .create_tool_call(
                 workspace_id,
                 NewToolCall {
                     conversation_id: call.conversation_id.clone(),
                     message_id: None,
                     llm_call_id: call.request_id.clone(),
-                    server_id: target.registered_server_id.clone(),
-                    server_name: route.server_name.clone(),
-                    tool_name: route.tool_name.clone(),
-                    arguments: arguments.to_string(),
+                    server_id: call.target.registered_server_id.clone(),
+                    server_name: call.server_name.to_owned(),
+                    tool_name: call.tool.name.clone(),
+                    arguments: call.arguments.to_string(),
                 },
             )
-            .await;
-        let record = match created {
-            Ok(record) => record,
-            Err(error) => {
-                self.forget_gateway_conversation(call.conversation_id).await;
-                return Err(error.into());
-            }
-        };
+            .await?;
         let request = GateRequest {
             principal: call.principal.clone(),
             conversation_id: call.conversation_id.clone(),
             conversation_owner: call.principal.user_id.clone(),
             tool_call_id: record.id.clone(),
             llm_call_id: call.request_id.clone(),
-            target: target.gate_target.clone(),
-            tool: route.tool.clone(),
-            arguments: arguments.clone(),
+            target: call.target.gate_target.clone(),
+            tool: call.tool.clone(),
+            arguments: call.arguments.clone(),
             cancellation: call.cancellation.clone(),
-            origin: CallOrigin::Gateway {
-                client_name: call.client_name.clone(),
-            },
+            origin: call.origin.clone(),
         };
         let decision = self
             .engine
@@ -230,15 +242,7 @@ impl ChatService {
                     .await?;
                 failure(ToolCallState::Denied, "denied", reason.clone())
             }
-            GateDecision::Allow { .. } => {
-                let dispatch = Dispatch {
-                    record: &record,
-                    call: &call,
-                    target,
-                    tool: &route.tool,
-                };
-                self.dispatch_gateway_call(dispatch, arguments).await?
-            }
+            GateDecision::Allow { .. } => self.dispatch_gateway_call(&record, &call).await?,
         };
         self.finish_gateway_call(&record, request, decision, settled)
             .await
@@ -247,13 +251,12 @@ impl ChatService {
     /// Approved → dispatched (committed before the request leaves) → sent.
     async fn dispatch_gateway_call(
         &self,
-        dispatch: Dispatch<'_>,
-        arguments: Value,
+        record: &ToolCallRecord,
+        call: &OutsideCall<'_>,
     ) -> ChatResult<Settled> {
-        let record = dispatch.record;
         self.gateway_transition(record, ToolCallState::Approved, ToolCallOutcome::default())
             .await?;
-        if dispatch.call.cancellation.is_cancelled() {
+        if call.cancellation.is_cancelled() {
             return Ok(failure(
                 ToolCallState::Failed,
                 "cancelled",
@@ -268,17 +271,17 @@ impl ChatService {
         .await?;
         let context = CallContext {
             caller: Caller {
-                user_id: dispatch.call.principal.user_id.clone(),
-                conversation_id: Some(dispatch.call.conversation_id.clone()),
+                user_id: call.principal.user_id.clone(),
+                conversation_id: Some(call.conversation_id.clone()),
             },
-            cancellation: dispatch.call.cancellation.child_token(),
+            cancellation: call.cancellation.child_token(),
             events: None,
         };
         let started = Instant::now();
         let outcome = self
             .engine
             .tools
-            .call(dispatch.target, dispatch.tool, arguments, &context)
+            .call(call.target, call.tool, call.arguments.clone(), &context)
             .await;
         Ok(settle(outcome, started.elapsed()))
     }
@@ -350,10 +353,29 @@ impl ChatService {
     }
 }
 
-/// An allowed call, about to be sent.
-struct Dispatch<'a> {
-    record: &'a ToolCallRecord,
-    call: &'a GatewayCall<'a>,
-    target: &'a crate::tools::CallTarget,
-    tool: &'a switchboard_core::ToolDefinition,
+/// A call from outside a turn, routed to its server and tool.
+pub(super) struct OutsideCall<'a> {
+    pub principal: &'a Principal,
+    pub conversation_id: &'a ConversationId,
+    pub server_name: &'a str,
+    pub tool: &'a switchboard_core::ToolDefinition,
+    pub target: &'a crate::tools::CallTarget,
+    /// An object.
+    pub arguments: Value,
+    /// Recorded as the call's id (`llm_call_id`).
+    pub request_id: String,
+    pub origin: CallOrigin,
+    pub cancellation: CancellationToken,
+}
+
+/// `arguments` as an object (absent: `{}`), or why not.
+pub(super) fn object_arguments(arguments: Value) -> Result<Value, String> {
+    match arguments {
+        Value::Null => Ok(Value::Object(Default::default())),
+        Value::Object(map) => Ok(Value::Object(map)),
+        other => Err(format!(
+            "arguments must be an object, not {}",
+            switchboard_mcp_client::json_kind(&other)
+        )),
+    }
 }

@@ -5,6 +5,7 @@
 //! Every method takes the caller's [`Principal`] and works inside its workspace; a
 //! conversation is visible to its owner (and to admins), anyone else gets "not found".
 
+mod apps;
 mod budgets;
 mod buds;
 mod conversations;
@@ -15,6 +16,7 @@ mod reservation;
 mod turns;
 mod usage;
 
+pub use apps::{AppCall, ToolCallApp};
 pub use budgets::{BudgetExceeded, BudgetScope};
 pub use buds::{BudInput, BudUpdate};
 pub use conversations::{

@@ -65,6 +65,11 @@ impl TurnTools {
         Some((route, target))
     }
 
+    /// Where calls to a tool of `server_id` go, when the server is in the turn.
+    pub fn target(&self, server_id: &ServerId) -> Option<&CallTarget> {
+        self.targets.get(server_id)
+    }
+
     /// What the model is offered, in order, for the `meta` event.
     pub fn offered(&self) -> Vec<OfferedTool> {
         self.catalog

@@ -9,8 +9,11 @@
 //! - `DELETE /chat/conversations/{id}` → 204 (an answer in flight is cancelled first)
 //! - `GET /chat/conversations/{id}/tool-calls/{tool_call_id}/result?offset=&limit=` → a page of
 //!   the call's full result text
+//! - `GET /chat/conversations/{id}/tool-calls/{tool_call_id}/app` → the call's MCP App
+//!   ([`apps`])
 //! - `POST /chat/stream`, `GET /chat/{id}/stream`: the answer as SSE ([`stream`]).
 
+mod apps;
 mod sse;
 mod stream;
 pub(crate) mod wire;
@@ -42,6 +45,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         ))
         .routes(routes!(tool_result_page))
         .merge(stream::router())
+        .merge(apps::router())
 }
 
 /// The chat engine, or 503 when this process runs without one.

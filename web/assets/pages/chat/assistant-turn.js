@@ -6,6 +6,7 @@
 import { h } from '../../lib/dom.js';
 import { renderMarkdown } from '../../lib/markdown.js';
 import { ToolCallView } from './tool-call-view.js';
+import { AppFrame } from './app-frame.js';
 import { ApprovalCard, ElicitationCard, SignInCard } from './action-cards.js';
 import { getIdentity } from '../../lib/session.js';
 
@@ -15,6 +16,8 @@ export class AssistantTurn {
     this.onLayoutChange = onLayoutChange ?? (() => {});
     this.text = '';
     this.toolViews = new Map();
+    /** MCP Apps shown under their tool calls, by tool call id. */
+    this.appFrames = new Map();
     this.cards = new Map();
     /** Who decided each approval, by tool call id (the decision can arrive before the call's view). */
     this.deciders = new Map();
@@ -119,8 +122,35 @@ export class AssistantTurn {
       durationMs: event.duration_ms,
       argumentsValue: event.arguments,
     });
+    if (event.app && view.toolCallId) this.showApp(view, event);
     this.onLayoutChange();
     return view;
+  }
+
+  /**
+   * Shows the MCP App of a tool call under it (once), and tells it what the call became:
+   * its arguments, then its result, or that it will not have one.
+   */
+  showApp(view, { arguments: argumentsValue, status, state, result, fromHistory = false }) {
+    let frame = this.appFrames.get(view.toolCallId);
+    if (!frame) {
+      frame = new AppFrame({ conversationId: this.conversationId ?? view.conversationId, toolCallId: view.toolCallId, server: view.server, tool: view.tool });
+      this.appFrames.set(view.toolCallId, frame);
+      view.element.after(frame.element);
+      // From history, the API's answer carries the stored arguments and result.
+      frame.fromHistory = fromHistory;
+      if (!fromHistory) frame.toolInput(argumentsValue ?? view.argumentsValue);
+      frame.load();
+    }
+    if (fromHistory) return;
+    if (frame.sentOutcome) return;
+    if (status === 'completed' && result !== undefined) {
+      frame.sentOutcome = true;
+      frame.toolResult(result);
+    } else if (/^(error|failed|denied|unknown)$/.test(state ?? status ?? '')) {
+      frame.sentOutcome = true;
+      frame.toolCancelled(state ?? status);
+    }
   }
 
   /** Remembers who decided a call's approval and tells its view, if it is shown already. */
@@ -191,6 +221,7 @@ export class AssistantTurn {
 
   dispose() {
     for (const card of this.cards.values()) card.dispose();
+    for (const frame of this.appFrames.values()) frame.dispose();
   }
 
   #scheduleRender() {

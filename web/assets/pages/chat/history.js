@@ -89,8 +89,13 @@ export function renderHistory(messages, { onLayoutChange, toolCalls = [], conver
         error: isError ? (record?.error ?? metadata.error ?? result) : undefined,
         durationMs: record?.duration_ms ?? metadata.duration_ms,
       };
+      const shown = view ?? current.applyToolEvent({ call_id: message.tool_call_id, server: metadata.server ?? '', tool: metadata.tool ?? 'tool', ...update, duration_ms: update.durationMs });
       if (view) view.update(update);
-      else current.applyToolEvent({ call_id: message.tool_call_id, server: metadata.server ?? '', tool: metadata.tool ?? 'tool', ...update, duration_ms: update.durationMs });
+      if (metadata.app && shown.toolCallId) {
+        shown.conversationId = conversationId;
+        current.conversationId = current.conversationId ?? conversationId;
+        current.showApp(shown, { fromHistory: true });
+      }
     }
   }
   for (const view of viewsByCallId.values()) {

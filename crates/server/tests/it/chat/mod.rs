@@ -3,6 +3,7 @@
 
 mod anthropic;
 mod api;
+mod app_calls;
 mod apps;
 mod bombs;
 mod budgets;

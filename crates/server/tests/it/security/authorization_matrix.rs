@@ -392,6 +392,7 @@ impl Matrix {
             "UpdateServerBody" => json!({"version": 1, "name": format!("matrixrenamed{n}")}),
             "ToolSwitchBody" => json!({"is_enabled": false}),
             "CallBody" => json!({"arguments": {}}),
+            "AppToolCallRequest" => json!({"name": "echo", "arguments": {}}),
             "UserCredentialsBody" => json!({"values": {}}),
             "CreateTokenRequest" => json!({"name": format!("matrix {n}"), "scopes": ["chat:use"],
                 "user_id": fixtures.owner_user_id}),

@@ -120,6 +120,8 @@ pub use switchboard_test_support::interop::{Peer, everything_js};
 
 pub struct ChatServer {
     pub address: SocketAddr,
+    /// The MCP Apps sandbox origin's listener.
+    pub apps_address: SocketAddr,
     pub store: Store,
     pub token: String,
     pub workspace_id: WorkspaceId,
@@ -199,18 +201,23 @@ impl ChatServer {
         register_kg_upstream(&store, &workspace_id, &format!("http://{address}/mcp"))
             .await
             .unwrap();
+        let apps_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let apps_address = apps_listener.local_addr().unwrap();
         let state = AppState::new(store.clone(), server_config.clone())
+            .with_apps_origin(format!("http://{apps_address}"))
             .with_oauth(oauth)
             .with_shutdown_token(shutdown.clone())
             .with_knowledge_graph(kg)
             .with_mcp_registry(registry.clone())
             .with_chat(chat.clone());
+        tokio::spawn(switchboard_server::run_apps(apps_listener, state.clone()));
         let (stop, stopped) = oneshot::channel::<()>();
         let serving = tokio::spawn(run(listener, state, async {
             let _ = stopped.await;
         }));
         Self {
             address,
+            apps_address,
             store,
             token: bootstrapped.plaintext.expose().to_owned(),
             workspace_id,

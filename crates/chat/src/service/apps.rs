@@ -1,0 +1,214 @@
+//! The MCP App (issue 12) shown under a tool call: which app, and its HTML as the store kept it
+//! at the sync. A conversation's apps are visible to whoever may read the conversation.
+//!
+//! The app is the one the call was made with: the stored tool message names it (server, URI
+//! and the resource's SHA-256 as read at the sync the call's definition came from); while the
+//! call is still running, the tool's current definition does. A resource whose hash no longer
+//! matches (the server was synced and its app changed since) is refused, never swapped in:
+//! the app a person approved the call under is the only one it is shown with.
+//!
+//! An app's own `tools/call` ([`ChatService::run_app_call`]) reaches only its own server (the
+//! one whose resource it is), only a tool that server lists as visible to apps, through the
+//! conversation's servers (its bud and overrides: a server taken out of the conversation is
+//! out for its apps too), and lives the life of any call made outside a turn: recorded in the
+//! conversation, reviewed by the approval gate (policies, pins, a person), audited with origin
+//! `app`.
+
+use super::ChatService;
+use super::gateway::{GatewayOutcome, OutsideCall, object_arguments};
+use crate::error::{ChatError, ChatResult};
+use crate::gate::CallOrigin;
+use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, resolve_mcp_config};
+use serde_json::Value;
+use switchboard_core::{
+    AppResource, ConversationId, Principal, ToolApp, ToolCallId, ToolMessageMetadata,
+};
+use switchboard_mcp_client::Caller;
+use switchboard_store::ToolCallRecord;
+use tokio_util::sync::CancellationToken;
+
+/// A `tools/call` an app made.
+#[derive(Debug)]
+pub struct AppCall<'a> {
+    pub principal: &'a Principal,
+    pub conversation_id: &'a ConversationId,
+    /// The tool call the app is shown with.
+    pub tool_call_id: &'a ToolCallId,
+    /// The upstream's own tool name (the app knows its server's names, not ours).
+    pub name: &'a str,
+    pub arguments: Value,
+    /// Fires when the request is dropped.
+    pub cancellation: CancellationToken,
+}
+
+/// A tool call's app and its resource.
+#[derive(Debug)]
+pub struct ToolCallApp {
+    pub tool_call: ToolCallRecord,
+    pub app: ToolApp,
+    pub resource: AppResource,
+}
+
+impl ChatService {
+    /// The app of `tool_call_id` in a conversation `principal` may read. `NotFound` for
+    /// another person's conversation, a call of another conversation, or a call without an
+    /// app; `Conflict` when the app changed since the call.
+    pub async fn tool_call_app(
+        &self,
+        principal: &Principal,
+        conversation_id: &ConversationId,
+        tool_call_id: &ToolCallId,
+    ) -> ChatResult<ToolCallApp> {
+        let conversation = self
+            .visible_conversation(principal, conversation_id)
+            .await?;
+        let store = &self.engine.store;
+        let workspace_id = &principal.workspace_id;
+        let tool_call = store.get_tool_call(workspace_id, tool_call_id).await?;
+        if tool_call.conversation_id != conversation.id {
+            return Err(ChatError::NotFound("tool call"));
+        }
+        let app = match self.app_of_stored_message(principal, &tool_call).await? {
+            Some(app) => app,
+            None => {
+                self.app_of_current_definition(principal, &tool_call)
+                    .await?
+            }
+        };
+        let resource = store
+            .get_app_resource(workspace_id, &app.server_id, &app.resource_uri)
+            .await?;
+        if resource.sha256 != app.resource_sha256 {
+            return Err(ChatError::Conflict(
+                "the app changed since this call was made (its server was synced again)".into(),
+            ));
+        }
+        Ok(ToolCallApp {
+            tool_call,
+            app,
+            resource,
+        })
+    }
+
+    /// The app the stored tool message of the call names, once the call has finished.
+    async fn app_of_stored_message(
+        &self,
+        principal: &Principal,
+        tool_call: &ToolCallRecord,
+    ) -> ChatResult<Option<ToolApp>> {
+        let messages = self
+            .engine
+            .store
+            .list_messages(&principal.workspace_id, &tool_call.conversation_id)
+            .await?;
+        Ok(messages.iter().rev().find_map(|message| {
+            let metadata = ToolMessageMetadata::from_stored(&message.metadata)?;
+            (metadata.tool_call_id.as_ref() == Some(&tool_call.id))
+                .then_some(metadata.app)
+                .flatten()
+        }))
+    }
+
+    /// The app the tool's current definition names (a call still running).
+    async fn app_of_current_definition(
+        &self,
+        principal: &Principal,
+        tool_call: &ToolCallRecord,
+    ) -> ChatResult<ToolApp> {
+        let server_id = tool_call
+            .server_id
+            .as_ref()
+            .ok_or(ChatError::NotFound("app"))?;
+        let tools = self
+            .engine
+            .store
+            .list_server_tools(&principal.workspace_id, server_id)
+            .await?;
+        tools
+            .iter()
+            .find(|tool| tool.name == tool_call.tool_name)
+            .and_then(|tool| ToolApp::of(Some(server_id), &tool.definition()))
+            .ok_or(ChatError::NotFound("app"))
+    }
+
+    /// Runs an app's call to a tool of its own server. A tool of another server, unknown,
+    /// disabled, or not visible to apps is `UnknownTool` (never reached, never recorded).
+    pub async fn run_app_call(&self, call: AppCall<'_>) -> ChatResult<GatewayOutcome> {
+        let shown = self
+            .tool_call_app(call.principal, call.conversation_id, call.tool_call_id)
+            .await?;
+        let arguments = match object_arguments(call.arguments) {
+            Ok(arguments) => arguments,
+            Err(message) => return Ok(GatewayOutcome::InvalidArguments(message)),
+        };
+        let store = &self.engine.store;
+        let workspace_id = &call.principal.workspace_id;
+        let server_id = &shown.app.server_id;
+        let tool = store
+            .list_server_tools(workspace_id, server_id)
+            .await?
+            .into_iter()
+            .find(|tool| tool.name == call.name && tool.is_enabled)
+            .map(|tool| tool.definition())
+            .filter(|definition| definition.visible_to_app());
+        let Some(tool) = tool else {
+            return Ok(GatewayOutcome::UnknownTool);
+        };
+        let tools = self
+            .conversation_tools(call.principal, call.conversation_id)
+            .await?;
+        let Some(target) = tools.target(server_id) else {
+            return Ok(GatewayOutcome::Failed {
+                code: "server_unavailable".to_owned(),
+                message: "the app's server is not available in this conversation".to_owned(),
+            });
+        };
+        self.run_call_outside_turn(OutsideCall {
+            principal: call.principal,
+            conversation_id: call.conversation_id,
+            server_name: &shown.tool_call.server_name,
+            tool: &tool,
+            target,
+            arguments,
+            request_id: format!("app-{}", ToolCallId::generate()),
+            origin: CallOrigin::App {
+                app_of: call.tool_call_id.as_str().to_owned(),
+            },
+            cancellation: call.cancellation,
+        })
+        .await
+    }
+
+    /// The registered servers a turn of the conversation would use (bud and overrides).
+    async fn conversation_tools(
+        &self,
+        principal: &Principal,
+        conversation_id: &ConversationId,
+    ) -> ChatResult<crate::tools::TurnTools> {
+        let store = &self.engine.store;
+        let workspace_id = &principal.workspace_id;
+        let conversation = self
+            .visible_conversation(principal, conversation_id)
+            .await?;
+        let bud = match &conversation.bud_id {
+            Some(bud_id) => Some(store.get_bud(workspace_id, bud_id).await?),
+            None => None,
+        };
+        let null = Value::Null;
+        let bud_config =
+            BudMcpConfig::parse(bud.as_ref().map(|bud| &bud.mcp_config).unwrap_or(&null))?;
+        let overrides =
+            McpConfigOverrides::parse(conversation.mcp_config_overrides.as_ref().unwrap_or(&null))?;
+        let servers = store.list_servers(workspace_id).await?;
+        let resolved = resolve_mcp_config(&bud_config, &overrides, &servers)?;
+        let caller = Caller {
+            user_id: principal.user_id.clone(),
+            conversation_id: Some(conversation_id.clone()),
+        };
+        Ok(self
+            .engine
+            .tools
+            .for_turn(principal, None, &caller, &resolved, &[])
+            .await)
+    }
+}

@@ -1,0 +1,130 @@
+//! An MCP App's own `tools/call` (`POST …/tool-calls/{id}/app/tool-calls`), with the real
+//! approval gate: the app of our hostile fixture (`tests/apps/`) may call a tool of its own
+//! server — its app-only `note`, never offered to the model — only after a person approves it,
+//! and the call is audited with origin `app`; a tool of another server (by its own name or by
+//! the chat's `server__tool` name) is refused without reaching anyone, and so is someone who
+//! may not read the conversation.
+
+use super::apps::hostile_app_stdio;
+use crate::support::approvals::*;
+use reqwest::Method;
+use serde_json::{Value, json};
+use std::time::Duration;
+use switchboard_approvals::ApprovalConfig;
+use switchboard_test_support::fake_openai::{ScriptedReply, ScriptedToolCall};
+
+async fn pending_approval(server: &ApprovalServer, who: &Person) -> Value {
+    for _ in 0..200 {
+        let (status, body) = server.send(who, Method::GET, "/chat/approvals", None).await;
+        assert_eq!(status, 200, "{body}");
+        if let Some(first) = body["approvals"].as_array().and_then(|list| list.first()) {
+            return first.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no approval was asked for");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_calls_its_own_servers_tool_through_the_gate_and_no_other_servers() {
+    let (fake, server, _everything) = start(ApprovalConfig::default()).await;
+    let hostile = server
+        .store
+        .create_server(&server.workspace_id, hostile_app_stdio())
+        .await
+        .unwrap()
+        .id;
+    fake.enqueue(ScriptedReply::tool_calls(&[ScriptedToolCall::new(
+        "call_probe",
+        "hostile-app__probe",
+        json!({}),
+    )]));
+    fake.enqueue(ScriptedReply::text(&["Probed."]));
+    server.set_policy(&hostile, "probe", "ALWAYS_ALLOW").await;
+    let events = server.ask(&server.alice, "probe").await.until_done().await;
+    let probe = tool_events(&events, "completed")
+        .into_iter()
+        .find(|event| event["tool"] == "probe")
+        .unwrap_or_else(|| panic!("{events:#?}"));
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap().to_owned();
+    let path = format!(
+        "/chat/conversations/{conversation_id}/tool-calls/{}/app/tool-calls",
+        probe["tool_call_id"].as_str().unwrap()
+    );
+    // The app-only tool was never offered to the model.
+    let offered = fake.requests()[0].body["tools"].to_string();
+    assert!(offered.contains("hostile-app__probe") && !offered.contains("hostile-app__note"));
+
+    // Another server's tool, by its own name or by the chat's name: refused, not recorded.
+    for name in ["echo", "everything__echo", "no-such-tool"] {
+        let (status, body) = server
+            .send(
+                &server.alice,
+                Method::POST,
+                &path,
+                Some(json!({"name": name})),
+            )
+            .await;
+        assert_eq!(status, 403, "{name}: {body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("own server"),
+            "{body}"
+        );
+    }
+    // Someone who may not read the conversation.
+    let (status, _) = server
+        .send(
+            &server.bob,
+            Method::POST,
+            &path,
+            Some(json!({"name": "note"})),
+        )
+        .await;
+    assert_eq!(status, 404);
+
+    // Its own server's app-only tool: asked of the person (ASK_USER by default), then run.
+    let call = {
+        let client = server.client.clone();
+        let url = server.url(&path);
+        let token = server.alice.token.clone();
+        tokio::spawn(async move {
+            let response = client
+                .post(url)
+                .bearer_auth(token)
+                .json(&json!({"name": "note", "arguments": {"text": "from the app"}}))
+                .send()
+                .await
+                .unwrap();
+            (response.status(), response.json::<Value>().await.unwrap())
+        })
+    };
+    let approval = pending_approval(&server, &server.alice).await;
+    assert_eq!(approval["tool"], "note", "{approval:#}");
+    let (status, body) = server
+        .decide(&server.alice, &approval["id"], "approve", "once")
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = tokio::time::timeout(Duration::from_secs(20), call)
+        .await
+        .expect("the call ends once approved")
+        .unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["structuredContent"]["noted"], "from the app");
+
+    // Audited with origin `app`, naming the call the app is shown with.
+    let audited = server.audit("action=tool_call.").await;
+    let app_rows: Vec<&Value> = audited
+        .iter()
+        .filter(|entry| entry["details"]["origin"] == "app")
+        .collect();
+    assert_eq!(app_rows.len(), 1, "{audited:#?}");
+    assert_eq!(app_rows[0]["details"]["client_name"], probe["tool_call_id"]);
+    assert!(
+        app_rows[0]["target"].as_str().unwrap().ends_with("/note"),
+        "{:#}",
+        app_rows[0]
+    );
+}
