@@ -147,6 +147,7 @@ async fn list_people(
     request_body = UpdatePersonBody,
     responses(
         (status = 200, description = "The person as they now are", body = PersonView),
+        (status = 400, description = "The body is not JSON, or a field has the wrong type", body = ErrorBody),
         (status = 401, description = "No valid bearer token", body = ErrorBody),
         (status = 403, description = "The token lacks the `admin` scope", body = ErrorBody),
         (status = 404, description = "No such person in the workspace", body = ErrorBody),
