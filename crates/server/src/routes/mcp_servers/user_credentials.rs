@@ -2,7 +2,10 @@
 //! fields (e.g. their personal access token, referenced as `{{user.GITHUB_TOKEN}}`). Anyone
 //! who may use the server in a chat (`chat:use`) sets their own; nobody sees or sets anyone
 //! else's. Values are stored encrypted and never returned, logged or audited: the answer is
-//! the server's `auth` view, which says only which fields are set.
+//! the server's `auth` view, which says only which fields are set. Setting values starts a
+//! sync as the caller in the background: nobody else can list such a server's tools (the
+//! background refresh never contacts it), so without it the first person's chat would have
+//! none until someone pressed Sync.
 
 use super::auth::{AuthView, auth_view};
 use super::failure::Failure;
@@ -93,6 +96,12 @@ pub(super) async fn set_user_credentials(
         )
         .await?;
     changed_for_caller(&state, &record).await;
+    if let Some(registry) = state.mcp.clone() {
+        let (record, user) = (record.clone(), principal.user_id.clone());
+        tokio::spawn(async move {
+            registry.sync_record_as(&record, None, Some(&user)).await;
+        });
+    }
     Ok(Json(auth_view(&state.store, &principal, &record).await?))
 }
 

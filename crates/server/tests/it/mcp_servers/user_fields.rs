@@ -156,6 +156,24 @@ async fn each_person_reaches_a_server_with_their_own_value_and_no_one_else_does(
     assert_eq!(status, 200, "{set}");
     answers.push(set);
 
+    // Setting the values syncs the server as the owner: its tools are listed without a Sync.
+    let view = format!("/api/mcp/servers/{id}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let (status, shown) = send(&server, "GET", &view, &owner, None).await;
+        assert_eq!(status, 200, "{shown}");
+        let shown = json(&shown);
+        if shown["tool_count"].as_u64().unwrap_or(0) > 0 {
+            assert_eq!(shown["sync_status"], "synced", "{shown}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "setting the values never synced the server: {shown}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+
     // The owner lists and calls the kg tools with their own token.
     let (status, synced) = send(
         &server,
