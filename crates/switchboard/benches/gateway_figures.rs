@@ -12,125 +12,38 @@
 //! `approved` and `dispatched` committed before it leaves, the upstream call over the shared
 //! session, the final state, the audit row.
 //!
-//! Run: `cargo bench -p switchboard-server --bench gateway_figures` (`-- --calls 500`).
+//! Run: `cargo bench -p switchboard --bench gateway_figures` (`-- --calls 500`).
 
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{RoleClient, RunningService, ServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use std::time::Instant;
-use switchboard_approvals::{ApprovalConfig, Approvals};
-use switchboard_chat::{ChatConfig, ChatService, OwnEndpoints};
-use switchboard_core::{ApprovalPolicy, Principal};
-use switchboard_llm::LlmConfig;
-use switchboard_mcp_client::{McpClient, McpClientConfig};
-use switchboard_mcp_server::{KgConfig, KnowledgeGraphService, register_kg_upstream};
-use switchboard_server::{AppState, ServerConfig, app, serve_router};
-use switchboard_store::{DatabaseConfig, SecretCipher, Store};
-use tokio_util::sync::CancellationToken;
+use support::{Gate, Stack, start};
+use switchboard_core::ApprovalPolicy;
+
+#[path = "support/mod.rs"]
+mod support;
 
 type Client = RunningService<RoleClient, ClientConfig>;
 
-struct Running {
-    base: String,
-    token: String,
-    shutdown: CancellationToken,
-    _dir: tempfile::TempDir,
-}
-
-async fn start() -> Running {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(
-        &DatabaseConfig::default(),
-        dir.path(),
-        SecretCipher::generate(),
-    )
-    .await
-    .unwrap();
-    let boot = store.bootstrap_default(None).await.unwrap().unwrap();
-    let workspace = boot.workspace.id.clone();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let shutdown = CancellationToken::new();
-    let approvals = Approvals::new(store.clone(), ApprovalConfig::default()).unwrap();
-    let client = McpClient::builder(McpClientConfig::default())
-        .elicitation(approvals.elicitation_responder())
-        .build()
-        .unwrap();
-    let chat = ChatService::builder(
-        store.clone(),
-        client,
-        ChatConfig::default(),
-        LlmConfig::default(),
-    )
-    .approval_gate(approvals.gate())
-    .own_endpoints(OwnEndpoints::for_listener(address))
-    .shutdown_token(shutdown.clone())
-    .build()
-    .unwrap();
-    // The bench's token makes thousands of calls a minute: out of the rate limit's way.
-    let kg_config = KgConfig {
-        rate_limit_per_minute: 1_000_000,
-        rate_limit_burst: 100_000,
-        ..KgConfig::default()
-    };
-    let kg = KnowledgeGraphService::for_store(store.clone(), kg_config, Some(workspace.clone()))
-        .unwrap();
-    kg.load_sample_if_configured().await.unwrap();
-    register_kg_upstream(&store, &workspace, &format!("http://{address}/mcp"))
-        .await
-        .unwrap();
-    let kg_server = store
-        .find_server_by_name(&workspace, "kg")
-        .await
-        .unwrap()
-        .unwrap()
-        .id;
-    let principal = Principal {
-        workspace_id: workspace,
-        user_id: boot.owner.id,
-        token_id: Some(boot.token.id),
-        scopes: boot.token.scopes,
-    };
-    approvals
+/// The stack with `kg`'s `schema_version` `ALWAYS_ALLOW`, so no person is asked.
+async fn start_with_allowed_tool() -> Stack {
+    let stack = start(None, Gate::Approvals).await;
+    stack
+        .approvals()
         .set_tool_policy(
-            &principal,
-            &kg_server,
+            &stack.principal,
+            &stack.kg_server,
             "schema_version",
             ApprovalPolicy::AlwaysAllow,
         )
         .await
         .unwrap();
-    let config = ServerConfig {
-        bind: address,
-        ..ServerConfig::default()
-    };
-    let state = AppState::new(store.clone(), config.clone())
-        .with_shutdown_token(shutdown.clone())
-        .with_knowledge_graph(kg)
-        .with_chat(chat)
-        .with_approvals(approvals);
-    let token = shutdown.clone();
-    let router = app(state);
-    tokio::spawn(async move {
-        serve_router(
-            listener,
-            router,
-            &config,
-            token.clone(),
-            token.cancelled_owned(),
-        )
-        .await
-    });
-    Running {
-        base: format!("http://{address}"),
-        token: boot.plaintext.expose().to_owned(),
-        shutdown,
-        _dir: dir,
-    }
+    stack
 }
 
-async fn connect(running: &Running, path: &str) -> Client {
+async fn connect(running: &Stack, path: &str) -> Client {
     let config = StreamableHttpClientTransportConfig::with_uri(format!("{}{path}", running.base))
         .auth_header(running.token.clone());
     ClientConfig::new(
@@ -157,33 +70,15 @@ async fn time_calls(client: &Client, tool: &str, calls: usize) -> Vec<u128> {
     samples
 }
 
-fn percentiles(mut values: Vec<u128>) -> String {
-    values.sort_unstable();
-    let at = |fraction: f64| {
-        values[((values.len() - 1) as f64 * fraction).round() as usize] as f64 / 1000.0
-    };
-    format!(
-        "p50 {:>7.2} ms  p95 {:>7.2} ms  p99 {:>7.2} ms  max {:>7.2} ms",
-        at(0.5),
-        at(0.95),
-        at(0.99),
-        at(1.0)
-    )
-}
-
-fn calls_from_args() -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|arg| arg == "--calls")
-        .and_then(|index| args.get(index + 1))
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(300)
+/// p50, p95, p99 and the maximum of samples in microseconds.
+fn percentiles(samples_us: Vec<u128>) -> String {
+    switchboard_test_support::figures::percentiles(samples_us, &[0.5, 0.95, 0.99, 1.0])
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let calls = calls_from_args();
-    let running = start().await;
+    let calls = switchboard_test_support::figures::flag_value("--calls", 300);
+    let running = start_with_allowed_tool().await;
     let direct = connect(&running, "/mcp").await;
     let gateway = connect(&running, "/gateway/mcp").await;
     time_calls(&direct, "schema_version", 20).await;
