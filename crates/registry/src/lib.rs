@@ -34,7 +34,7 @@ pub mod upstream;
 mod user_fields;
 
 pub use error::RegistryError;
-pub use oauth_upstream::{NEEDS_AUTH, is_per_caller, is_per_user_oauth, uses_oauth};
+pub use oauth_upstream::{Attempted, NEEDS_AUTH, is_per_caller, is_per_user_oauth, uses_oauth};
 pub use operations::{CapabilitiesView, ReadinessSummary, ServerOverview, Unusable};
 pub use own_credential::{
     OWN_ENDPOINT_SYNC_TOKEN, OWN_ENDPOINT_SYNC_USER, own_endpoint_sync_scopes,

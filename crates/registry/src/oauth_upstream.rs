@@ -5,11 +5,12 @@
 //! only, with the code [`NEEDS_AUTH`]; without a caller a per-user server is never contacted
 //! (the background refresh skips it). The token comes from [`OAuthService::access_token`],
 //! which refreshes it ahead of expiry and sends it only to the resource it was issued for; a
-//! 401 to it gets one refresh and one retry ([`ServerRegistry::upstream_after_rejection`]).
+//! 401 to it gets one refresh and one retry ([`ServerRegistry::retrying_refused_token`]).
 
 use super::oauth::OAuthService;
 use super::{RegistryError, ServerRegistry};
 use switchboard_core::{SessionScope, UserId};
+use switchboard_mcp_client::UpstreamError;
 use switchboard_mcp_client::server::{UpstreamEndpoint, UpstreamServer};
 use switchboard_store::{AuthMode, CredentialScope, ServerRecord};
 
@@ -30,6 +31,26 @@ pub fn is_per_user_oauth(record: &ServerRecord) -> bool {
 /// contacted without a caller, with per-user sessions.
 pub fn is_per_caller(record: &ServerRecord) -> bool {
     crate::has_user_fields(record) || is_per_user_oauth(record)
+}
+
+/// What [`ServerRegistry::retrying_refused_token`] ended with.
+#[derive(Debug)]
+pub struct Attempted<T> {
+    /// The last attempt's outcome.
+    pub outcome: Result<T, UpstreamError>,
+    /// Why a refused token could not be replaced (the person must sign in again, the store
+    /// failed…), when that is how it ended.
+    pub renewal_error: Option<RegistryError>,
+}
+
+impl<T> Attempted<T> {
+    /// The outcome, or the reason the refused token could not be replaced.
+    pub fn or_renewal_error(self) -> Result<Result<T, UpstreamError>, RegistryError> {
+        match self.renewal_error {
+            Some(error) => Err(error),
+            None => Ok(self.outcome),
+        }
+    }
 }
 
 impl ServerRegistry {
@@ -64,7 +85,7 @@ impl ServerRegistry {
     /// same upstream with a replaced token — another call's refresh, or one refresh now under
     /// the store's lease — or [`RegistryError::NeedsAuth`] when the person must sign in again.
     /// Only for servers using OAuth; other servers' refusals stand.
-    pub async fn upstream_after_rejection(
+    async fn upstream_after_rejection(
         &self,
         record: &ServerRecord,
         rejected: &UpstreamServer,
@@ -84,6 +105,63 @@ impl ServerRegistry {
         let mut upstream = rejected.clone();
         with_bearer(record, &mut upstream, token)?;
         Ok(upstream)
+    }
+
+    /// Runs `attempt` on `upstream` (built by [`Self::upstream_as`]); when `record` uses OAuth
+    /// and the upstream refused the token (the request never ran), runs it once more with a
+    /// replaced token. Every path that contacts an OAuth upstream for a person goes through
+    /// here or [`Self::retry_if_token_refused`], so "401 → refresh → retry once" is written
+    /// once. When no new token can be had, the refusal stands and [`Attempted`] says why.
+    /// (`attempt` takes the upstream by value: a closure whose future borrows its argument
+    /// would not be `Send`.)
+    pub async fn retrying_refused_token<T, Attempt, Running>(
+        &self,
+        record: &ServerRecord,
+        upstream: &UpstreamServer,
+        user: Option<&UserId>,
+        attempt: Attempt,
+    ) -> Attempted<T>
+    where
+        Attempt: Fn(UpstreamServer) -> Running,
+        Running: Future<Output = Result<T, UpstreamError>>,
+    {
+        let first = attempt(upstream.clone()).await;
+        self.retry_if_token_refused(record, upstream, user, first, attempt)
+            .await
+    }
+
+    /// The second half of [`Self::retrying_refused_token`], for a caller that made the first
+    /// attempt before it had `record` (the chat reads the record only after a refusal):
+    /// `first` stands unless it is a refused token of an OAuth server, in which case `attempt`
+    /// runs once more with the token another call renewed or one refreshed now.
+    pub async fn retry_if_token_refused<T, Attempt, Running>(
+        &self,
+        record: &ServerRecord,
+        upstream: &UpstreamServer,
+        user: Option<&UserId>,
+        first: Result<T, UpstreamError>,
+        attempt: Attempt,
+    ) -> Attempted<T>
+    where
+        Attempt: Fn(UpstreamServer) -> Running,
+        Running: Future<Output = Result<T, UpstreamError>>,
+    {
+        if !(matches!(first, Err(UpstreamError::AuthRequired { .. })) && uses_oauth(record)) {
+            return Attempted {
+                outcome: first,
+                renewal_error: None,
+            };
+        }
+        match self.upstream_after_rejection(record, upstream, user).await {
+            Ok(renewed) => Attempted {
+                outcome: attempt(renewed).await,
+                renewal_error: None,
+            },
+            Err(error) => Attempted {
+                outcome: first,
+                renewal_error: Some(error),
+            },
+        }
     }
 
     /// Whose connection serves `user` on `record`: theirs (per-user), the workspace's (shared).

@@ -282,15 +282,12 @@ impl ServerRegistry {
     ) -> Result<Result<ConnectionTestReport, UpstreamError>, RegistryError> {
         let record = self.store().get_server(workspace_id, server_id).await?;
         let upstream = self.upstream_as(&record, credential, user).await?;
-        let mut outcome = self.client().test_connection(&upstream).await;
-        if matches!(outcome, Err(UpstreamError::AuthRequired { .. })) && crate::uses_oauth(&record)
-        {
-            // The token was refused: one refresh (or another call's new token), one retry.
-            let renewed = self
-                .upstream_after_rejection(&record, &upstream, user)
-                .await?;
-            outcome = self.client().test_connection(&renewed).await;
-        }
+        let outcome = self
+            .retrying_refused_token(&record, &upstream, user, |upstream| async move {
+                self.client().test_connection(&upstream).await
+            })
+            .await
+            .or_renewal_error()?;
         if matches!(outcome, Err(UpstreamError::AuthRequired { .. }))
             && crate::is_per_caller(&record)
         {
@@ -382,20 +379,16 @@ impl ServerRegistry {
         let upstream = self.upstream_as(&record, credential, user).await?;
         let definition = tool.definition();
         let outcome = self
-            .client()
-            .call_tool(&upstream, &definition, arguments.clone(), context)
-            .await;
-        if matches!(outcome, Err(UpstreamError::AuthRequired { .. })) && crate::uses_oauth(&record)
-        {
-            // The token was refused (the call never ran): one refresh, one retry.
-            let renewed = self
-                .upstream_after_rejection(&record, &upstream, user)
-                .await?;
-            return Ok(self
-                .client()
-                .call_tool(&renewed, &definition, arguments, context)
-                .await?);
-        }
+            .retrying_refused_token(&record, &upstream, user, |upstream| {
+                let (definition, arguments) = (&definition, arguments.clone());
+                async move {
+                    self.client()
+                        .call_tool(&upstream, definition, arguments, context)
+                        .await
+                }
+            })
+            .await
+            .or_renewal_error()?;
         Ok(outcome?)
     }
 

@@ -139,14 +139,13 @@ impl ServerRegistry {
                 return self.record_failure(record, error).await;
             }
         };
-        let mut outcome = self.fetch(&upstream).await;
-        if matches!(outcome, Err(UpstreamError::AuthRequired { .. })) && crate::uses_oauth(record) {
-            // The token was refused: one refresh (or another call's new token), one retry.
-            outcome = match self.upstream_after_rejection(record, &upstream, user).await {
-                Ok(renewed) => self.fetch(&renewed).await,
-                Err(_) => outcome,
-            };
-        }
+        // When no new token can be had, the refusal is what is recorded.
+        let outcome = self
+            .retrying_refused_token(record, &upstream, user, |upstream| async move {
+                self.fetch(&upstream).await
+            })
+            .await
+            .outcome;
         match outcome {
             Ok(snapshot) => self.record_success(record, snapshot).await,
             Err(error @ UpstreamError::AuthRequired { .. }) if crate::is_per_caller(record) => {

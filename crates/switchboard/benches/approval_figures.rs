@@ -21,20 +21,18 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use switchboard_approvals::{ApprovalChoice, ApprovalConfig, Approvals, Remember};
-use switchboard_chat::{
-    ChatConfig, ChatEvent, ChatService, EventSink, GateRequest, GateTarget, OwnEndpoints,
-};
-use switchboard_core::{ApprovalPolicy, Principal, ToolCallRequest};
+use support::{Gate, Stack, start};
+use switchboard_approvals::{ApprovalChoice, Remember};
+use switchboard_chat::{ChatEvent, EventSink, GateRequest, GateTarget};
+use switchboard_core::{ApprovalPolicy, ToolCallRequest};
 use switchboard_llm::{
-    FinishReason, IndexedToolCall, LlmConfig, LlmError, LlmEvent, LlmEventStream, LlmProvider,
-    LlmRequest,
+    FinishReason, IndexedToolCall, LlmError, LlmEvent, LlmEventStream, LlmProvider, LlmRequest,
 };
-use switchboard_mcp_client::{McpClient, McpClientConfig};
-use switchboard_mcp_server::{KgConfig, KnowledgeGraphService, register_kg_upstream};
-use switchboard_server::{AppState, ServerConfig, app, serve_router};
-use switchboard_store::{DatabaseConfig, NewConversation, SecretCipher, Store};
+use switchboard_store::NewConversation;
 use tokio_util::sync::CancellationToken;
+
+#[path = "support/mod.rs"]
+mod support;
 
 /// Calls `kg__schema_version` once, then says one line.
 #[derive(Debug, Default)]
@@ -79,99 +77,9 @@ impl LlmProvider for OneToolModel {
     }
 }
 
-struct Running {
-    base: String,
-    token: String,
-    client: reqwest::Client,
-    approvals: Approvals,
-    store: Store,
-    principal: Principal,
-    shutdown: CancellationToken,
-    _dir: tempfile::TempDir,
-}
-
-async fn start() -> Running {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(
-        &DatabaseConfig::default(),
-        dir.path(),
-        SecretCipher::generate(),
-    )
-    .await
-    .unwrap();
-    let boot = store.bootstrap_default(None).await.unwrap().unwrap();
-    let workspace = boot.workspace.id.clone();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let shutdown = CancellationToken::new();
-    let approvals = Approvals::new(store.clone(), ApprovalConfig::default()).unwrap();
-    let client = McpClient::builder(McpClientConfig::default())
-        .elicitation(approvals.elicitation_responder())
-        .build()
-        .unwrap();
-    let chat = ChatService::builder(
-        store.clone(),
-        client,
-        ChatConfig::default(),
-        LlmConfig::default(),
-    )
-    .provider(Arc::new(OneToolModel::default()))
-    .approval_gate(approvals.gate())
-    .own_endpoints(OwnEndpoints::for_listener(address))
-    .shutdown_token(shutdown.clone())
-    .build()
-    .unwrap();
-    let kg = KnowledgeGraphService::for_store(
-        store.clone(),
-        KgConfig::default(),
-        Some(workspace.clone()),
-    )
-    .unwrap();
-    kg.load_sample_if_configured().await.unwrap();
-    register_kg_upstream(&store, &workspace, &format!("http://{address}/mcp"))
-        .await
-        .unwrap();
-    let config = ServerConfig {
-        bind: address,
-        ..ServerConfig::default()
-    };
-    let state = AppState::new(store.clone(), config.clone())
-        .with_shutdown_token(shutdown.clone())
-        .with_knowledge_graph(kg)
-        .with_chat(chat)
-        .with_approvals(approvals.clone());
-    let token = shutdown.clone();
-    let router = app(state);
-    tokio::spawn(async move {
-        serve_router(
-            listener,
-            router,
-            &config,
-            token.clone(),
-            token.cancelled_owned(),
-        )
-        .await
-    });
-    Running {
-        base: format!("http://{address}"),
-        token: boot.plaintext.expose().to_owned(),
-        client: reqwest::Client::new(),
-        principal: Principal {
-            workspace_id: workspace,
-            user_id: boot.owner.id,
-            token_id: Some(boot.token.id),
-            scopes: boot.token.scopes,
-        },
-        approvals,
-        store,
-        shutdown,
-        _dir: dir,
-    }
-}
-
 /// One turn: waits for `approval_required`, approves, and times decision → `started`.
 /// Returns (POST round trip, decision → tool start), in microseconds.
-async fn one_approved_turn(running: &Running) -> (u128, u128) {
+async fn one_approved_turn(running: &Stack) -> (u128, u128) {
     let response = running
         .client
         .post(format!("{}/chat/stream", running.base))
@@ -230,22 +138,13 @@ async fn one_approved_turn(running: &Running) -> (u128, u128) {
     panic!("the stream ended without done");
 }
 
-fn percentiles(mut values: Vec<u128>) -> String {
-    values.sort_unstable();
-    let at = |fraction: f64| {
-        values[((values.len() - 1) as f64 * fraction).round() as usize] as f64 / 1000.0
-    };
-    format!(
-        "p50 {:>7.2} ms  p90 {:>7.2} ms  p99 {:>7.2} ms  max {:>7.2} ms",
-        at(0.5),
-        at(0.9),
-        at(0.99),
-        at(1.0)
-    )
+/// p50, p90, p99 and the maximum of samples in microseconds.
+fn percentiles(samples_us: Vec<u128>) -> String {
+    switchboard_test_support::figures::percentiles(samples_us, &[0.5, 0.9, 0.99, 1.0])
 }
 
 /// Decide → review returns, in process (store write and wake-up only).
-async fn in_process(running: &Running, rounds: usize) -> Vec<u128> {
+async fn in_process(running: &Stack, rounds: usize) -> Vec<u128> {
     let conversation = running
         .store
         .create_conversation(
@@ -261,7 +160,7 @@ async fn in_process(running: &Running, rounds: usize) -> Vec<u128> {
         .await
         .unwrap();
     let (kg, definition) = kg_tool(running, "schema_version").await;
-    let gate = running.approvals.gate();
+    let gate = running.approvals().gate();
     let mut samples = Vec::with_capacity(rounds);
     for round in 0..rounds {
         let request = gate_request(running, &conversation.id, &kg, &definition, round).await;
@@ -279,7 +178,7 @@ async fn in_process(running: &Running, rounds: usize) -> Vec<u128> {
         let approval_id = asked.recv().await.unwrap();
         let started = Instant::now();
         running
-            .approvals
+            .approvals()
             .decide(
                 &running.principal,
                 &approval_id,
@@ -295,7 +194,7 @@ async fn in_process(running: &Running, rounds: usize) -> Vec<u128> {
 }
 
 /// `review` of calls an `ALWAYS_ALLOW` policy allows.
-async fn rule_decisions(running: &Running, rounds: usize) -> Vec<u128> {
+async fn rule_decisions(running: &Stack, rounds: usize) -> Vec<u128> {
     let conversation = running
         .store
         .create_conversation(
@@ -312,7 +211,7 @@ async fn rule_decisions(running: &Running, rounds: usize) -> Vec<u128> {
         .unwrap();
     let (kg, definition) = kg_tool(running, "type_info").await;
     running
-        .approvals
+        .approvals()
         .set_tool_policy(
             &running.principal,
             &kg,
@@ -321,7 +220,7 @@ async fn rule_decisions(running: &Running, rounds: usize) -> Vec<u128> {
         )
         .await
         .unwrap();
-    let gate = running.approvals.gate();
+    let gate = running.approvals().gate();
     let mut samples = Vec::with_capacity(rounds);
     for round in 0..rounds {
         let request = gate_request(running, &conversation.id, &kg, &definition, round).await;
@@ -333,7 +232,7 @@ async fn rule_decisions(running: &Running, rounds: usize) -> Vec<u128> {
 }
 
 async fn kg_tool(
-    running: &Running,
+    running: &Stack,
     name: &str,
 ) -> (switchboard_core::ServerId, switchboard_core::ToolDefinition) {
     let server = running
@@ -351,7 +250,7 @@ async fn kg_tool(
 }
 
 async fn gate_request(
-    running: &Running,
+    running: &Stack,
     conversation: &switchboard_core::ConversationId,
     server_id: &switchboard_core::ServerId,
     definition: &switchboard_core::ToolDefinition,
@@ -390,19 +289,10 @@ async fn gate_request(
     }
 }
 
-fn turns_from_args() -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|arg| arg == "--turns")
-        .and_then(|index| args.get(index + 1))
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(100)
-}
-
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let turns = turns_from_args();
-    let running = start().await;
+    let turns = switchboard_test_support::figures::flag_value("--turns", 100);
+    let running = start(Some(Arc::new(OneToolModel::default())), Gate::Approvals).await;
     for _ in 0..5 {
         one_approved_turn(&running).await; // warm-up: sessions, tool sync, pools
     }

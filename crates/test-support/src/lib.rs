@@ -3,6 +3,7 @@
 
 pub mod fake_anthropic;
 pub mod fake_openai;
+pub mod figures;
 pub mod interop;
 pub mod ssrf_forms;
 pub mod upstream_bombs;

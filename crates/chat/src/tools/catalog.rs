@@ -197,45 +197,39 @@ impl McpTools {
         arguments: Value,
         context: &CallContext,
     ) -> Result<ToolResult, UpstreamError> {
-        let outcome = self
+        let first = self
             .client
             .call_tool(&target.upstream, tool, arguments.clone(), context)
             .await;
-        match outcome {
-            Err(UpstreamError::AuthRequired { .. }) => {
-                // An OAuth token refused (the call never ran): one refresh, one retry.
-                match self.renewed_upstream(target, context).await {
-                    Some(renewed) => {
-                        self.client
-                            .call_tool(&renewed, tool, arguments, context)
-                            .await
-                    }
-                    None => outcome,
-                }
-            }
-            outcome => outcome,
+        if !matches!(first, Err(UpstreamError::AuthRequired { .. })) {
+            return first;
         }
-    }
-
-    /// `target`'s upstream with a replaced OAuth token after a 401, when it is a registered
-    /// server using OAuth and a new token can be had.
-    async fn renewed_upstream(
-        &self,
-        target: &CallTarget,
-        context: &CallContext,
-    ) -> Option<UpstreamServer> {
-        let registry = self.registry.as_ref()?;
-        let server_id = target.registered_server_id.as_ref()?;
-        let record = self
+        // Refused: the record is read now, for an OAuth server's one refresh and one retry.
+        let (Some(registry), Some(server_id)) =
+            (self.registry.as_ref(), target.registered_server_id.as_ref())
+        else {
+            return first;
+        };
+        let Ok(record) = self
             .store
             .get_server(&target.upstream.workspace_id, server_id)
             .await
-            .ok()
-            .filter(switchboard_registry::uses_oauth)?;
+        else {
+            return first;
+        };
+        let user = Some(&context.caller.user_id);
+        let again = |upstream: UpstreamServer| {
+            let arguments = arguments.clone();
+            async move {
+                self.client
+                    .call_tool(&upstream, tool, arguments, context)
+                    .await
+            }
+        };
         registry
-            .upstream_after_rejection(&record, &target.upstream, Some(&context.caller.user_id))
+            .retry_if_token_refused(&record, &target.upstream, user, first, again)
             .await
-            .ok()
+            .outcome
     }
 
     async fn registered_server_tools(

@@ -15,8 +15,9 @@
 //! Run: `cargo bench -p switchboard --bench chat_figures` (`-- --streams 2000`).
 
 mod model;
-mod server;
 mod streams;
+#[path = "../support/mod.rs"]
+mod support;
 mod turns;
 
 use model::{InstantModel, Script};
@@ -24,6 +25,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 use streams::{hold_streams, measure_open_streams};
 use switchboard_llm::{LlmProvider, OfflineProvider};
+use switchboard_test_support::figures::flag_value;
 use turns::measure_turns;
 
 fn main() {
@@ -40,16 +42,8 @@ fn main() {
         ));
         return;
     }
-    let value_of = |flag: &str, default: usize| {
-        arguments
-            .iter()
-            .position(|argument| argument == flag)
-            .and_then(|index| arguments.get(index + 1))
-            .and_then(|value| value.parse().ok())
-            .unwrap_or(default)
-    };
-    let turns = value_of("--turns", 200);
-    let streams = value_of("--streams", 1000);
+    let turns = flag_value("--turns", 200);
+    let streams = flag_value("--streams", 1000);
     runtime.block_on(async {
         println!("chat figures — loopback HTTP, SQLite (WAL, synchronous=FULL), kg endpoint over Streamable HTTP");
         if arguments.iter().any(|argument| argument == "--only-streams") {

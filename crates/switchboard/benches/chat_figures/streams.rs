@@ -3,7 +3,7 @@
 //! server's RSS is counted.
 
 use crate::model::{InstantModel, Script};
-use crate::server::start;
+use crate::support::{Gate, start};
 use futures::StreamExt;
 use serde_json::json;
 use std::sync::Arc;
@@ -52,11 +52,11 @@ pub async fn hold_streams(base: String, token: String, count: usize) {
 
 pub async fn measure_open_streams(count: usize) {
     use std::io::{BufRead, BufReader};
-    let running = start(Arc::new(InstantModel {
+    let model = Arc::new(InstantModel {
         script: Script::Silent,
         calls: AtomicUsize::new(0),
-    }))
-    .await;
+    });
+    let running = start(Some(model), Gate::AllowEveryCall).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let before = rss_kib();
     let started = Instant::now();

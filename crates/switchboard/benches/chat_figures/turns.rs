@@ -2,7 +2,7 @@
 //! milestones (first byte, `meta`, tool started and completed, `done`) and reported as
 //! percentiles.
 
-use crate::server::{Running, start};
+use crate::support::{Gate, Stack, start};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -19,7 +19,7 @@ struct Timeline {
     done: u128,
 }
 
-async fn one_turn(running: &Running, message: &str) -> Timeline {
+async fn one_turn(running: &Stack, message: &str) -> Timeline {
     let started = Instant::now();
     let response = running
         .client
@@ -64,17 +64,9 @@ async fn one_turn(running: &Running, message: &str) -> Timeline {
     panic!("the stream ended without done");
 }
 
-fn percentiles(mut values: Vec<u128>) -> String {
-    values.sort_unstable();
-    let at = |fraction: f64| {
-        values[((values.len() - 1) as f64 * fraction).round() as usize] as f64 / 1000.0
-    };
-    format!(
-        "p50 {:>7.2} ms  p90 {:>7.2} ms  p99 {:>7.2} ms",
-        at(0.5),
-        at(0.9),
-        at(0.99)
-    )
+/// p50, p90 and p99 of samples in microseconds.
+fn percentiles(samples_us: Vec<u128>) -> String {
+    switchboard_test_support::figures::percentiles(samples_us, &[0.5, 0.9, 0.99])
 }
 
 pub async fn measure_turns(
@@ -84,7 +76,7 @@ pub async fn measure_turns(
     turns: usize,
     with_tool: bool,
 ) {
-    let running = start(provider).await;
+    let running = start(Some(provider), Gate::AllowEveryCall).await;
     for _ in 0..10 {
         one_turn(&running, message).await; // warm-up: sessions, caches, pools
     }

@@ -2,34 +2,10 @@
 //! delete, visibility), buds (CRUD, validation of `mcp_config` against the workspace's
 //! servers) and how a bud shapes a turn; scopes; a process without a chat engine.
 
-use crate::support::chat::{ChatOptions, ChatServer};
+use crate::support::chat::{ChatOptions, ChatServer, member_token};
 use crate::support::{TestServer, call, error_of, other_workspace};
 use serde_json::{Value, json};
 use switchboard_core::{Scope, ScopeSet};
-use switchboard_store::{NewToken, UserRole};
-
-/// A second member of the test workspace with `scopes`; returns its token.
-pub async fn member_token(server: &ChatServer, name: &str, scopes: &str) -> String {
-    let user = server
-        .store
-        .create_user(&server.workspace_id, name, UserRole::Member)
-        .await
-        .unwrap();
-    let issued = server
-        .store
-        .create_token(
-            &server.workspace_id,
-            NewToken {
-                user_id: user.id,
-                name: format!("{name} token"),
-                scopes: ScopeSet::parse_list(scopes).unwrap(),
-                expires_at: None,
-            },
-        )
-        .await
-        .unwrap();
-    issued.plaintext.expose().to_owned()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conversations_are_created_paged_renamed_and_deleted_and_stay_private() {

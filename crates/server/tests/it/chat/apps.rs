@@ -197,7 +197,7 @@ async fn an_apps_page_is_served_on_its_own_origin_under_exactly_the_policy_it_de
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_app_of_a_call_is_only_for_whoever_may_read_the_conversation() {
     let (server, _fake, conversation_id, probe, _) = both_apps_called().await;
-    let member = crate::chat::api::member_token(&server, "mallory", "chat:use").await;
+    let member = crate::support::chat::member_token(&server, "mallory", "chat:use").await;
     let response = app_of(&server, &member, &conversation_id, &probe).await;
     assert_eq!(response.status(), 404, "someone else's conversation");
     let body = response.text().await.unwrap();

@@ -2,7 +2,7 @@
 //! typed body (budget, use, reset time, `Retry-After`) while other people go on; past the
 //! workspace's, everyone is refused. The answer that crosses a budget finishes.
 
-use crate::chat::api::member_token;
+use crate::support::chat::member_token;
 use crate::support::chat::{ChatOptions, ChatServer, SseReader, of_type};
 use serde_json::{Value, json};
 use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedReply};

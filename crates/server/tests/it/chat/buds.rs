@@ -2,8 +2,8 @@
 //! servers (unknown or foreign references refused naming the field), and how a bud shapes a
 //! turn (servers and tools offered, tool_choice, model, system prompt).
 
-use crate::chat::api::member_token;
 use crate::support::call;
+use crate::support::chat::member_token;
 use crate::support::chat::{ChatOptions, ChatServer};
 use crate::support::{error_of, other_workspace};
 use serde_json::{Value, json};

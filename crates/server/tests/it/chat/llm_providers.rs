@@ -4,8 +4,8 @@
 //! turn — Anthropic natively, and Azure OpenAI at a deployment then at the v1 endpoint (exact
 //! path, query and `api-key` header checked on the fake).
 
-use crate::chat::api::member_token;
 use crate::support::call;
+use crate::support::chat::member_token;
 use crate::support::chat::{ChatOptions, ChatServer, answer_text};
 use crate::support::error_of;
 use reqwest::Method;

@@ -4,7 +4,7 @@
 //! elsewhere), the answer's stored metadata and final `done` event naming who answered; and the
 //! token totals per conversation, person and workspace, with the Prometheus counters.
 
-use crate::chat::api::member_token;
+use crate::support::chat::member_token;
 use crate::support::chat::{ChatOptions, ChatServer, SseReader, answer_text, of_type};
 use crate::support::{call, error_of, metric_lines};
 use reqwest::Method;

@@ -4,7 +4,7 @@
 //! `unavailable_servers` with `needs_user_credentials` and gets none of its tools. The value
 //! never appears in the stream, the conversation, the server views or the audit.
 
-use super::api::member_token;
+use crate::support::chat::member_token;
 use crate::support::chat::{ChatOptions, ChatServer, SseReader, of_type};
 use crate::support::issue_token;
 use serde_json::{Value, json};

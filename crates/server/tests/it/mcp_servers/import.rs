@@ -6,8 +6,8 @@
 
 use crate::support::{TestServer, error_of, json_of, send, start_with_registry, test_config};
 use serde_json::{Value, json};
-use switchboard_core::{ScopeSet, ServerId};
-use switchboard_store::{DEFAULT_WORKSPACE_NAME, NewToken, UserRole};
+use switchboard_core::ServerId;
+use switchboard_store::{DEFAULT_WORKSPACE_NAME, UserRole};
 
 const CLAUDE_DESKTOP: &str = r#"{
   "mcpServers": {
@@ -392,27 +392,14 @@ async fn a_member_cannot_import_a_stdio_server() {
         .unwrap()
         .unwrap()
         .id;
-    let member = server
-        .store
-        .create_user(&workspace, "member", UserRole::Member)
-        .await
-        .unwrap();
-    let token = server
-        .store
-        .create_token(
-            &workspace,
-            NewToken {
-                user_id: member.id,
-                name: "member".into(),
-                scopes: ScopeSet::parse_list("servers:read servers:write").unwrap(),
-                expires_at: None,
-            },
-        )
-        .await
-        .unwrap()
-        .plaintext
-        .expose()
-        .to_owned();
+    let (_, token) = crate::support::person_with_token(
+        &server.store,
+        &workspace,
+        "member",
+        UserRole::Member,
+        "servers:read servers:write",
+    )
+    .await;
     let (status, report) = import(&server, &token, json!({"content": CLAUDE_DESKTOP})).await;
     assert_eq!(status, 200, "{report}");
     assert_eq!(entry(&report, "github")["reason"], "stdio_requires_admin");

@@ -7,11 +7,10 @@
 use crate::support::{TestServer, issue_token, test_config};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
-use switchboard_core::ScopeSet;
 use switchboard_mcp_client::{McpClient, McpClientConfig};
 use switchboard_mcp_server::{KgConfig, KnowledgeGraphService};
 use switchboard_registry::ServerRegistry;
-use switchboard_store::{DEFAULT_WORKSPACE_NAME, NewToken, UserRole};
+use switchboard_store::{DEFAULT_WORKSPACE_NAME, UserRole};
 
 async fn start() -> TestServer {
     let parts: Arc<Mutex<Option<ServerRegistry>>> = Arc::default();
@@ -73,27 +72,14 @@ async fn each_person_reaches_a_server_with_their_own_value_and_no_one_else_does(
         .unwrap()
         .unwrap()
         .id;
-    let bob = server
-        .store
-        .create_user(&workspace, "bob", UserRole::Member)
-        .await
-        .unwrap();
-    let bob = server
-        .store
-        .create_token(
-            &workspace,
-            NewToken {
-                user_id: bob.id,
-                name: "bob token".into(),
-                scopes: ScopeSet::parse_list("servers:read servers:write chat:use").unwrap(),
-                expires_at: None,
-            },
-        )
-        .await
-        .unwrap()
-        .plaintext
-        .expose()
-        .to_owned();
+    let (_, bob) = crate::support::person_with_token(
+        &server.store,
+        &workspace,
+        "bob",
+        UserRole::Member,
+        "servers:read servers:write chat:use",
+    )
+    .await;
     // The owner's own value: a real token of theirs for the kg endpoint (the canary).
     let canary = issue_token(
         &server,

@@ -9,36 +9,12 @@
 //! conversation or the logs.
 
 use super::log_capture::LogCapture;
-use crate::support::chat::{ChatOptions, ChatServer, SseReader, of_type};
+use crate::support::chat::{ChatOptions, ChatServer, SseReader, member_token, of_type};
 use reqwest::Method;
 use serde_json::{Value, json};
-use switchboard_core::{ScopeSet, ServerId, UserId};
-use switchboard_store::{NewToken, UserRole};
+use switchboard_core::{ServerId, UserId};
 use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedReply, ScriptedToolCall};
 use switchboard_test_support::interop::OAuthProtectedServer;
-
-/// A member of the workspace and their token.
-pub(super) async fn member_token(server: &ChatServer, name: &str, scopes: &str) -> String {
-    let user = server
-        .store
-        .create_user(&server.workspace_id, name, UserRole::Member)
-        .await
-        .unwrap();
-    let issued = server
-        .store
-        .create_token(
-            &server.workspace_id,
-            NewToken {
-                user_id: user.id,
-                name: format!("{name} token"),
-                scopes: ScopeSet::parse_list(scopes).unwrap(),
-                expires_at: None,
-            },
-        )
-        .await
-        .unwrap();
-    issued.plaintext.expose().to_owned()
-}
 
 async fn send_as(
     server: &ChatServer,

@@ -195,7 +195,7 @@ async fn a_shared_connection_serves_everyone_and_is_refreshed_before_it_expires(
     let upstream = RefreshingServer::with_token_lifetime(30).await;
     let server = ChatServer::start(ChatOptions::default()).await;
     let member =
-        crate::oauth::connected::member_token(&server, "bob", "servers:read servers:write").await;
+        crate::support::chat::member_token(&server, "bob", "servers:read servers:write").await;
     let (status, created) = send(
         &server,
         Method::POST,

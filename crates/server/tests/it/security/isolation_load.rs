@@ -8,13 +8,13 @@
 //! CI runs 3 s; `SWITCHBOARD_ISOLATION_SECS=300` runs the 5 minutes.
 
 use crate::support::chat::{ChatOptions, ChatServer};
-use crate::support::other_workspace;
+use crate::support::{other_workspace, person_with_token};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use switchboard_core::{ScopeSet, WorkspaceId};
-use switchboard_store::{NewToken, Store, UserRole};
+use switchboard_store::{Store, UserRole};
 
 const PEOPLE_PER_WORKSPACE: usize = 100;
 
@@ -41,23 +41,9 @@ async fn people_of(
 ) -> Vec<Person> {
     let mut people = Vec::new();
     for index in 0..PEOPLE_PER_WORKSPACE {
-        let user = store
-            .create_user(workspace_id, &format!("{prefix} {index}"), UserRole::Member)
-            .await
-            .unwrap();
-        let issued = store
-            .create_token(
-                workspace_id,
-                NewToken {
-                    user_id: user.id,
-                    name: "load".into(),
-                    scopes: ScopeSet::parse_list("chat:use").unwrap(),
-                    expires_at: None,
-                },
-            )
-            .await
-            .unwrap();
-        let token = issued.plaintext.expose().to_owned();
+        let name = format!("{prefix} {index}");
+        let (_, token) =
+            person_with_token(store, workspace_id, &name, UserRole::Member, "chat:use").await;
         let response = server
             .client
             .post(server.url("/chat/conversations"))

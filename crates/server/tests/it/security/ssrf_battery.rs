@@ -5,44 +5,18 @@
 //! to guarded addresses are not followed; a resolver that rebinds between answers never gets a
 //! connection to the guarded one. Canary listeners count connections: none may arrive.
 
-use crate::support::chat::{ChatOptions, ChatServer};
+use crate::support::chat::{ChatOptions, ChatServer, member_token};
 use crate::support::sse::SseReader;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use switchboard_core::{Scope, ScopeSet};
 use switchboard_mcp_client::url_policy::{HostLookup, StaticHostLookup};
-use switchboard_store::{NewToken, UserRole};
 use switchboard_test_support::ssrf_forms::{
     GUARDED_V4, GUARDED_V6, LOCALHOST_NAMES, METADATA_NAMES, OTHER_SCHEMES, urls_for_host, v4_hosts,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// A member's token holding only `chat:use`.
-async fn member_token(server: &ChatServer) -> String {
-    let member = server
-        .store
-        .create_user(&server.workspace_id, "ssrf member", UserRole::Member)
-        .await
-        .unwrap();
-    let scopes: ScopeSet = [Scope::ChatUse].into_iter().collect();
-    let issued = server
-        .store
-        .create_token(
-            &server.workspace_id,
-            NewToken {
-                user_id: member.id,
-                name: "ssrf".into(),
-                scopes,
-                expires_at: None,
-            },
-        )
-        .await
-        .unwrap();
-    issued.plaintext.expose().to_owned()
-}
 
 /// A listener on `address` that counts connections and answers each with `answer` (or with
 /// nothing), then closes.
@@ -117,7 +91,7 @@ async fn turn(server: &ChatServer, token: &str, servers: Value) -> (Vec<Value>, 
 async fn literal_guarded_addresses_in_a_chat_are_refused_before_any_connection() {
     let (port, canary) = canaries().await;
     let server = ChatServer::start(ChatOptions::default()).await;
-    let token = member_token(&server).await;
+    let token = member_token(&server, "ssrf member", "chat:use").await;
     let mut cases: Vec<(String, &str)> = Vec::new();
     for (address, _) in GUARDED_V4 {
         let port = (address[0] == 127).then_some(port);
@@ -192,7 +166,7 @@ async fn names_resolving_to_guarded_addresses_are_refused_at_connect_on_every_tr
         ..ChatOptions::default()
     })
     .await;
-    let token = member_token(&server).await;
+    let token = member_token(&server, "ssrf member", "chat:use").await;
     let mut refused = 0;
     for (name, range) in &names {
         let (events, unavailable) = turn(
@@ -264,7 +238,7 @@ async fn a_rebinding_name_never_gets_a_connection_to_the_guarded_address() {
         lookups: AtomicUsize::new(0),
     });
     let server = opened_server(lookup.clone()).await;
-    let token = member_token(&server).await;
+    let token = member_token(&server, "ssrf member", "chat:use").await;
     let (mut policy_refusals, mut other) = (0, 0);
     for turn_number in 0..40 {
         let (_, unavailable) = turn(
@@ -316,7 +290,7 @@ async fn redirects_to_guarded_addresses_are_not_followed() {
         "file:///etc/passwd".to_owned(),
     ];
     let server = opened_server(Arc::new(StaticHostLookup::default())).await;
-    let token = member_token(&server).await;
+    let token = member_token(&server, "ssrf member", "chat:use").await;
     let mut refused = 0;
     for target in &targets {
         for status in [

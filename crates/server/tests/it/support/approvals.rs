@@ -12,14 +12,12 @@ use std::net::SocketAddr;
 use std::time::Duration;
 use switchboard_approvals::{ApprovalConfig, Approvals, RecoveredRequests};
 use switchboard_chat::{ChatConfig, ChatService};
-use switchboard_core::{ScopeSet, ServerId, UserId, WorkspaceId};
+use switchboard_core::{ServerId, UserId, WorkspaceId};
 use switchboard_llm::{LlmConfig, ProviderKind};
 use switchboard_mcp_client::{McpClient, McpClientConfig};
 use switchboard_registry::ServerRegistry;
 use switchboard_server::{AppState, app, serve_router};
-use switchboard_store::{
-    DatabaseConfig, InstanceHeartbeat, NewToken, SecretCipher, Store, UserRole,
-};
+use switchboard_store::{DatabaseConfig, InstanceHeartbeat, SecretCipher, Store, UserRole};
 use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedToolCall};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -88,26 +86,10 @@ impl ApprovalServer {
         let workspace_id = bootstrapped.workspace.id.clone();
         let mut people = Vec::new();
         for name in ["alice", "bob"] {
-            let user = store
-                .create_user(&workspace_id, name, UserRole::Member)
-                .await
-                .unwrap();
-            let issued = store
-                .create_token(
-                    &workspace_id,
-                    NewToken {
-                        user_id: user.id.clone(),
-                        name: format!("{name}'s token"),
-                        scopes: ScopeSet::parse_list("chat:use").unwrap(),
-                        expires_at: None,
-                    },
-                )
-                .await
-                .unwrap();
-            people.push(Person {
-                id: user.id,
-                token: issued.plaintext.expose().to_owned(),
-            });
+            let (id, token) =
+                super::person_with_token(&store, &workspace_id, name, UserRole::Member, "chat:use")
+                    .await;
+            people.push(Person { id, token });
         }
         let bob = people.pop().unwrap();
         let alice = people.pop().unwrap();

@@ -116,6 +116,19 @@ impl ChatOptions {
 }
 
 pub use crate::support::sse::{SseReader, answer_text, of_type};
+
+/// A new member of `server`'s workspace and their token holding `scopes` (space-separated).
+pub async fn member_token(server: &ChatServer, name: &str, scopes: &str) -> String {
+    let (_, token) = crate::support::person_with_token(
+        &server.store,
+        &server.workspace_id,
+        name,
+        switchboard_store::UserRole::Member,
+        scopes,
+    )
+    .await;
+    token
+}
 pub use switchboard_test_support::interop::{Peer, everything_js};
 
 pub struct ChatServer {

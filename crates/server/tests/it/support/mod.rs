@@ -14,7 +14,7 @@ use axum::Router;
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use switchboard_core::{ScopeSet, WorkspaceId};
+use switchboard_core::{ScopeSet, UserId, WorkspaceId};
 use switchboard_mcp_client::{McpClient, McpClientConfig};
 use switchboard_registry::ServerRegistry;
 use switchboard_server::routes::mcp_servers::McpServersReadiness;
@@ -266,6 +266,31 @@ pub async fn issue_token(
             .to_owned(),
         plaintext: created["plaintext"].as_str().expect("plaintext").to_owned(),
     }
+}
+
+/// A new person of `workspace` named `name` with `role`, and a token of theirs holding
+/// `scopes` (space-separated, as the API writes them): their id and the token.
+pub async fn person_with_token(
+    store: &Store,
+    workspace: &WorkspaceId,
+    name: &str,
+    role: UserRole,
+    scopes: &str,
+) -> (UserId, String) {
+    let user = store.create_user(workspace, name, role).await.unwrap();
+    let issued = store
+        .create_token(
+            workspace,
+            NewToken {
+                user_id: user.id.clone(),
+                name: format!("{name}'s token"),
+                scopes: ScopeSet::parse_list(scopes).unwrap(),
+                expires_at: None,
+            },
+        )
+        .await
+        .unwrap();
+    (user.id, issued.plaintext.expose().to_owned())
 }
 
 /// A second workspace with an owner and a token holding `scopes`; returns its id and token.

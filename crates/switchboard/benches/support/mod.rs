@@ -1,0 +1,180 @@
+//! What every whole-stack bench starts from: the real HTTP server on a loopback port, SQLite
+//! (WAL, `synchronous=FULL`) in a temp dir, our own knowledge-graph endpoint at `/mcp`
+//! registered as the upstream `kg` (with the sample data, and a rate limit out of the way: a
+//! bench makes thousands of calls a minute), and the chat engine with the given model. Each
+//! bench binary includes this module (`#[path]`), so the stack is assembled in one place and
+//! every bench measures the same thing.
+
+// Each bench binary uses the parts it measures.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use switchboard_approvals::{ApprovalConfig, Approvals};
+use switchboard_chat::{
+    ApprovalGate, ChatConfig, ChatService, EventSink, GateDecision, GateRequest, OwnEndpoints,
+};
+use switchboard_core::{Principal, ServerId};
+use switchboard_llm::{LlmConfig, LlmProvider};
+use switchboard_mcp_client::{McpClient, McpClientConfig};
+use switchboard_mcp_server::{KgConfig, KnowledgeGraphService, register_kg_upstream};
+use switchboard_server::{AppState, ServerConfig, app, serve_router};
+use switchboard_store::{DatabaseConfig, SecretCipher, Store};
+use tokio_util::sync::CancellationToken;
+
+/// Who decides the calls of the stack's chat.
+pub enum Gate {
+    /// The real approvals (policies, pins, asking, audit), as in production.
+    Approvals,
+    /// Every call allowed: for benches that measure the engine, not people deciding (a chat
+    /// engine without a gate would refuse every call).
+    AllowEveryCall,
+}
+
+#[derive(Debug)]
+struct AllowEveryCall;
+
+#[async_trait::async_trait]
+impl ApprovalGate for AllowEveryCall {
+    async fn review(&self, _request: &GateRequest, _events: &EventSink) -> GateDecision {
+        GateDecision::Allow {
+            decided_by: "bench:allow_every_call".to_owned(),
+        }
+    }
+}
+
+/// A running stack; cancel `shutdown` to stop it.
+pub struct Stack {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// The workspace owner's all-scopes token.
+    pub token: String,
+    pub client: reqwest::Client,
+    pub store: Store,
+    /// The owner, as the token authenticates them.
+    pub principal: Principal,
+    /// The registered `kg` server (our own `/mcp`).
+    pub kg_server: ServerId,
+    approvals: Option<Approvals>,
+    pub shutdown: CancellationToken,
+    _dir: tempfile::TempDir,
+}
+
+impl Stack {
+    /// The real approvals of a stack started with [`Gate::Approvals`].
+    pub fn approvals(&self) -> &Approvals {
+        self.approvals
+            .as_ref()
+            .expect("the stack was started with Gate::Approvals")
+    }
+}
+
+/// Starts the stack; `provider` is the chat's model (the offline planner when `None`).
+pub async fn start(provider: Option<Arc<dyn LlmProvider>>, gate: Gate) -> Stack {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(
+        &DatabaseConfig::default(),
+        dir.path(),
+        SecretCipher::generate(),
+    )
+    .await
+    .unwrap();
+    let boot = store.bootstrap_default(None).await.unwrap().unwrap();
+    let workspace = boot.workspace.id.clone();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let shutdown = CancellationToken::new();
+    let approvals = match gate {
+        Gate::Approvals => Some(Approvals::new(store.clone(), ApprovalConfig::default()).unwrap()),
+        Gate::AllowEveryCall => None,
+    };
+    let chat = chat_engine(&store, provider, approvals.as_ref(), address, &shutdown);
+    let kg_config = KgConfig {
+        rate_limit_per_minute: 1_000_000,
+        rate_limit_burst: 1_000_000,
+        ..KgConfig::default()
+    };
+    let kg = KnowledgeGraphService::for_store(store.clone(), kg_config, Some(workspace.clone()))
+        .unwrap();
+    kg.load_sample_if_configured().await.unwrap();
+    register_kg_upstream(&store, &workspace, &format!("http://{address}/mcp"))
+        .await
+        .unwrap();
+    let kg_server = store
+        .find_server_by_name(&workspace, "kg")
+        .await
+        .unwrap()
+        .unwrap()
+        .id;
+    let config = ServerConfig {
+        bind: address,
+        ..ServerConfig::default()
+    };
+    let mut state = AppState::new(store.clone(), config.clone())
+        .with_shutdown_token(shutdown.clone())
+        .with_knowledge_graph(kg)
+        .with_chat(chat);
+    if let Some(approvals) = &approvals {
+        state = state.with_approvals(approvals.clone());
+    }
+    let token = shutdown.clone();
+    let router = app(state);
+    tokio::spawn(async move {
+        serve_router(
+            listener,
+            router,
+            &config,
+            token.clone(),
+            token.cancelled_owned(),
+        )
+        .await
+    });
+    Stack {
+        base: format!("http://{address}"),
+        token: boot.plaintext.expose().to_owned(),
+        client: reqwest::Client::builder()
+            .pool_max_idle_per_host(64)
+            .build()
+            .unwrap(),
+        store,
+        principal: Principal {
+            workspace_id: workspace,
+            user_id: boot.owner.id,
+            token_id: Some(boot.token.id),
+            scopes: boot.token.scopes,
+        },
+        kg_server,
+        approvals,
+        shutdown,
+        _dir: dir,
+    }
+}
+
+/// The chat engine: the real approvals (and their elicitation responder) or every call allowed.
+fn chat_engine(
+    store: &Store,
+    provider: Option<Arc<dyn LlmProvider>>,
+    approvals: Option<&Approvals>,
+    address: std::net::SocketAddr,
+    shutdown: &CancellationToken,
+) -> ChatService {
+    let mut client = McpClient::builder(McpClientConfig::default());
+    if let Some(approvals) = approvals {
+        client = client.elicitation(approvals.elicitation_responder());
+    }
+    let mut chat = ChatService::builder(
+        store.clone(),
+        client.build().unwrap(),
+        ChatConfig::default(),
+        LlmConfig::default(),
+    )
+    .approval_gate(match approvals {
+        Some(approvals) => approvals.gate(),
+        None => Arc::new(AllowEveryCall),
+    })
+    .own_endpoints(OwnEndpoints::for_listener(address))
+    .shutdown_token(shutdown.clone());
+    if let Some(provider) = provider {
+        chat = chat.provider(provider);
+    }
+    chat.build().unwrap()
+}
