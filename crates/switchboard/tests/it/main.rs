@@ -5,6 +5,7 @@ mod chat;
 mod cli;
 mod durability;
 mod kg_upstream;
+mod kill_host;
 mod log_escaping;
 mod log_noise;
 mod process;
