@@ -94,6 +94,14 @@ export async function apiCall(instance, method, apiPath, body) {
   return parsed;
 }
 
+/** A page in a new browser context, signed in with `token` (and the UI from disk when asked). */
+export async function newSignedInPage(browser, token, { viewport = { width: 1280, height: 900 } } = {}) {
+  const context = await browser.newContext({ viewport });
+  await serveWebFromDiskWhenAsked(context);
+  await context.addInitScript((value) => sessionStorage.setItem('switchboard.token', value), token);
+  return context.newPage();
+}
+
 const ASSET_PATH = /^\/assets\/[^/]+\/(.+)$/;
 const ASSET_TYPES = { '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.json': 'application/json' };
 
