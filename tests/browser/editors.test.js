@@ -6,8 +6,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { launchChromium, repositoryRoot, saveScreenshot, watchPageErrors } from './support/chromium.js';
-import { apiCall, newSignedInPage, startSwitchboard } from './support/switchboard.js';
+import { repositoryRoot, saveScreenshot } from './support/chromium.js';
+import { apiCall, newSignedInPage, startBrowserSession } from './support/switchboard.js';
 import { fillBudForm, openNewBudDialog } from './support/bud-editor.js';
 
 const everythingServerScript = path.join(repositoryRoot, 'interop', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
@@ -16,17 +16,15 @@ let switchboard;
 let browser;
 let page;
 let pageErrors;
+let session;
 
 before(async () => {
-  switchboard = await startSwitchboard();
-  browser = await launchChromium();
-  page = await newSignedInPage(browser, switchboard.token);
-  pageErrors = watchPageErrors(page);
+  session = await startBrowserSession();
+  ({ switchboard, browser, page, pageErrors } = session);
 });
 
 after(async () => {
-  await browser?.close();
-  await switchboard?.stop();
+  await session?.close();
 });
 
 /** Opens `hash` in a fresh document (no dialog left open by an earlier test). */

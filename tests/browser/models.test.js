@@ -8,50 +8,37 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchChromium, saveScreenshot, watchPageErrors } from './support/chromium.js';
-import { apiCall, newSignedInPage, startSwitchboard } from './support/switchboard.js';
+import { saveScreenshot } from './support/chromium.js';
+import { apiCall, startBrowserSession } from './support/switchboard.js';
 import { createBudInEditor } from './support/bud-editor.js';
+import { askAndWait } from './support/chat.js';
 import { FAKE_USAGE, startFakeOpenAi } from './support/fake-openai-server.js';
 
 let fake;
 let switchboard;
-let browser;
 let page;
 let pageErrors;
+let session;
 
 before(async () => {
   fake = await startFakeOpenAi({ models: { second: ['second-small', 'second-large'] } });
-  switchboard = await startSwitchboard({
+  session = await startBrowserSession({
     env: {
       SWITCHBOARD_LLM_PROVIDER: 'openai',
       SWITCHBOARD_LLM_BASE_URL: fake.baseUrl('house'),
       SWITCHBOARD_LLM_MODEL: 'house-model',
     },
   });
+  ({ switchboard, page, pageErrors } = session);
   await apiCall(switchboard, 'POST', '/api/llm/providers', {
     name: 'second', kind: 'openai', base_url: fake.baseUrl('second'), default_model: 'second-small',
   });
-  browser = await launchChromium();
-  page = await newSignedInPage(browser, switchboard.token);
-  pageErrors = watchPageErrors(page);
 });
 
 after(async () => {
-  await browser?.close();
-  await switchboard?.stop();
+  await session?.close();
   await fake?.close();
 });
-
-/** Sends `question` and waits for the answer to finish; resolves to its turn. */
-async function ask(question) {
-  const count = await page.locator('.message-assistant').count();
-  await page.fill('#chat-input', question);
-  await page.keyboard.press('Enter');
-  const turn = page.locator('.message-assistant').nth(count);
-  await turn.waitFor();
-  await page.waitForFunction((element) => !element.hasAttribute('aria-busy'), await turn.elementHandle(), { timeout: 30000 });
-  return turn;
-}
 
 const usageText = `${FAKE_USAGE.prompt_tokens.toLocaleString('en')} tokens in · ${FAKE_USAGE.completion_tokens} out · ${FAKE_USAGE.cached_tokens.toLocaleString('en')} cache read`;
 
@@ -72,7 +59,7 @@ test('model picker: a conversation answers with the model picked, the usage line
   assert.equal((await picker.locator('option:checked').textContent()).trim(), 'Assistant’s model (default · house-model)');
   await picker.selectOption('second:second-large');
 
-  const first = await ask('Who answers?');
+  const first = await askAndWait(page, 'Who answers?');
   assert.equal((await first.locator('.answer').textContent()).trim(), 'Answered by second with second-large.');
   const firstUsage = first.locator('.message-usage');
   assert.equal((await firstUsage.textContent()).trim(), `second · second-large · ${usageText}`);
@@ -99,7 +86,7 @@ test('model picker: a conversation answers with the model picked, the usage line
     const body = await response.json();
     return body.conversation.provider === null && body.conversation.model === null;
   }, conversationId);
-  const second = await ask('And now?');
+  const second = await askAndWait(page, 'And now?');
   assert.equal((await second.locator('.answer').textContent()).trim(), 'Answered by house with house-model.');
   assert.equal((await second.locator('.message-usage').textContent()).trim(), `default · house-model · ${usageText}`);
   assert.equal(fake.requests.at(-1).prefix, 'house');
