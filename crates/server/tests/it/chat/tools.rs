@@ -117,6 +117,15 @@ async fn parallel_calls_story(postgres: bool) {
     );
 
     let conversation_id = events[0]["conversation_id"].as_str().unwrap().to_owned();
+    // A replay of the finished answer sums its stored steps the same way.
+    let replay = server.attach(&conversation_id).await.until_done().await;
+    assert_eq!(replay[0]["replay"], true);
+    assert_eq!(
+        replay.last().unwrap()["usage"],
+        done["usage"],
+        "{replay:#?}"
+    );
+    assert_eq!(replay.last().unwrap()["provider_name"], "default");
     let stored = server.stored_messages(&conversation_id).await;
     let roles: Vec<&str> = stored.iter().map(|message| message.role.as_str()).collect();
     assert_eq!(roles, ["user", "assistant", "tool", "tool", "assistant"]);
