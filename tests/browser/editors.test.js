@@ -6,8 +6,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { launchChromium, repositoryRoot, saveScreenshot, watchPageErrors } from './support/chromium.js';
-import { apiCall, serveWebFromDiskWhenAsked, startSwitchboard } from './support/switchboard.js';
+import { repositoryRoot, saveScreenshot } from './support/chromium.js';
+import { apiCall, newSignedInPage, startBrowserSession } from './support/switchboard.js';
+import { fillBudForm, openNewBudDialog } from './support/bud-editor.js';
 
 const everythingServerScript = path.join(repositoryRoot, 'interop', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 
@@ -15,24 +16,15 @@ let switchboard;
 let browser;
 let page;
 let pageErrors;
-
-async function newSignedInPage(token) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  await serveWebFromDiskWhenAsked(context);
-  await context.addInitScript((value) => sessionStorage.setItem('switchboard.token', value), token);
-  return context.newPage();
-}
+let session;
 
 before(async () => {
-  switchboard = await startSwitchboard();
-  browser = await launchChromium();
-  page = await newSignedInPage(switchboard.token);
-  pageErrors = watchPageErrors(page);
+  session = await startBrowserSession();
+  ({ switchboard, browser, page, pageErrors } = session);
 });
 
 after(async () => {
-  await browser?.close();
-  await switchboard?.stop();
+  await session?.close();
 });
 
 /** Opens `hash` in a fresh document (no dialog left open by an earlier test). */
@@ -60,17 +52,13 @@ async function kgSynced() {
 test('assistants: a bud created in the editor is picked in the chat and answers; the API’s refusal is shown in its words', async () => {
   const kg = await kgSynced();
   await openPage('#/chat');
-  await page.locator('nav').getByRole('link', { name: 'Assistants' }).click();
-  await page.getByRole('heading', { name: 'Assistants' }).waitFor();
+  const dialog = await openNewBudDialog(page);
   await page.getByText('No assistants yet').waitFor();
-  await page.getByRole('button', { name: '+ New assistant' }).click();
-  const dialog = page.locator('dialog[open]');
   // Providers come from GET /api/llm/providers: the default one is the offline planner.
   const provider = dialog.getByLabel('Provider');
   await provider.locator('option', { hasText: /^default \(offline/ }).waitFor({ state: 'attached' });
   await dialog.getByText('The offline planner needs no model.').waitFor();
-  await dialog.getByLabel('Name').fill('Schema keeper');
-  await dialog.getByLabel('System prompt').fill('You keep track of the knowledge graph’s schema.');
+  await fillBudForm(dialog, { name: 'Schema keeper', systemPrompt: 'You keep track of the knowledge graph’s schema.' });
   await dialog.getByLabel('MCP servers').selectOption('some');
   await dialog.getByRole('group', { name: 'Servers this assistant uses' }).getByLabel('kg', { exact: true }).check();
   // A forced tool the kg server does not have: the API refuses it, naming it, and the dialog says so.
@@ -132,7 +120,7 @@ test('assistants: a bud created in the editor is picked in the chat and answers;
   // Another member sees it and may chat with it, but not change it (the API would refuse: 403).
   const member = await apiCall(switchboard, 'POST', '/api/users', { name: 'bud reader' });
   const memberToken = await apiCall(switchboard, 'POST', '/api/tokens', { name: 'bud reader', scopes: ['chat:use'], user_id: member.id ?? member.user?.id });
-  const memberPage = await newSignedInPage(memberToken.plaintext);
+  const memberPage = await newSignedInPage(browser, memberToken.plaintext);
   try {
     await memberPage.goto(`${switchboard.origin}/#/buds`);
     const memberCard = memberPage.locator('.bud-card[data-bud-name="Schema keeper"]');
@@ -228,7 +216,7 @@ test('user credentials: a server with user fields asks each person for their own
   // Another person has not set theirs: their form says so.
   const user = await apiCall(switchboard, 'POST', '/api/users', { name: 'second person' });
   const token = await apiCall(switchboard, 'POST', '/api/tokens', { name: 'second person', scopes: ['chat:use', 'servers:read'], user_id: user.id ?? user.user?.id });
-  const otherPage = await newSignedInPage(token.plaintext);
+  const otherPage = await newSignedInPage(browser, token.plaintext);
   try {
     await otherPage.goto(`${switchboard.origin}/#/servers`);
     const otherCard = otherPage.locator('[data-server-name="personal"]');

@@ -7,6 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchChromium, saveScreenshot, watchPageErrors } from './support/chromium.js';
 import { apiCall, startSwitchboard } from './support/switchboard.js';
+import { askAndWait } from './support/chat.js';
 
 let switchboard;
 let browser;
@@ -62,16 +63,6 @@ function lineBreaks(locator) {
   });
 }
 
-async function askAndWait(question) {
-  const before = await page.locator('.message-assistant').count();
-  await page.fill('#chat-input', question);
-  await page.keyboard.press('Enter');
-  const turn = page.locator('.message-assistant').nth(before);
-  await turn.waitFor();
-  await page.waitForFunction((element) => !element.hasAttribute('aria-busy'), await turn.elementHandle(), { timeout: 30000 });
-  return turn;
-}
-
 const AUDIT_WIDTHS = [1280, 1024, 760, 390];
 
 async function openAudit(width) {
@@ -81,7 +72,7 @@ async function openAudit(width) {
 }
 
 test('audit: the From and To inputs do not overlap each other or their neighbours', async () => {
-  await askAndWait("What's the schema version?");
+  await askAndWait(page, "What's the schema version?");
   try {
     for (const width of AUDIT_WIDTHS) {
       await openAudit(width);
@@ -144,7 +135,7 @@ test('chat: the pill of an unavailable server wraps inside the answer', async ()
   try {
     await page.goto(`${switchboard.origin}/#/chat`);
     await page.locator('.example-question').first().waitFor();
-    const turn = await askAndWait("What's the schema version?");
+    const turn = await askAndWait(page, "What's the schema version?");
     const pill = turn.locator('.message-meta .badge', { hasText: 'absent-with-a-long-reason unavailable' });
     await pill.waitFor();
     const pillBox = await pill.boundingBox();

@@ -13,6 +13,7 @@ use switchboard_core::{
     ApprovalId, ConversationId, ElicitationId, MessageId, ServerId, ToolApp, ToolCallId,
     ToolCallState,
 };
+use switchboard_llm::TokenUsage;
 
 /// One event of a turn.
 #[derive(Clone, Debug, PartialEq)]
@@ -272,6 +273,9 @@ pub struct DoneEvent {
     /// The provider and model of the last LLM step (the one that answered, after any
     /// fallback); `None` in a replay of an answer that stored no assistant message.
     pub answered_by: Option<AnsweredBy>,
+    /// The tokens of all the answer's LLM steps (summed), as the providers reported them;
+    /// `None` when no step reported usage.
+    pub usage: Option<TokenUsage>,
 }
 
 /// Which provider and model produced an answer.

@@ -58,6 +58,8 @@ pub use mcp_config::{
     BudMcpConfig, McpConfigError, McpConfigOverrides, ResolvedMcpConfig, resolve_mcp_config,
 };
 pub use providers::{MAX_FALLBACKS, ProviderEntry, ProviderSource};
+/// The LLM types the provider API speaks (so `server` needs no `llm` dependency).
+pub use replay::message_usage;
 pub use schema_context::SchemaContextSource;
 pub use service::{
     AppCall, BudInput, BudUpdate, BudgetExceeded, BudgetScope, ChatService, ChatServiceBuilder,
@@ -66,6 +68,5 @@ pub use service::{
     RemoteListing, ToolCallApp, ToolResultPage, TurnRequest, TurnStream, UsageReport, UsageScope,
 };
 pub use sign_in::AuthorizationStarter;
-/// The LLM types the provider API speaks (so `server` needs no `llm` dependency).
-pub use switchboard_llm::{ApiKey, ModelInfo, ProviderKind};
+pub use switchboard_llm::{ApiKey, ModelInfo, ProviderKind, TokenUsage};
 pub use tools::{EphemeralServer, OwnEndpoints, UserCredential};

@@ -13,6 +13,7 @@ use crate::tools::event_result;
 use serde_json::Value;
 use std::collections::HashMap;
 use switchboard_core::{ChatRole, ToolCallState};
+use switchboard_llm::TokenUsage;
 use switchboard_mcp_client::ToolResult;
 use switchboard_store::{ConversationRecord, MessageRecord, MessageStatus, Store, ToolCallRecord};
 
@@ -63,6 +64,7 @@ pub(crate) async fn replay_last_answer(
         message_id: last_assistant.map(|message| message.id.clone()),
         outcome,
         answered_by: last_assistant.map(stored_answered_by),
+        usage: stored_usage(answer),
     }));
     Ok(events)
 }
@@ -79,6 +81,24 @@ fn stored_answered_by(message: &MessageRecord) -> AnsweredBy {
             .and_then(|value| serde_json::from_value(value.clone()).ok())
             .unwrap_or_default(),
     }
+}
+
+/// The tokens of an answer's assistant messages, summed from their stored `usage`; `None`
+/// when none recorded any.
+fn stored_usage<'a>(messages: impl IntoIterator<Item = &'a MessageRecord>) -> Option<TokenUsage> {
+    messages
+        .into_iter()
+        .filter(|message| message.role == ChatRole::Assistant)
+        .filter_map(message_usage)
+        .reduce(|mut total, usage| {
+            total += usage;
+            total
+        })
+}
+
+/// The usage one assistant message stored (`metadata.usage`), if any.
+pub fn message_usage(message: &MessageRecord) -> Option<TokenUsage> {
+    serde_json::from_value(message.metadata.get("usage")?.clone()).ok()
 }
 
 /// A text entry of a message's metadata.

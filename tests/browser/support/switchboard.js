@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { repositoryRoot } from './chromium.js';
+import { launchChromium, repositoryRoot, watchPageErrors } from './chromium.js';
 
 const READY_LINE = /ready at (http:\/\/[^\s]+)/;
 
@@ -92,6 +92,38 @@ export async function apiCall(instance, method, apiPath, body) {
   }
   if (!response.ok) throw new Error(`${method} ${apiPath} → ${response.status}: ${text}`);
   return parsed;
+}
+
+/** A page in a new browser context, signed in with `token` (and the UI from disk when asked). */
+export async function newSignedInPage(browser, token, { viewport = { width: 1280, height: 900 } } = {}) {
+  const context = await browser.newContext({ viewport });
+  await serveWebFromDiskWhenAsked(context);
+  await context.addInitScript((value) => sessionStorage.setItem('switchboard.token', value), token);
+  return context.newPage();
+}
+
+/**
+ * What most page tests start with: Switchboard (`options` as for `startSwitchboard`), Chromium
+ * and a signed-in page whose script errors are collected. Resolves to `{switchboard, browser,
+ * page, pageErrors, close}`.
+ */
+export async function startBrowserSession(options = {}) {
+  const switchboard = await startSwitchboard(options);
+  let browser;
+  try {
+    browser = await launchChromium();
+    const page = await newSignedInPage(browser, switchboard.token);
+    const pageErrors = watchPageErrors(page);
+    const close = async () => {
+      await browser.close();
+      await switchboard.stop();
+    };
+    return { switchboard, browser, page, pageErrors, close };
+  } catch (error) {
+    await browser?.close();
+    await switchboard.stop();
+    throw error;
+  }
 }
 
 const ASSET_PATH = /^\/assets\/[^/]+\/(.+)$/;

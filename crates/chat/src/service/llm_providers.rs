@@ -1,7 +1,9 @@
 //! Named LLM providers through the API: every member lists them and their models (never a
 //! key); admins add, change and delete the workspace's stored ones. The configuration file's
 //! providers are read-only here (409 naming the file), and a stored provider cannot take one of
-//! their names. A provider a bud names cannot be deleted (409 naming the bud).
+//! their names. A provider a bud names cannot be deleted (409 naming the bud). A stored
+//! provider's `base_url` passes the URL policy of registered MCP servers (422 naming it); the
+//! configuration file's providers are the admin's own and keep what the file says.
 
 use super::ChatService;
 use crate::error::{ChatError, ChatResult};
@@ -11,6 +13,7 @@ use switchboard_core::Principal;
 use switchboard_llm::{
     ApiKey, ListedModel, ModelInfo, NamedProviderConfig, ProviderKind, list_models,
 };
+use switchboard_mcp_client::{ServerOrigin, Url};
 use switchboard_store::NewLlmProvider;
 
 /// A provider to add.
@@ -243,9 +246,35 @@ impl ChatService {
     fn checked(&self, named: &NamedProviderConfig) -> ChatResult<()> {
         switchboard_llm::validate_named(self.engine.providers.config(), named)
             .map_err(|invalid| ChatError::invalid(invalid.key, invalid.reason))?;
+        self.check_url_policy(&named.base_url)?;
         switchboard_llm::build_provider(&self.engine.providers.config().for_named(named))
             .map(|_| ())
             .map_err(|error| ChatError::invalid("base_url", error.to_string()))
+    }
+}
+
+impl ChatService {
+    /// A stored provider's `base_url` obeys the URL policy of the MCP servers people register
+    /// (`mcp.url_policy`): the same SSRF guard, so an admin's API call cannot point the
+    /// service at an address it would refuse for a server. Empty: the kind's own endpoint.
+    fn check_url_policy(&self, base_url: &str) -> ChatResult<()> {
+        if base_url.is_empty() {
+            return Ok(());
+        }
+        let url = Url::parse(base_url).map_err(|error| {
+            ChatError::invalid("base_url", format!("'{base_url}' is not a URL: {error}"))
+        })?;
+        self.engine
+            .tools
+            .client()
+            .url_policy_for(ServerOrigin::Registered)
+            .check_url(&url, &["http", "https"])
+            .map_err(|refused| {
+                ChatError::invalid(
+                    "base_url",
+                    format!("the URL policy (mcp.url_policy) refuses it: {refused}"),
+                )
+            })
     }
 }
 

@@ -114,6 +114,11 @@ pub(crate) async fn run_llm_step(
         calls.clear();
     }
     call_ids.make_unique(&mut calls);
+    if let Some(counted) = usage {
+        *run.usage
+            .lock_unpoisoned()
+            .get_or_insert_with(TokenUsage::default) += counted;
+    }
     let message_id = writer.finish(&text, &calls, &end, usage).await?;
     Ok(StepResult {
         text,

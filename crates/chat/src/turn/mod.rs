@@ -20,6 +20,7 @@ use handle::TurnHandle;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use switchboard_core::Principal;
+use switchboard_llm::TokenUsage;
 use switchboard_mcp_client::{Caller, UpstreamServer};
 use switchboard_store::{BudRecord, ConversationRecord, MessageRecord};
 
@@ -51,6 +52,8 @@ pub(crate) struct TurnRun<'a> {
     pub answering: AtomicUsize,
     /// The models that failed before the current one answered (the latest fallback's).
     pub fallback_from: Mutex<Vec<FailedAttempt>>,
+    /// The tokens of the answer's steps so far (`None` until a step reports usage).
+    pub usage: Mutex<Option<TokenUsage>>,
 }
 
 impl TurnRun<'_> {

@@ -52,6 +52,7 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
         caller,
         answering: AtomicUsize::new(0),
         fallback_from: Mutex::new(Vec::new()),
+        usage: Mutex::new(None),
     };
     announce(&run, schema_context).await;
     let (outcome, message_id) = match drive(&run).await {
@@ -80,6 +81,7 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
         message_id,
         outcome,
         answered_by: Some(answered_by),
+        usage: *run.usage.lock_unpoisoned(),
     }));
     handle.finish();
     engine.turns.end(&handle);

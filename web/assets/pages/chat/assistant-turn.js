@@ -27,8 +27,9 @@ export class AssistantTurn {
     this.activity = h('div', { class: 'tool-activity', 'aria-label': 'Tool activity' });
     this.answer = h('div', { class: 'answer markdown', 'aria-live': 'off' });
     this.notices = h('div', {});
+    this.usageLine = h('p', { class: 'message-usage', hidden: true });
     this.element = h('article', { class: 'message message-assistant', 'aria-label': 'Assistant answer' },
-      this.meta, this.activity, this.answer, this.notices);
+      this.meta, this.activity, this.answer, this.usageLine, this.notices);
   }
 
   /** Marks the turn as streaming (caret, busy state for assistive tech). */
@@ -73,6 +74,7 @@ export class AssistantTurn {
       case 'done':
         if (event.outcome === 'failed') this.showNotice('The answer ended early because of an error; what was written so far is saved.');
         if (event.outcome === 'cancelled') this.showNotice('The answer was stopped; what was written so far is saved.');
+        this.showUsage(event);
         this.finish();
         break;
       default:
@@ -87,6 +89,25 @@ export class AssistantTurn {
     for (const server of unavailableServers ?? []) {
       this.meta.append(h('span', { class: 'badge badge-warning', title: server.message ?? '', text: `${server.server} unavailable${server.message ? `: ${server.message}` : ''}` }));
     }
+  }
+
+  /**
+   * The line under the answer: who answered (`provider_name · model`) and its tokens (in, out,
+   * cache reads and writes when there were any), from `done` or from the stored messages.
+   */
+  showUsage({ provider_name: providerName, model, usage }) {
+    const parts = [];
+    if (providerName || model) parts.push([providerName, model].filter(Boolean).join(' · '));
+    if (usage) {
+      const count = (value) => Number(value ?? 0).toLocaleString('en');
+      parts.push(`${count(usage.input_tokens)} tokens in`, `${count(usage.output_tokens)} out`);
+      if (usage.cache_read_tokens) parts.push(`${count(usage.cache_read_tokens)} cache read`);
+      if (usage.cache_write_tokens) parts.push(`${count(usage.cache_write_tokens)} cache write`);
+    }
+    this.usageLine.textContent = parts.join(' · ');
+    this.usageLine.hidden = parts.length === 0;
+    if (providerName) this.usageLine.dataset.provider = providerName;
+    if (model) this.usageLine.dataset.model = model;
   }
 
   appendText(token) {

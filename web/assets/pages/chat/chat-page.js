@@ -1,5 +1,5 @@
-// chat-page: the Chat page — conversation list, bud selector, transcript, composer with "Try
-// asking" and stop. Sends a question with POST /chat/stream and renders the typed SSE events as
+// chat-page: the Chat page — conversation list, bud selector, model picker, transcript, composer
+// with "Try asking" and stop. Sends a question with POST /chat/stream and renders the typed SSE events as
 // they arrive; opening a conversation loads its stored history.
 
 import { h, replaceChildren } from '../../lib/dom.js';
@@ -10,6 +10,7 @@ import { AssistantTurn } from './assistant-turn.js';
 import { ConversationList, conversationTitle } from './conversation-list.js';
 import { renderHistory, renderUserMessage } from './history.js';
 import { renderTryAsking } from './examples.js';
+import { ModelPicker } from './model-picker.js';
 
 /** Draws the chat page; returns its cleanup. */
 export async function renderPage(container, { parts, query }) {
@@ -32,6 +33,12 @@ class ChatPage {
     });
     this.title = h('h1', { class: 'chat-title', text: 'New conversation' });
     this.budSelect = h('select', { id: 'bud-select', name: 'bud' }, h('option', { value: '', text: 'Default assistant' }));
+    this.buds = [];
+    this.budSelect.addEventListener('change', () => this.#syncModelPicker());
+    this.modelPicker = new ModelPicker({
+      onError: (message) => this.#showAlert(message),
+      onChanged: (conversation) => { if (conversation?.id === this.conversationId) this.conversationDetail = conversation; },
+    });
     this.transcript = h('div', { class: 'transcript', role: 'log', 'aria-live': 'off', 'aria-label': 'Conversation' });
     this.announcer = h('div', { class: 'visually-hidden', role: 'status', 'aria-live': 'polite' });
     this.input = h('textarea', { id: 'chat-input', name: 'message', rows: '2', placeholder: 'Ask about your knowledge graph, or anything your tools can do…', 'aria-describedby': 'chat-input-hint' });
@@ -66,7 +73,8 @@ class ChatPage {
         h('div', { class: 'chat-toolbar' },
           Object.assign(this.title, { id: 'chat-title-heading' }),
           h('label', { for: 'bud-select', class: 'small', text: 'Assistant' }),
-          this.budSelect),
+          this.budSelect,
+          this.modelPicker.element),
         this.transcript,
         this.announcer,
         this.composer));
@@ -78,6 +86,7 @@ class ChatPage {
   async #loadBuds() {
     try {
       const buds = listItems(await api.get('/api/buds'), 'buds');
+      this.buds = buds;
       replaceChildren(this.budSelect, h('option', { value: '', text: 'Default assistant' }),
         buds.map((bud) => h('option', { value: bud.id, text: bud.name })));
       if (this.requestedBudId && !this.conversationId && buds.some((bud) => bud.id === this.requestedBudId)) this.budSelect.value = this.requestedBudId;
@@ -93,6 +102,19 @@ class ChatPage {
     if (this.conversationId) this.budSelect.value = budId ?? '';
     this.budSelect.disabled = Boolean(this.conversationId) || this.streaming;
     this.budSelect.title = this.conversationId ? 'A conversation keeps the assistant it started with.' : 'Choose which assistant answers this new conversation.';
+    this.#syncModelPicker();
+  }
+
+  /** The model picker shows the current conversation (or the new one's assistant). */
+  #syncModelPicker() {
+    const conversation = this.conversationId ? (this.conversationDetail ?? this.conversations.find(this.conversationId)) : null;
+    const budId = conversation ? conversation.bud_id : this.budSelect.value;
+    const bud = this.buds.find((candidate) => candidate.id === budId) ?? null;
+    this.modelPicker.show({ conversation: conversation?.id === this.conversationId ? conversation : null, bud, disabled: this.streaming });
+  }
+
+  #showAlert(message) {
+    this.transcript.append(h('p', { class: 'alert alert-error', role: 'alert', text: message }));
   }
 
   /** Opens a conversation (or a new, empty one for null). */
@@ -187,9 +209,14 @@ class ChatPage {
     const controller = new AbortController();
     this.streamController = controller;
     this.#setStreamingUi(true);
-    if (!this.conversationId && this.budSelect.value) {
+    const modelChoice = this.modelPicker.pendingChoice;
+    if (!this.conversationId && (this.budSelect.value || modelChoice)) {
       try {
-        const created = await api.post('/chat/conversations', { bud_id: this.budSelect.value });
+        const created = await api.post('/chat/conversations', {
+          ...(this.budSelect.value ? { bud_id: this.budSelect.value } : {}),
+          ...(modelChoice ? { provider: modelChoice.provider, model: modelChoice.model || undefined } : {}),
+        });
+        this.conversationDetail = created;
         this.#adoptConversation(created?.id);
       } catch (error) {
         this.transcript.append(h('p', { class: 'alert alert-error', role: 'alert', text: `The conversation could not be started: ${error.message}` }));
@@ -262,7 +289,10 @@ class ChatPage {
     if (!conversationId || conversationId === this.conversationId) return;
     this.conversationId = conversationId;
     history.replaceState(null, '', `#/chat/${encodeURIComponent(conversationId)}`);
-    this.conversations.reload().then(() => this.conversations.setCurrent(conversationId));
+    this.conversations.reload().then(() => {
+      this.conversations.setCurrent(conversationId);
+      this.#syncModelPicker();
+    });
     this.#syncBudSelect();
   }
 

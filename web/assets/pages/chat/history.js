@@ -31,6 +31,8 @@ export function renderHistory(messages, { onLayoutChange, toolCalls = [], conver
   const turns = [];
   let turn = null;
   const viewsByCallId = new Map();
+  // Per turn: who answered (its last step) and the tokens of all its steps.
+  const answeredBy = new Map();
   const ensureTurn = () => {
     if (!turn) {
       turn = new AssistantTurn({ onLayoutChange });
@@ -48,6 +50,7 @@ export function renderHistory(messages, { onLayoutChange, toolCalls = [], conver
     }
     if (message.role === 'assistant') {
       const current = ensureTurn();
+      answeredBy.set(current, addStep(answeredBy.get(current), message));
       for (const call of message.tool_calls ?? []) {
         const qualified = call.name ?? '';
         const split = splitQualifiedToolName(qualified);
@@ -101,7 +104,23 @@ export function renderHistory(messages, { onLayoutChange, toolCalls = [], conver
   for (const view of viewsByCallId.values()) {
     if (view.status === 'started') view.update({ status: 'unknown' });
   }
+  for (const [current, answer] of answeredBy) current.showUsage(answer);
   return { elements, turns };
+}
+
+const USAGE_COUNTS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens'];
+
+/** An answer's `{provider_name, model, usage}` with one more stored assistant step. */
+function addStep(answer, message) {
+  let usage = answer?.usage ?? null;
+  if (message.usage) {
+    usage = Object.fromEntries(USAGE_COUNTS.map((key) => [key, (usage?.[key] ?? 0) + (message.usage[key] ?? 0)]));
+  }
+  return {
+    provider_name: message.provider_name ?? answer?.provider_name,
+    model: message.model ?? answer?.model,
+    usage,
+  };
 }
 
 function parseMaybe(text) {

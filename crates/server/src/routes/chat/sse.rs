@@ -7,6 +7,7 @@
 //! and replaced by the graph's tools) and `schema_context {version, type_count, last_modified}`
 //! when the knowledge-graph server is in the conversation. `mcp_tool` carries `intent`.
 
+use super::wire::AnswerUsage;
 use crate::mirrors;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -266,6 +267,9 @@ pub struct Done<'a> {
     /// The models of the bud's fallback chain that failed before it answered, in order.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub fallback_from: Vec<FallbackAttempt<'a>>,
+    /// The tokens of all the answer's LLM steps, summed; absent when no step reported usage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<AnswerUsage>,
 }
 
 /// A model that failed before streaming anything, so the next of the chain was asked.
@@ -354,6 +358,7 @@ fn done_of(done: &DoneEvent) -> Done<'_> {
                 error: &attempt.error,
             })
             .collect(),
+        usage: done.usage.map(AnswerUsage::from),
     }
 }
 

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
-use switchboard_chat::{ConversationDetail, ToolResultPage};
+use switchboard_chat::{ConversationDetail, TokenUsage, ToolResultPage, message_usage};
 use switchboard_core::{
     BudId, ChatRole, ConversationId, MessageId, ServerId, ToolCallId, ToolCallState, UserId,
 };
@@ -72,10 +72,43 @@ pub struct Message {
     /// provider…), as stored.
     #[schema(value_type = Object)]
     pub metadata: Value,
+    /// Assistant messages: the named provider that wrote it (`null` for other roles and for
+    /// answers stored before providers had names).
+    pub provider_name: Option<String>,
+    /// Assistant messages: the model that wrote it.
+    pub model: Option<String>,
+    /// Assistant messages: the tokens of this LLM step, when the provider reported them.
+    pub usage: Option<AnswerUsage>,
     #[schema(value_type = mirrors::MessageStatus)]
     pub status: MessageStatus,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+/// The tokens of an LLM step, or of an answer (summed over its steps), as the provider
+/// reported them.
+#[derive(Clone, Copy, Debug, Serialize, ToSchema)]
+pub struct AnswerUsage {
+    /// Every prompt token, cached or not.
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+    /// Of `input_tokens`, those read from the provider's prompt cache (0: none or not
+    /// reported).
+    pub cache_read_tokens: u32,
+    /// Of `input_tokens`, those written to the provider's prompt cache (0: none or not
+    /// reported).
+    pub cache_write_tokens: u32,
+}
+
+impl From<TokenUsage> for AnswerUsage {
+    fn from(usage: TokenUsage) -> Self {
+        Self {
+            input_tokens: usage.prompt_tokens,
+            output_tokens: usage.completion_tokens,
+            cache_read_tokens: usage.cache_read_tokens,
+            cache_write_tokens: usage.cache_creation_tokens,
+        }
+    }
 }
 
 /// A tool call an assistant message asked for, with what became of it when it was recorded.
@@ -215,10 +248,28 @@ fn message_view(
         tool_call_id: message.tool_call_id.clone(),
         // Through serde: the metadata is stored as it is (its own type lives in `core`).
         metadata: serde_json::to_value(&message.metadata).unwrap_or_default(),
+        provider_name: assistant_text(message, "provider_name"),
+        model: assistant_text(message, "model"),
+        usage: (message.role == ChatRole::Assistant)
+            .then(|| message_usage(message).map(AnswerUsage::from))
+            .flatten(),
         status: message.status,
         created_at: message.created_at,
         updated_at: message.updated_at,
     }
+}
+
+/// A text the engine recorded in an assistant message's metadata.
+fn assistant_text(message: &MessageRecord, key: &str) -> Option<String> {
+    if message.role != ChatRole::Assistant {
+        return None;
+    }
+    message
+        .metadata
+        .get(key)
+        .and_then(Value::as_str)
+        .filter(|text| !text.is_empty())
+        .map(str::to_owned)
 }
 
 /// A tool call without its (possibly large) result: read that through the result pages.

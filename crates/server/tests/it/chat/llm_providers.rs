@@ -462,3 +462,100 @@ async fn azure_openai_answers_at_its_deployment_and_at_the_v1_endpoint() {
     assert_eq!(request.body["model"], "my-gpt-deployment");
     assert_eq!(request.header("api-key"), Some("azure-key-1"));
 }
+
+/// Sends `body` to `POST /api/llm/providers` (or `PATCH …/{name}` with `name`) and returns the
+/// refusal's status and message.
+async fn refusal(server: &ChatServer, name: Option<&str>, body: Value) -> (u16, String) {
+    let (method, path) = match name {
+        Some(name) => (Method::PATCH, format!("/api/llm/providers/{name}")),
+        None => (Method::POST, "/api/llm/providers".to_owned()),
+    };
+    let response = call(server, &server.token, method, &path, Some(body)).await;
+    let status = response.status().as_u16();
+    let (code, message) = error_of(response).await;
+    assert_eq!(code, "invalid_request", "{message}");
+    (status, message)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_providers_base_url_obeys_the_url_policy_and_the_configuration_files_does_not() {
+    let fake = FakeOpenAi::start().await;
+    let mut options = ChatOptions::openai(&fake.base_url());
+    // Loopback closed for registered servers: the configuration file's provider (the fake on
+    // 127.0.0.1) is the admin's own and keeps working.
+    options.mcp.url_policy.allow_loopback = false;
+    let server = ChatServer::start(options).await;
+    let provider = |base_url: &str| json!({"name": "lab", "kind": "openai", "base_url": base_url, "default_model": "m"});
+
+    let loopback = fake.base_url();
+    let refused = [
+        ("http://169.254.169.254/v1", "cloud metadata"),
+        ("http://metadata.google.internal/v1", "cloud metadata"),
+        ("http://[::ffff:169.254.169.254]/v1", "cloud metadata"),
+        ("http://10.0.0.8:8000/v1", "private"),
+        (loopback.as_str(), "loopback"),
+        ("http://localhost:11434/v1", "loopback"),
+    ];
+    for (base_url, reason) in refused {
+        let (status, message) = refusal(&server, None, provider(base_url)).await;
+        assert_eq!(status, 422, "{base_url}: {message}");
+        assert!(
+            message.contains("base_url") && message.contains("mcp.url_policy"),
+            "{base_url}: {message}"
+        );
+        assert!(message.contains(reason), "{base_url}: {message}");
+    }
+    let listed = json_of(
+        call(
+            &server,
+            &server.token,
+            Method::GET,
+            "/api/llm/providers",
+            None,
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(listed["providers"].as_array().unwrap().len(), 1, "{listed}");
+
+    // A public address passes; changing it to a refused one is refused and changes nothing.
+    json_of(
+        call(
+            &server,
+            &server.token,
+            Method::POST,
+            "/api/llm/providers",
+            Some(provider("https://models.example.com/v1")),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let (status, message) = refusal(
+        &server,
+        Some("lab"),
+        json!({"base_url": "http://169.254.169.254/latest"}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert!(message.contains("cloud metadata"), "{message}");
+    let lab = json_of(
+        call(
+            &server,
+            &server.token,
+            Method::GET,
+            "/api/llm/providers/lab",
+            None,
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(lab["base_url"], "https://models.example.com/v1");
+
+    // The configuration file's provider on loopback still answers.
+    fake.enqueue(ScriptedReply::text(&["still here"]));
+    let events = server.ask_and_wait(json!({"message": "hello"})).await;
+    assert_eq!(answer_text(&events), "still here");
+}

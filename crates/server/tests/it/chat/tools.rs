@@ -90,6 +90,15 @@ async fn parallel_calls_story(postgres: bool) {
     assert_eq!(echo["result"]["content"][0]["text"], "Echo: hi");
     assert!(echo["duration_ms"].is_u64());
     assert_eq!(answer_text(&events), "Echoed and summed.");
+    // `done` names who answered and sums the tokens of the answer's two steps (40 + 11 in,
+    // 12 + 2 out, as the fake reported them).
+    let done = events.last().unwrap();
+    assert_eq!(done["type"], "done");
+    assert_eq!(done["provider_name"], "default");
+    assert_eq!(
+        done["usage"],
+        json!({"input_tokens": 51, "output_tokens": 14, "cache_read_tokens": 0, "cache_write_tokens": 0})
+    );
 
     let second = &fake.requests()[1].body;
     let assistant = second["messages"]
@@ -108,6 +117,15 @@ async fn parallel_calls_story(postgres: bool) {
     );
 
     let conversation_id = events[0]["conversation_id"].as_str().unwrap().to_owned();
+    // A replay of the finished answer sums its stored steps the same way.
+    let replay = server.attach(&conversation_id).await.until_done().await;
+    assert_eq!(replay[0]["replay"], true);
+    assert_eq!(
+        replay.last().unwrap()["usage"],
+        done["usage"],
+        "{replay:#?}"
+    );
+    assert_eq!(replay.last().unwrap()["provider_name"], "default");
     let stored = server.stored_messages(&conversation_id).await;
     let roles: Vec<&str> = stored.iter().map(|message| message.role.as_str()).collect();
     assert_eq!(roles, ["user", "assistant", "tool", "tool", "assistant"]);
@@ -120,6 +138,17 @@ async fn parallel_calls_story(postgres: bool) {
     let listed_call = &detail["messages"][1]["tool_calls"][0];
     assert_eq!(listed_call["server"], "everything");
     assert_eq!(listed_call["state"], "completed");
+    // Each assistant message carries its own step's tokens and who wrote it, as typed fields.
+    let step = &detail["messages"][1];
+    assert_eq!(
+        step["usage"],
+        json!({"input_tokens": 40, "output_tokens": 12, "cache_read_tokens": 0, "cache_write_tokens": 0})
+    );
+    assert_eq!(step["provider_name"], "default");
+    assert_eq!(step["model"], "fake-model");
+    assert_eq!(detail["messages"][4]["usage"]["output_tokens"], 2);
+    assert_eq!(detail["messages"][0]["usage"], Value::Null, "{detail}");
+    assert_eq!(detail["messages"][0]["provider_name"], Value::Null);
 
     // The next turn replays the earlier calls and results in OpenAI format.
     server
