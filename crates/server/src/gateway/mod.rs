@@ -13,6 +13,7 @@
 //! engine is configured.
 
 pub mod changes;
+mod items;
 pub(crate) mod metrics;
 mod offers;
 
@@ -28,9 +29,10 @@ use switchboard_chat::{ChatError, ChatService, GatewayCall, GatewayOutcome, User
 use switchboard_core::{ApprovalPolicy, ToolSpec};
 use switchboard_mcp_client::ToolResult;
 use switchboard_mcp_server::gateway::{
-    GatewayBackend, GatewayError, GatewayRequest, GatewayToolCall,
+    GatewayBackend, GatewayError, GatewayList, GatewayRequest, GatewayToolCall,
 };
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 #[derive(Clone, Debug)]
 pub struct ChatGateway {
@@ -119,6 +121,9 @@ impl ChatGateway {
             bud,
             listed,
             denied,
+            resources: Default::default(),
+            resource_templates: Default::default(),
+            prompts: Default::default(),
         })
     }
 
@@ -194,6 +199,47 @@ impl GatewayBackend for ChatGateway {
         let result = self.run_call(request, &offer, call).await;
         metrics::call_finished(&called.0, &called.1, &result, started.elapsed());
         serde_json::to_value(result?).map_err(internal)
+    }
+
+    fn serves_resources_and_prompts(&self) -> bool {
+        true
+    }
+
+    async fn list_items(
+        &self,
+        request: &GatewayRequest,
+        list: GatewayList,
+    ) -> Result<Vec<Value>, GatewayError> {
+        let offer = self.offer(request).await?;
+        Ok(self.listing(request, &offer, list).await.items.clone())
+    }
+
+    async fn read_resource(
+        &self,
+        request: &GatewayRequest,
+        uri: String,
+        cancellation: CancellationToken,
+    ) -> Result<Value, GatewayError> {
+        self.read(request, uri, cancellation).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: &GatewayRequest,
+        name: String,
+        arguments: Option<serde_json::Map<String, Value>>,
+        cancellation: CancellationToken,
+    ) -> Result<Value, GatewayError> {
+        self.prompt(request, name, arguments, cancellation).await
+    }
+
+    async fn complete(
+        &self,
+        request: &GatewayRequest,
+        params: Value,
+        cancellation: CancellationToken,
+    ) -> Result<Value, GatewayError> {
+        self.completion(request, params, cancellation).await
     }
 
     fn changes(&self) -> Option<watch::Receiver<u64>> {

@@ -5,8 +5,10 @@
 //! HTTP API, ALWAYS_DENY tools unknown, every call audited with origin `gateway`, and
 //! `gateway:use` required; the offer built once and reused until something changes, with
 //! per-server and per-tool metrics (`catalog`); `notifications/tools/list_changed` when a
-//! client's list changes (`list_changed`).
+//! client's list changes (`list_changed`); resources, templates, prompts and completions
+//! aggregated per server, and every list paged (`items`).
 
 mod catalog;
+mod items;
 mod list_changed;
 mod wire;
