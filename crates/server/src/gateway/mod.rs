@@ -7,18 +7,21 @@
 //! sessions, audited with origin `gateway`).
 //!
 //! What a caller is offered is built once and cached ([`offers`]) until [`changes`] says it
-//! may have changed; each call is counted and timed per server and tool ([`metrics`]).
+//! may have changed; each call is counted and timed per server and tool ([`metrics`]); whether
+//! offers can be built is check `gateway` of `/readyz` ([`health`]).
 //!
 //! Mounted by [`crate::app`] at `/gateway/mcp` and `/gateway/buds/{bud}/mcp` when the chat
 //! engine is configured.
 
 pub mod changes;
+pub mod health;
 mod items;
 pub(crate) mod metrics;
 mod offers;
 
 use async_trait::async_trait;
 use changes::GatewayChanges;
+use health::GatewayHealth;
 use offers::{Offer, OfferCache, OfferKey};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -40,15 +43,22 @@ pub struct ChatGateway {
     approvals: Approvals,
     changes: GatewayChanges,
     offers: Arc<OfferCache>,
+    health: GatewayHealth,
 }
 
 impl ChatGateway {
-    pub fn new(chat: ChatService, approvals: Approvals, changes: GatewayChanges) -> Self {
+    pub fn new(
+        chat: ChatService,
+        approvals: Approvals,
+        changes: GatewayChanges,
+        health: GatewayHealth,
+    ) -> Self {
         Self {
             chat,
             approvals,
             changes,
             offers: Arc::default(),
+            health,
         }
     }
 
@@ -65,9 +75,18 @@ impl ChatGateway {
             return Ok(offer);
         }
         let generation = self.changes.generation();
-        let offer = Arc::new(self.build_offer(request).await?);
+        let offer = match self.build_offer(request).await {
+            Ok(offer) => Arc::new(offer),
+            Err(error) => {
+                if let GatewayError::Internal(reason) = &error {
+                    self.health.build_failed(reason);
+                }
+                return Err(error);
+            }
+        };
         metrics::catalog_built();
-        self.offers.put(key, generation, offer.clone());
+        let cached = self.offers.put(key, generation, offer.clone());
+        self.health.built(cached);
         Ok(offer)
     }
 

@@ -95,10 +95,10 @@ impl OfferCache {
     }
 
     /// Keeps `offer`, built while the counter stood at `generation`: if it moved during the
-    /// build, the next lookup builds again.
-    pub fn put(&self, key: OfferKey, generation: u64, offer: Arc<Offer>) {
+    /// build, the next lookup builds again. Returns how many offers are cached.
+    pub fn put(&self, key: OfferKey, generation: u64, offer: Arc<Offer>) -> usize {
         let Ok(mut entries) = self.entries.lock() else {
-            return;
+            return 0;
         };
         if entries.len() >= MAX_ENTRIES {
             let mut ages: Vec<Instant> = entries.values().map(|cached| cached.built_at).collect();
@@ -115,5 +115,6 @@ impl OfferCache {
                 offer,
             },
         );
+        entries.len()
     }
 }

@@ -4,7 +4,7 @@
 //! back to the upstream's resource, templates keep their variables, prompts are
 //! `everything__<prompt>`, completions reach the upstream for a prompt or a template, an
 //! upstream's own JSON-RPC error is passed on, a bud without the server sees none of it, and
-//! a cursor that is not ours is -32602.
+//! a cursor that is not ours is -32602; `/readyz` reports the gateway (check `gateway`).
 
 use super::wire::{Client, connect, listed_names};
 use crate::support::approvals::*;
@@ -226,5 +226,34 @@ async fn a_bud_without_the_server_sees_none_of_its_resources() {
     assert!(client.list_all_prompts().await.unwrap().is_empty());
     let (code, _) = read(&client, ARCHITECTURE).await.unwrap_err();
     assert_eq!(code, ErrorCode::RESOURCE_NOT_FOUND);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_reports_the_gateways_own_health() {
+    let (_fake, server, _) = start_paged(ApprovalConfig::default(), PAGE_SIZE).await;
+    let readyz = || async {
+        let answer = server
+            .client
+            .get(server.url("/readyz"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        answer.json::<Value>().await.unwrap()["checks"]["gateway"].clone()
+    };
+    let before = readyz().await;
+    assert_eq!(before["status"], "UP", "{before}");
+    assert_eq!(before["detail"]["offers_built"], 0, "{before}");
+
+    let carol = server
+        .person_via_api("carol", "member", &["gateway:use"])
+        .await;
+    let client = connect(&server, "/gateway/mcp", &carol.token).await;
+    assert!(!listed_names(&client).await.is_empty());
+    let after = readyz().await;
+    assert_eq!(after["status"], "UP", "{after}");
+    assert_eq!(after["detail"]["cached_offers"], 1, "{after}");
+    assert!(after["detail"].get("last_failure").is_none(), "{after}");
     client.cancel().await.unwrap();
 }
