@@ -6,9 +6,11 @@
 //! `gateway:use` required; the offer built once and reused until something changes, with
 //! per-server and per-tool metrics (`catalog`); `notifications/tools/list_changed` when a
 //! client's list changes (`list_changed`); resources, templates, prompts and completions
-//! aggregated per server, and every list paged (`items`).
+//! aggregated per server, and every list paged (`items`); the official TypeScript and Python
+//! SDK clients listing, calling and reading through it (`sdk_clients`).
 
 mod catalog;
 mod items;
 mod list_changed;
+mod sdk_clients;
 mod wire;
