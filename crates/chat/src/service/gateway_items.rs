@@ -250,7 +250,7 @@ mod tests {
     }
 
     #[test]
-    fn prompts_are_named_server__prompt_and_found_again() {
+    fn prompts_are_named_after_their_server_and_found_again() {
         let mut prompts = HashMap::new();
         let mut item = serde_json::json!({"name": "simple-prompt", "arguments": []});
         rename_item(&mut item, "a__b", ForwardedList::Prompts, &mut prompts);
