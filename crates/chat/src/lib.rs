@@ -63,9 +63,10 @@ pub use replay::message_usage;
 pub use schema_context::SchemaContextSource;
 pub use service::{
     AppCall, BudInput, BudUpdate, BudgetExceeded, BudgetScope, ChatService, ChatServiceBuilder,
-    ConversationDetail, ConversationPage, ConversationUpdate, GatewayCall, GatewayOutcome,
-    LlmProviderInput, LlmProviderUpdate, ModelEntry, ModelListing, NewConversationInput,
-    RemoteListing, ToolCallApp, ToolResultPage, TurnRequest, TurnStream, UsageReport, UsageScope,
+    ConversationDetail, ConversationPage, ConversationUpdate, GATEWAY_URI_PREFIX, GatewayCall,
+    GatewayListing, GatewayOutcome, LlmProviderInput, LlmProviderUpdate, ModelEntry, ModelListing,
+    NewConversationInput, RemoteListing, ToolCallApp, ToolResultPage, TurnRequest, TurnStream,
+    UsageReport, UsageScope, gateway_uri, upstream_uri,
 };
 pub use sign_in::AuthorizationStarter;
 pub use switchboard_llm::{ApiKey, ModelInfo, ProviderKind, TokenUsage};

@@ -67,7 +67,7 @@ pub mod transport;
 pub mod url_policy;
 
 pub use arguments::json_kind;
-pub use calls::{CallContext, Caller, ConnectionTestReport};
+pub use calls::{CallContext, Caller, ConnectionTestReport, ForwardedList};
 pub use capabilities::{
     CapabilitySnapshot, PromptArgumentDefinition, PromptDefinition, ResourceDefinition,
     ServerDescription,

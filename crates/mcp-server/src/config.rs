@@ -53,6 +53,9 @@ pub struct KgConfig {
     pub changelog_cache_secs: u64,
     /// Interval of keep-alive comments on open SSE streams. Default 15.
     pub sse_keep_alive_secs: u64,
+    /// Items per page of the gateway's lists (`tools/list`, `resources/list`,
+    /// `resources/templates/list`, `prompts/list`). Default 100.
+    pub gateway_page_size: usize,
 }
 
 impl Default for KgConfig {
@@ -76,6 +79,7 @@ impl Default for KgConfig {
             type_cache_secs: 15 * 60,
             changelog_cache_secs: 60,
             sse_keep_alive_secs: 15,
+            gateway_page_size: crate::gateway::DEFAULT_PAGE_SIZE,
         }
     }
 }
@@ -111,6 +115,7 @@ impl KgConfig {
             ("type_cache_secs", self.type_cache_secs),
             ("changelog_cache_secs", self.changelog_cache_secs),
             ("sse_keep_alive_secs", self.sse_keep_alive_secs),
+            ("gateway_page_size", self.gateway_page_size as u64),
         ] {
             InvalidSetting::require_positive(key, value)?;
         }

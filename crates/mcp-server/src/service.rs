@@ -126,7 +126,7 @@ impl KnowledgeGraphService {
         let settings =
             crate::endpoint::gateway_http_settings(&self.config, self.verifier.clone(), shutdown)
                 .expect("the [kg] settings were checked when the service was built");
-        crate::gateway::gateway_router(backend, settings)
+        crate::gateway::gateway_router(backend, settings, self.config.gateway_page_size)
     }
 
     /// First start: loads the sample dataset into the default workspace when

@@ -26,6 +26,7 @@ pub fn app(state: AppState) -> Router {
             chat.clone(),
             state.approvals.clone(),
             state.gateway_changes.clone(),
+            state.gateway_health.clone(),
         );
         router = router.merge(
             state

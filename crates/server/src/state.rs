@@ -4,6 +4,7 @@
 
 use crate::config::ServerConfig;
 use crate::gateway::changes::GatewayChanges;
+use crate::gateway::health::{GatewayHealth, GatewayReadiness};
 use crate::readiness::{DrainReadiness, ReadinessCheck};
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::Arc;
@@ -49,6 +50,9 @@ pub struct AppState {
     /// Moves when what a gateway client is offered may have changed (the registry's syncs,
     /// API changes to servers, buds and rules): the gateway's cache and `list_changed`.
     pub gateway_changes: GatewayChanges,
+    /// Whether the gateway can build its offers: check `gateway` of `/readyz`, registered
+    /// with the chat engine (the gateway is served only with one).
+    pub gateway_health: GatewayHealth,
     /// The origin the MCP Apps sandbox listener is reached at (`http://127.0.0.1:8081`), once
     /// it is serving; `None`: apps are not served (the app route answers 503).
     pub apps_origin: Option<Arc<str>>,
@@ -77,6 +81,7 @@ impl AppState {
                 .expect("the default [kg] settings are valid"),
             approvals,
             gateway_changes: GatewayChanges::default(),
+            gateway_health: GatewayHealth::default(),
         }
     }
 
@@ -92,9 +97,14 @@ impl AppState {
         self
     }
 
-    /// Serves the chat API with `chat`.
+    /// Serves the chat API and the MCP gateway with `chat` (and reports the gateway's
+    /// health in `/readyz`).
     pub fn with_chat(mut self, chat: ChatService) -> Self {
-        self.chat = Some(chat);
+        let first = self.chat.replace(chat).is_none();
+        if first {
+            let check = GatewayReadiness::new(self.gateway_health.clone());
+            self = self.with_readiness_check(Arc::new(check));
+        }
         self
     }
 

@@ -11,6 +11,7 @@ mod buds;
 mod conversations;
 mod drain;
 mod gateway;
+mod gateway_items;
 mod llm_providers;
 mod reservation;
 mod turns;
@@ -23,6 +24,7 @@ pub use conversations::{
     ConversationDetail, ConversationPage, ConversationUpdate, NewConversationInput, ToolResultPage,
 };
 pub use gateway::{GatewayCall, GatewayOutcome};
+pub use gateway_items::{GATEWAY_URI_PREFIX, GatewayListing, gateway_uri, upstream_uri};
 pub use llm_providers::{
     LlmProviderInput, LlmProviderUpdate, ModelEntry, ModelListing, RemoteListing,
 };

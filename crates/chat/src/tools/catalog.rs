@@ -65,6 +65,13 @@ impl TurnTools {
         Some((route, target))
     }
 
+    /// Every server of the turn and where its requests go, ordered by server name.
+    pub fn targets(&self) -> Vec<&CallTarget> {
+        let mut targets: Vec<&CallTarget> = self.targets.values().collect();
+        targets.sort_by(|left, right| left.upstream.name.cmp(&right.upstream.name));
+        targets
+    }
+
     /// Where calls to a tool of `server_id` go, when the server is in the turn.
     pub fn target(&self, server_id: &ServerId) -> Option<&CallTarget> {
         self.targets.get(server_id)

@@ -7,7 +7,10 @@
 //! effects, and only the chat engine knows whether a retry is safe. One that certainly did
 //! not (its connection could not be opened) is sent once more, on a new session.
 
+mod forward;
 mod request;
+
+pub use forward::ForwardedList;
 
 use crate::UpstreamError;
 use crate::capabilities::{CapabilitySnapshot, ServerDescription, list_tools, snapshot};

@@ -1,6 +1,7 @@
 //! The gateway's MCP face: an rmcp `ServerHandler` that serves `tools/list` and `tools/call`
-//! (and tells a session's client `notifications/tools/list_changed`, [`list_changed`]) for a
-//! [`GatewayBackend`] (the host's registered servers, their policies and approvals — the
+//! (and tells a session's client `notifications/tools/list_changed`, [`list_changed`]), and
+//! the aggregated resources, resource templates, prompts and completions ([`items`]), every
+//! list paged ([`pages`]), for a [`GatewayBackend`] (the host's registered servers, their policies and approvals — the
 //! server crate wires it to the chat engine and the approvals module), mounted with
 //! [`gateway_router`] at `/gateway/mcp` and `/gateway/buds/{bud}/mcp` behind the same guard
 //! as `/mcp` (Host/Origin, bearer token, sessions), with `gateway:use` required of every
@@ -8,10 +9,15 @@
 //!
 //! This module owns the wire only: who is calling (the guard's [`Caller`], the bearer token,
 //! the bud named by the path, `clientInfo.name`), the rmcp shapes, and the JSON-RPC errors
-//! (an unknown or denied-by-rule tool is `-32602 unknown tool`). It decides nothing about
-//! policies and opens no upstream connection.
+//! (an unknown or denied-by-rule tool is `-32602 unknown tool`, an unknown resource
+//! `-32002`, an upstream's own JSON-RPC error is passed on with its code). It decides nothing
+//! about policies and opens no upstream connection.
 
+mod items;
 mod list_changed;
+mod pages;
+
+pub use pages::DEFAULT_PAGE_SIZE;
 
 use crate::auth::{Caller, bearer_token};
 use crate::http::{McpHttpSettings, streamable_router_at};
@@ -69,12 +75,56 @@ pub struct GatewayToolCall {
     pub cancellation: CancellationToken,
 }
 
+/// A list the gateway aggregates besides tools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GatewayList {
+    Resources,
+    ResourceTemplates,
+    Prompts,
+}
+
+impl GatewayList {
+    /// The list's name, as in its method (`resources/templates` for
+    /// `resources/templates/list`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Resources => "resources",
+            Self::ResourceTemplates => "resources/templates",
+            Self::Prompts => "prompts",
+        }
+    }
+
+    /// The field of the result holding the items.
+    pub fn items_field(self) -> &'static str {
+        match self {
+            Self::Resources => "resources",
+            Self::ResourceTemplates => "resourceTemplates",
+            Self::Prompts => "prompts",
+        }
+    }
+}
+
 /// Why the gateway could not answer.
 #[derive(Debug, thiserror::Error)]
 pub enum GatewayError {
     /// Not offered to this caller (unknown, switched off, or `ALWAYS_DENY`).
     #[error("unknown tool: {0}")]
     UnknownTool(String),
+    /// No server of this caller's offers it (JSON-RPC -32002).
+    #[error("unknown resource: {0}")]
+    UnknownResource(String),
+    #[error("unknown prompt: {0}")]
+    UnknownPrompt(String),
+    /// A `completion/complete` whose `ref` names nothing this caller is offered.
+    #[error("unknown completion reference: {0}")]
+    UnknownReference(String),
+    /// The upstream answered with a JSON-RPC error: passed on as it is.
+    #[error("{message}")]
+    Upstream {
+        code: i32,
+        message: String,
+        data: Option<Value>,
+    },
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
     /// The bud of the path is not one of the workspace's.
@@ -98,6 +148,54 @@ pub trait GatewayBackend: Send + Sync + fmt::Debug + 'static {
         call: GatewayToolCall,
     ) -> Result<Value, GatewayError>;
 
+    /// Whether resources, prompts and completions are served (advertised in the
+    /// capabilities only then).
+    fn serves_resources_and_prompts(&self) -> bool {
+        false
+    }
+
+    /// Every item of `list` offered to this caller, as JSON in MCP's shape (a `Resource`, a
+    /// `ResourceTemplate`, a `Prompt`), named so that the requests below find them again.
+    async fn list_items(
+        &self,
+        _request: &GatewayRequest,
+        _list: GatewayList,
+    ) -> Result<Vec<Value>, GatewayError> {
+        Ok(Vec::new())
+    }
+
+    /// `resources/read` of a listed URI (or a template's expansion): a `ReadResourceResult`.
+    async fn read_resource(
+        &self,
+        _request: &GatewayRequest,
+        uri: String,
+        _cancellation: CancellationToken,
+    ) -> Result<Value, GatewayError> {
+        Err(GatewayError::UnknownResource(uri))
+    }
+
+    /// `prompts/get` of a listed prompt: a `GetPromptResult`.
+    async fn get_prompt(
+        &self,
+        _request: &GatewayRequest,
+        name: String,
+        _arguments: Option<serde_json::Map<String, Value>>,
+        _cancellation: CancellationToken,
+    ) -> Result<Value, GatewayError> {
+        Err(GatewayError::UnknownPrompt(name))
+    }
+
+    /// `completion/complete` (`params` as the client sent them; their `ref` names a listed
+    /// prompt or resource template): a `CompleteResult`.
+    async fn complete(
+        &self,
+        _request: &GatewayRequest,
+        params: Value,
+        _cancellation: CancellationToken,
+    ) -> Result<Value, GatewayError> {
+        Err(GatewayError::UnknownReference(params["ref"].to_string()))
+    }
+
     /// Moves on whenever what some caller is offered may have changed (an upstream's list, a
     /// policy, a switch); `None`: never (sessions are not told `list_changed`).
     fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
@@ -109,12 +207,19 @@ pub trait GatewayBackend: Send + Sync + fmt::Debug + 'static {
 #[derive(Clone, Debug)]
 pub struct GatewayServer {
     backend: Arc<dyn GatewayBackend>,
+    /// Items per page of every list.
+    page_size: usize,
     /// Set once this session's `list_changed` watcher runs (started by its first `tools/list`).
     watching: Arc<std::sync::atomic::AtomicBool>,
 }
 
-/// A router serving the gateway at [`GATEWAY_PATH`] and [`BUD_GATEWAY_PATH`].
-pub fn gateway_router<S>(backend: Arc<dyn GatewayBackend>, settings: McpHttpSettings) -> Router<S>
+/// A router serving the gateway at [`GATEWAY_PATH`] and [`BUD_GATEWAY_PATH`], its lists in
+/// pages of `page_size`.
+pub fn gateway_router<S>(
+    backend: Arc<dyn GatewayBackend>,
+    settings: McpHttpSettings,
+    page_size: usize,
+) -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
 {
@@ -122,6 +227,7 @@ where
         &[GATEWAY_PATH, BUD_GATEWAY_PATH],
         move || GatewayServer {
             backend: backend.clone(),
+            page_size,
             watching: Arc::default(),
         },
         settings,
@@ -157,6 +263,7 @@ impl GatewayServer {
 
     async fn answer_list_tools(
         &self,
+        params: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let request = Self::request(&context)?;
@@ -166,9 +273,12 @@ impl GatewayServer {
             .await
             .map_err(to_error_data)?;
         self.watch_list(&context, &request, &specs);
-        Ok(ListToolsResult::with_all_items(
-            specs.into_iter().map(tool_of_spec).collect(),
-        ))
+        let cursor = params.and_then(|params| params.cursor);
+        let page = pages::page_of("tools", specs, cursor.as_deref(), self.page_size)?;
+        let mut result =
+            ListToolsResult::with_all_items(page.items.into_iter().map(tool_of_spec).collect());
+        result.next_cursor = page.next_cursor;
+        Ok(result)
     }
 
     async fn answer_call_tool(
@@ -195,32 +305,86 @@ impl GatewayServer {
     }
 }
 
-fn server_config() -> ServerConfig {
-    let capabilities = ServerCapabilities::builder()
+fn server_config(serves_resources_and_prompts: bool) -> ServerConfig {
+    let mut capabilities = ServerCapabilities::builder()
         .enable_tools()
         .enable_tool_list_changed()
         .build();
+    if serves_resources_and_prompts {
+        capabilities.resources = Some(ResourcesCapability::default());
+        capabilities.prompts = Some(PromptsCapability::default());
+        capabilities.completions = Some(JsonObject::default());
+    }
     ServerConfig::new(capabilities)
         .with_server_info(
             Implementation::new("switchboard-gateway", env!("CARGO_PKG_VERSION"))
                 .with_title("Switchboard gateway"),
         )
         .with_instructions(
-            "Switchboard's gateway: the tools of this workspace's MCP servers, named server__tool, under its approval policies.",
+            "Switchboard's gateway: the tools of this workspace's MCP servers, named server__tool, under its approval policies; their resources as switchboard://server/uri and prompts as server__prompt.",
         )
 }
 
 impl ServerHandler for GatewayServer {
     fn get_info(&self) -> ServerConfig {
-        server_config()
+        server_config(self.backend.serves_resources_and_prompts())
     }
 
     fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<ListToolsResult, ErrorData>> + MaybeSendFuture + '_ {
-        Box::pin(self.answer_list_tools(context))
+        Box::pin(self.answer_list_tools(request, context))
+    }
+
+    fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ListResourcesResult, ErrorData>> + MaybeSendFuture + '_ {
+        Box::pin(self.answer_list_resources(request, context))
+    }
+
+    fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ListResourceTemplatesResult, ErrorData>> + MaybeSendFuture + '_
+    {
+        Box::pin(self.answer_list_resource_templates(request, context))
+    }
+
+    fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ReadResourceResponse, ErrorData>> + MaybeSendFuture + '_ {
+        Box::pin(self.answer_read_resource(request, context))
+    }
+
+    fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ListPromptsResult, ErrorData>> + MaybeSendFuture + '_ {
+        Box::pin(self.answer_list_prompts(request, context))
+    }
+
+    fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<GetPromptResponse, ErrorData>> + MaybeSendFuture + '_ {
+        Box::pin(self.answer_get_prompt(request, context))
+    }
+
+    fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<CompleteResult, ErrorData>> + MaybeSendFuture + '_ {
+        Box::pin(self.answer_complete(request, context))
     }
 
     fn call_tool(
@@ -279,8 +443,16 @@ fn tool_of_spec(spec: ToolSpec) -> Tool {
 fn to_error_data(error: GatewayError) -> ErrorData {
     match error {
         GatewayError::UnknownTool(_)
+        | GatewayError::UnknownPrompt(_)
+        | GatewayError::UnknownReference(_)
         | GatewayError::InvalidArguments(_)
         | GatewayError::UnknownBud(_) => ErrorData::invalid_params(error.to_string(), None),
+        GatewayError::UnknownResource(_) => ErrorData::resource_not_found(error.to_string(), None),
+        GatewayError::Upstream {
+            code,
+            message,
+            data,
+        } => ErrorData::new(ErrorCode(code), message, data),
         GatewayError::Internal(_) => ErrorData::internal_error(error.to_string(), None),
     }
 }

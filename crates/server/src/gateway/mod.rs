@@ -7,17 +7,21 @@
 //! sessions, audited with origin `gateway`).
 //!
 //! What a caller is offered is built once and cached ([`offers`]) until [`changes`] says it
-//! may have changed; each call is counted and timed per server and tool ([`metrics`]).
+//! may have changed; each call is counted and timed per server and tool ([`metrics`]); whether
+//! offers can be built is check `gateway` of `/readyz` ([`health`]).
 //!
 //! Mounted by [`crate::app`] at `/gateway/mcp` and `/gateway/buds/{bud}/mcp` when the chat
 //! engine is configured.
 
 pub mod changes;
+pub mod health;
+mod items;
 pub(crate) mod metrics;
 mod offers;
 
 use async_trait::async_trait;
 use changes::GatewayChanges;
+use health::GatewayHealth;
 use offers::{Offer, OfferCache, OfferKey};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -28,9 +32,10 @@ use switchboard_chat::{ChatError, ChatService, GatewayCall, GatewayOutcome, User
 use switchboard_core::{ApprovalPolicy, ToolSpec};
 use switchboard_mcp_client::ToolResult;
 use switchboard_mcp_server::gateway::{
-    GatewayBackend, GatewayError, GatewayRequest, GatewayToolCall,
+    GatewayBackend, GatewayError, GatewayList, GatewayRequest, GatewayToolCall,
 };
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 #[derive(Clone, Debug)]
 pub struct ChatGateway {
@@ -38,15 +43,22 @@ pub struct ChatGateway {
     approvals: Approvals,
     changes: GatewayChanges,
     offers: Arc<OfferCache>,
+    health: GatewayHealth,
 }
 
 impl ChatGateway {
-    pub fn new(chat: ChatService, approvals: Approvals, changes: GatewayChanges) -> Self {
+    pub fn new(
+        chat: ChatService,
+        approvals: Approvals,
+        changes: GatewayChanges,
+        health: GatewayHealth,
+    ) -> Self {
         Self {
             chat,
             approvals,
             changes,
             offers: Arc::default(),
+            health,
         }
     }
 
@@ -63,9 +75,18 @@ impl ChatGateway {
             return Ok(offer);
         }
         let generation = self.changes.generation();
-        let offer = Arc::new(self.build_offer(request).await?);
+        let offer = match self.build_offer(request).await {
+            Ok(offer) => Arc::new(offer),
+            Err(error) => {
+                if let GatewayError::Internal(reason) = &error {
+                    self.health.build_failed(reason);
+                }
+                return Err(error);
+            }
+        };
         metrics::catalog_built();
-        self.offers.put(key, generation, offer.clone());
+        let cached = self.offers.put(key, generation, offer.clone());
+        self.health.built(cached);
         Ok(offer)
     }
 
@@ -119,6 +140,9 @@ impl ChatGateway {
             bud,
             listed,
             denied,
+            resources: Default::default(),
+            resource_templates: Default::default(),
+            prompts: Default::default(),
         })
     }
 
@@ -194,6 +218,47 @@ impl GatewayBackend for ChatGateway {
         let result = self.run_call(request, &offer, call).await;
         metrics::call_finished(&called.0, &called.1, &result, started.elapsed());
         serde_json::to_value(result?).map_err(internal)
+    }
+
+    fn serves_resources_and_prompts(&self) -> bool {
+        true
+    }
+
+    async fn list_items(
+        &self,
+        request: &GatewayRequest,
+        list: GatewayList,
+    ) -> Result<Vec<Value>, GatewayError> {
+        let offer = self.offer(request).await?;
+        Ok(self.listing(request, &offer, list).await.items.clone())
+    }
+
+    async fn read_resource(
+        &self,
+        request: &GatewayRequest,
+        uri: String,
+        cancellation: CancellationToken,
+    ) -> Result<Value, GatewayError> {
+        self.read(request, uri, cancellation).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: &GatewayRequest,
+        name: String,
+        arguments: Option<serde_json::Map<String, Value>>,
+        cancellation: CancellationToken,
+    ) -> Result<Value, GatewayError> {
+        self.prompt(request, name, arguments, cancellation).await
+    }
+
+    async fn complete(
+        &self,
+        request: &GatewayRequest,
+        params: Value,
+        cancellation: CancellationToken,
+    ) -> Result<Value, GatewayError> {
+        self.completion(request, params, cancellation).await
     }
 
     fn changes(&self) -> Option<watch::Receiver<u64>> {

@@ -1,5 +1,6 @@
 //! The gateway's cached offers: what one caller (workspace, person, token, bud) is offered —
-//! the turn's catalog, its call targets, and the tools an admin rule sets to `ALWAYS_DENY` —
+//! the turn's catalog, its call targets, the tools an admin rule sets to `ALWAYS_DENY`, and
+//! (listed at first use) its servers' resources, resource templates and prompts —
 //! built once and reused by every `tools/list` and `tools/call` until [`GatewayChanges`]
 //! moves (an upstream's list, a policy, a switch) or the offer is [`MAX_AGE`] old. Building
 //! one reads the bud, the servers, their tool lists, secrets and rules from the store; a call
@@ -13,9 +14,12 @@ use super::changes::GatewayChanges;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use switchboard_chat::GatewayListing;
 use switchboard_chat::tools::TurnTools;
 use switchboard_core::{ToolSpec, UserId, WorkspaceId};
+use switchboard_mcp_server::gateway::GatewayList;
 use switchboard_store::BudRecord;
+use tokio::sync::OnceCell;
 
 /// An offer is rebuilt after this long even if nothing said it changed.
 pub const MAX_AGE: Duration = Duration::from_secs(60);
@@ -31,12 +35,25 @@ pub struct Offer {
     pub listed: Vec<ToolSpec>,
     /// Names an admin rule refuses outright (neither listed nor callable).
     pub denied: HashSet<String>,
+    /// The servers' resources, templates and prompts, listed at first use (`items.rs`).
+    pub resources: OnceCell<Arc<GatewayListing>>,
+    pub resource_templates: OnceCell<Arc<GatewayListing>>,
+    pub prompts: OnceCell<Arc<GatewayListing>>,
 }
 
 impl Offer {
     /// Whether `name` may be called at all (listed; not unknown nor `ALWAYS_DENY`).
     pub fn offers(&self, name: &str) -> bool {
         !self.denied.contains(name) && self.tools.lookup(name).is_some()
+    }
+
+    /// Where `list`'s aggregated listing is kept.
+    pub fn listing_cell(&self, list: GatewayList) -> &OnceCell<Arc<GatewayListing>> {
+        match list {
+            GatewayList::Resources => &self.resources,
+            GatewayList::ResourceTemplates => &self.resource_templates,
+            GatewayList::Prompts => &self.prompts,
+        }
     }
 }
 
@@ -78,10 +95,10 @@ impl OfferCache {
     }
 
     /// Keeps `offer`, built while the counter stood at `generation`: if it moved during the
-    /// build, the next lookup builds again.
-    pub fn put(&self, key: OfferKey, generation: u64, offer: Arc<Offer>) {
+    /// build, the next lookup builds again. Returns how many offers are cached.
+    pub fn put(&self, key: OfferKey, generation: u64, offer: Arc<Offer>) -> usize {
         let Ok(mut entries) = self.entries.lock() else {
-            return;
+            return 0;
         };
         if entries.len() >= MAX_ENTRIES {
             let mut ages: Vec<Instant> = entries.values().map(|cached| cached.built_at).collect();
@@ -98,5 +115,6 @@ impl OfferCache {
                 offer,
             },
         );
+        entries.len()
     }
 }

@@ -5,8 +5,12 @@
 //! HTTP API, ALWAYS_DENY tools unknown, every call audited with origin `gateway`, and
 //! `gateway:use` required; the offer built once and reused until something changes, with
 //! per-server and per-tool metrics (`catalog`); `notifications/tools/list_changed` when a
-//! client's list changes (`list_changed`).
+//! client's list changes (`list_changed`); resources, templates, prompts and completions
+//! aggregated per server, and every list paged (`items`); the official TypeScript and Python
+//! SDK clients listing, calling and reading through it (`sdk_clients`).
 
 mod catalog;
+mod items;
 mod list_changed;
+mod sdk_clients;
 mod wire;

@@ -15,6 +15,7 @@ use switchboard_chat::{ChatConfig, ChatService};
 use switchboard_core::{ServerId, UserId, WorkspaceId};
 use switchboard_llm::{LlmConfig, ProviderKind};
 use switchboard_mcp_client::{McpClient, McpClientConfig};
+use switchboard_mcp_server::{KgConfig, KnowledgeGraphService};
 use switchboard_registry::ServerRegistry;
 use switchboard_server::{AppState, app, serve_router};
 use switchboard_store::{DatabaseConfig, InstanceHeartbeat, SecretCipher, Store, UserRole};
@@ -78,6 +79,16 @@ impl ApprovalServer {
         llm_base_url: &str,
         database: &DatabaseConfig,
     ) -> Self {
+        Self::start_with_kg(config, llm_base_url, database, KgConfig::default()).await
+    }
+
+    /// [`Self::start_on`] with `kg` as the `[kg]` settings (`/mcp` and the gateway).
+    pub async fn start_with_kg(
+        config: ApprovalConfig,
+        llm_base_url: &str,
+        database: &DatabaseConfig,
+        kg: KgConfig,
+    ) -> Self {
         let data_dir = tempfile::tempdir().unwrap();
         let store = Store::open(database, data_dir.path(), SecretCipher::generate())
             .await
@@ -98,7 +109,7 @@ impl ApprovalServer {
             token: bootstrapped.plaintext.expose().to_owned(),
         };
         Self::serve(
-            config,
+            (config, kg),
             llm_base_url,
             (store, database.clone()),
             workspace_id,
@@ -120,7 +131,7 @@ impl ApprovalServer {
             token: person.token.clone(),
         };
         Self::serve(
-            config,
+            (config, KgConfig::default()),
             llm_base_url,
             (store, self.database.clone()),
             self.workspace_id.clone(),
@@ -131,7 +142,7 @@ impl ApprovalServer {
     }
 
     async fn serve(
-        config: ApprovalConfig,
+        (config, kg): (ApprovalConfig, KgConfig),
         llm_base_url: &str,
         (store, database): (Store, DatabaseConfig),
         workspace_id: WorkspaceId,
@@ -171,7 +182,9 @@ impl ApprovalServer {
         );
         let heartbeat = store.keep_instance_alive();
         let server_config = crate::support::test_config();
+        let kg = KnowledgeGraphService::for_store(store.clone(), kg, None).unwrap();
         let state = AppState::new(store.clone(), server_config.clone())
+            .with_knowledge_graph(kg)
             .with_shutdown_token(shutdown.clone())
             .with_chat(chat)
             .with_mcp_registry(registry)
@@ -377,6 +390,23 @@ pub async fn start(
 ) -> (FakeOpenAi, ApprovalServer, switchboard_core::ServerId) {
     let fake = FakeOpenAi::start().await;
     let server = ApprovalServer::start(config, &fake.base_url()).await;
+    let everything = server.register_everything().await;
+    (fake, server, everything)
+}
+
+/// [`start`] with the gateway's lists in pages of `page_size`.
+pub async fn start_paged(
+    config: ApprovalConfig,
+    page_size: usize,
+) -> (FakeOpenAi, ApprovalServer, switchboard_core::ServerId) {
+    let fake = FakeOpenAi::start().await;
+    let kg = KgConfig {
+        gateway_page_size: page_size,
+        ..KgConfig::default()
+    };
+    let server =
+        ApprovalServer::start_with_kg(config, &fake.base_url(), &DatabaseConfig::default(), kg)
+            .await;
     let everything = server.register_everything().await;
     (fake, server, everything)
 }

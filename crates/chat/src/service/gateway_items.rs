@@ -1,0 +1,263 @@
+//! Resources, resource templates and prompts for the MCP gateway: aggregated from the servers
+//! a gateway caller's tools come from (the same [`TurnTools`]), over the MCP client's shared
+//! sessions (no connection of their own), and routed back to their upstream.
+//!
+//! Names are made unambiguous per server, and map back exactly:
+//! - a resource URI (or template) `U` of server `S` is offered as `switchboard://S/U`: `S`
+//!   (`[A-Za-z0-9_-]`, no `/`) ends at the first `/` after the prefix and `U` is the rest,
+//!   byte for byte, so any URI round-trips and a template's variables stay in `U`;
+//! - a prompt `P` of server `S` is offered as `S__P`, as tools are, and found again through
+//!   the listing (a server name may itself hold `__`).
+//!
+//! Reading a resource or getting a prompt is not a tool call: it is not reviewed by the
+//! approval gate, but only reaches the caller's own servers.
+
+use super::ChatService;
+use crate::tools::{CallTarget, TurnTools};
+use serde_json::Value;
+use std::collections::HashMap;
+use switchboard_core::Principal;
+use switchboard_mcp_client::{CallContext, Caller, ForwardedList, UpstreamError};
+use tokio_util::sync::CancellationToken;
+
+/// The prefix of every resource URI the gateway offers.
+pub const GATEWAY_URI_PREFIX: &str = "switchboard://";
+
+/// `uri` of `server`, as the gateway offers it.
+pub fn gateway_uri(server: &str, uri: &str) -> String {
+    format!("{GATEWAY_URI_PREFIX}{server}/{uri}")
+}
+
+/// The server and its own URI behind a gateway URI (`None`: not one of ours).
+pub fn upstream_uri(gateway_uri: &str) -> Option<(&str, &str)> {
+    let rest = gateway_uri.strip_prefix(GATEWAY_URI_PREFIX)?;
+    let (server, uri) = rest.split_once('/')?;
+    (!server.is_empty() && !uri.is_empty()).then_some((server, uri))
+}
+
+/// One aggregated list: the items as offered, and where each prompt name leads.
+#[derive(Clone, Debug, Default)]
+pub struct GatewayListing {
+    /// Each item as its upstream sent it, its URI or name rewritten.
+    pub items: Vec<Value>,
+    /// Offered prompt name → (server name, the upstream's own name).
+    pub prompts: HashMap<String, (String, String)>,
+    /// Servers that could not be listed (name, why): the listing is partial.
+    pub failed: Vec<(String, String)>,
+}
+
+impl ChatService {
+    /// Every item of `list` from the servers of `tools`, renamed for the gateway.
+    pub async fn gateway_list(
+        &self,
+        principal: &Principal,
+        tools: &TurnTools,
+        list: ForwardedList,
+    ) -> GatewayListing {
+        let context = self.gateway_context(principal, CancellationToken::new());
+        let client = self.engine.tools.client();
+        let targets = tools.targets();
+        let listed = futures::future::join_all(
+            targets
+                .iter()
+                .map(|target| client.list_everything(&target.upstream, list, &context)),
+        )
+        .await;
+        let mut listing = GatewayListing::default();
+        for (target, outcome) in targets.iter().zip(listed) {
+            let server = target.upstream.name.as_str();
+            match outcome {
+                Ok(items) => {
+                    for mut item in items {
+                        rename_item(&mut item, server, list, &mut listing.prompts);
+                        listing.items.push(item);
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(server, %error, method = list.method(), "gateway listing left a server out");
+                    listing.failed.push((server.to_owned(), error.to_string()));
+                }
+            }
+        }
+        listing
+    }
+
+    /// `resources/read` of a gateway URI; `Ok(None)`: no server of the caller's has it.
+    pub async fn gateway_read_resource(
+        &self,
+        principal: &Principal,
+        tools: &TurnTools,
+        uri: &str,
+        cancellation: CancellationToken,
+    ) -> Result<Option<Value>, UpstreamError> {
+        let Some((server, own_uri)) = upstream_uri(uri) else {
+            return Ok(None);
+        };
+        let Some(target) = target_named(tools, server) else {
+            return Ok(None);
+        };
+        let context = self.gateway_context(principal, cancellation);
+        let mut result = self
+            .engine
+            .tools
+            .client()
+            .read_resource_json(&target.upstream, own_uri, &context)
+            .await?;
+        if let Some(Value::Array(contents)) = result.get_mut("contents") {
+            for content in contents {
+                rename_uri(content, "uri", server);
+            }
+        }
+        Ok(Some(result))
+    }
+
+    /// `prompts/get` of the upstream's `prompt` on `server` (as found in a listing).
+    pub async fn gateway_get_prompt(
+        &self,
+        principal: &Principal,
+        tools: &TurnTools,
+        (server, prompt): (&str, &str),
+        arguments: Option<serde_json::Map<String, Value>>,
+        cancellation: CancellationToken,
+    ) -> Result<Option<Value>, UpstreamError> {
+        let Some(target) = target_named(tools, server) else {
+            return Ok(None);
+        };
+        let context = self.gateway_context(principal, cancellation);
+        let mut result = self
+            .engine
+            .tools
+            .client()
+            .get_prompt_json(&target.upstream, prompt, arguments, &context)
+            .await?;
+        if let Some(Value::Array(messages)) = result.get_mut("messages") {
+            for message in messages {
+                if let Some(content) = message.get_mut("content") {
+                    rename_content_uris(content, server);
+                }
+            }
+        }
+        Ok(Some(result))
+    }
+
+    /// `completion/complete` on `server` with `params` (its `ref` already the upstream's
+    /// own prompt name or URI).
+    pub async fn gateway_complete(
+        &self,
+        principal: &Principal,
+        tools: &TurnTools,
+        server: &str,
+        params: Value,
+        cancellation: CancellationToken,
+    ) -> Result<Option<Value>, UpstreamError> {
+        let Some(target) = target_named(tools, server) else {
+            return Ok(None);
+        };
+        let context = self.gateway_context(principal, cancellation);
+        self.engine
+            .tools
+            .client()
+            .complete_json(&target.upstream, params, &context)
+            .await
+            .map(Some)
+    }
+
+    /// The caller's sessions (as a turn's listing uses them: no conversation).
+    fn gateway_context(
+        &self,
+        principal: &Principal,
+        cancellation: CancellationToken,
+    ) -> CallContext {
+        CallContext {
+            caller: Caller {
+                user_id: principal.user_id.clone(),
+                conversation_id: None,
+            },
+            cancellation,
+            events: None,
+        }
+    }
+}
+
+fn target_named<'a>(tools: &'a TurnTools, server: &str) -> Option<&'a CallTarget> {
+    tools
+        .targets()
+        .into_iter()
+        .find(|target| target.upstream.name == server)
+}
+
+/// Gives one listed item its gateway name (prompts) or URI (resources, templates).
+fn rename_item(
+    item: &mut Value,
+    server: &str,
+    list: ForwardedList,
+    prompts: &mut HashMap<String, (String, String)>,
+) {
+    match list {
+        ForwardedList::Resources => rename_uri(item, "uri", server),
+        ForwardedList::ResourceTemplates => rename_uri(item, "uriTemplate", server),
+        ForwardedList::Prompts => {
+            let Some(Value::String(name)) = item.get_mut("name") else {
+                return;
+            };
+            let offered = format!("{server}__{name}");
+            prompts.insert(offered.clone(), (server.to_owned(), name.clone()));
+            *name = offered;
+        }
+    }
+}
+
+fn rename_uri(object: &mut Value, field: &str, server: &str) {
+    if let Some(Value::String(uri)) = object.get_mut(field) {
+        *uri = gateway_uri(server, uri);
+    }
+}
+
+/// A prompt message's content: an embedded resource or a resource link names a URI the
+/// client may read through the gateway.
+fn rename_content_uris(content: &mut Value, server: &str) {
+    match content.get("type").and_then(Value::as_str) {
+        Some("resource") => {
+            if let Some(resource) = content.get_mut("resource") {
+                rename_uri(resource, "uri", server);
+            }
+        }
+        Some("resource_link") => rename_uri(content, "uri", server),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_uri_round_trips() {
+        for uri in [
+            "demo://resource/static/document/architecture.md",
+            "file:///home/a b/c?d#e",
+            "https://example.com/x/y?q=1",
+            "demo://resource/dynamic/text/{resourceId}",
+            "urn:isbn:0451450523",
+            "x",
+        ] {
+            let offered = gateway_uri("every_thing-2", uri);
+            assert_eq!(upstream_uri(&offered), Some(("every_thing-2", uri)));
+        }
+        assert_eq!(upstream_uri("demo://resource/x"), None);
+        assert_eq!(upstream_uri("switchboard://everything"), None);
+        assert_eq!(upstream_uri("switchboard:///x"), None);
+    }
+
+    #[test]
+    fn prompts_are_named_after_their_server_and_found_again() {
+        let mut prompts = HashMap::new();
+        let mut item = serde_json::json!({"name": "simple-prompt", "arguments": []});
+        rename_item(&mut item, "a__b", ForwardedList::Prompts, &mut prompts);
+        assert_eq!(item["name"], "a__b__simple-prompt");
+        assert_eq!(
+            prompts["a__b__simple-prompt"],
+            ("a__b".to_owned(), "simple-prompt".to_owned())
+        );
+    }
+}

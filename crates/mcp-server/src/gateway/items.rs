@@ -1,0 +1,121 @@
+//! The gateway's resources, resource templates, prompts and completions: the rmcp handler
+//! methods over [`GatewayBackend`]'s aggregated lists and routed requests. The backend names
+//! the items (URIs and prompt names unambiguous per server) and maps them back; this module
+//! pages the lists ([`super::pages`]) and turns the upstream's JSON answers into rmcp's
+//! shapes. Advertised only when the backend serves them
+//! ([`GatewayBackend::serves_resources_and_prompts`]); no `subscribe` nor `listChanged` for
+//! them.
+
+use super::pages::page_of;
+use super::{GatewayList, GatewayServer, to_error_data};
+use rmcp::ErrorData;
+use rmcp::model::*;
+use rmcp::service::{RequestContext, RoleServer};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+impl GatewayServer {
+    /// One page of `list` as the JSON result rmcp's type `T` reads.
+    async fn list_page<T: DeserializeOwned>(
+        &self,
+        list: GatewayList,
+        params: Option<PaginatedRequestParams>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<T, ErrorData> {
+        let request = Self::request(context)?;
+        let items = self
+            .backend
+            .list_items(&request, list)
+            .await
+            .map_err(to_error_data)?;
+        let cursor = params.and_then(|params| params.cursor);
+        let page = page_of(list.name(), items, cursor.as_deref(), self.page_size)?;
+        let mut result = json!({ list.items_field(): page.items });
+        if let Some(next_cursor) = page.next_cursor {
+            result["nextCursor"] = Value::String(next_cursor);
+        }
+        from_upstream(result, list.name())
+    }
+
+    pub(super) async fn answer_list_resources(
+        &self,
+        params: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.list_page(GatewayList::Resources, params, &context)
+            .await
+    }
+
+    pub(super) async fn answer_list_resource_templates(
+        &self,
+        params: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.list_page(GatewayList::ResourceTemplates, params, &context)
+            .await
+    }
+
+    pub(super) async fn answer_list_prompts(
+        &self,
+        params: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.list_page(GatewayList::Prompts, params, &context).await
+    }
+
+    pub(super) async fn answer_read_resource(
+        &self,
+        params: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let request = Self::request(&context)?;
+        let answer = self
+            .backend
+            .read_resource(&request, params.uri, context.ct.clone())
+            .await
+            .map_err(to_error_data)?;
+        let result: ReadResourceResult = from_upstream(answer, "resources/read")?;
+        Ok(result.into())
+    }
+
+    pub(super) async fn answer_get_prompt(
+        &self,
+        params: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let request = Self::request(&context)?;
+        let answer = self
+            .backend
+            .get_prompt(&request, params.name, params.arguments, context.ct.clone())
+            .await
+            .map_err(to_error_data)?;
+        let result: GetPromptResult = from_upstream(answer, "prompts/get")?;
+        Ok(result.into())
+    }
+
+    pub(super) async fn answer_complete(
+        &self,
+        params: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let request = Self::request(&context)?;
+        let params = serde_json::to_value(&params)
+            .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
+        let answer = self
+            .backend
+            .complete(&request, params, context.ct.clone())
+            .await
+            .map_err(to_error_data)?;
+        from_upstream(answer, "completion/complete")
+    }
+}
+
+/// An upstream's answer (or an aggregated page) in rmcp's shape.
+fn from_upstream<T: DeserializeOwned>(answer: Value, method: &str) -> Result<T, ErrorData> {
+    serde_json::from_value(answer).map_err(|error| {
+        ErrorData::internal_error(
+            format!("unreadable upstream {method} answer: {error}"),
+            None,
+        )
+    })
+}
