@@ -47,20 +47,21 @@ export class ToolCallView {
   }
 
   /**
-   * Updates the view. `status`: started | completed | error | denied | unknown | waiting_approval.
-   * `result`, `error`, `durationMs` as they become known.
+   * Updates the view. `status`: started | progress | completed | error | denied | unknown |
+   * waiting_approval. `result`, `error`, `durationMs` as they become known; `progress` on a
+   * progress update; `blocks` and `structured` (the stored tool message's) from history.
    */
-  update({ status, result, error, durationMs, argumentsValue, resultTruncated, errorCode, progress, content, structured }) {
+  update({ status, result, error, durationMs, argumentsValue, resultTruncated, errorCode, progress, blocks, structured }) {
     if (status === 'progress') {
       if (progress) replaceChildren(this.progressSlot, renderProgress(progress));
       return;
     }
     if (status !== 'started') this.progressSlot.replaceChildren();
     this.status = status;
-    if (result !== undefined && result !== null && content === undefined) {
+    if (result !== undefined && result !== null && blocks === undefined) {
       this.#showContent(blocksOfResult(result), result.structuredContent);
-    } else if (content !== undefined || structured !== undefined) {
-      this.#showContent(content, structured);
+    } else if (blocks !== undefined || structured !== undefined) {
+      this.#showContent(blocks, structured);
     }
     if (errorCode !== undefined) this.errorCode = errorCode;
     if (resultTruncated !== undefined) this.resultTruncated = resultTruncated;
