@@ -16,6 +16,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { launchChromium, repositoryRoot, saveScreenshot, screenshotDirectory } from './support/chromium.js';
 import { apiCall, startSwitchboard } from './support/switchboard.js';
+import { askInNewConversation as askInNewConversation_ } from './support/chat.js';
 
 const basicAppScript = path.join(repositoryRoot, 'interop', 'apps', 'node_modules', '@modelcontextprotocol', 'server-basic-vanillajs', 'dist', 'index.js');
 const hostileAppScript = path.join(repositoryRoot, 'tests', 'apps', 'hostile-app-server.mjs');
@@ -92,14 +93,8 @@ after(async () => {
 });
 
 /** Asks `question` in a new conversation; resolves to the new answer's element. */
-async function askInNewConversation(question) {
-  await page.goto(`${switchboard.origin}/#/chat`);
-  await page.getByRole('button', { name: '+ New conversation' }).click();
-  await page.fill('#chat-input', question);
-  await page.keyboard.press('Enter');
-  const turn = page.locator('.message-assistant').last();
-  await turn.waitFor();
-  return turn;
+function askInNewConversation(question) {
+  return askInNewConversation_(page, switchboard.origin, question);
 }
 
 /** The app's frame (a cross-origin frame: Playwright reaches it through the browser). */

@@ -135,6 +135,8 @@ pub struct UnavailableServer {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ToolEventStatus {
     Started,
+    /// The upstream reported progress (`notifications/progress`) while the call runs.
+    Progress,
     Completed,
     Error,
 }
@@ -143,6 +145,7 @@ impl ToolEventStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             ToolEventStatus::Started => "started",
+            ToolEventStatus::Progress => "progress",
             ToolEventStatus::Completed => "completed",
             ToolEventStatus::Error => "error",
         }
@@ -177,6 +180,17 @@ pub struct ToolEvent {
     pub duration_ms: Option<u64>,
     /// The MCP App the UI renders under the call (absent: the tool has none).
     pub app: Option<ToolApp>,
+    /// On a `progress` event: what the upstream reported.
+    pub progress: Option<ToolProgress>,
+}
+
+/// An upstream's `notifications/progress` for a running call, as its `progress` event says it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolProgress {
+    /// Increases with every report; a fraction of `total` when there is one.
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -48,7 +48,7 @@ pub use error::{ChatError, ChatResult};
 pub use events::{
     AnsweredBy, ApprovalRequiredEvent, ApprovalResolvedEvent, AuthRequiredEvent, ChatEvent,
     DoneEvent, ElicitationRequiredEvent, ElicitationResolvedEvent, ErrorEvent, FailedAttempt,
-    MetaEvent, OfferedTool, SchemaContext, ToolEvent, ToolEventStatus, TurnOutcome,
+    MetaEvent, OfferedTool, SchemaContext, ToolEvent, ToolEventStatus, ToolProgress, TurnOutcome,
     UnavailableServer, tool_intent,
 };
 pub use gate::{

@@ -250,5 +250,6 @@ pub(crate) fn final_tool_event(
         // The stored tool message carries it (`ToolMessageMetadata::app`); a replayed
         // event is rebuilt from the call's record alone.
         app: None,
+        progress: None,
     }
 }

@@ -1,6 +1,7 @@
 //! Chat messages in the shape every OpenAI-compatible model understands; persisted as-is and
 //! replayed as history on the next turn.
 
+use crate::ImageInput;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -68,6 +69,10 @@ pub struct ChatMessage {
     /// `tool_result.is_error`; OpenAI's format has no such flag).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// On a tool message: images the result carried, for a model that takes images (a
+    /// provider gives them as image input; the text in `content` describes them for others).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImageInput>,
 }
 
 impl ChatMessage {
@@ -86,6 +91,7 @@ impl ChatMessage {
             tool_calls,
             tool_call_id: None,
             is_error: false,
+            images: Vec::new(),
         }
     }
 
@@ -96,6 +102,7 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: Some(tool_call_id.into()),
             is_error: false,
+            images: Vec::new(),
         }
     }
 
@@ -114,6 +121,13 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: None,
             is_error: false,
+            images: Vec::new(),
         }
+    }
+
+    /// The message with `images` (on a tool message: the result's images).
+    pub fn with_images(mut self, images: Vec<ImageInput>) -> Self {
+        self.images = images;
+        self
     }
 }

@@ -6,7 +6,7 @@
 //! `latencyMs`…) that older rows may carry are accepted as aliases, and missing fields take
 //! their defaults. Writing always uses the snake_case names.
 
-use crate::{ServerId, ToolCallId, ToolCallState};
+use crate::{ResultBlock, ServerId, ToolCallId, ToolCallState};
 use serde::{Deserialize, Serialize};
 
 /// What the chat engine records beside a tool message.
@@ -50,6 +50,14 @@ pub struct ToolMessageMetadata {
     /// The MCP App the call is shown with, when its tool declares one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app: Option<ToolApp>,
+    /// The result's content blocks, in order, within the host's size budget
+    /// ([`crate::result_content`]); empty for a call without a result.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub content: Vec<ResultBlock>,
+    /// The result's `structuredContent` (validated against the tool's `outputSchema`), when
+    /// it fit the budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<serde_json::Value>,
 }
 
 /// The MCP App (extension `io.modelcontextprotocol/ui`) a tool call is shown with: its tool's
@@ -108,6 +116,8 @@ mod tests {
             error: Some("boom".to_owned()),
             error_code: Some("tool_error".to_owned()),
             app: None,
+            content: Vec::new(),
+            structured_content: None,
         };
         let stored = metadata.to_stored();
         assert_eq!(

@@ -1,11 +1,14 @@
 //! Validation of tool arguments against the tool's `inputSchema` before a call leaves: an LLM's
-//! malformed arguments come back at once with precise messages, without a round trip.
+//! malformed arguments come back at once with precise messages, without a round trip. And of a
+//! result's `structuredContent` against the tool's `outputSchema` when it comes back: the MCP
+//! spec asks clients to validate it, and a result that breaks its own promise becomes an error
+//! result (the model must not trust data of the wrong shape).
 //!
 //! Compiled validators are cached by schema text. A schema that does not compile is logged and
 //! skipped (a sloppy upstream schema must not make its tool unusable). Remote `$ref`s are never
 //! fetched (the validator is built without network resolvers).
 
-use crate::UpstreamError;
+use crate::{ToolResult, UpstreamError};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -50,18 +53,7 @@ impl ArgumentValidator {
             return Ok(arguments);
         };
         let instance = Value::Object(arguments);
-        let details: Vec<String> = validator
-            .iter_errors(&instance)
-            .take(MAX_REPORTED_ERRORS)
-            .map(|error| {
-                let path = error.instance_path().to_string();
-                if path.is_empty() {
-                    error.to_string()
-                } else {
-                    format!("{path}: {error}")
-                }
-            })
-            .collect();
+        let details = error_details(&validator, &instance);
         if !details.is_empty() {
             return Err(UpstreamError::InvalidArguments {
                 tool: tool_name.to_owned(),
@@ -71,6 +63,40 @@ impl ArgumentValidator {
         match instance {
             Value::Object(map) => Ok(map),
             _ => unreachable!("constructed as an object above"),
+        }
+    }
+
+    /// Checks a successful result against the tool's `outputSchema`: `Err` with a message for
+    /// the model when `structuredContent` is missing or does not match. No schema (or one
+    /// that does not compile) accepts anything; tool errors are not checked.
+    pub fn check_output(
+        &self,
+        tool_name: &str,
+        schema: Option<&Value>,
+        result: &ToolResult,
+    ) -> Result<(), String> {
+        let Some(schema) = schema else {
+            return Ok(());
+        };
+        if result.is_error {
+            return Ok(());
+        }
+        let Some(structured) = &result.structured_content else {
+            return Err(format!(
+                "the tool '{tool_name}' declares an outputSchema but returned no structuredContent"
+            ));
+        };
+        let Some(validator) = self.validator_for(tool_name, schema) else {
+            return Ok(());
+        };
+        let details = error_details(&validator, structured);
+        if details.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "the structuredContent of '{tool_name}' does not match its outputSchema: {}",
+                details.join("; ")
+            ))
         }
     }
 
@@ -101,6 +127,22 @@ impl ArgumentValidator {
         }
         compiled
     }
+}
+
+/// The first few validation errors of `instance`, each with its JSON pointer.
+fn error_details(validator: &jsonschema::Validator, instance: &Value) -> Vec<String> {
+    validator
+        .iter_errors(instance)
+        .take(MAX_REPORTED_ERRORS)
+        .map(|error| {
+            let path = error.instance_path().to_string();
+            if path.is_empty() {
+                error.to_string()
+            } else {
+                format!("{path}: {error}")
+            }
+        })
+        .collect()
 }
 
 /// "null", "a boolean", "a number", "a string", "an array", "an object" — for messages about
@@ -174,5 +216,46 @@ mod tests {
         );
         let broken = json!({"type": "object", "properties": {"a": {"type": "no-such-type"}}});
         validator.check("sloppy", &broken, json!({"a": 1})).unwrap();
+    }
+
+    #[test]
+    fn structured_content_must_match_the_output_schema() {
+        let validator = ArgumentValidator::default();
+        let result = |structured: Option<Value>, is_error: bool| ToolResult {
+            content: Vec::new(),
+            structured_content: structured,
+            is_error,
+        };
+        let schema = schema();
+        validator
+            .check_output(
+                "add",
+                Some(&schema),
+                &result(Some(json!({"a": 1, "b": 2})), false),
+            )
+            .unwrap();
+        let wrong = validator
+            .check_output(
+                "add",
+                Some(&schema),
+                &result(Some(json!({"a": "x"})), false),
+            )
+            .unwrap_err();
+        assert!(wrong.contains("does not match its outputSchema"), "{wrong}");
+        assert!(wrong.contains("/a:"), "{wrong}");
+        let missing = validator
+            .check_output("add", Some(&schema), &result(None, false))
+            .unwrap_err();
+        assert!(
+            missing.contains("returned no structuredContent"),
+            "{missing}"
+        );
+        // Tool errors and tools without a schema are not checked.
+        validator
+            .check_output("add", Some(&schema), &result(None, true))
+            .unwrap();
+        validator
+            .check_output("add", None, &result(Some(json!(1)), false))
+            .unwrap();
     }
 }

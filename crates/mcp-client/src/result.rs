@@ -86,13 +86,23 @@ pub struct PromptMessage {
 }
 
 impl ToolResult {
-    /// A plain-text rendering for an LLM: text blocks verbatim, other blocks described.
+    /// A plain-text rendering for an LLM: text blocks verbatim, other blocks described, and
+    /// `structuredContent` as JSON after them — alone when there is no content, under a
+    /// `[structuredContent]` line otherwise — unless a text block already is that JSON (the
+    /// spec's backwards-compatible form), which is not repeated.
     pub fn text_for_model(&self) -> String {
         let mut parts: Vec<String> = self.content.iter().map(ToolContent::describe).collect();
-        if parts.is_empty()
-            && let Some(structured) = &self.structured_content
+        if let Some(structured) = &self.structured_content
+            && !self
+                .content
+                .iter()
+                .any(|block| block.is_json_of(structured))
         {
-            parts.push(structured.to_string());
+            if parts.is_empty() {
+                parts.push(structured.to_string());
+            } else {
+                parts.push(format!("[structuredContent]\n{structured}"));
+            }
         }
         parts.join("\n")
     }
@@ -110,6 +120,16 @@ impl ToolResult {
 }
 
 impl ToolContent {
+    /// A text block whose text is `value` as JSON.
+    fn is_json_of(&self, value: &Value) -> bool {
+        match self {
+            ToolContent::Text { text } => {
+                serde_json::from_str::<Value>(text).is_ok_and(|parsed| parsed == *value)
+            }
+            _ => false,
+        }
+    }
+
     fn describe(&self) -> String {
         match self {
             ToolContent::Text { text } => text.clone(),
@@ -164,6 +184,27 @@ mod tests {
         assert_eq!(serde_json::to_value(&result).unwrap(), wire);
         let text = result.text_for_model();
         assert!(text.starts_with("hello\n[image image/png"));
+    }
+
+    #[test]
+    fn structured_content_reaches_the_model_once() {
+        let structured = json!({"temperature": 21});
+        let with = |content: Value| -> String {
+            serde_json::from_value::<ToolResult>(
+                json!({"content": content, "structuredContent": structured}),
+            )
+            .unwrap()
+            .text_for_model()
+        };
+        assert_eq!(with(json!([])), r#"{"temperature":21}"#);
+        assert_eq!(
+            with(json!([{"type": "text", "text": "{ \"temperature\": 21 }"}])),
+            "{ \"temperature\": 21 }"
+        );
+        assert_eq!(
+            with(json!([{"type": "text", "text": "It is warm."}])),
+            "It is warm.\n[structuredContent]\n{\"temperature\":21}"
+        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ struct WebFiles;
 const ASSET_BASE_PLACEHOLDER: &str = "__ASSET_BASE__";
 
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
-     img-src 'self' data:; font-src 'self'; connect-src 'self'; manifest-src 'self'; \
+     img-src 'self' data:; media-src data:; font-src 'self'; connect-src 'self'; manifest-src 'self'; \
      base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 const IMMUTABLE: &str = "public, max-age=31536000, immutable";

@@ -115,12 +115,18 @@ pub struct MessageRecord {
 impl MessageRecord {
     /// The message as history for the model.
     pub fn to_chat_message(&self) -> ChatMessage {
+        let metadata = (self.role == ChatRole::Tool)
+            .then(|| switchboard_core::ToolMessageMetadata::from_stored(&self.metadata))
+            .flatten();
         ChatMessage {
             role: self.role,
             content: self.content.clone(),
             tool_calls: self.tool_calls.clone(),
             tool_call_id: self.tool_call_id.clone(),
-            is_error: self.is_failed_tool_result(),
+            is_error: metadata.as_ref().is_some_and(|metadata| metadata.is_error),
+            images: metadata
+                .map(|metadata| switchboard_core::ImageInput::from_blocks(&metadata.content))
+                .unwrap_or_default(),
         }
     }
 

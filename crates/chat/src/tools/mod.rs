@@ -17,7 +17,7 @@ mod upstream;
 pub use catalog::{CallTarget, McpTools, TurnTools};
 pub use ephemeral::{EphemeralServer, EphemeralToolCache};
 pub use result_text::{
-    CutText, EVENT_RESULT_MAX_BYTES, cut_for_model, error_text_for_model, event_result,
-    result_text_for_model,
+    CutText, EVENT_RESULT_MAX_BYTES, STORED_CONTENT_MAX_BYTES, STORED_STRUCTURED_MAX_BYTES,
+    cut_for_model, error_text_for_model, event_result, result_text_for_model, stored_content,
 };
 pub use upstream::{OwnEndpoints, UserCredential, upstream_for_record};

@@ -1,9 +1,18 @@
 //! Tool results as the model and the stream see them: text for the model (errors as a small
 //! JSON object, so planners and models recognise them), cut to head and tail with a marker
-//! when too long, and a bounded copy of the MCP result for the `mcp_tool` event.
+//! when too long, a bounded copy of the MCP result for the `mcp_tool` event, and the result's
+//! content blocks as the tool message keeps them (`ToolMessageMetadata::content`).
 
 use serde_json::{Value, json};
-use switchboard_mcp_client::ToolResult;
+use switchboard_core::ResultBlock;
+use switchboard_mcp_client::{ToolContent, ToolResult};
+
+/// Bytes of content blocks kept beside one tool message (images and audio included); blocks
+/// past it are noted as omitted (the full result stays in the tool call's record).
+pub const STORED_CONTENT_MAX_BYTES: usize = 1024 * 1024;
+
+/// Bytes of `structuredContent` kept beside one tool message.
+pub const STORED_STRUCTURED_MAX_BYTES: usize = 256 * 1024;
 
 /// Largest serialized result carried by an `mcp_tool` event; larger results are replaced by
 /// their cut text (the full result stays readable through the API).
@@ -79,10 +88,54 @@ pub fn event_result(result: &ToolResult, max_chars: usize) -> (Value, bool) {
     )
 }
 
+/// The result's content blocks as the tool message keeps them, within
+/// [`STORED_CONTENT_MAX_BYTES`], and its `structuredContent` when it fits
+/// [`STORED_STRUCTURED_MAX_BYTES`].
+pub fn stored_content(result: &ToolResult) -> (Vec<ResultBlock>, Option<Value>) {
+    let blocks = result.content.iter().map(result_block).collect();
+    let structured = result.structured_content.clone().filter(|structured| {
+        serde_json::to_vec(structured).map_or(0, |bytes| bytes.len()) <= STORED_STRUCTURED_MAX_BYTES
+    });
+    (
+        ResultBlock::within_budget(blocks, STORED_CONTENT_MAX_BYTES),
+        structured,
+    )
+}
+
+fn result_block(content: &ToolContent) -> ResultBlock {
+    match content.clone() {
+        ToolContent::Text { text } => ResultBlock::Text { text },
+        ToolContent::Image { data, mime_type } => ResultBlock::Image { mime_type, data },
+        ToolContent::Audio { data, mime_type } => ResultBlock::Audio { mime_type, data },
+        ToolContent::Resource { resource } => ResultBlock::Resource {
+            uri: resource.uri,
+            mime_type: resource.mime_type,
+            text: resource.text,
+            blob: resource.blob,
+        },
+        ToolContent::ResourceLink {
+            uri,
+            name,
+            title,
+            description,
+            mime_type,
+        } => ResultBlock::ResourceLink {
+            uri,
+            name,
+            title,
+            description,
+            mime_type,
+        },
+        ToolContent::Unknown(value) => ResultBlock::Omitted {
+            kind: value["type"].as_str().unwrap_or("unknown").to_owned(),
+            bytes: value.to_string().len(),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use switchboard_mcp_client::ToolContent;
 
     fn text_result(text: &str, is_error: bool) -> ToolResult {
         ToolResult {
@@ -133,6 +186,49 @@ mod tests {
             result_text_for_model(&text_result("{\"a\":1}", false)),
             "{\"a\":1}"
         );
+    }
+
+    #[test]
+    fn stored_content_keeps_every_kind_in_order_within_the_budget() {
+        let result: ToolResult = serde_json::from_value(json!({
+            "content": [
+                {"type": "text", "text": "hello"},
+                {"type": "image", "data": "iVBOR", "mimeType": "image/png"},
+                {"type": "audio", "data": "x".repeat(STORED_CONTENT_MAX_BYTES), "mimeType": "audio/wav"},
+                {"type": "resource_link", "uri": "demo://x", "name": "x"},
+                {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "A"}},
+                {"type": "hologram", "data": 1}
+            ],
+            "structuredContent": {"temperature": 21}
+        }))
+        .unwrap();
+        let (blocks, structured) = stored_content(&result);
+        let kinds: Vec<&str> = blocks.iter().map(ResultBlock::kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                "text",
+                "image",
+                "audio",
+                "resource_link",
+                "resource",
+                "hologram"
+            ]
+        );
+        assert!(
+            matches!(blocks[2], ResultBlock::Omitted { .. }),
+            "{:?}",
+            blocks[2]
+        );
+        assert!(matches!(blocks[5], ResultBlock::Omitted { .. }));
+        assert_eq!(
+            blocks[1],
+            ResultBlock::Image {
+                mime_type: "image/png".to_owned(),
+                data: "iVBOR".to_owned()
+            }
+        );
+        assert_eq!(structured, Some(json!({"temperature": 21})));
     }
 
     #[test]

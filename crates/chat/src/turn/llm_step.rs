@@ -72,6 +72,12 @@ pub(crate) async fn run_llm_step(
         writer.model = Some(model);
         let mut asked = request.clone();
         asked.model = model.model.clone();
+        if !model.supports_images {
+            // Their text description is in each message's content already.
+            for message in &mut asked.messages {
+                message.images.clear();
+            }
+        }
         let end = stream_attempt(run, model, asked, &mut writer, &mut attempt).await?;
         let StepEnd::Failed(error) = &end else {
             break end;

@@ -16,21 +16,27 @@
 use super::TurnRun;
 use super::call_outcome::{Settled, failure, parse_arguments, settle};
 use crate::error::{ChatError, ChatResult};
-use crate::events::{ChatEvent, ToolEvent, ToolEventStatus, tool_intent};
+use crate::events::{ChatEvent, ToolEvent, ToolEventStatus, ToolProgress, tool_intent};
 use crate::gate::{CallReport, EventSink, GateDecision, GateRequest};
 use crate::tools::{
     CallTarget, cut_for_model, error_text_for_model, event_result, result_text_for_model,
+    stored_content,
 };
 use futures::StreamExt;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use switchboard_core::{
-    ChatMessage, ChatRole, MessageId, ServerId, ToolApp, ToolCallId, ToolCallRequest,
+    ChatMessage, ChatRole, ImageInput, MessageId, ServerId, ToolApp, ToolCallId, ToolCallRequest,
     ToolCallState, ToolMessageMetadata,
 };
 use switchboard_llm::ToolChoice;
-use switchboard_mcp_client::{CallContext, ToolRoute};
+use switchboard_mcp_client::{CallContext, CallEvent, ToolRoute};
+use tokio::sync::mpsc;
+
+/// Progress reports held for forwarding while the turn emits others (more are dropped by the
+/// client, which never blocks on a slow reader).
+const PROGRESS_BUFFER: usize = 32;
 use switchboard_store::{
     MessageStatus, NewMessage, NewToolCall, StoreError, ToolCallOutcome, ToolCallRecord,
 };
@@ -208,6 +214,7 @@ impl EventTemplate {
             error_code: None,
             duration_ms: duration.map(|duration| duration.as_millis() as u64),
             app: self.app.clone(),
+            progress: None,
         }
     }
 }
@@ -305,18 +312,48 @@ impl ReviewedCall<'_, '_> {
             ToolCallState::Dispatched,
             None,
         )));
+        let (progress_sender, mut progress) = mpsc::channel(PROGRESS_BUFFER);
         let context = CallContext {
             caller: run.caller.clone(),
             cancellation: run.handle.cancellation.child_token(),
-            events: None,
+            events: Some(progress_sender),
         };
         let started = Instant::now();
-        let outcome = run
+        let call = run
             .engine
             .tools
-            .call(self.target, &self.route.tool, arguments, &context)
-            .await;
+            .call(self.target, &self.route.tool, arguments, &context);
+        tokio::pin!(call);
+        // Progress is forwarded while the call runs; a report after the answer is dropped, so
+        // `progress` never follows the call's last event.
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut call => break outcome,
+                Some(event) = progress.recv() => self.forward_progress(event),
+            }
+        };
         Ok(settle(outcome, started.elapsed()))
+    }
+
+    /// An upstream's progress report as a `progress` event (log messages are not shown).
+    fn forward_progress(&self, event: CallEvent) {
+        let CallEvent::Progress {
+            progress,
+            total,
+            message,
+        } = event
+        else {
+            return;
+        };
+        let mut tool_event =
+            self.event
+                .event(ToolEventStatus::Progress, ToolCallState::Dispatched, None);
+        tool_event.progress = Some(ToolProgress {
+            progress,
+            total,
+            message,
+        });
+        self.run.handle.emit(ChatEvent::McpTool(tool_event));
     }
 }
 
@@ -362,6 +399,12 @@ async fn finish_call(
     };
     let cut = cut_for_model(&model_text, config.tool_result_max_chars);
     let is_error = settled.error.is_some();
+    let (content, structured_content) = settled
+        .result
+        .as_ref()
+        .map(stored_content)
+        .unwrap_or_default();
+    let images = ImageInput::from_blocks(&content);
     let metadata = ToolMessageMetadata {
         tool_call_id: Some(record.id.clone()),
         state: Some(settled.state),
@@ -374,6 +417,8 @@ async fn finish_call(
         error: settled.error.as_ref().map(|(_, message)| message.clone()),
         error_code: settled.error.as_ref().map(|(code, _)| code.clone()),
         app: event.app.clone(),
+        content,
+        structured_content,
     };
     run.engine
         .store
@@ -407,11 +452,12 @@ async fn finish_call(
         tool_event.error_code = Some(code);
     }
     run.handle.emit(ChatEvent::McpTool(tool_event));
-    Ok(if is_error {
+    let message = if is_error {
         ChatMessage::tool_error(call.id.clone(), cut.text)
     } else {
         ChatMessage::tool_result(call.id.clone(), cut.text)
-    })
+    };
+    Ok(message.with_images(images))
 }
 
 /// Moves the call on; a conflict (someone else moved it) is logged, not fatal.

@@ -8,7 +8,9 @@
 //!   one assistant message must all be in the next user message — so consecutive messages
 //!   of the same role are merged into one (which also keeps a user question that follows
 //!   tool results valid);
-//! - text blocks must not be empty.
+//! - text blocks must not be empty;
+//! - a tool result's images (for a model that takes images) are image blocks inside its
+//!   `tool_result`, after its text.
 //!
 //! Prompt caching: `cache_control` goes on the last tool definition (the tool catalog, the
 //! largest stable part of the prompt) and on the last block of the history (so the next
@@ -18,7 +20,8 @@ use serde_json::Value;
 use switchboard_core::{ChatMessage, ChatRole, ToolCallRequest};
 
 use super::wire::{
-    CacheControl, ContentBlock, Message, MessagesRequest, Role, Tool, WireToolChoice,
+    CacheControl, ContentBlock, ImageSource, Message, MessagesRequest, Role, Tool,
+    ToolResultContent, ToolResultPart, WireToolChoice,
 };
 use crate::provider::{LlmRequest, ToolChoice};
 
@@ -135,10 +138,26 @@ fn tool_input(call: &ToolCallRequest) -> Value {
     }
 }
 
+/// A tool message as a `tool_result` block; its images (if any) as image blocks inside it.
 fn tool_result_block(message: &ChatMessage) -> ContentBlock {
+    let content = if message.images.is_empty() {
+        ToolResultContent::Text(message.content.clone())
+    } else {
+        let text = ToolResultPart::Text {
+            text: message.content.clone(),
+        };
+        let images = message.images.iter().map(|image| ToolResultPart::Image {
+            source: ImageSource {
+                kind: "base64",
+                media_type: image.mime_type.clone(),
+                data: image.data.clone(),
+            },
+        });
+        ToolResultContent::Blocks(std::iter::once(text).chain(images).collect())
+    };
     ContentBlock::ToolResult {
         tool_use_id: message.tool_call_id.clone().unwrap_or_default(),
-        content: message.content.clone(),
+        content,
         is_error: message.is_error,
         cache_control: None,
     }
@@ -267,5 +286,29 @@ mod tests {
             let body = serde_json::to_value(messages_request(&request, "m", 10)).unwrap();
             assert_eq!(body["tool_choice"], expected);
         }
+    }
+
+    #[test]
+    fn tool_result_images_are_image_blocks_inside_the_result() {
+        let image = switchboard_core::ImageInput {
+            mime_type: "image/png".to_owned(),
+            data: "iVBOR".to_owned(),
+        };
+        let (_, messages) = map_history(&[
+            ChatMessage::user("show me"),
+            ChatMessage::assistant(
+                "",
+                vec![call("toolu_i", "everything__get-tiny-image", "{}")],
+            ),
+            ChatMessage::tool_result("toolu_i", "[image image/png]").with_images(vec![image]),
+        ]);
+        let wire = serde_json::to_value(&messages).unwrap();
+        assert_eq!(
+            wire[2]["content"][0]["content"],
+            json!([
+                {"type": "text", "text": "[image image/png]"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR"}}
+            ])
+        );
     }
 }

@@ -62,12 +62,36 @@ pub(crate) enum ContentBlock {
     },
     ToolResult {
         tool_use_id: String,
-        content: String,
+        content: ToolResultContent,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+}
+
+/// A `tool_result`'s content: its text alone, or text and images.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum ToolResultContent {
+    Text(String),
+    Blocks(Vec<ToolResultPart>),
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum ToolResultPart {
+    Text { text: String },
+    Image { source: ImageSource },
+}
+
+/// A base64 image (`{"type": "base64", "media_type": …, "data": …}`).
+#[derive(Debug, Serialize)]
+pub(crate) struct ImageSource {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub media_type: String,
+    pub data: String,
 }
 
 impl ContentBlock {
@@ -208,7 +232,7 @@ mod tests {
     fn blocks_and_choices_serialize_in_the_documented_shape() {
         let mut block = ContentBlock::ToolResult {
             tool_use_id: "toolu_1".into(),
-            content: "boom".into(),
+            content: ToolResultContent::Text("boom".into()),
             is_error: true,
             cache_control: None,
         };

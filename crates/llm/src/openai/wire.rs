@@ -13,7 +13,7 @@ use crate::provider::{LlmRequest, ToolChoice};
 pub(crate) fn request_body(request: &LlmRequest, model: &str, include_usage: bool) -> Value {
     let mut body = json!({
         "model": model,
-        "messages": request.messages.iter().map(wire_message).collect::<Vec<_>>(),
+        "messages": wire_messages(&request.messages),
         "stream": true,
     });
     let object = body.as_object_mut().expect("body is an object");
@@ -54,6 +54,37 @@ fn wire_tool_choice(choice: &ToolChoice) -> Value {
         ToolChoice::Required => json!("required"),
         ToolChoice::Function { name } => json!({"type": "function", "function": {"name": name}}),
     }
+}
+
+/// The messages in order; the images of a run of tool messages follow the run as one `user`
+/// message of `image_url` parts (the format takes images only in user messages, and no
+/// message may come between an assistant's tool calls and their results).
+fn wire_messages(messages: &[ChatMessage]) -> Vec<Value> {
+    let mut wire = Vec::with_capacity(messages.len());
+    let mut pending: Vec<Value> = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
+        wire.push(wire_message(message));
+        if message.role != ChatRole::Tool {
+            continue;
+        }
+        pending.extend(
+            message
+                .images
+                .iter()
+                .map(|image| json!({"type": "image_url", "image_url": {"url": image.data_uri()}})),
+        );
+        let run_ends = messages
+            .get(index + 1)
+            .is_none_or(|next| next.role != ChatRole::Tool);
+        if run_ends && !pending.is_empty() {
+            let mut content = vec![
+                json!({"type": "text", "text": "The images the tool results above returned:"}),
+            ];
+            content.append(&mut pending);
+            wire.push(json!({"role": "user", "content": content}));
+        }
+    }
+    wire
 }
 
 fn wire_message(message: &ChatMessage) -> Value {
@@ -223,6 +254,40 @@ mod tests {
                 "tool_choice": {"type": "function", "function": {"name": "kg__schema_version"}},
                 "max_tokens": 100,
             })
+        );
+    }
+
+    #[test]
+    fn tool_result_images_follow_the_run_of_tool_messages_as_one_user_message() {
+        let image = |data: &str| switchboard_core::ImageInput {
+            mime_type: "image/png".to_owned(),
+            data: data.to_owned(),
+        };
+        let calls = vec![
+            ToolCallRequest {
+                id: "c1".into(),
+                name: "a".into(),
+                arguments: "{}".into(),
+            },
+            ToolCallRequest {
+                id: "c2".into(),
+                name: "b".into(),
+                arguments: "{}".into(),
+            },
+        ];
+        let messages = vec![
+            ChatMessage::assistant("", calls),
+            ChatMessage::tool_result("c1", "[image]").with_images(vec![image("AAAA")]),
+            ChatMessage::tool_result("c2", "text"),
+            ChatMessage::assistant("Done.", Vec::new()),
+        ];
+        let wire = wire_messages(&messages);
+        let roles: Vec<&str> = wire.iter().map(|m| m["role"].as_str().unwrap()).collect();
+        assert_eq!(roles, ["assistant", "tool", "tool", "user", "assistant"]);
+        assert_eq!(wire[1]["content"], "[image]");
+        assert_eq!(
+            wire[3]["content"][1],
+            json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}})
         );
     }
 

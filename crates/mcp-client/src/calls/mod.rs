@@ -156,7 +156,15 @@ impl McpClient {
             }
             _ => {}
         }
-        decode(&result, limits.max_bytes, "tools/call")
+        let result: ToolResult = decode(&result, limits.max_bytes, "tools/call")?;
+        match self
+            .inner
+            .validator
+            .check_output(&tool.name, tool.output_schema.as_ref(), &result)
+        {
+            Ok(()) => Ok(result),
+            Err(message) => Ok(ToolResult::error_text(message)),
+        }
     }
 
     /// Sends `request` within the caller's concurrency budget on the caller's session; the

@@ -134,6 +134,10 @@ export class AssistantTurn {
     const recordedState = event.state === 'denied' || event.state === 'unknown' ? event.state : null;
     if (event.tool_call_id) view.toolCallId = event.tool_call_id;
     if (this.deciders.has(view.toolCallId)) view.decidedBy = this.deciders.get(view.toolCallId);
+    if (event.status === 'progress') {
+      view.update({ status: 'progress', progress: event.progress });
+      return view;
+    }
     view.update({
       resultTruncated: event.result_truncated === true,
       errorCode: event.error_code,

@@ -91,6 +91,8 @@ export function renderHistory(messages, { onLayoutChange, toolCalls = [], conver
         result: isError ? undefined : result,
         error: isError ? (record?.error ?? metadata.error ?? result) : undefined,
         durationMs: record?.duration_ms ?? metadata.duration_ms,
+        blocks: metadata.content ?? [],
+        structured: metadata.structured_content,
       };
       const shown = view ?? current.applyToolEvent({ call_id: message.tool_call_id, server: metadata.server ?? '', tool: metadata.tool ?? 'tool', ...update, duration_ms: update.durationMs });
       if (view) view.update(update);

@@ -1,6 +1,8 @@
 // tool-call-view: one tool call in the transcript — a one-line status ("Calling kg ·
 // schema_version…", then a success or error badge with a human summary and the duration) that
-// expands to the arguments and the result as JSON viewers. Used for live events and for history.
+// expands to the arguments and the result as JSON viewers. Under it, always visible: a running
+// call's progress bar and what the result carries besides text (images, audio, resources,
+// structured content; see tool-result-content.js). Used for live events and for history.
 
 import { h, replaceChildren } from '../../lib/dom.js';
 import { api, segment } from '../../lib/api.js';
@@ -8,6 +10,7 @@ import { renderJsonViewer, parseJsonLoosely } from '../../lib/json-view.js';
 import { deniedLabel, formatDuration, resultPayload, runningLabel, summariseError, summariseResult } from '../../lib/tool-summary.js';
 import { getIdentity } from '../../lib/session.js';
 import { explainUpstreamError } from '../../lib/upstream-errors.js';
+import { blocksOfResult, renderProgress, renderResultContent } from './tool-result-content.js';
 
 /** Splits an LLM-facing tool name `server__tool` into its parts (best effort). */
 export function splitQualifiedToolName(name) {
@@ -25,10 +28,13 @@ export class ToolCallView {
     this.argumentsValue = argumentsValue;
     this.statusSlot = h('span', { class: 'tool-status' });
     this.body = h('div', { class: 'tool-call-body' });
-    this.element = h('details', { class: 'tool-call', dataset: { callId: callId ?? '' } },
+    this.details = h('details', { class: 'tool-call', dataset: { callId: callId ?? '' } },
       h('summary', {}, this.statusSlot),
       this.body);
-    this.element.addEventListener('toggle', () => { if (this.element.open) this.#renderBody(); });
+    this.progressSlot = h('div', { class: 'tool-progress-slot' });
+    this.contentSlot = h('div', { class: 'tool-content-slot' });
+    this.element = h('div', { class: 'tool-call-card' }, this.details, this.progressSlot, this.contentSlot);
+    this.details.addEventListener('toggle', () => { if (this.details.open) this.#renderBody(); });
     this.bodyDirty = true;
     this.update({ status: 'started' });
   }
@@ -41,18 +47,29 @@ export class ToolCallView {
   }
 
   /**
-   * Updates the view. `status`: started | completed | error | denied | unknown | waiting_approval.
-   * `result`, `error`, `durationMs` as they become known.
+   * Updates the view. `status`: started | progress | completed | error | denied | unknown |
+   * waiting_approval. `result`, `error`, `durationMs` as they become known; `progress` on a
+   * progress update; `blocks` and `structured` (the stored tool message's) from history.
    */
-  update({ status, result, error, durationMs, argumentsValue, resultTruncated, errorCode }) {
+  update({ status, result, error, durationMs, argumentsValue, resultTruncated, errorCode, progress, blocks, structured }) {
+    if (status === 'progress') {
+      if (progress) replaceChildren(this.progressSlot, renderProgress(progress));
+      return;
+    }
+    if (status !== 'started') this.progressSlot.replaceChildren();
     this.status = status;
+    if (result !== undefined && result !== null && blocks === undefined) {
+      this.#showContent(blocksOfResult(result), result.structuredContent);
+    } else if (blocks !== undefined || structured !== undefined) {
+      this.#showContent(blocks, structured);
+    }
     if (errorCode !== undefined) this.errorCode = errorCode;
     if (resultTruncated !== undefined) this.resultTruncated = resultTruncated;
     if (argumentsValue !== undefined) this.argumentsValue = argumentsValue;
     if (result !== undefined) this.result = result;
     if (error !== undefined) this.error = error;
     if (durationMs !== undefined) this.durationMs = durationMs;
-    this.element.dataset.status = status;
+    this.details.dataset.status = status;
     const name = h('span', { class: 'tool-name', text: this.server ? `${this.server} · ${this.tool}` : this.tool });
     const duration = formatDuration(this.durationMs);
     const durationText = duration ? h('span', { class: 'muted', text: duration }) : null;
@@ -74,7 +91,12 @@ export class ToolCallView {
     replaceChildren(this.statusSlot, content);
     this.statusSlot.setAttribute('role', status === 'started' ? 'status' : 'group');
     this.bodyDirty = true;
-    if (this.element.open) this.#renderBody();
+    if (this.details.open) this.#renderBody();
+  }
+
+  /** Shows the result's images, audio, resources and structured content under the call. */
+  #showContent(blocks, structured) {
+    replaceChildren(this.contentSlot, renderResultContent(blocks, structured));
   }
 
   #renderBody() {

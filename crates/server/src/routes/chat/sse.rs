@@ -140,7 +140,8 @@ pub struct McpTool<'a> {
     pub tool: &'a str,
     pub server: &'a str,
     pub intent: &'a str,
-    /// `started`, `completed`, `error`, `denied`…: what the UI shows.
+    /// `started`, `progress` (the upstream reported progress; see `progress`), `completed`,
+    /// `error`: what the UI shows.
     pub status: &'static str,
     #[schema(value_type = mirrors::ToolCallState)]
     pub state: ToolCallState,
@@ -162,6 +163,22 @@ pub struct McpTool<'a> {
     /// The MCP App to render under the call (its tool's `_meta.ui.resourceUri`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app: Option<ToolAppWire<'a>>,
+    /// On a `progress` event: the upstream's latest `notifications/progress`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<ToolProgressWire<'a>>,
+}
+
+/// An upstream's progress report for a running call.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ToolProgress)]
+pub struct ToolProgressWire<'a> {
+    /// Increases with every report; a fraction of `total` when there is one.
+    pub progress: f64,
+    /// Absent when the upstream does not know how much there is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<&'a str>,
 }
 
 /// The MCP App of a tool call: which registered server's `ui://` resource, and its hash as
@@ -425,6 +442,11 @@ impl<'a> From<&'a ToolEvent> for McpTool<'a> {
                 server_id: &app.server_id,
                 resource_uri: &app.resource_uri,
                 resource_sha256: &app.resource_sha256,
+            }),
+            progress: tool.progress.as_ref().map(|progress| ToolProgressWire {
+                progress: progress.progress,
+                total: progress.total,
+                message: progress.message.as_deref(),
             }),
         }
     }
