@@ -4,6 +4,7 @@
 
 use crate::config::ServerConfig;
 use crate::gateway::changes::GatewayChanges;
+use crate::oidc::OidcService;
 use crate::readiness::{DrainReadiness, ReadinessCheck};
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::Arc;
@@ -46,6 +47,8 @@ pub struct AppState {
     /// OAuth connections to remote MCP servers (`…/oauth/authorize`, `/oauth/callback`; 503
     /// or an error page when absent).
     pub oauth: Option<OAuthService>,
+    /// Single sign-on with the `[oidc]` provider (`/auth/oidc/*`; 404 there when absent).
+    pub oidc: Option<Arc<OidcService>>,
     /// Moves when what a gateway client is offered may have changed (the registry's syncs,
     /// API changes to servers, buds and rules): the gateway's cache and `list_changed`.
     pub gateway_changes: GatewayChanges,
@@ -71,6 +74,7 @@ impl AppState {
             readiness_checks: Arc::new(vec![not_draining]),
             mcp: None,
             oauth: None,
+            oidc: None,
             apps_origin: None,
             chat: None,
             kg: KnowledgeGraphService::for_store(store_for_kg, KgConfig::default(), None)
@@ -115,6 +119,12 @@ impl AppState {
     /// Serves the OAuth connection routes with `oauth`.
     pub fn with_oauth(mut self, oauth: OAuthService) -> Self {
         self.oauth = Some(oauth);
+        self
+    }
+
+    /// Offers single sign-on with `oidc`.
+    pub fn with_oidc(mut self, oidc: OidcService) -> Self {
+        self.oidc = Some(Arc::new(oidc));
         self
     }
 
