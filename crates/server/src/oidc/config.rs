@@ -169,16 +169,18 @@ impl OidcConfig {
     }
 }
 
+/// `[oidc]` for `https://id.example.com` and client `sb`, plus the TOML lines `extra`.
+#[cfg(test)]
+pub(crate) fn config(extra: &str) -> OidcConfig {
+    toml::from_str(&format!(
+        "issuer = \"https://id.example.com\"\nclient_id = \"sb\"\n{extra}"
+    ))
+    .unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn config(extra: &str) -> OidcConfig {
-        toml::from_str(&format!(
-            "issuer = \"https://id.example.com\"\nclient_id = \"sb\"\n{extra}"
-        ))
-        .unwrap()
-    }
 
     #[test]
     fn email_domains_are_matched_whole_and_case_blind() {
@@ -186,7 +188,7 @@ mod tests {
         assert!(config.allows_email(Some("a@Example.com")));
         assert!(!config.allows_email(Some("a@evil-example.com")));
         assert!(!config.allows_email(None));
-        assert!(self::config("").allows_email(None));
+        assert!(super::config("").allows_email(None));
     }
 
     #[test]
@@ -195,7 +197,7 @@ mod tests {
             config("role_claim = \"groups\"\nrole_map = { staff = \"member\", ops = \"admin\" }");
         assert_eq!(config.mapped_role(["staff", "ops"]), Some(UserRole::Admin));
         assert_eq!(config.mapped_role(["nobody"]), None);
-        assert!(self::config("default_role = \"owner\"").validate().is_err());
-        assert!(self::config("scopes = [\"email\"]").validate().is_err());
+        assert!(super::config("default_role = \"owner\"").validate().is_err());
+        assert!(super::config("scopes = [\"email\"]").validate().is_err());
     }
 }

@@ -94,15 +94,9 @@ impl Identity {
 
 #[cfg(test)]
 mod tests {
+    use super::super::config::config;
     use super::*;
     use serde_json::json;
-
-    fn config(extra: &str) -> OidcConfig {
-        toml::from_str(&format!(
-            "issuer = \"https://id.example.com\"\nclient_id = \"sb\"\n{extra}"
-        ))
-        .unwrap()
-    }
 
     fn claims(value: Value) -> Map<String, Value> {
         value.as_object().unwrap().clone()
