@@ -197,7 +197,11 @@ mod tests {
             config("role_claim = \"groups\"\nrole_map = { staff = \"member\", ops = \"admin\" }");
         assert_eq!(config.mapped_role(["staff", "ops"]), Some(UserRole::Admin));
         assert_eq!(config.mapped_role(["nobody"]), None);
-        assert!(super::config("default_role = \"owner\"").validate().is_err());
+        assert!(
+            super::config("default_role = \"owner\"")
+                .validate()
+                .is_err()
+        );
         assert!(super::config("scopes = [\"email\"]").validate().is_err());
     }
 }

@@ -248,7 +248,7 @@ impl OidcService {
         let http = self.provider.http();
         let answer: Result<UserInfoClaims<OtherClaims, CoreGenderClaim>, _> =
             request.request_async(&http).await;
-        match answer.map(|claims| serde_json::to_value(claims)) {
+        match answer.map(serde_json::to_value) {
             Ok(Ok(Value::Object(claims))) => claims,
             Ok(_) => Map::new(),
             Err(error) => {
