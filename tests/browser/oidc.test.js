@@ -9,7 +9,8 @@
 // Over HTTP (the same flow, driven by hand): a forged `state`, a replayed callback, a tampered
 // ID token and a disallowed e-mail domain are refused with no cookie; a cookie POST from
 // another origin or without the CSRF header is refused; a member's session has no `admin`;
-// and deactivating a person ends their session on the very next request.
+// deactivating a person ends their session on the very next request; and after the provider
+// rotates its signing key the next sign-in is verified with the new one.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -249,4 +250,11 @@ test('a cookie POST from another origin or without the CSRF header is refused; t
   assert.equal(logout.status, 200);
   assert.match((await logout.json()).end_session_url, /\/session\/end\?/);
   assert.equal((await withSession(session, 'GET', '/api/me')).status, 401);
+});
+
+test('after the provider rotates its signing key, the next sign-in is verified with the new key', async () => {
+  await signInOverHttp('carol');
+  provider.rotateKeys();
+  const session = await signInOverHttp('carol');
+  assert.equal((await withSession(session, 'GET', '/api/me')).status, 200);
 });

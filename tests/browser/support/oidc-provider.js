@@ -5,7 +5,8 @@
 // pages: a form asking which test person signs in, which logs them in and grants what was
 // asked in one step. People and their claims (`email`, `email_verified`, `groups`…) are given
 // by the test. `tamperNextIdToken()` changes a claim of the next ID token the token endpoint
-// gives out, leaving its signature as it was (a tampered token, for the refusal tests).
+// gives out, leaving its signature as it was (a tampered token, for the refusal tests);
+// `rotateKeys()` makes it start over with a new signing key only.
 //
 // Standalone: `node support/oidc-provider.js 9400 http://127.0.0.1:8080` runs it for trying
 // Switchboard's `[oidc]` by hand (person `alice`, client `switchboard` / `switchboard-secret`).
@@ -24,7 +25,7 @@ export const CLIENT_SECRET = 'switchboard-test-secret';
 export async function startOidcProvider({ port, switchboardOrigin, people }) {
   const issuer = `http://127.0.0.1:${port}`;
   const control = { tamper: false };
-  const provider = new Provider(issuer, {
+  const configuration = () => ({
     clients: [{
       client_id: CLIENT_ID,
       client_secret: CLIENT_SECRET,
@@ -50,14 +51,21 @@ export async function startOidcProvider({ port, switchboardOrigin, people }) {
     cookies: { keys: ['oidc-provider-test-cookie-key'] },
     jwks: { keys: [signingKey()] },
   });
-  provider.use(async (ctx, next) => {
+  let provider;
+  let handle;
+  const build = () => {
+    provider = new Provider(issuer, configuration());
+    provider.use(tamperWhenAsked);
+    handle = provider.callback();
+  };
+  const tamperWhenAsked = async (ctx, next) => {
     await next();
     if (ctx.path === '/token' && control.tamper && typeof ctx.body?.id_token === 'string') {
       control.tamper = false;
       ctx.body = { ...ctx.body, id_token: tampered(ctx.body.id_token) };
     }
-  });
-  const handle = provider.callback();
+  };
+  build();
   const server = http.createServer((req, res) => {
     const match = new URL(req.url, issuer).pathname.match(/^\/interaction\/([^/]+)(\/login)?$/);
     if (!match) return handle(req, res);
@@ -70,6 +78,8 @@ export async function startOidcProvider({ port, switchboardOrigin, people }) {
   return {
     issuer,
     tamperNextIdToken: () => { control.tamper = true; },
+    // The provider starts over with a new signing key (and without the old one).
+    rotateKeys: build,
     stop: () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }),
   };
 }

@@ -2,8 +2,8 @@
 //! fetched at the first sign-in and kept, and the HTTP every request to it goes through.
 //!
 //! Keys rotate: an ID token signed with a key we do not have yet makes us fetch the provider's
-//! JWKS again ([`Provider::refreshed`]) and verify once more, at most once per
-//! [`REFRESH_COOLDOWN`] so forged key ids cannot make us hammer the provider. The discovery is
+//! JWKS again ([`Provider::refreshed`]) and verify once more; such forced fetches are at most
+//! one per [`REFRESH_COOLDOWN`], so forged key ids cannot make us hammer the provider. The discovery is
 //! also refetched after [`METADATA_TTL`]. Every URL — the issuer's and the ones its metadata
 //! names — passes the outbound URL policy (`[mcp.url_policy]`, as admin-configured URLs do)
 //! through [`PolicedOAuthHttp`], which also caps bodies and follows no cross-origin redirect.
@@ -40,6 +40,8 @@ pub struct Discovered {
     pub metadata: ProviderMetadataWithLogout,
     pub client: OidcClient,
     fetched_at: Instant,
+    /// Fetched again for an unknown signing key (the cooldown counts from these only).
+    forced: bool,
 }
 
 /// Why the provider could not be used.
@@ -105,7 +107,7 @@ impl Provider {
     }
 
     /// The metadata and keys fetched again (a signing key we did not know), unless `seen` was
-    /// fetched less than [`REFRESH_COOLDOWN`] ago; `None` then.
+    /// itself such a fetch less than [`REFRESH_COOLDOWN`] ago; `None` then.
     pub async fn refreshed(
         &self,
         seen: &Discovered,
@@ -116,10 +118,12 @@ impl Provider {
         {
             return Ok(Some(current.clone()));
         }
-        if seen.fetched_at.elapsed() < REFRESH_COOLDOWN {
+        if seen.forced && seen.fetched_at.elapsed() < REFRESH_COOLDOWN {
             return Ok(None);
         }
-        let discovered = Arc::new(self.discover().await?);
+        let mut discovered = self.discover().await?;
+        discovered.forced = true;
+        let discovered = Arc::new(discovered);
         *cached = Some(discovered.clone());
         Ok(Some(discovered))
     }
@@ -146,6 +150,7 @@ impl Provider {
             metadata,
             client,
             fetched_at: Instant::now(),
+            forced: false,
         })
     }
 }
