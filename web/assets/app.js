@@ -4,7 +4,7 @@
 
 import { h, replaceChildren } from './lib/dom.js';
 import { api, ApiError } from './lib/api.js';
-import { getToken, getIdentity, hasScope, onSessionChange, setIdentity, signOut } from './lib/session.js';
+import { endSession, getToken, mayHaveCookieSession, getIdentity, hasScope, onSessionChange, setCookieSession, setIdentity, signOut, usesCookieSession } from './lib/session.js';
 
 const ROUTES = [
   { name: 'chat', label: 'Chat', load: () => import('./pages/chat/chat-page.js') },
@@ -19,6 +19,7 @@ const root = document.getElementById('root');
 let pageCleanup = null;
 let renderGeneration = 0;
 let signInMessage = '';
+let cookieProbed = false;
 
 /** Parses `#/name/a/b?x=1` into `{name, parts, query}`. */
 export function parseHash(hash) {
@@ -56,9 +57,20 @@ async function loadIdentity() {
 async function route() {
   const generation = ++renderGeneration;
   const { name, parts, query } = parseHash(location.hash);
-  if (!getToken()) {
-    await showSignIn();
-    return;
+  if (!getToken() && !usesCookieSession()) {
+    // A single sign-on session cookie, if the browser has one, signs the tab in.
+    if (!cookieProbed && mayHaveCookieSession()) {
+      cookieProbed = true;
+      try {
+        setCookieSession(await loadIdentity());
+      } catch {
+        setCookieSession(false);
+      }
+    }
+    if (!usesCookieSession()) {
+      await showSignIn();
+      return;
+    }
   }
   if (!getIdentity()) {
     try {
@@ -120,7 +132,7 @@ function renderShell(activeName) {
         who ? h('div', { text: who }) : null,
         workspace ? h('div', { text: `Workspace: ${workspace}` }) : null,
         role ? h('div', { text: role }) : null) : null,
-      h('button', { type: 'button', class: 'button button-small', text: 'Sign out', onclick: () => signOut() })));
+      h('button', { type: 'button', class: 'button button-small', text: 'Sign out', onclick: () => endSession() })));
   if (!main) {
     main = h('main', { class: 'app-main', id: 'main', tabindex: '-1' });
     replaceChildren(root, h('div', { class: 'app' }, nav, main));

@@ -21,6 +21,14 @@ pub fn app(state: AppState) -> Router {
             Some(apps_origin) => crate::web::router_framing(apps_origin),
             None => crate::web::router(),
         });
+    if let Some(oidc) = &state.oidc
+        && oidc.config().redirect_path != crate::oidc::config::DEFAULT_REDIRECT_PATH
+    {
+        router = router.route(
+            &oidc.config().redirect_path,
+            axum::routing::get(crate::oidc::oidc_callback),
+        );
+    }
     if let Some(chat) = &state.chat {
         let backend = crate::gateway::ChatGateway::new(
             chat.clone(),

@@ -1,5 +1,6 @@
-//! Bearer-token authentication and scope checks. Handlers take [`Authenticated`] (any valid
-//! token) and call [`Authenticated::require`], or take [`Scoped<S>`] to state the scope in the
+//! Authentication (a bearer token, or a browser session cookie from a sign-in with the
+//! identity provider, checked the same way on every request) and scope checks. Handlers take
+//! [`Authenticated`] (any valid token) and call [`Authenticated::require`], or take [`Scoped<S>`] to state the scope in the
 //! signature. A missing or unknown token is 401 with a `WWW-Authenticate` challenge; a valid
 //! token without the scope is 403 naming the scope. The token's scopes are bounded by its
 //! holder's current role, and a deactivated holder's token is 401 saying so, both read with
@@ -9,15 +10,17 @@
 //! extensions), and only the store ever sees the plaintext.
 
 use crate::error::ApiError;
+use crate::oidc::session;
 use crate::state::AppState;
 use axum::extract::{FromRef, FromRequestParts};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use std::marker::PhantomData;
 use switchboard_core::{Principal, Scope};
-use switchboard_store::TokenCheck;
+use switchboard_store::{SessionCheck, TokenCheck};
 
-/// The caller, resolved from `Authorization: Bearer <token>`.
+/// The caller, resolved from `Authorization: Bearer <token>` or, without that header, from the
+/// session cookie (which also passes [`session::check_same_origin`]).
 #[derive(Clone, Debug)]
 pub struct Authenticated(pub Principal);
 
@@ -47,8 +50,14 @@ where
         if let Some(principal) = parts.extensions.get::<Principal>() {
             return Ok(Authenticated(principal.clone()));
         }
-        let token = bearer_token(parts)?;
         let state = AppState::from_ref(state);
+        if !parts.headers.contains_key(AUTHORIZATION)
+            && let Some(secret) = session::session_secret(&parts.headers, &state.config.public_url)
+        {
+            let principal = session_principal(parts, &state, &secret).await?;
+            return Ok(remember(parts, principal));
+        }
+        let token = bearer_token(parts)?;
         let principal = match state.store.check_token(token).await? {
             TokenCheck::Accepted(principal) => principal,
             TokenCheck::Refused => {
@@ -63,9 +72,33 @@ where
                 )));
             }
         };
-        tracing::Span::current().record("workspace_id", principal.workspace_id.as_str());
-        parts.extensions.insert(principal.clone());
-        Ok(Authenticated(principal))
+        Ok(remember(parts, principal))
+    }
+}
+
+/// Caches the resolved caller in the request and names its workspace in the span.
+fn remember(parts: &mut Parts, principal: Principal) -> Authenticated {
+    tracing::Span::current().record("workspace_id", principal.workspace_id.as_str());
+    parts.extensions.insert(principal.clone());
+    Authenticated(principal)
+}
+
+/// The person a browser session cookie acts as, after the same-origin check (a cookie rides
+/// along with other sites' requests; see [`session`]).
+async fn session_principal(
+    parts: &Parts,
+    state: &AppState,
+    secret: &str,
+) -> Result<Principal, ApiError> {
+    session::check_same_origin(parts, &state.config.public_url)?;
+    match state.store.check_web_session(secret).await? {
+        SessionCheck::Accepted(principal) => Ok(principal),
+        SessionCheck::Refused => Err(ApiError::Unauthorized(
+            "the session has ended or expired; sign in again".into(),
+        )),
+        SessionCheck::HolderDeactivated { holder_name } => Err(ApiError::Unauthorized(format!(
+            "the user '{holder_name}' is deactivated; an admin can reactivate them"
+        ))),
     }
 }
 

@@ -15,6 +15,7 @@ pub mod metrics;
 mod middleware;
 mod mirrors;
 pub mod oauth;
+pub mod oidc;
 pub mod openapi;
 pub mod readiness;
 pub mod route_access;

@@ -45,6 +45,7 @@ use utoipa::{Modify, OpenApi};
         (name = "policies", description = "Approval policies"),
         (name = "tokens", description = "API tokens"),
         (name = "users", description = "The workspace's users"),
+        (name = "auth", description = "Signing in to the web UI: single sign-on with an OpenID Connect provider, and the browser session (public: the flow's state and the session cookie are the credentials)"),
         (name = "people", description = "Managing the workspace's people: roles, deactivation, removal"),
     ),
     modifiers(&BearerScheme),

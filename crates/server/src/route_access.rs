@@ -6,7 +6,8 @@
 //! - `x-authorization` says the same as data: `{"scope": "chat:use" | null,
 //!   "owner_or_admin": bool}` — `scope: null` means any valid token; `owner_or_admin` means
 //!   the operation acts on something a person owns (a bud, a conversation's approval or form)
-//!   and a member who is not its owner is refused even with the scope.
+//!   and a member who is not its owner is refused even with the scope; `"public": true` (and
+//!   `"security": []`) marks the sign-in routes, which take no token.
 //!
 //! The handlers enforce the scope through their `Scoped<scopes::X>` extractor; this table
 //! describes it. The two are kept in agreement by the authorization-matrix test
@@ -31,12 +32,16 @@ pub struct Access {
     pub scope: Option<Scope>,
     /// Only the owner of the resource, or an admin, may act on it.
     pub owner_or_admin: bool,
+    /// No token at all: the sign-in routes, whose credentials are the flow's `state` or the
+    /// session cookie (`security: []`).
+    pub public: bool,
 }
 
 const fn scope(scope: Scope) -> Access {
     Access {
         scope: Some(scope),
         owner_or_admin: false,
+        public: false,
     }
 }
 
@@ -44,12 +49,20 @@ const fn owned(scope: Scope) -> Access {
     Access {
         scope: Some(scope),
         owner_or_admin: true,
+        public: false,
     }
 }
 
 const ANY_TOKEN: Access = Access {
     scope: None,
     owner_or_admin: false,
+    public: false,
+};
+
+const PUBLIC: Access = Access {
+    scope: None,
+    owner_or_admin: false,
+    public: true,
 };
 
 /// Every operation by its `operationId` (the handler's name).
@@ -134,6 +147,11 @@ pub const TABLE: &[(&str, Access)] = &[
     ("decide", owned(Scope::ChatUse)),
     ("list_elicitations", scope(Scope::ChatUse)),
     ("answer_elicitation", owned(Scope::ChatUse)),
+    // signing in (public)
+    ("sign_in_options", PUBLIC),
+    ("oidc_login", PUBLIC),
+    ("oidc_callback", PUBLIC),
+    ("logout", PUBLIC),
 ];
 
 /// [`Access`] as written in the document under [`EXTENSION`].
@@ -141,6 +159,8 @@ pub const TABLE: &[(&str, Access)] = &[
 struct AccessExtension {
     scope: Option<&'static str>,
     owner_or_admin: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    public: bool,
 }
 
 /// The entry of `operation_id`, if the table has one.
@@ -166,10 +186,15 @@ pub fn describe(document: &mut OpenApi) {
                 continue;
             };
             let scopes: Vec<&str> = access.scope.map(Scope::as_str).into_iter().collect();
-            operation.security = Some(vec![SecurityRequirement::new("bearer", scopes)]);
+            operation.security = Some(if access.public {
+                Vec::new()
+            } else {
+                vec![SecurityRequirement::new("bearer", scopes)]
+            });
             let value = serde_json::to_value(AccessExtension {
                 scope: access.scope.map(Scope::as_str),
                 owner_or_admin: access.owner_or_admin,
+                public: access.public,
             })
             .unwrap_or_default();
             operation

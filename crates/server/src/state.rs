@@ -5,6 +5,7 @@
 use crate::config::ServerConfig;
 use crate::gateway::changes::GatewayChanges;
 use crate::gateway::health::{GatewayHealth, GatewayReadiness};
+use crate::oidc::OidcService;
 use crate::readiness::{DrainReadiness, ReadinessCheck};
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::Arc;
@@ -47,6 +48,8 @@ pub struct AppState {
     /// OAuth connections to remote MCP servers (`…/oauth/authorize`, `/oauth/callback`; 503
     /// or an error page when absent).
     pub oauth: Option<OAuthService>,
+    /// Single sign-on with the `[oidc]` provider (`/auth/oidc/*`; 404 there when absent).
+    pub oidc: Option<Arc<OidcService>>,
     /// Moves when what a gateway client is offered may have changed (the registry's syncs,
     /// API changes to servers, buds and rules): the gateway's cache and `list_changed`.
     pub gateway_changes: GatewayChanges,
@@ -75,6 +78,7 @@ impl AppState {
             readiness_checks: Arc::new(vec![not_draining]),
             mcp: None,
             oauth: None,
+            oidc: None,
             apps_origin: None,
             chat: None,
             kg: KnowledgeGraphService::for_store(store_for_kg, KgConfig::default(), None)
@@ -125,6 +129,12 @@ impl AppState {
     /// Serves the OAuth connection routes with `oauth`.
     pub fn with_oauth(mut self, oauth: OAuthService) -> Self {
         self.oauth = Some(oauth);
+        self
+    }
+
+    /// Offers single sign-on with `oidc`.
+    pub fn with_oidc(mut self, oidc: OidcService) -> Self {
+        self.oidc = Some(Arc::new(oidc));
         self
     }
 

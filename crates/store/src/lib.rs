@@ -153,6 +153,7 @@ pub mod llm_providers;
 pub mod mcp_observations;
 pub mod messages;
 pub mod oauth;
+pub mod oidc;
 mod pending_requests;
 pub mod policies;
 pub mod revocations;
@@ -170,6 +171,7 @@ pub mod user_access;
 pub mod user_credentials;
 pub mod users;
 mod validate;
+pub mod web_sessions;
 pub mod workspaces;
 
 pub use approval_requests::{
@@ -200,6 +202,7 @@ pub use oauth::{
     NewOAuthState, OAuthConnectionSummary, OAuthCredentials, OAuthCredentialsRecord,
     OAuthStateRecord, OAuthStateTake,
 };
+pub use oidc::{NewOidcPerson, OidcLoginSecrets, OidcLoginTake};
 pub use policies::{NewToolPolicy, ToolPolicyRecord};
 pub use revocations::REVOCATIONS_CHANNEL;
 pub use secrets::{ENCRYPTION_KEY_ENV, KEY_FILE_NAME, KeySource, SecretCipher};
@@ -218,4 +221,5 @@ pub use tools::{ToolRecord, definition_hash};
 pub use usage::{UsageFilter, UsageRow};
 pub use user_access::UserAccessChange;
 pub use users::{UserRecord, UserRole};
+pub use web_sessions::{NewWebSession, SessionCheck};
 pub use workspaces::WorkspaceRecord;

@@ -74,6 +74,14 @@ impl Store {
             .bind(user_id.as_str())
             .execute(&mut *tx)
             .await?;
+            if !next_active {
+                // A deactivated person's browser sessions end with the change.
+                sqlx::query("DELETE FROM web_sessions WHERE workspace_id = $1 AND user_id = $2")
+                    .bind(workspace_id.as_str())
+                    .bind(user_id.as_str())
+                    .execute(&mut *tx)
+                    .await?;
+            }
             (next_role, next_active)
         });
         (user.role, user.active) = updated;

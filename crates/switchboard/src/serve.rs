@@ -83,6 +83,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .with_readiness_check(Arc::new(McpServersReadiness::new(mcp.clone())))
         .with_knowledge_graph(knowledge_graph)
         .with_chat(chat);
+    let state = match single_sign_on(&config, &store, &mcp)? {
+        Some(oidc) => state.with_oidc(oidc),
+        None => state,
+    };
     let (state, apps_address) = serve_apps(&config, state).await?;
     tracing::info!(
         %address,
@@ -345,6 +349,26 @@ fn oauth_service(
     // The upstreams of OAuth servers carry their connections' tokens.
     mcp.set_oauth(service.clone());
     Ok(service)
+}
+
+/// Single sign-on with the `[oidc]` provider, its requests under the registered servers' URL
+/// policy (an admin-configured URL, like theirs).
+fn single_sign_on(
+    config: &Config,
+    store: &Store,
+    mcp: &ServerRegistry,
+) -> anyhow::Result<Option<switchboard_server::oidc::OidcService>> {
+    let Some(oidc) = config.oidc.clone() else {
+        return Ok(None);
+    };
+    let policy = mcp
+        .client()
+        .url_policy_for(switchboard_mcp_client::url_policy::ServerOrigin::Registered)
+        .clone();
+    let service =
+        switchboard_server::oidc::service(oidc, &config.server.public_url, policy, store.clone())
+            .context("starting single sign-on")?;
+    Ok(Some(service))
 }
 
 /// The listener as this process reaches itself: loopback when bound to every interface.

@@ -2,7 +2,7 @@
 // an ApiError whose message is in plain words (the server's own message when it sent one), and a
 // 401 signs the tab out so the user is asked for a token again.
 
-import { getToken, signOut } from './session.js';
+import { authHeaders, getToken, signOut } from './session.js';
 import { readErrorMessage } from './sse.js';
 
 /** A failed API call: `status` is the HTTP status (0 when the server could not be reached). */
@@ -17,7 +17,7 @@ export class ApiError extends Error {
 
 /** Calls the API; resolves to parsed JSON (or null for an empty answer). */
 export async function apiRequest(method, path, body, { signal, token = getToken(), signOutOn401 = true } = {}) {
-  const headers = { Accept: 'application/json' };
+  const headers = { Accept: 'application/json', 'X-Switchboard-CSRF': authHeaders()['X-Switchboard-CSRF'] };
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   let response;

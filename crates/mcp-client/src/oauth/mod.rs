@@ -35,5 +35,6 @@ pub use flow::{
 pub use http::{MAX_OAUTH_BODY_BYTES, OAUTH_REQUEST_TIMEOUT, OAuthHttpError, PolicedOAuthHttp};
 pub use rmcp::transport::auth::{
     AuthError, CredentialRefreshGuard, CredentialStore, InMemoryCredentialStore,
-    InMemoryStateStore, StateStore, StoredAuthorizationState, StoredCredentials,
+    InMemoryStateStore, OAuthHttpRedirectPolicy, StateStore, StoredAuthorizationState,
+    StoredCredentials,
 };

@@ -46,6 +46,7 @@ pub fn api_router() -> (Router<AppState>, OpenApi) {
         .merge(chat::router())
         .merge(usage::chat_router())
         .merge(approvals::router())
+        .merge(crate::oidc::router())
         .split_for_parts();
     (router, crate::openapi::with_common_statuses(document))
 }

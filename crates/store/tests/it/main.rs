@@ -29,4 +29,5 @@ mod tool_calls;
 mod tools;
 mod usage;
 mod users;
+mod web_sessions;
 mod workspaces;

@@ -24,6 +24,7 @@ use switchboard_llm::LlmConfig;
 use switchboard_mcp_client::McpClientConfig;
 use switchboard_mcp_server::KgConfig;
 use switchboard_server::ServerConfig;
+use switchboard_server::oidc::OidcConfig;
 use switchboard_store::DatabaseConfig;
 
 /// The whole configuration file.
@@ -42,6 +43,8 @@ pub struct Config {
     /// `[kg]`: the knowledge-graph MCP endpoint (`switchboard-mcp-server`).
     pub kg: KgConfig,
     pub log: LogSection,
+    /// `[oidc]`: single sign-on with an OpenID Connect provider; absent by default.
+    pub oidc: Option<OidcConfig>,
 }
 
 impl Default for Config {
@@ -56,13 +59,14 @@ impl Default for Config {
             llm: LlmConfig::default(),
             kg: KgConfig::default(),
             log: LogSection::default(),
+            oidc: None,
         }
     }
 }
 
 /// Section names, as in the file and in `SWITCHBOARD_<SECTION>_<KEY>`.
-pub const SECTIONS: [&str; 8] = [
-    "server", "database", "mcp", "approval", "chat", "llm", "kg", "log",
+pub const SECTIONS: [&str; 9] = [
+    "server", "database", "mcp", "approval", "chat", "llm", "kg", "log", "oidc",
 ];
 
 /// Documented environment variables that set a key directly (applied after the generic
@@ -163,6 +167,9 @@ impl Config {
         in_section("kg", self.kg.validate())?;
         in_section("llm", self.llm.validate())?;
         in_section("log", self.log.validate())?;
+        if let Some(oidc) = &self.oidc {
+            in_section("oidc", oidc.validate())?;
+        }
         Ok(())
     }
 }

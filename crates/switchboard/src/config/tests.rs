@@ -233,3 +233,24 @@ fn the_public_url_comes_from_its_variable_and_a_relative_one_is_refused_by_name(
     );
     assert!(reason.contains("http"), "{reason}");
 }
+
+#[test]
+fn oidc_is_off_by_default_and_takes_its_secret_from_the_environment() {
+    assert!(load(None, env(&[]), &[]).unwrap().oidc.is_none());
+    let file = file_with(
+        "[oidc]\nissuer = \"https://id.example.com\"\nclient_id = \"sb\"\nrole_claim = \"groups\"\nrole_map = { ops = \"admin\" }\n",
+    );
+    let config = load(
+        Some(file.path()),
+        env(&[("SWITCHBOARD_OIDC_CLIENT_SECRET", "from-env")]),
+        &[],
+    )
+    .unwrap();
+    let oidc = config.oidc.unwrap();
+    assert_eq!(oidc.client_secret.unwrap().expose(), "from-env");
+    assert_eq!(oidc.workspace, "default");
+    let bad = file_with("[oidc]\nissuer = \"ftp://id.example.com\"\nclient_id = \"sb\"\n");
+    let (key, _, reason) = invalid(load(Some(bad.path()), env(&[]), &[]).unwrap_err());
+    assert_eq!(key, "oidc.issuer");
+    assert!(reason.contains("http"), "{reason}");
+}

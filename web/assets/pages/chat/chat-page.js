@@ -5,7 +5,7 @@
 import { h, replaceChildren } from '../../lib/dom.js';
 import { api, listItems, segment } from '../../lib/api.js';
 import { streamServerSentEvents } from '../../lib/sse.js';
-import { getToken, signOut } from '../../lib/session.js';
+import { authHeaders, signOut } from '../../lib/session.js';
 import { AssistantTurn } from './assistant-turn.js';
 import { ConversationList, conversationTitle } from './conversation-list.js';
 import { renderHistory, renderUserMessage } from './history.js';
@@ -255,7 +255,7 @@ class ChatPage {
     try {
       const { completed } = await streamServerSentEvents({
         ...request,
-        headers: { Authorization: `Bearer ${getToken()}` },
+        headers: authHeaders(),
         signal: controller.signal,
         onEvent: (event) => {
           if (event.type === 'meta') this.#adoptConversation(event.conversation_id);
