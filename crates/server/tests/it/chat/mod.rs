@@ -18,6 +18,7 @@ mod nul_characters;
 mod offline_everything;
 mod offline_kg;
 mod openai;
+mod provider_switch;
 mod rich_results;
 mod shutdown;
 mod tool_choice;
