@@ -17,8 +17,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use switchboard_core::WorkspaceId;
 use switchboard_llm::{
-    DEFAULT_PROVIDER_NAME, LlmConfig, LlmError, LlmOverrides, LlmProvider, NamedProviderConfig,
-    ProviderKind, build_provider,
+    DEFAULT_PROVIDER_NAME, LlmConfig, LlmError, LlmOverrides, LlmProvider, ModelInfo,
+    NamedProviderConfig, ProviderKind, build_provider,
 };
 use switchboard_store::{BudFallback, BudRecord, ModelChoice, Store};
 
@@ -32,6 +32,9 @@ pub struct ChosenModel {
     pub provider: Arc<dyn LlmProvider>,
     /// Sent in the request; empty means the provider's default.
     pub model: String,
+    /// The model's context window in tokens, when its provider lists it (`models`);
+    /// `chat.default_context_window` applies otherwise.
+    pub context_window: Option<u32>,
 }
 
 impl ChosenModel {
@@ -137,27 +140,41 @@ impl ProviderSet {
         name: Option<&str>,
         model: Option<&str>,
     ) -> Result<ChosenModel, ChatError> {
-        let (provider, default_model) = self.resolve(workspace_id, name).await?;
+        let (provider, default_model, models) = self.resolve(workspace_id, name).await?;
         let model = model
             .filter(|model| !model.trim().is_empty())
             .map(str::to_owned)
             .unwrap_or(default_model);
+        let reported = if model.is_empty() {
+            provider.default_model()
+        } else {
+            model.as_str()
+        };
+        let context_window = models
+            .iter()
+            .find(|info| info.id == reported)
+            .and_then(|info| info.context_window);
         Ok(ChosenModel {
             name: name.unwrap_or(DEFAULT_PROVIDER_NAME).to_owned(),
             provider,
             model,
+            context_window,
         })
     }
 
-    /// The provider `name` names (`None`: `default`) and its default model.
+    /// The provider `name` names (`None`: `default`), its default model and its known models.
     async fn resolve(
         &self,
         workspace_id: &WorkspaceId,
         name: Option<&str>,
-    ) -> Result<(Arc<dyn LlmProvider>, String), ChatError> {
+    ) -> Result<(Arc<dyn LlmProvider>, String, Vec<ModelInfo>), ChatError> {
         let name = name.unwrap_or(DEFAULT_PROVIDER_NAME);
         if name == DEFAULT_PROVIDER_NAME {
-            return Ok((self.default.clone(), self.config.model.clone()));
+            return Ok((
+                self.default.clone(),
+                self.config.model.clone(),
+                self.config.models.clone(),
+            ));
         }
         if let Some(named) = self
             .config
@@ -166,14 +183,17 @@ impl ProviderSet {
             .find(|named| named.name == name)
         {
             let provider = self.built(format!("config/{name}"), String::new(), named)?;
-            return Ok((provider, named.model.clone()));
+            return Ok((provider, named.model.clone(), named.models.clone()));
         }
         match catalog::stored_provider(&self.store, workspace_id, name).await? {
             Some((named, version)) => {
                 let key = format!("{workspace_id}/{name}");
-                Ok((self.built(key, version, &named)?, named.model))
+                Ok((self.built(key, version, &named)?, named.model, named.models))
             }
-            None => self.legacy_kind(name),
+            None => {
+                let (provider, model) = self.legacy_kind(name)?;
+                Ok((provider, model, Vec::new()))
+            }
         }
     }
 
