@@ -110,20 +110,22 @@ impl ToolOffer {
         if !self.deferred || provider_kind == "offline" {
             return self.catalog.specs.clone();
         }
-        let offered = self.offered.lock_unpoisoned();
-        let mut specs: Vec<ToolSpec> = self
-            .catalog
-            .specs
-            .iter()
-            .filter(|spec| offered.contains(&spec.name))
-            .cloned()
-            .collect();
-        specs.push(self.search_spec());
+        let mut specs: Vec<ToolSpec> = {
+            let offered = self.offered.lock_unpoisoned();
+            self.catalog
+                .specs
+                .iter()
+                .filter(|spec| offered.contains(&spec.name))
+                .cloned()
+                .collect()
+        };
+        specs.push(self.search_spec(specs.len()));
         specs
     }
 
-    fn search_spec(&self) -> ToolSpec {
-        let hidden = self.catalog.specs.len() - self.offered.lock_unpoisoned().len();
+    /// `search_tools`' definition, when `offered` tools are offered beside it.
+    fn search_spec(&self, offered: usize) -> ToolSpec {
+        let hidden = self.catalog.specs.len().saturating_sub(offered);
         ToolSpec {
             name: SEARCH_TOOLS_NAME.to_owned(),
             description: format!(
