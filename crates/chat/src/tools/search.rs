@@ -179,3 +179,67 @@ impl ToolOffer {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn catalog(size: usize) -> Arc<ToolCatalog> {
+        let specs: Vec<ToolSpec> = (0..size)
+            .map(|index| ToolSpec {
+                name: format!("tool_{index}"),
+                description: format!("Handles gadget number {index}"),
+                parameters: json!({"type": "object", "properties": {format!("gadget{index}_id"): {"type": "string"}}}),
+            })
+            .collect();
+        Arc::new(ToolCatalog::build(&[], &specs))
+    }
+
+    fn names(specs: &[ToolSpec]) -> Vec<&str> {
+        specs.iter().map(|spec| spec.name.as_str()).collect()
+    }
+
+    #[test]
+    fn a_catalog_within_the_budget_is_offered_whole() {
+        let offer = ToolOffer::new(catalog(10), 40, "anything", None);
+        assert!(!offer.is_deferred() && !offer.is_search(SEARCH_TOOLS_NAME));
+        assert_eq!(offer.specs_for("openai").len(), 10);
+        assert_eq!(
+            ToolOffer::new(catalog(100), 0, "x", None)
+                .specs_for("openai")
+                .len(),
+            100
+        );
+    }
+
+    #[test]
+    fn past_the_budget_the_best_matches_and_search_tools_are_offered_and_searches_load_more() {
+        let offer = ToolOffer::new(catalog(100), 5, "gadget7_id please", Some("tool_99"));
+        assert!(offer.is_deferred());
+        let first = offer.specs_for("anthropic");
+        let first_names = names(&first);
+        assert_eq!(
+            first.len(),
+            7,
+            "5 matches, the forced tool, search_tools: {first_names:?}"
+        );
+        assert!(first_names.contains(&"tool_7") && first_names.contains(&"tool_99"));
+        assert!(first_names.contains(&SEARCH_TOOLS_NAME));
+        assert_eq!(
+            offer.specs_for("offline").len(),
+            100,
+            "the planner sees everything"
+        );
+
+        let found = offer
+            .search(&json!({"query": "gadget42_id", "limit": 3}))
+            .unwrap();
+        assert_eq!(found.tools[0].name, "tool_42");
+        assert!(found.tools.len() <= 3);
+        assert_eq!(found.catalog_size, 100);
+        assert!(names(&offer.specs_for("openai")).contains(&"tool_42"));
+        let error = offer.search(&json!({"limit": 3})).unwrap_err();
+        assert!(error.contains("query"), "{error}");
+    }
+}
