@@ -22,13 +22,26 @@ pub struct ChatConfig {
     pub enable_citations: bool,
     /// Tool calls of one LLM step that run at the same time. Default 4.
     pub max_parallel_tool_calls: usize,
-    /// Longest tool result text handed to the model, in characters; longer results reach it
-    /// cut to head and tail with a marker (the full result is stored and readable through the
-    /// API). Default 16 000.
+    /// Longest tool result text stored as the tool message, in characters; longer results are
+    /// cut to head and tail with a marker (the full result is stored with the call and
+    /// readable through the API). Default 16 000.
     pub tool_result_max_chars: usize,
-    /// History replayed to the model on each turn, in characters of message content (oldest
-    /// whole turns are dropped first; the current question is always kept). Default 48 000.
-    pub history_budget_chars: usize,
+    /// Longest tool result in a request to the model, in the model's tokens; longer ones are
+    /// cut to head and tail with a marker saying so (and cut further when the request would
+    /// not fit the context window otherwise). Default 4 000.
+    pub tool_result_max_tokens: u32,
+    /// The context window (tokens) assumed for a model whose provider does not list it
+    /// (`models[].context_window`). The history is trimmed to fit it, by tokens. Default
+    /// 32 768.
+    pub default_context_window: u32,
+    /// Retired: the history was once trimmed to this many characters; it is now fitted to the
+    /// model's context window by tokens. Still accepted, so configuration files that set it
+    /// keep starting, with a warning that it has no effect.
+    pub history_budget_chars: Option<usize>,
+    /// Most tools offered to the model at once. A turn with more offers the `tool_budget`
+    /// best matches for the question plus `search_tools`, whose matches are offered for the
+    /// rest of the turn. 0: always offer every tool. Default 40.
+    pub tool_budget: usize,
     /// Longest accepted user message, in characters. Default 32 000.
     pub max_message_chars: usize,
     /// Interval of the SSE heartbeat comment. Default 15 s.
@@ -58,7 +71,10 @@ impl Default for ChatConfig {
             enable_citations: false,
             max_parallel_tool_calls: 4,
             tool_result_max_chars: 16_000,
-            history_budget_chars: 48_000,
+            tool_result_max_tokens: 4_000,
+            default_context_window: 32_768,
+            history_budget_chars: None,
+            tool_budget: 40,
             max_message_chars: 32_000,
             heartbeat_secs: 15,
             ephemeral_tool_cache_secs: 300,
@@ -99,10 +115,16 @@ impl ChatConfig {
                 "must be at least 200 (head and tail of a result must stay readable)",
             ));
         }
-        if self.history_budget_chars < 1_000 {
+        if self.default_context_window < 2_048 {
             return Err(InvalidSetting::new(
-                "history_budget_chars",
-                "must be at least 1000",
+                "default_context_window",
+                "must be at least 2048",
+            ));
+        }
+        if self.tool_result_max_tokens < 100 {
+            return Err(InvalidSetting::new(
+                "tool_result_max_tokens",
+                "must be at least 100 (head and tail of a result must stay readable)",
             ));
         }
         Ok(())
@@ -115,6 +137,14 @@ impl ChatConfig {
             warnings.push(
                 "chat.enable_citations = true has no effect: there is no document-chunk \
                  retrieval (the knowledge-graph tools replace it)"
+                    .to_owned(),
+            );
+        }
+        if self.history_budget_chars.is_some() {
+            warnings.push(
+                "chat.history_budget_chars has no effect any more: the history is fitted to the \
+                 model's context window by tokens (see chat.default_context_window and the \
+                 providers' models[].context_window)"
                     .to_owned(),
             );
         }

@@ -79,6 +79,9 @@ pub struct MetaEvent {
     /// conversation (and a [`crate::SchemaContextSource`] is configured); `None` otherwise and
     /// in replays.
     pub schema_context: Option<SchemaContext>,
+    /// How the answer's first request fits the model's context window and what was left out
+    /// of it; `None` in replays (each stored answer step keeps its own in `metadata.context`).
+    pub context: Option<crate::context::ContextReport>,
 }
 
 /// `meta.schemaContext` of the design: the schema the answer works with.

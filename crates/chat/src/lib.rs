@@ -27,6 +27,7 @@
 //! - No rmcp type and no HTTP wire shape appears here.
 
 pub mod config;
+pub mod context;
 mod engine;
 pub mod error;
 pub mod events;
@@ -44,6 +45,7 @@ pub mod tools;
 mod turn;
 
 pub use config::ChatConfig;
+pub use context::ContextReport;
 pub use error::{ChatError, ChatResult};
 pub use events::{
     AnsweredBy, ApprovalRequiredEvent, ApprovalResolvedEvent, AuthRequiredEvent, ChatEvent,

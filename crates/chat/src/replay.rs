@@ -52,6 +52,7 @@ pub(crate) async fn replay_last_answer(
         unavailable_servers: Vec::new(),
         replay: true,
         schema_context: None,
+        context: None,
     })];
     let text = replay_calls_and_text(answer, &calls, max_chars, &provider, &mut events);
     if !text.is_empty() {

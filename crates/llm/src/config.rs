@@ -125,6 +125,9 @@ pub struct LlmConfig {
     pub offline: OfflinePlannerConfig,
     /// More named providers (`[[llm.providers]]`), besides `default` (the keys above).
     pub providers: Vec<NamedProviderConfig>,
+    /// Models known to the provider `default` (`[[llm.models]]`: id, context window,
+    /// capabilities), as `[[llm.providers.models]]` is for the others.
+    pub models: Vec<crate::named::ModelInfo>,
 }
 
 impl Default for LlmConfig {
@@ -146,6 +149,7 @@ impl Default for LlmConfig {
             offline: OfflinePlannerConfig::default(),
             api_version: String::new(),
             providers: Vec::new(),
+            models: Vec::new(),
         }
     }
 }

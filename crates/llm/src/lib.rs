@@ -17,6 +17,8 @@ pub mod offline;
 pub mod openai;
 pub mod provider;
 mod retry;
+pub mod tokens;
+pub mod tool_search;
 
 pub use anthropic::AnthropicProvider;
 pub use config::{ApiKey, LlmConfig, LlmOverrides, OfflinePlannerConfig, ProviderKind};
@@ -31,6 +33,8 @@ pub use provider::{
     FinishReason, IndexedToolCall, LlmEvent, LlmEventStream, LlmProvider, LlmRequest, TokenUsage,
     ToolChoice,
 };
+pub use tokens::{ESTIMATE_BYTES_PER_TOKEN, TokenCounter, TokenizerKind};
+pub use tool_search::ToolSearch;
 
 /// Builds the provider a configuration names. Validate the configuration first.
 pub fn build_provider(config: &LlmConfig) -> Result<std::sync::Arc<dyn LlmProvider>, LlmError> {

@@ -74,7 +74,7 @@ impl LlmConfig {
             api_key: self.api_key.clone(),
             model: self.model.clone(),
             api_version: self.api_version.clone(),
-            models: Vec::new(),
+            models: self.models.clone(),
         };
         std::iter::once(default)
             .chain(self.providers.iter().cloned())
@@ -91,6 +91,7 @@ impl LlmConfig {
             model: named.model.clone(),
             api_version: named.api_version.clone(),
             providers: Vec::new(),
+            models: named.models.clone(),
             ..self.clone()
         }
     }
@@ -109,8 +110,13 @@ pub fn validate_named(base: &LlmConfig, named: &NamedProviderConfig) -> Result<(
             "only azure_openai providers take an api_version",
         ));
     }
+    validate_models(&named.models)
+}
+
+/// Checks a list of models; the key is relative to its owner (`models[1].id`).
+pub(crate) fn validate_models(models: &[ModelInfo]) -> Result<(), InvalidSetting> {
     let mut seen = std::collections::BTreeSet::new();
-    for (index, model) in named.models.iter().enumerate() {
+    for (index, model) in models.iter().enumerate() {
         let key = format!("models[{index}].id");
         if model.id.trim().is_empty() {
             return Err(InvalidSetting::new(key, "must not be empty"));
@@ -155,6 +161,7 @@ pub fn validate_provider_name(name: &str) -> Result<(), InvalidSetting> {
 
 /// Checks `[[llm.providers]]`: each entry, unique names, `default` reserved.
 pub(crate) fn validate_configured(config: &LlmConfig) -> Result<(), InvalidSetting> {
+    validate_models(&config.models)?;
     let mut names = std::collections::BTreeSet::from([DEFAULT_PROVIDER_NAME]);
     for (index, named) in config.providers.iter().enumerate() {
         let prefixed = |invalid: InvalidSetting| {

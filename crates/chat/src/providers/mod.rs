@@ -35,6 +35,9 @@ pub struct ChosenModel {
     /// The provider's model list says this model takes images (`supports_images`): tool
     /// results' images go to it as image input; other models get their text description.
     pub supports_images: bool,
+    /// The model's context window in tokens, when its provider lists it (`models`);
+    /// `chat.default_context_window` applies otherwise.
+    pub context_window: Option<u32>,
 }
 
 impl ChosenModel {
@@ -145,19 +148,24 @@ impl ProviderSet {
             .filter(|model| !model.trim().is_empty())
             .map(str::to_owned)
             .unwrap_or(default_model);
-        let supports_images = models
-            .iter()
-            .any(|info| info.id == model && info.supports_images);
+        let reported = if model.is_empty() {
+            provider.default_model()
+        } else {
+            model.as_str()
+        };
+        let listed = models.iter().find(|info| info.id == reported);
+        let context_window = listed.and_then(|info| info.context_window);
+        let supports_images = listed.is_some_and(|info| info.supports_images);
         Ok(ChosenModel {
             name: name.unwrap_or(DEFAULT_PROVIDER_NAME).to_owned(),
             provider,
             model,
             supports_images,
+            context_window,
         })
     }
 
-    /// The provider `name` names (`None`: `default`), its default model and its configured
-    /// models.
+    /// The provider `name` names (`None`: `default`), its default model and its known models.
     async fn resolve(
         &self,
         workspace_id: &WorkspaceId,
@@ -165,7 +173,11 @@ impl ProviderSet {
     ) -> Result<(Arc<dyn LlmProvider>, String, Vec<ModelInfo>), ChatError> {
         let name = name.unwrap_or(DEFAULT_PROVIDER_NAME);
         if name == DEFAULT_PROVIDER_NAME {
-            return Ok((self.default.clone(), self.config.model.clone(), Vec::new()));
+            return Ok((
+                self.default.clone(),
+                self.config.model.clone(),
+                self.config.models.clone(),
+            ));
         }
         if let Some(named) = self
             .config

@@ -12,6 +12,7 @@ mod ephemeral;
 mod listing;
 mod per_user;
 mod result_text;
+mod search;
 mod upstream;
 
 pub use catalog::{CallTarget, McpTools, TurnTools};
@@ -20,4 +21,5 @@ pub use result_text::{
     CutText, EVENT_RESULT_MAX_BYTES, STORED_CONTENT_MAX_BYTES, STORED_STRUCTURED_MAX_BYTES,
     cut_for_model, error_text_for_model, event_result, result_text_for_model, stored_content,
 };
+pub use search::{FoundTool, SEARCH_TOOLS_NAME, SearchResult, ToolOffer};
 pub use upstream::{OwnEndpoints, UserCredential, upstream_for_record};

@@ -1,12 +1,11 @@
 //! The conversation as the model sees it on the next turn: stored messages in OpenAI message
-//! order, repaired where a crash or a disconnect left a gap, and trimmed to a budget.
+//! order, repaired where a crash or a disconnect left a gap. Fitting it to the model's context
+//! window is `crate::context`'s, per request.
 //!
 //! Repairs: every tool call of an assistant message gets exactly one tool message right after
 //! that assistant message (a call whose result was never stored gets an error result saying
 //! what its recorded state was — an `unknown` call is described as such and never re-run);
 //! tool messages answering no call are dropped; failed answers with no text are skipped.
-//! Trimming keeps whole turns (a user message and what followed it), newest first, and always
-//! keeps the latest question.
 
 use crate::tools::error_text_for_model;
 use std::collections::{HashMap, HashSet};
@@ -82,51 +81,6 @@ fn missing_result_text(call: Option<&ToolCallRecord>) -> String {
         ),
         None => error_text_for_model("no_result", "no result was recorded for this call"),
     }
-}
-
-/// Keeps the newest whole turns whose content fits in `budget_chars` (the latest turn is
-/// always kept, even when larger).
-pub fn trim_history(history: Vec<ChatMessage>, budget_chars: usize) -> Vec<ChatMessage> {
-    let mut turns: Vec<Vec<ChatMessage>> = Vec::new();
-    for message in history {
-        if message.role == ChatRole::User || turns.is_empty() {
-            turns.push(Vec::new());
-        }
-        if let Some(turn) = turns.last_mut() {
-            turn.push(message);
-        }
-    }
-    let size = |turn: &Vec<ChatMessage>| -> usize {
-        turn.iter()
-            .map(|message| {
-                message.content.chars().count()
-                    + message
-                        .tool_calls
-                        .iter()
-                        .map(|call| call.name.len() + call.arguments.len())
-                        .sum::<usize>()
-            })
-            .sum()
-    };
-    let mut kept: Vec<Vec<ChatMessage>> = Vec::new();
-    let mut used = 0;
-    for turn in turns.into_iter().rev() {
-        let turn_size = size(&turn);
-        if !kept.is_empty() && used + turn_size > budget_chars {
-            break;
-        }
-        used += turn_size;
-        kept.push(turn);
-    }
-    // A leading fragment that is not a user's turn (history that starts mid-turn) is dropped.
-    let mut trimmed: Vec<ChatMessage> = kept.into_iter().rev().flatten().collect();
-    while trimmed
-        .first()
-        .is_some_and(|message| message.role == ChatRole::Tool)
-    {
-        trimmed.remove(0);
-    }
-    trimmed
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
-//! History replay repairs and trimming: every tool call gets a result (a missing one is
-//! described, never re-run), failed empty answers are skipped, and trimming keeps whole recent
-//! turns and always the question — the guarantees a provider relies on to accept the history.
+//! History replay repairs: every tool call gets a result (a missing one is described, never
+//! re-run) and failed empty answers are skipped — the guarantees a provider relies on to
+//! accept the history.
 
 use super::*;
 use chrono::Utc;
@@ -110,28 +110,4 @@ fn failed_empty_answers_are_skipped_and_partial_text_is_kept() {
         .map(|message| message.content.as_str())
         .collect();
     assert_eq!(contents, ["q1", "q2", "half an ans"]);
-}
-
-#[test]
-fn trimming_keeps_whole_recent_turns_and_always_the_question() {
-    let turn = |question: &str, answer: &str| {
-        vec![
-            ChatMessage::user(question),
-            ChatMessage::assistant(answer, vec![]),
-        ]
-    };
-    let mut history = Vec::new();
-    history.extend(turn("old question", &"x".repeat(600)));
-    history.extend(turn("middle question", &"y".repeat(300)));
-    history.push(ChatMessage::user("latest question"));
-    let trimmed = trim_history(history.clone(), 400);
-    let contents: Vec<&str> = trimmed
-        .iter()
-        .map(|message| message.content.as_str())
-        .collect();
-    assert_eq!(contents[0], "middle question");
-    assert_eq!(contents.last(), Some(&"latest question"));
-    let tiny = trim_history(history, 1);
-    assert_eq!(tiny.len(), 1);
-    assert_eq!(tiny[0].content, "latest question");
 }

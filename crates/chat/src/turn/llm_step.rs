@@ -14,6 +14,7 @@
 
 use super::TurnRun;
 use super::call_ids::ConversationCallIds;
+use crate::context::{ContextLimits, ContextReport, fit};
 use crate::error::ChatResult;
 use crate::events::{ChatEvent, FailedAttempt};
 use crate::providers::ChosenModel;
@@ -70,14 +71,9 @@ pub(crate) async fn run_llm_step(
             .get(index)
             .unwrap_or(&run.plan.models.primary);
         writer.model = Some(model);
-        let mut asked = request.clone();
-        asked.model = model.model.clone();
-        if !model.supports_images {
-            // Their text description is in each message's content already.
-            for message in &mut asked.messages {
-                message.images.clear();
-            }
-        }
+        let asked = request_for(run, model, &request);
+        writer.context = Some(asked.1);
+        let asked = asked.0;
         let end = stream_attempt(run, model, asked, &mut writer, &mut attempt).await?;
         let StepEnd::Failed(error) = &end else {
             break end;
@@ -133,6 +129,34 @@ pub(crate) async fn run_llm_step(
         end,
         dropped_calls,
     })
+}
+
+/// `request` as `model` is asked it: its model name, the tools offered to it, and the
+/// messages fitted to its context window; with how they were fitted.
+fn request_for(
+    run: &TurnRun<'_>,
+    model: &ChosenModel,
+    request: &LlmRequest,
+) -> (LlmRequest, ContextReport) {
+    let mut asked = request.clone();
+    asked.model = model.model.clone();
+    if !model.supports_images {
+        // Their text description is in each message's content already.
+        for message in &mut asked.messages {
+            message.images.clear();
+        }
+    }
+    if !run.tools.catalog.is_empty() {
+        asked = asked.with_tools(run.offer.specs_for(model.provider.provider_name()));
+    }
+    let limits = ContextLimits::for_model(
+        model,
+        &run.engine.config,
+        run.engine.providers.config().max_tokens,
+    );
+    let (messages, report) = fit(std::mem::take(&mut asked.messages), &asked.tools, &limits);
+    asked.messages = messages;
+    (asked, report)
 }
 
 /// What one model produced in a step.
@@ -200,6 +224,8 @@ struct AnswerWriter<'a> {
     model: Option<&'a ChosenModel>,
     /// The models of the chain that failed before this one, this step.
     fallback_from: Vec<FailedAttempt>,
+    /// How the request to the model being asked was fitted to its context window.
+    context: Option<ContextReport>,
     step: u32,
     message_id: Option<MessageId>,
     last_saved: Instant,
@@ -212,6 +238,7 @@ impl<'a> AnswerWriter<'a> {
             run,
             model: None,
             fallback_from: Vec::new(),
+            context: None,
             step,
             message_id: None,
             last_saved: Instant::now(),
@@ -228,6 +255,9 @@ impl<'a> AnswerWriter<'a> {
         metadata.insert("step".into(), json!(self.step));
         if !self.fallback_from.is_empty() {
             metadata.insert("fallback_from".into(), json!(self.fallback_from));
+        }
+        if let Some(context) = &self.context {
+            metadata.insert("context".into(), json!(context));
         }
         metadata
     }

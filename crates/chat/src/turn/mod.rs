@@ -9,13 +9,14 @@ pub(crate) mod handle;
 pub(crate) mod history;
 mod llm_step;
 pub(crate) mod runner;
+mod search_call;
 mod tool_step;
 
 use crate::engine::Engine;
 use crate::events::FailedAttempt;
 use crate::mcp_config::ResolvedMcpConfig;
 use crate::providers::{ChosenModel, ModelChain};
-use crate::tools::{TurnTools, UserCredential};
+use crate::tools::{ToolOffer, TurnTools, UserCredential};
 use handle::TurnHandle;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -46,6 +47,8 @@ pub(crate) struct TurnRun<'a> {
     pub plan: &'a TurnPlan,
     pub handle: &'a Arc<TurnHandle>,
     pub tools: TurnTools,
+    /// Which of `tools` the model is offered (all, or a budget and `search_tools`).
+    pub offer: ToolOffer,
     pub caller: Caller,
     /// Which model of `plan.models` answered the last step (0: the primary); the next step
     /// starts there, so a turn that fell back does not wait on a failing provider again.

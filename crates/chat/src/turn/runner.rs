@@ -12,17 +12,18 @@
 
 use super::call_ids::ConversationCallIds;
 use super::handle::TurnHandle;
-use super::history::{replay_history, trim_history};
+use super::history::replay_history;
 use super::llm_step::{StepEnd, run_llm_step};
 use super::tool_step::run_tool_calls;
 use super::{TurnPlan, TurnRun};
+use crate::context::{ContextLimits, ContextReport, fit};
 use crate::engine::Engine;
 use crate::error::ChatResult;
 use crate::events::{
     AnsweredBy, ChatEvent, DoneEvent, ErrorEvent, MetaEvent, SchemaContext, TurnOutcome,
 };
 use crate::sign_in::auth_required_events;
-use crate::tools::TurnTools;
+use crate::tools::{ToolOffer, TurnTools};
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use switchboard_core::sync::LockUnpoisoned;
@@ -44,18 +45,25 @@ pub(crate) async fn run_turn(engine: Arc<Engine>, mut plan: TurnPlan, handle: Ar
     // the catalog is built; an answer may stay open for a long time.
     plan.resolved.servers = Vec::new();
     let run_caller = caller.clone();
+    let offer = tool_offer(&engine, &plan, &tools);
     let run = TurnRun {
         engine: &engine,
         plan: &plan,
         handle: &handle,
         tools,
+        offer,
         caller,
         answering: AtomicUsize::new(0),
         fallback_from: Mutex::new(Vec::new()),
         usage: Mutex::new(None),
     };
-    announce(&run, schema_context).await;
-    let (outcome, message_id) = match drive(&run).await {
+    let history = history_for(&run).await;
+    let context = history
+        .as_ref()
+        .ok()
+        .map(|(messages, _)| first_request_context(&run, messages));
+    announce(&run, schema_context, context).await;
+    let (outcome, message_id) = match drive(&run, history).await {
         Ok(ended) => ended,
         Err(error) => {
             tracing::error!(conversation_id = %plan.conversation.id, %error, "a chat turn could not be recorded");
@@ -104,9 +112,44 @@ fn answered_by(run: &TurnRun<'_>) -> AnsweredBy {
     }
 }
 
+/// What the turn offers the model: every tool, or past `chat.tool_budget` the best matches for
+/// the question (with a tool forced by `tool_choice`) and `search_tools`.
+fn tool_offer(engine: &Engine, plan: &TurnPlan, tools: &TurnTools) -> ToolOffer {
+    let forced = match catalog_choice(tools, &plan.resolved.tool_choice) {
+        ToolChoice::Function { name } => Some(name),
+        _ => None,
+    };
+    ToolOffer::new(
+        tools.catalog.clone(),
+        engine.config.tool_budget,
+        &plan.user_message.content,
+        forced.as_deref(),
+    )
+}
+
+/// How the first request fits the primary model's context window, for `meta`.
+fn first_request_context(run: &TurnRun<'_>, messages: &[ChatMessage]) -> ContextReport {
+    let model = &run.plan.models.primary;
+    let tools = if run.tools.catalog.is_empty() {
+        Vec::new()
+    } else {
+        run.offer.specs_for(model.provider.provider_name())
+    };
+    let limits = ContextLimits::for_model(
+        model,
+        &run.engine.config,
+        run.engine.providers.config().max_tokens,
+    );
+    fit(messages.to_vec(), &tools, &limits).1
+}
+
 /// The answer's first events: `meta`, then one `auth_required` per server the caller must
 /// connect first.
-async fn announce(run: &TurnRun<'_>, schema_context: Option<SchemaContext>) {
+async fn announce(
+    run: &TurnRun<'_>,
+    schema_context: Option<SchemaContext>,
+    context: Option<ContextReport>,
+) {
     let plan = run.plan;
     run.handle.emit(ChatEvent::Meta(MetaEvent {
         conversation_id: plan.conversation.id.clone(),
@@ -118,6 +161,7 @@ async fn announce(run: &TurnRun<'_>, schema_context: Option<SchemaContext>) {
         unavailable_servers: run.tools.unavailable.clone(),
         replay: false,
         schema_context,
+        context,
     }));
     let sign_ins = auth_required_events(
         &run.tools.unavailable,
@@ -161,16 +205,20 @@ async fn schema_context(engine: &Engine, plan: &TurnPlan) -> Option<SchemaContex
     source.schema_context(&plan.principal.workspace_id).await
 }
 
-async fn drive(run: &TurnRun<'_>) -> ChatResult<(TurnOutcome, Option<MessageId>)> {
+async fn drive(
+    run: &TurnRun<'_>,
+    history: ChatResult<(Vec<ChatMessage>, ConversationCallIds)>,
+) -> ChatResult<(TurnOutcome, Option<MessageId>)> {
     let engine = run.engine;
     let plan = run.plan;
-    let (mut messages, mut call_ids) = history_for(run).await?;
+    let (mut messages, mut call_ids) = history?;
     let configured_choice = catalog_choice(&run.tools, &plan.resolved.tool_choice);
     let max_steps = engine.config.max_tool_steps;
     let mut last_message: Option<MessageId> = None;
     for step in 1..=max_steps + 1 {
         let last_step = step > max_steps;
-        // The model is set per attempt (`llm_step`: the fallback chain).
+        // The model, the tools offered and the fitting to its context window are set per
+        // attempt (`llm_step`: the fallback chain).
         let mut request = LlmRequest::new(String::new(), messages.clone());
         let choice = match (&configured_choice, step, last_step) {
             (_, _, true) => ToolChoice::None,
@@ -178,9 +226,7 @@ async fn drive(run: &TurnRun<'_>) -> ChatResult<(TurnOutcome, Option<MessageId>)
             (choice, _, _) => choice.clone(),
         };
         if !run.tools.catalog.is_empty() {
-            request = request
-                .with_tools(run.tools.catalog.specs.clone())
-                .with_tool_choice(choice.clone());
+            request = request.with_tool_choice(choice.clone());
         }
         let result = run_llm_step(run, request, step, !last_step, &mut call_ids).await?;
         if result.message_id.is_some() {
@@ -223,8 +269,8 @@ async fn drive(run: &TurnRun<'_>) -> ChatResult<(TurnOutcome, Option<MessageId>)
     Ok((TurnOutcome::Completed, last_message))
 }
 
-/// System prompt + the stored conversation (including the question), trimmed to the budget;
-/// and the call ids the conversation has used.
+/// System prompt + the stored conversation (including the question), not yet fitted to a
+/// context window; and the call ids the conversation has used.
 async fn history_for(run: &TurnRun<'_>) -> ChatResult<(Vec<ChatMessage>, ConversationCallIds)> {
     let store = &run.engine.store;
     let conversation = &run.plan.conversation;
@@ -232,10 +278,7 @@ async fn history_for(run: &TurnRun<'_>) -> ChatResult<(Vec<ChatMessage>, Convers
         store.list_messages(&conversation.workspace_id, &conversation.id),
         store.list_tool_calls(&conversation.workspace_id, &conversation.id),
     )?;
-    let history = trim_history(
-        replay_history(&stored, &calls),
-        run.engine.config.history_budget_chars,
-    );
+    let history = replay_history(&stored, &calls);
     let system_prompt = run
         .plan
         .bud

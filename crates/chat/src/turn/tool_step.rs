@@ -74,6 +74,9 @@ async fn run_one_call(
     call: ToolCallRequest,
     choice: &ToolChoice,
 ) -> ChatResult<ChatMessage> {
+    if run.offer.is_search(&call.name) && outside_choice(choice, &call.name).is_none() {
+        return super::search_call::run_search_call(run, message_id, call).await;
+    }
     let found = run.tools.lookup(&call.name);
     let names = CallNames::of(found, &call);
     let record = record_proposed(run, message_id, &call, &names).await?;
@@ -108,11 +111,11 @@ async fn run_one_call(
 }
 
 /// Where a call goes, as the model named it: an unknown tool has no server.
-struct CallNames {
-    server_id: Option<ServerId>,
-    app: Option<ToolApp>,
-    server_name: String,
-    tool_name: String,
+pub(super) struct CallNames {
+    pub server_id: Option<ServerId>,
+    pub app: Option<ToolApp>,
+    pub server_name: String,
+    pub tool_name: String,
 }
 
 impl CallNames {
@@ -135,7 +138,7 @@ impl CallNames {
 }
 
 /// Writes the call's row, in state `proposed`.
-async fn record_proposed(
+pub(super) async fn record_proposed(
     run: &TurnRun<'_>,
     message_id: &MessageId,
     call: &ToolCallRequest,
@@ -158,7 +161,7 @@ async fn record_proposed(
 }
 
 /// What every `mcp_tool` event of one call repeats.
-struct EventTemplate {
+pub(super) struct EventTemplate {
     call_id: String,
     tool_call_id: ToolCallId,
     tool: String,
@@ -169,7 +172,7 @@ struct EventTemplate {
 }
 
 impl EventTemplate {
-    fn new(
+    pub(super) fn new(
         run: &TurnRun<'_>,
         call: &ToolCallRequest,
         record: &ToolCallRecord,
@@ -374,7 +377,7 @@ fn outside_choice(choice: &ToolChoice, called: &str) -> Option<String> {
 }
 
 /// Records the final state, stores the tool message for the model, emits the event.
-async fn finish_call(
+pub(super) async fn finish_call(
     run: &TurnRun<'_>,
     record: &ToolCallRecord,
     call: &ToolCallRequest,
@@ -461,7 +464,7 @@ async fn finish_call(
 }
 
 /// Moves the call on; a conflict (someone else moved it) is logged, not fatal.
-async fn transition(
+pub(super) async fn transition(
     run: &TurnRun<'_>,
     record: &ToolCallRecord,
     next: ToolCallState,

@@ -28,7 +28,7 @@ mod refusal;
 mod render;
 mod text;
 mod tokens;
-mod tool_index;
+pub(crate) mod tool_index;
 
 use async_trait::async_trait;
 use chrono::NaiveDate;

@@ -12,7 +12,7 @@ use crate::mirrors;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
-use switchboard_chat::{ChatEvent, DoneEvent, MetaEvent, SchemaContext, ToolEvent};
+use switchboard_chat::{ChatEvent, ContextReport, DoneEvent, MetaEvent, SchemaContext, ToolEvent};
 use switchboard_core::{
     ApprovalId, ConversationId, ElicitationId, MessageId, ServerId, ToolCallId, ToolCallState,
 };
@@ -104,6 +104,70 @@ pub struct Meta<'a> {
     pub citations: Vec<Citation>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schema_context: Option<SchemaContextWire<'a>>,
+    /// How the answer's first request fits the model's context window and what was left out
+    /// of it (absent in replays; each stored answer step keeps its own in `metadata.context`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<ContextWire<'a>>,
+}
+
+/// A request fitted to its model's context window, counted in the model's tokens.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ContextReport)]
+pub struct ContextWire<'a> {
+    /// Tokens of the model's context window.
+    pub context_window: u32,
+    /// True when the window is the model's own (its provider lists it); false when
+    /// `chat.default_context_window` was assumed.
+    pub window_known: bool,
+    /// How tokens were counted: `o200k_base`, `cl100k_base` or `estimate` (UTF-8 bytes / 4).
+    pub tokenizer: &'a str,
+    /// Tokens set aside for the answer.
+    pub answer_reserve_tokens: u32,
+    /// Tokens of the tool definitions offered.
+    pub tool_tokens: u32,
+    /// Tokens of the request as sent (messages and tool definitions).
+    pub prompt_tokens: u32,
+    /// Earlier turns left out, oldest first.
+    pub dropped_turns: u32,
+    /// Messages of those turns.
+    pub dropped_messages: u32,
+    /// Tokens of those messages.
+    pub dropped_tokens: u32,
+    /// Tool results shortened to head and tail (each says so in its text).
+    pub cut_tool_results: u32,
+    /// Tokens left out of those results.
+    pub cut_tokens: u32,
+}
+
+impl<'a> From<&'a ContextReport> for ContextWire<'a> {
+    fn from(report: &'a ContextReport) -> Self {
+        let ContextReport {
+            context_window,
+            window_known,
+            tokenizer,
+            answer_reserve_tokens,
+            tool_tokens,
+            prompt_tokens,
+            dropped_turns,
+            dropped_messages,
+            dropped_tokens,
+            cut_tool_results,
+            cut_tokens,
+        } = report;
+        ContextWire {
+            context_window: *context_window,
+            window_known: *window_known,
+            tokenizer,
+            answer_reserve_tokens: *answer_reserve_tokens,
+            tool_tokens: *tool_tokens,
+            prompt_tokens: *prompt_tokens,
+            dropped_turns: *dropped_turns,
+            dropped_messages: *dropped_messages,
+            dropped_tokens: *dropped_tokens,
+            cut_tool_results: *cut_tool_results,
+            cut_tokens: *cut_tokens,
+        }
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -408,6 +472,7 @@ impl<'a> From<&'a MetaEvent> for Meta<'a> {
             replay: meta.replay,
             citations: Vec::new(),
             schema_context: meta.schema_context.as_ref().map(schema_context),
+            context: meta.context.as_ref().map(ContextWire::from),
         }
     }
 }
