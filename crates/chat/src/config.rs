@@ -174,6 +174,17 @@ mod tests {
     }
 
     #[test]
+    fn the_retired_history_budget_is_accepted_with_a_warning() {
+        let config: ChatConfig =
+            serde_json::from_str(r#"{"history_budget_chars": 48000}"#).unwrap();
+        config.validate().unwrap();
+        let warnings = config.warnings();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].starts_with("chat.history_budget_chars has no effect"));
+        assert!(ChatConfig::default().warnings().is_empty());
+    }
+
+    #[test]
     fn invalid_values_name_their_key() {
         let cases = [
             (
