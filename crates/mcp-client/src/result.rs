@@ -88,15 +88,15 @@ pub struct PromptMessage {
 impl ToolResult {
     /// A plain-text rendering for an LLM: text blocks verbatim, other blocks described, and
     /// `structuredContent` as JSON after them — alone when there is no content, under a
-    /// `[structuredContent]` line otherwise — unless a text block already is that JSON (the
-    /// spec's backwards-compatible form), which is not repeated.
+    /// `[structuredContent]` line otherwise — unless a text block already says it (the spec's
+    /// backwards-compatible form), which is not repeated.
     pub fn text_for_model(&self) -> String {
         let mut parts: Vec<String> = self.content.iter().map(ToolContent::describe).collect();
         if let Some(structured) = &self.structured_content
             && !self
                 .content
                 .iter()
-                .any(|block| block.is_json_of(structured))
+                .any(|block| block.already_says(structured))
         {
             if parts.is_empty() {
                 parts.push(structured.to_string());
@@ -120,11 +120,20 @@ impl ToolResult {
 }
 
 impl ToolContent {
-    /// A text block whose text is `value` as JSON.
-    fn is_json_of(&self, value: &Value) -> bool {
-        match self {
-            ToolContent::Text { text } => {
-                serde_json::from_str::<Value>(text).is_ok_and(|parsed| parsed == *value)
+    /// A text block that already says `value`: `value` as JSON, or — for the wrapped form the
+    /// Python SDK and FastMCP give a tool that returns a plain value, `{"result": v}` — `v`
+    /// (its text, or its JSON). Repeating it would double what the model reads.
+    fn already_says(&self, value: &Value) -> bool {
+        let ToolContent::Text { text } = self else {
+            return false;
+        };
+        let parsed = serde_json::from_str::<Value>(text).ok();
+        if parsed.as_ref() == Some(value) {
+            return true;
+        }
+        match value.as_object().and_then(|object| object.get("result")) {
+            Some(wrapped) if value.as_object().is_some_and(|object| object.len() == 1) => {
+                wrapped.as_str() == Some(text.as_str()) || parsed.as_ref() == Some(wrapped)
             }
             _ => false,
         }
@@ -204,6 +213,31 @@ mod tests {
         assert_eq!(
             with(json!([{"type": "text", "text": "It is warm."}])),
             "It is warm.\n[structuredContent]\n{\"temperature\":21}"
+        );
+    }
+
+    #[test]
+    fn a_wrapped_plain_value_is_not_repeated() {
+        let text_for_model = |text: &str, structured: Value| -> String {
+            serde_json::from_value::<ToolResult>(json!({
+                "content": [{"type": "text", "text": text}],
+                "structuredContent": structured,
+            }))
+            .unwrap()
+            .text_for_model()
+        };
+        assert_eq!(text_for_model("4.0", json!({"result": 4.0})), "4.0");
+        assert_eq!(
+            text_for_model("Hello, Ada", json!({"result": "Hello, Ada"})),
+            "Hello, Ada"
+        );
+        assert_eq!(
+            text_for_model("4.0", json!({"result": 5.0})),
+            "4.0\n[structuredContent]\n{\"result\":5.0}"
+        );
+        assert_eq!(
+            text_for_model("4.0", json!({"result": 4.0, "unit": "m"})),
+            "4.0\n[structuredContent]\n{\"result\":4.0,\"unit\":\"m\"}"
         );
     }
 
