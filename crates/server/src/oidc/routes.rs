@@ -104,6 +104,7 @@ async fn oidc_login(State(state): State<AppState>) -> Result<Response, ApiError>
     params(CallbackQuery),
     responses(
         (status = 303, description = "To the UI, signed in (`Set-Cookie`), or to the sign-in page with the reason"),
+        (status = 400, description = "The query string cannot be read (an encoded NUL character, a malformed parameter)", body = ErrorBody),
         (status = 404, description = "Single sign-on is not configured (`[oidc]`)", body = ErrorBody),
     )
 )]
