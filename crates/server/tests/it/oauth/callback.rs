@@ -69,26 +69,14 @@ async fn register_oauth_server(server: &TestServer, url: &str) -> (WorkspaceId, 
 }
 
 async fn owner_workspace(server: &TestServer) -> WorkspaceId {
-    let me: serde_json::Value = server
-        .get("/api/me", &server.owner_token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let me: serde_json::Value =
+        crate::support::json_body(server.get("/api/me", &server.owner_token)).await;
     WorkspaceId::from(me["workspace"]["id"].as_str().unwrap().to_owned())
 }
 
 async fn owner_user(server: &TestServer) -> UserId {
-    let me: serde_json::Value = server
-        .get("/api/me", &server.owner_token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let me: serde_json::Value =
+        crate::support::json_body(server.get("/api/me", &server.owner_token)).await;
     UserId::from(me["user_id"].as_str().unwrap().to_owned())
 }
 

@@ -88,14 +88,7 @@ async fn a_demoted_admins_token_loses_the_admin_routes_at_once_and_regains_them(
     let response = server.get("/api/people", &erin_token).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
     assert_eq!(error_of(response).await.0, "insufficient_scope");
-    let me: Value = server
-        .get("/api/me", &erin_token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let me: Value = crate::support::json_body(server.get("/api/me", &erin_token)).await;
     assert_eq!(
         me["scopes"],
         json!([]),
@@ -161,14 +154,8 @@ async fn a_deactivated_persons_tokens_are_refused_until_reactivated() {
     .await;
     assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
 
-    let people: Value = server
-        .get("/api/people", &server.owner_token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let people: Value =
+        crate::support::json_body(server.get("/api/people", &server.owner_token)).await;
     let listed = people
         .as_array()
         .unwrap()
@@ -204,14 +191,8 @@ async fn a_removed_persons_tokens_stop_and_the_person_is_gone() {
     );
     let response = send(&server, reqwest::Method::DELETE, owner, &path, None).await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
-    let audit: Value = server
-        .get("/api/audit?action=user.deleted", owner)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let audit: Value =
+        crate::support::json_body(server.get("/api/audit?action=user.deleted", owner)).await;
     assert!(
         audit.to_string().contains(&gina),
         "the audit keeps the removal: {audit}"
@@ -222,14 +203,7 @@ async fn a_removed_persons_tokens_stop_and_the_person_is_gone() {
 async fn the_last_active_admin_cannot_be_demoted_deactivated_or_removed() {
     let server = TestServer::start().await;
     let owner = &server.owner_token;
-    let me: Value = server
-        .get("/api/me", owner)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let me: Value = crate::support::json_body(server.get("/api/me", owner)).await;
     let owner_id = me["user_id"].as_str().unwrap().to_owned();
 
     let response = patch(&server, owner, &owner_id, json!({"role": "member"})).await;
