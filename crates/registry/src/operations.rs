@@ -219,12 +219,22 @@ impl ServerRegistry {
             });
         }
         let mut record = record.clone();
-        let mut error_code = self.error_code(&record).await;
+        let failure = self.last_failure(&record).await;
+        let mut error_code = failure.as_ref().map(|(code, _)| code.clone());
         // A server whose session just died (or failed to start again) is checked now rather
         // than offered from its cache: a model should not be given tools that cannot run.
-        // (One already recorded as failing is reported as it is, without a new attempt.)
+        // One already recorded as failing is reported as it is until `session_error_retry`
+        // has passed since the failure, then tried again: an upstream that was down for a
+        // moment comes back on the next use, not at the next background refresh.
         let state = self.state_of(&record, error_code.as_deref());
-        if state.wants_refresh() || (state.is_usable() && self.client().sessions_failed(&record.id))
+        let retry_due = state == CapabilityState::Error
+            && failure.is_some_and(|(_, seen)| {
+                (Utc::now() - seen).to_std().unwrap_or_default()
+                    >= self.client().config().session_error_retry()
+            });
+        if state.wants_refresh()
+            || retry_due
+            || (state.is_usable() && self.client().sessions_failed(&record.id))
         {
             crate::metrics::cache_lookup("miss");
             let report = self.sync_record(&record).await;

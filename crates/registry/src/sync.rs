@@ -346,12 +346,21 @@ impl ServerRegistry {
 
     /// The stored error code of the server's last failure.
     pub(crate) async fn error_code(&self, record: &ServerRecord) -> Option<String> {
-        self.store()
+        self.last_failure(record).await.map(|(code, _)| code)
+    }
+
+    /// The stored error code of the server's last failure, and when it was seen.
+    pub(crate) async fn last_failure(
+        &self,
+        record: &ServerRecord,
+    ) -> Option<(String, chrono::DateTime<chrono::Utc>)> {
+        let stored = self
+            .store()
             .get_mcp_observation(&record.workspace_id, &record.id)
             .await
             .ok()
-            .flatten()
-            .and_then(|stored| stored.observation.error_code)
+            .flatten()?;
+        Some((stored.observation.error_code?, stored.observed_at))
     }
 
     fn sync_lock(&self, server_id: &ServerId) -> std::sync::Arc<tokio::sync::Mutex<()>> {
