@@ -10,5 +10,6 @@ mod malformed_input;
 mod people;
 mod revocation;
 mod ssrf_battery;
+mod upstream_kills;
 mod url_policy;
 mod users;
