@@ -217,6 +217,13 @@ test('a forged state is refused, the real one works once, and a replay is refuse
   const replayed = await visitCallback(callback.href);
   assert.equal(replayed.session, null);
   assert.match(ssoError(replayed.location), /state/);
+  // Both the sign-in and the refusals are in the audit log.
+  const audit = await apiCall(switchboard, 'GET', '/api/audit?action=auth.');
+  const events = audit.entries;
+  const signedIn = events.find((event) => event.action === 'auth.signed_in' && event.details?.name === 'carol@example.com');
+  assert.equal(signedIn?.status, 'success', 'the sign-in is audited');
+  const refusals = events.filter((event) => event.action === 'auth.sign_in_refused' && event.details?.code === 'unknown_state');
+  assert.ok(refusals.length >= 2, `the forged and the replayed state are audited: ${JSON.stringify(events)}`);
 });
 
 test('a tampered ID token is refused', async () => {

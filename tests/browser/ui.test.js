@@ -534,7 +534,7 @@ test('a member token: no Audit page, read-only servers, and a knowledge-graph re
   try {
     await memberPage.goto(`${switchboard.origin}/#/chat`);
     await memberPage.locator('.example-question').first().waitFor();
-    assert.deepEqual(await memberPage.locator('nav .nav-link').allTextContents(), ['Chat', 'Assistants', 'Servers', 'Knowledge graph']);
+    assert.deepEqual(await memberPage.locator('nav .nav-link').allTextContents(), ['Chat', 'Assistants', 'Servers', 'Knowledge graph', 'My tokens']);
     await memberPage.goto(`${switchboard.origin}/#/audit`);
     await memberPage.getByText('Only workspace administrators can see this page.').waitFor();
     await memberPage.goto(`${switchboard.origin}/#/servers`);

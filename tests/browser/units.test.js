@@ -596,6 +596,37 @@ test('import dialog and user credentials: request bodies, and a report that says
   assert.deepEqual(results.credentials, [{ values: { A: 'x' } }, { values: { A: null } }]);
 });
 
+test('registry dialog and my tokens: the ways and inputs of a server.json, keyed as the API reads them; scopes offered', async () => {
+  const results = await inPage(['pages/servers/registry-dialog', 'pages/tokens-page'], (modules) => {
+    const registry = modules['pages/servers/registry-dialog'];
+    const server = {
+      name: 'io.github.acme/weather', version: '1.2.0',
+      packages: [
+        { registryType: 'npm', identifier: '@acme/weather', version: '1.2.0', transport: { type: 'stdio' },
+          runtimeArguments: [{ type: 'named', name: '--quiet', value: 'true' }],
+          packageArguments: [{ type: 'positional', valueHint: 'region', isRequired: true }, { type: 'named', name: '--units', choices: ['metric', 'imperial'] }],
+          environmentVariables: [{ name: 'API_KEY', isRequired: true, isSecret: true, description: 'Key' }] },
+        { registryType: 'nuget', identifier: 'Acme.Weather', transport: { type: 'stdio' } },
+      ],
+      remotes: [{ type: 'sse', url: 'https://{tenant}.example.com/sse', variables: { tenant: { isRequired: true } },
+        headers: [{ name: 'Authorization', value: 'Bearer {token}', variables: { token: { isSecret: true, isRequired: true } } }] }],
+    };
+    const ways = registry.waysOf(server);
+    return {
+      ways: ways.map((way) => [way.kind, way.index, way.supported]),
+      remoteInputs: registry.inputsOf(server, ways[0]).map((input) => [input.key, input.label, input.required, input.secret]),
+      packageInputs: registry.inputsOf(server, ways[1]).map((input) => [input.key, input.required, input.secret, input.choices.length]),
+      member: modules['pages/tokens-page'].grantableScopes(['servers:read', 'chat:use']),
+      admin: modules['pages/tokens-page'].grantableScopes(['admin']).length,
+    };
+  });
+  assert.deepEqual(results.ways, [['remote', 0, true], ['package', 0, true], ['package', 1, false]]);
+  assert.deepEqual(results.remoteInputs, [['tenant', 'URL {tenant}', true, false], ['token', 'Header Authorization {token}', true, true]]);
+  assert.deepEqual(results.packageInputs, [['region', true, false, 0], ['--units', false, false, 2], ['API_KEY', true, true, 0]]);
+  assert.deepEqual(results.member, ['chat:use', 'servers:read']);
+  assert.equal(results.admin, 8);
+});
+
 test('index.html: every stylesheet, script and module preload it names exists', async () => {
   const missing = await page.evaluate(async () => {
     const html = await (await fetch('/')).text();

@@ -1,5 +1,5 @@
 // app: the shell — checks the tab's token, draws the navigation, and routes hash URLs
-// (#/chat, #/buds, #/servers, #/kg, #/people, #/audit) to page modules loaded on demand. Hash routing keeps every
+// (#/chat, #/buds, #/servers, #/kg, #/tokens, #/people, #/audit) to page modules loaded on demand. Hash routing keeps every
 // UI URL on `/`, so UI paths never collide with API paths like /chat/stream.
 
 import { h, replaceChildren } from './lib/dom.js';
@@ -11,6 +11,7 @@ const ROUTES = [
   { name: 'buds', label: 'Assistants', load: () => import('./pages/buds/buds-page.js') },
   { name: 'servers', label: 'Servers', load: () => import('./pages/servers/servers-page.js') },
   { name: 'kg', label: 'Knowledge graph', load: () => import('./pages/kg-page.js') },
+  { name: 'tokens', label: 'My tokens', load: () => import('./pages/tokens-page.js') },
   { name: 'people', label: 'People', load: () => import('./pages/people-page.js'), adminOnly: true },
   { name: 'audit', label: 'Audit', load: () => import('./pages/audit-page.js'), adminOnly: true },
 ];

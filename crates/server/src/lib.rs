@@ -9,6 +9,7 @@ pub mod auth;
 mod body_timeout;
 pub mod config;
 mod connection_limits;
+pub mod directory;
 pub mod error;
 pub mod gateway;
 pub mod metrics;

@@ -69,6 +69,9 @@ const PUBLIC: Access = Access {
 pub const TABLE: &[(&str, Access)] = &[
     // me, health
     ("me", ANY_TOKEN),
+    ("list_my_tokens", ANY_TOKEN),
+    ("create_my_token", ANY_TOKEN),
+    ("revoke_my_token", ANY_TOKEN),
     ("api_health", ANY_TOKEN),
     // tokens, users, audit
     ("list_tokens", scope(Scope::Admin)),
@@ -121,6 +124,8 @@ pub const TABLE: &[(&str, Access)] = &[
     ("capabilities", scope(Scope::ServersRead)),
     ("create_server", scope(Scope::ServersWrite)),
     ("import_servers", scope(Scope::ServersWrite)),
+    ("search_registry", scope(Scope::ServersRead)),
+    ("add_from_registry", scope(Scope::ServersWrite)),
     ("update_server", scope(Scope::ServersWrite)),
     ("delete_server", scope(Scope::ServersWrite)),
     ("sync_server", scope(Scope::ServersWrite)),

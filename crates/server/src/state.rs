@@ -3,6 +3,7 @@
 //! builder method, so constructing a state for tests stays one line.
 
 use crate::config::ServerConfig;
+use crate::directory::McpDirectory;
 use crate::gateway::changes::GatewayChanges;
 use crate::gateway::health::{GatewayHealth, GatewayReadiness};
 use crate::oidc::OidcService;
@@ -50,6 +51,9 @@ pub struct AppState {
     pub oauth: Option<OAuthService>,
     /// Single sign-on with the `[oidc]` provider (`/auth/oidc/*`; 404 there when absent).
     pub oidc: Option<Arc<OidcService>>,
+    /// The MCP registry people browse and add servers from (`[registry]`; the
+    /// `/api/mcp/registry/*` routes answer 404 when absent).
+    pub directory: Option<Arc<McpDirectory>>,
     /// Moves when what a gateway client is offered may have changed (the registry's syncs,
     /// API changes to servers, buds and rules): the gateway's cache and `list_changed`.
     pub gateway_changes: GatewayChanges,
@@ -79,6 +83,7 @@ impl AppState {
             mcp: None,
             oauth: None,
             oidc: None,
+            directory: None,
             apps_origin: None,
             chat: None,
             kg: KnowledgeGraphService::for_store(store_for_kg, KgConfig::default(), None)
@@ -135,6 +140,12 @@ impl AppState {
     /// Offers single sign-on with `oidc`.
     pub fn with_oidc(mut self, oidc: OidcService) -> Self {
         self.oidc = Some(Arc::new(oidc));
+        self
+    }
+
+    /// Browses and adds servers from the MCP registry `directory`.
+    pub fn with_directory(mut self, directory: McpDirectory) -> Self {
+        self.directory = Some(Arc::new(directory));
         self
     }
 

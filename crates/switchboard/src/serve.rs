@@ -87,6 +87,13 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         Some(oidc) => state.with_oidc(oidc),
         None => state,
     };
+    let state = match &config.registry {
+        Some(registry) => state.with_directory(
+            switchboard_server::directory::McpDirectory::new(registry)
+                .context("starting the MCP registry client ([registry])")?,
+        ),
+        None => state,
+    };
     let (state, apps_address) = serve_apps(&config, state).await?;
     tracing::info!(
         %address,

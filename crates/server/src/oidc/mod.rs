@@ -10,9 +10,10 @@
 //!
 //! [`flow`] runs the protocol with the `openidconnect` crate, [`provider`] keeps the
 //! provider's metadata and keys, [`identity`] reads the claims, [`session`] is the cookie and
-//! its cross-site checks; the store keeps identities, sign-ins in progress and sessions
+//! its cross-site checks, [`audit`] records every sign-in and refusal; the store keeps identities, sign-ins in progress and sessions
 //! (`switchboard_store::{oidc, web_sessions}`). Bearer tokens are unchanged.
 
+mod audit;
 pub mod config;
 pub mod flow;
 pub mod identity;

@@ -117,6 +117,7 @@ pub(crate) async fn oidc_callback(
     match oidc.finish(query).await {
         Ok(signed_in) => {
             tracing::info!(user = %signed_in.user.name, created = signed_in.created, "signed in with single sign-on");
+            super::audit::signed_in(&state, &signed_in).await;
             let cookies = session::set_cookies(
                 public_url,
                 &signed_in.session.secret,
@@ -126,6 +127,7 @@ pub(crate) async fn oidc_callback(
         }
         Err(error) => {
             tracing::info!(code = error.code(), error = %switchboard_core::log_text(&error.to_string()), "a single sign-on was refused");
+            super::audit::refused(&state, &oidc.config().workspace, &error).await;
             let reason: String =
                 url::form_urlencoded::byte_serialize(error.to_string().as_bytes()).collect();
             let location = public_url.join(&format!("/#/signin?sso_error={reason}"));

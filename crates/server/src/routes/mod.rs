@@ -19,6 +19,7 @@ pub mod kg;
 pub mod llm_providers;
 pub mod mcp_servers;
 pub mod me;
+pub mod my_tokens;
 pub mod people;
 pub mod policies;
 pub mod tokens;
@@ -30,6 +31,7 @@ pub mod users;
 pub fn api_router() -> (Router<AppState>, OpenApi) {
     let api = OpenApiRouter::new()
         .merge(me::router())
+        .merge(my_tokens::router())
         .merge(tokens::router())
         .merge(users::router())
         .merge(people::router())

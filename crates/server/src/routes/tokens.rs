@@ -15,7 +15,7 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use switchboard_approvals::ConfigurationChange;
-use switchboard_core::{ScopeSet, TokenId, UserId};
+use switchboard_core::{Principal, ScopeSet, TokenId, UserId};
 use switchboard_store::{NewToken, StoreError, TokenRecord};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -148,48 +148,17 @@ async fn create_token(
         ));
     }
     let user_id = request.user_id.unwrap_or_else(|| principal.user_id.clone());
-    // The store checks the user and its role against the scopes (a member's token may not
-    // carry `admin`) whoever issues the token.
-    let issued = state
-        .store
-        .create_token(
-            &principal.workspace_id,
-            NewToken {
-                user_id: user_id.clone(),
-                name: request.name,
-                scopes: request.scopes,
-                expires_at: request.expires_at,
-            },
-        )
-        .await
-        .map_err(|error| match error {
-            // A body naming a user that is not there is invalid input, not a missing resource.
-            StoreError::NotFound { entity: "user" } => ApiError::Unprocessable(format!(
-                "user_id: no user with id '{user_id}' in this workspace (see GET /api/users)"
-            )),
-            other => other.into(),
-        })?;
-    state
-        .approvals
-        .audit()
-        .configuration_change(
-            &principal,
-            ConfigurationChange::new(
-                "token.created",
-                issued.record.id.as_str(),
-                audit_details(&TokenCreatedDetails {
-                    user_id: &issued.record.user_id,
-                    name: &issued.record.name,
-                    scopes: &issued.record.scopes,
-                    expires_at: issued.record.expires_at,
-                }),
-            ),
-        )
-        .await;
-    let body = IssuedTokenView {
-        plaintext: issued.plaintext.expose().to_owned(),
-        token: TokenView::from(issued.record),
-    };
+    let body = issue(
+        &state,
+        &principal,
+        NewToken {
+            user_id,
+            name: request.name,
+            scopes: request.scopes,
+            expires_at: request.expires_at,
+        },
+    )
+    .await?;
     Ok((StatusCode::CREATED, Json(body)))
 }
 
@@ -212,15 +181,67 @@ async fn revoke_token(
     Scoped(principal, _): Scoped<scopes::Admin>,
     Path(token_id): Path<String>,
 ) -> Result<Json<TokenView>, ApiError> {
+    let record = revoke(&state, &principal, &TokenId::from_string(token_id)).await?;
+    Ok(Json(record))
+}
+
+/// Issues `token` (the store checks the user and its role against the scopes: a member's token
+/// may not carry `admin`) and audits it; shared with `/api/me/tokens`.
+pub(crate) async fn issue(
+    state: &AppState,
+    principal: &Principal,
+    token: NewToken,
+) -> Result<IssuedTokenView, ApiError> {
+    let user_id = token.user_id.clone();
+    let issued = state
+        .store
+        .create_token(&principal.workspace_id, token)
+        .await
+        .map_err(|error| match error {
+            // A body naming a user that is not there is invalid input, not a missing resource.
+            StoreError::NotFound { entity: "user" } => ApiError::Unprocessable(format!(
+                "user_id: no user with id '{user_id}' in this workspace (see GET /api/users)"
+            )),
+            other => other.into(),
+        })?;
+    state
+        .approvals
+        .audit()
+        .configuration_change(
+            principal,
+            ConfigurationChange::new(
+                "token.created",
+                issued.record.id.as_str(),
+                audit_details(&TokenCreatedDetails {
+                    user_id: &issued.record.user_id,
+                    name: &issued.record.name,
+                    scopes: &issued.record.scopes,
+                    expires_at: issued.record.expires_at,
+                }),
+            ),
+        )
+        .await;
+    Ok(IssuedTokenView {
+        plaintext: issued.plaintext.expose().to_owned(),
+        token: TokenView::from(issued.record),
+    })
+}
+
+/// Revokes a token of the caller's workspace and audits it; shared with `/api/me/tokens`.
+pub(crate) async fn revoke(
+    state: &AppState,
+    principal: &Principal,
+    token_id: &TokenId,
+) -> Result<TokenView, ApiError> {
     let record = state
         .store
-        .revoke_token(&principal.workspace_id, &TokenId::from_string(token_id))
+        .revoke_token(&principal.workspace_id, token_id)
         .await?;
     state
         .approvals
         .audit()
         .configuration_change(
-            &principal,
+            principal,
             ConfigurationChange::new(
                 "token.revoked",
                 record.id.as_str(),
@@ -228,5 +249,5 @@ async fn revoke_token(
             ),
         )
         .await;
-    Ok(Json(record.into()))
+    Ok(record.into())
 }

@@ -24,6 +24,7 @@ use switchboard_llm::LlmConfig;
 use switchboard_mcp_client::McpClientConfig;
 use switchboard_mcp_server::KgConfig;
 use switchboard_server::ServerConfig;
+use switchboard_server::directory::DirectoryConfig;
 use switchboard_server::oidc::OidcConfig;
 use switchboard_store::DatabaseConfig;
 
@@ -45,6 +46,8 @@ pub struct Config {
     pub log: LogSection,
     /// `[oidc]`: single sign-on with an OpenID Connect provider; absent by default.
     pub oidc: Option<OidcConfig>,
+    /// `[registry]`: the MCP registry people browse and add servers from; absent by default.
+    pub registry: Option<DirectoryConfig>,
 }
 
 impl Default for Config {
@@ -60,13 +63,14 @@ impl Default for Config {
             kg: KgConfig::default(),
             log: LogSection::default(),
             oidc: None,
+            registry: None,
         }
     }
 }
 
 /// Section names, as in the file and in `SWITCHBOARD_<SECTION>_<KEY>`.
-pub const SECTIONS: [&str; 9] = [
-    "server", "database", "mcp", "approval", "chat", "llm", "kg", "log", "oidc",
+pub const SECTIONS: [&str; 10] = [
+    "server", "database", "mcp", "approval", "chat", "llm", "kg", "log", "oidc", "registry",
 ];
 
 /// Documented environment variables that set a key directly (applied after the generic
@@ -169,6 +173,9 @@ impl Config {
         in_section("log", self.log.validate())?;
         if let Some(oidc) = &self.oidc {
             in_section("oidc", oidc.validate())?;
+        }
+        if let Some(registry) = &self.registry {
+            in_section("registry", registry.validate())?;
         }
         Ok(())
     }

@@ -254,3 +254,28 @@ fn oidc_is_off_by_default_and_takes_its_secret_from_the_environment() {
     assert_eq!(key, "oidc.issuer");
     assert!(reason.contains("http"), "{reason}");
 }
+
+#[test]
+fn the_mcp_registry_is_off_by_default_and_needs_an_http_url() {
+    assert!(load(None, env(&[]), &[]).unwrap().registry.is_none());
+    let file = file_with("[registry]\nurl = \"https://registry.modelcontextprotocol.io/v0.1\"\n");
+    let registry = load(Some(file.path()), env(&[]), &[])
+        .unwrap()
+        .registry
+        .unwrap();
+    assert_eq!(registry.timeout_secs, 10);
+    let from_env = load(
+        None,
+        env(&[("SWITCHBOARD_REGISTRY_URL", "https://mcp.example.com/v0.1")]),
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        from_env.registry.unwrap().url,
+        "https://mcp.example.com/v0.1"
+    );
+    let bad = file_with("[registry]\nurl = \"ftp://registry.example.com\"\n");
+    let (key, _, reason) = invalid(load(Some(bad.path()), env(&[]), &[]).unwrap_err());
+    assert_eq!(key, "registry.url");
+    assert!(reason.contains("http"), "{reason}");
+}

@@ -3,7 +3,7 @@
 // refreshes every few seconds while the page is open, so a connecting server turns green by itself.
 // An OAuth server shows Connect (or Disconnect) for the signed-in person; coming back from the
 // authorization server, the page says how the sign-in went. Import reads the MCP configuration
-// file of another client (import-dialog.js); a server with user fields shows the person's own
+// file of another client (import-dialog.js), From registry adds a published server (registry-dialog.js); a server with user fields shows the person's own
 // credentials form (user-credentials.js).
 
 import { h, formatRelativeTime, replaceChildren, showToast } from '../../lib/dom.js';
@@ -11,6 +11,7 @@ import { api, listItems, segment } from '../../lib/api.js';
 import { hasScope } from '../../lib/session.js';
 import { openServerDialog } from './server-form.js';
 import { openImportDialog } from './import-dialog.js';
+import { openRegistryDialog } from './registry-dialog.js';
 import { UserCredentialsForm } from './user-credentials.js';
 import { renderStatus, transportName } from './server-status.js';
 import { renderServerTools } from './server-tools.js';
@@ -39,6 +40,9 @@ class ServersPage {
       h('div', { class: 'page-header' },
         h('h1', { text: 'MCP servers' }),
         h('div', { class: 'button-row' },
+          h('button', { type: 'button', class: 'button', text: 'From registry…', disabled: !this.canWrite,
+            title: this.canWrite ? 'Search the MCP registry and add one of its servers.' : 'Your token lacks the servers:write scope.',
+            onclick: () => this.fromRegistry() }),
           h('button', { type: 'button', class: 'button', text: 'Import…', disabled: !this.canWrite,
             title: this.canWrite ? 'Add the servers of a Claude Desktop, Claude Code, Cursor, VS Code or Windsurf configuration file.' : 'Your token lacks the servers:write scope.',
             onclick: () => this.import() }),
@@ -102,6 +106,15 @@ class ServersPage {
         showToast(`${body.name} added. Testing the connection…`);
         await this.reload();
         if (server?.id) await this.cards.get(server.id)?.test({ announce: true });
+      },
+    });
+  }
+
+  fromRegistry() {
+    openRegistryDialog({
+      onAdded: async (answer) => {
+        showToast(`Added “${answer.name}” from the registry.`);
+        await this.reload();
       },
     });
   }

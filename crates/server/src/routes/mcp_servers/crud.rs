@@ -291,7 +291,7 @@ pub(super) async fn store_change(
 }
 
 /// The view of one server with its live state and when its last failure was recorded.
-async fn current_view(
+pub(super) async fn current_view(
     state: &AppState,
     principal: &Principal,
     registry: &ServerRegistry,

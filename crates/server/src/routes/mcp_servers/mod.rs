@@ -27,6 +27,9 @@
 //! - `GET /mcp/servers/export?format=claude_desktop|claude_code|cursor|vscode` → that
 //!   client's configuration file of the workspace's servers, secrets as placeholders
 //!   (`export.rs`)
+//! - `GET /mcp/registry/servers?search=&cursor=&limit=` searches the MCP registry of
+//!   `[registry] url`; `POST /mcp/registry/add` `{server, version?, package? | remote?, name?,
+//!   values?, dry_run?}` registers one of its servers through the same checks (`directory/`)
 //! - `PUT /mcp/servers/{id}/user-credentials` `{values: {NAME: value|null}}` sets or clears
 //!   the caller's own values for the server's user fields (unknown names: 422 naming them;
 //!   values are never returned) → the server's `auth` view; `DELETE` clears them all (`chat:use`:
@@ -47,6 +50,7 @@ mod actions;
 mod auth;
 mod bodies;
 mod crud;
+mod directory;
 mod export;
 mod failure;
 mod import;
@@ -68,6 +72,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(crud::list_servers, crud::create_server))
         .routes(routes!(import::import_servers))
         .routes(routes!(export::export_servers))
+        .routes(routes!(directory::search_registry))
+        .routes(routes!(directory::add_from_registry))
         .routes(routes!(
             crud::get_server,
             crud::update_server,

@@ -1,6 +1,8 @@
 //! `/api/mcp/servers`: the registry's records, sync, tests and tool calls through the API.
+//! `directory`: adding servers from an MCP registry (`/api/mcp/registry/*`).
 
 mod api;
+mod directory;
 mod export;
 mod failed_start;
 mod import;

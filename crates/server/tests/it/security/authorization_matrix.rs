@@ -393,6 +393,10 @@ impl Matrix {
             "CreateServerBody" => json!({"name": format!("matrixnew{n}"),
                 "transport": "streamable_http", "url": "http://127.0.0.1:9/mcp"}),
             "ImportServersBody" => json!({"content": "{\"mcpServers\": {}}", "dry_run": true}),
+            "AddFromRegistryBody" => json!({"server": "io.example/matrix", "dry_run": true}),
+            "CreatePersonalTokenRequest" => {
+                json!({"name": format!("matrix personal {n}"), "scopes": ["chat:use"]})
+            }
             "UpdateServerBody" => json!({"version": 1, "name": format!("matrixrenamed{n}")}),
             "ToolSwitchBody" => json!({"is_enabled": false}),
             "CallBody" => json!({"arguments": {}}),

@@ -7,6 +7,7 @@ mod connections;
 mod isolation_load;
 mod limits;
 mod malformed_input;
+mod my_tokens;
 mod people;
 mod revocation;
 mod ssrf_battery;

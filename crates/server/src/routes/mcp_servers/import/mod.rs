@@ -258,7 +258,7 @@ fn empty_report() -> ImportEntryReport {
 }
 
 /// A server name from an entry's key: `A-Z a-z 0-9 _ -`, anything else as `-`, at most 32.
-fn server_name(name_in_file: &str) -> String {
+pub(super) fn server_name(name_in_file: &str) -> String {
     name_in_file
         .chars()
         .map(|c| {
