@@ -9,7 +9,7 @@
 use super::ChatService;
 use super::question_context::{QuestionServers, question_context, server_target};
 use crate::error::{ChatError, ChatResult};
-use crate::tools::UserCredential;
+use crate::tools::{TurnTools, UserCredential};
 use serde_json::Value;
 use switchboard_core::{ConversationId, Principal};
 use switchboard_mcp_client::ForwardedList;
@@ -49,20 +49,9 @@ impl ChatService {
         credential: Option<&UserCredential>,
         conversation_id: Option<&ConversationId>,
     ) -> ChatResult<ContextItems> {
-        let conversation = match conversation_id {
-            Some(id) => Some(self.visible_conversation(principal, id).await?),
-            None => None,
-        };
-        let (_, resolved) = self
-            .conversation_servers(principal, conversation.as_ref())
+        let tools = self
+            .composer_tools(principal, credential, conversation_id)
             .await?;
-        let servers = QuestionServers {
-            resolved: &resolved,
-            ephemeral: &[],
-            credential,
-            conversation_id,
-        };
-        let tools = self.question_tools(principal, &servers).await;
         let context = question_context(principal, conversation_id);
         let client = self.engine.tools.client();
         let listed = futures::future::join_all(tools.targets().into_iter().map(|target| {
@@ -106,20 +95,9 @@ impl ChatService {
         credential: Option<&UserCredential>,
         request: CompletionRequest,
     ) -> ChatResult<Value> {
-        let conversation = match &request.conversation_id {
-            Some(id) => Some(self.visible_conversation(principal, id).await?),
-            None => None,
-        };
-        let (_, resolved) = self
-            .conversation_servers(principal, conversation.as_ref())
+        let tools = self
+            .composer_tools(principal, credential, request.conversation_id.as_ref())
             .await?;
-        let servers = QuestionServers {
-            resolved: &resolved,
-            ephemeral: &[],
-            credential,
-            conversation_id: request.conversation_id.as_ref(),
-        };
-        let tools = self.question_tools(principal, &servers).await;
         let target = server_target(&tools, &request.server, "server")?;
         let context = question_context(principal, request.conversation_id.as_ref());
         self.engine
@@ -131,5 +109,28 @@ impl ChatService {
                 field: "completion".to_owned(),
                 message: format!("'{}' could not complete: {error}", request.server),
             })
+    }
+
+    /// The servers a turn of `conversation_id` (none: a new conversation) may use.
+    async fn composer_tools(
+        &self,
+        principal: &Principal,
+        credential: Option<&UserCredential>,
+        conversation_id: Option<&ConversationId>,
+    ) -> ChatResult<TurnTools> {
+        let conversation = match conversation_id {
+            Some(id) => Some(self.visible_conversation(principal, id).await?),
+            None => None,
+        };
+        let (_, resolved) = self
+            .conversation_servers(principal, conversation.as_ref())
+            .await?;
+        let servers = QuestionServers {
+            resolved: &resolved,
+            ephemeral: &[],
+            credential,
+            conversation_id,
+        };
+        Ok(self.question_tools(principal, &servers).await)
     }
 }
