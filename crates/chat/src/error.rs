@@ -22,6 +22,10 @@ pub enum ChatError {
     /// The caller sees the thing but may not change it (another member's bud).
     #[error("{0}")]
     Forbidden(String),
+    /// An MCP server the request names failed to answer (a resource to attach, a prompt, a
+    /// completion); `field` names what asked for it.
+    #[error("{field}: {message}")]
+    Upstream { field: String, message: String },
     /// The chat engine is shutting down.
     #[error("the chat engine is shutting down")]
     ShuttingDown,

@@ -69,8 +69,9 @@ pub struct ChatMessage {
     /// `tool_result.is_error`; OpenAI's format has no such flag).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
-    /// On a tool message: images the result carried, for a model that takes images (a
-    /// provider gives them as image input; the text in `content` describes them for others).
+    /// On a tool message: images the result carried; on a user or assistant message: images of
+    /// its attached context (`MessageContext`). For a model that takes images (a provider gives
+    /// them as image input; the text in `content` describes them for others).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<ImageInput>,
 }

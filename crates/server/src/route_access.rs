@@ -147,6 +147,8 @@ pub const TABLE: &[(&str, Access)] = &[
     ("app_tool_call", scope(Scope::ChatUse)),
     ("start_answer", scope(Scope::ChatUse)),
     ("attach_to_answer", scope(Scope::ChatUse)),
+    ("context_items", scope(Scope::ChatUse)),
+    ("complete_argument", scope(Scope::ChatUse)),
     // approvals and elicitations
     ("list_approvals", scope(Scope::ChatUse)),
     ("decide", owned(Scope::ChatUse)),

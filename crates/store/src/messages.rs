@@ -115,6 +115,20 @@ pub struct MessageRecord {
 impl MessageRecord {
     /// The message as history for the model.
     pub fn to_chat_message(&self) -> ChatMessage {
+        if self.role != ChatRole::Tool
+            && let Some(context) = switchboard_core::MessageContext::from_metadata(&self.metadata)
+        {
+            // Attached resources and a prompt's content follow the text (`message_context`).
+            let (content, images) = context.for_model(&self.content);
+            return ChatMessage {
+                role: self.role,
+                content,
+                tool_calls: self.tool_calls.clone(),
+                tool_call_id: self.tool_call_id.clone(),
+                is_error: false,
+                images,
+            };
+        }
         let metadata = (self.role == ChatRole::Tool)
             .then(|| switchboard_core::ToolMessageMetadata::from_stored(&self.metadata))
             .flatten();

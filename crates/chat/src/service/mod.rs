@@ -8,11 +8,13 @@
 mod apps;
 mod budgets;
 mod buds;
+mod context_items;
 mod conversations;
 mod drain;
 mod gateway;
 mod gateway_items;
 mod llm_providers;
+mod question_context;
 mod reservation;
 mod turns;
 mod usage;
@@ -20,6 +22,7 @@ mod usage;
 pub use apps::{AppCall, ToolCallApp};
 pub use budgets::{BudgetExceeded, BudgetScope};
 pub use buds::{BudInput, BudUpdate};
+pub use context_items::{CompletionRequest, ContextItems, ServerContextItems};
 pub use conversations::{
     ConversationDetail, ConversationPage, ConversationUpdate, NewConversationInput, ToolResultPage,
 };
@@ -28,6 +31,7 @@ pub use gateway_items::{GATEWAY_URI_PREFIX, GatewayListing, gateway_uri, upstrea
 pub use llm_providers::{
     LlmProviderInput, LlmProviderUpdate, ModelEntry, ModelListing, RemoteListing,
 };
+pub use question_context::{AttachmentRequest, MAX_ATTACHMENTS, PromptRequest};
 pub use turns::{TurnRequest, TurnStream};
 pub use usage::{UsageReport, UsageScope};
 

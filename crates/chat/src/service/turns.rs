@@ -8,6 +8,7 @@
 //! other replica answers there meanwhile.
 
 use super::ChatService;
+use super::question_context::{AttachmentRequest, PromptRequest, QuestionServers};
 use super::reservation::{AnswerReservation, release_claim};
 use crate::error::{ChatError, ChatResult};
 use crate::events::ChatEvent;
@@ -21,10 +22,10 @@ use crate::turn::runner::run_turn;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use std::time::Duration;
-use switchboard_core::{ChatMessage, ConversationId, Principal};
+use switchboard_core::{ConversationId, Principal};
 use switchboard_mcp_client::UpstreamServer;
 use switchboard_store::{
-    BudRecord, ConversationPatch, ConversationRecord, NewConversation, NewMessage,
+    BudRecord, ConversationPatch, ConversationRecord, MessageRecord, NewConversation,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -38,6 +39,11 @@ pub struct TurnRequest {
     pub ephemeral_servers: Vec<EphemeralServer>,
     /// The caller's bearer token, forwarded only to our own MCP endpoint.
     pub credential: Option<UserCredential>,
+    /// Resources read and given to the model with the question.
+    pub attachments: Vec<AttachmentRequest>,
+    /// A prompt whose messages go into the conversation before the answer (`message` may then
+    /// be empty).
+    pub prompt: Option<PromptRequest>,
 }
 
 /// The events of one answer, ending with `done`.
@@ -140,7 +146,7 @@ impl ChatService {
         principal: &Principal,
         request: TurnRequest,
     ) -> ChatResult<TurnStream> {
-        let message = self.checked_message(&request.message)?;
+        let message = self.checked_message(&request.message, request.prompt.is_some())?;
         let ephemeral = self.checked_ephemeral_servers(principal, &request.ephemeral_servers)?;
         if self.engine.shutdown.is_cancelled() || self.is_refusing_new_answers() {
             return Err(ChatError::ShuttingDown);
@@ -150,21 +156,33 @@ impl ChatService {
         let setup = self
             .turn_setup(principal, request.conversation_id.as_ref(), &ephemeral)
             .await?;
+        let servers = QuestionServers {
+            resolved: &setup.resolved,
+            ephemeral: &ephemeral,
+            credential: request.credential.as_ref(),
+            conversation_id: setup.existing.as_ref().map(|conversation| &conversation.id),
+        };
+        let added = self
+            .question_messages(
+                principal,
+                servers,
+                message,
+                &request.attachments,
+                request.prompt.as_ref(),
+            )
+            .await?;
+        let title = match (&request.prompt, message.is_empty()) {
+            (Some(prompt), true) => format!("/{}:{}", prompt.server, prompt.name),
+            _ => message.to_owned(),
+        };
         let created_here = setup.existing.is_none();
         let conversation = self
-            .open_conversation(principal, setup.existing, message)
+            .open_conversation(principal, setup.existing, &title)
             .await?;
         let (reservation, watcher) =
             AnswerReservation::acquire(self, &conversation, created_here).await?;
-        let store = &self.engine.store;
-        let user_message = store
-            .append_message(
-                &principal.workspace_id,
-                &conversation.id,
-                NewMessage::from_chat(ChatMessage::user(message)),
-            )
-            .await?;
-        let conversation = self.titled(conversation, message).await;
+        let user_message = self.store_question(&conversation, added).await?;
+        let conversation = self.titled(conversation, &title).await;
         let conversation_id = conversation.id.clone();
         let plan = TurnPlan {
             principal: principal.clone(),
@@ -184,11 +202,29 @@ impl ChatService {
         })
     }
 
-    /// The trimmed question, within `chat.max_message_chars`.
-    fn checked_message<'a>(&self, message: &'a str) -> ChatResult<&'a str> {
+    /// The prompt's messages, then the question; the last one stored is what the turn answers.
+    async fn store_question(
+        &self,
+        conversation: &ConversationRecord,
+        added: super::question_context::QuestionMessages,
+    ) -> ChatResult<MessageRecord> {
+        let store = &self.engine.store;
+        let mut last = None;
+        for message in added.prompt_messages.into_iter().chain(added.question) {
+            last = Some(
+                store
+                    .append_message(&conversation.workspace_id, &conversation.id, message)
+                    .await?,
+            );
+        }
+        last.ok_or_else(|| ChatError::invalid("message", "must not be empty"))
+    }
+
+    /// The trimmed question, within `chat.max_message_chars` (empty only with a prompt).
+    fn checked_message<'a>(&self, message: &'a str, with_prompt: bool) -> ChatResult<&'a str> {
         let max_message_chars = self.engine.config.max_message_chars;
         let message = message.trim();
-        if message.is_empty() {
+        if message.is_empty() && !with_prompt {
             return Err(ChatError::invalid("message", "must not be empty"));
         }
         if message.chars().count() > max_message_chars {
@@ -237,7 +273,6 @@ impl ChatService {
         conversation_id: Option<&ConversationId>,
         ephemeral: &[UpstreamServer],
     ) -> ChatResult<TurnSetup> {
-        let store = &self.engine.store;
         let workspace_id = &principal.workspace_id;
         let existing = match conversation_id {
             Some(conversation_id) => Some(
@@ -246,24 +281,9 @@ impl ChatService {
             ),
             None => None,
         };
-        let bud = match existing
-            .as_ref()
-            .and_then(|conversation| conversation.bud_id.as_ref())
-        {
-            Some(bud_id) => Some(store.get_bud(workspace_id, bud_id).await?),
-            None => None,
-        };
-        let null = serde_json::Value::Null;
-        let bud_config =
-            BudMcpConfig::parse(bud.as_ref().map(|bud| &bud.mcp_config).unwrap_or(&null))?;
-        let overrides = McpConfigOverrides::parse(
-            existing
-                .as_ref()
-                .and_then(|conversation| conversation.mcp_config_overrides.as_ref())
-                .unwrap_or(&null),
-        )?;
-        let servers = store.list_servers(workspace_id).await?;
-        let resolved = resolve_mcp_config(&bud_config, &overrides, &servers)?;
+        let (bud, resolved) = self
+            .conversation_servers(principal, existing.as_ref())
+            .await?;
         refuse_shadowing_names(&resolved, ephemeral)?;
         let model_choice = existing
             .as_ref()
@@ -280,6 +300,32 @@ impl ChatService {
             resolved,
             models,
         })
+    }
+
+    /// The bud of `conversation` (if any) and the servers a turn in it uses (for a new
+    /// conversation: the workspace's default).
+    pub(super) async fn conversation_servers(
+        &self,
+        principal: &Principal,
+        conversation: Option<&ConversationRecord>,
+    ) -> ChatResult<(Option<BudRecord>, ResolvedMcpConfig)> {
+        let store = &self.engine.store;
+        let workspace_id = &principal.workspace_id;
+        let bud = match conversation.and_then(|conversation| conversation.bud_id.as_ref()) {
+            Some(bud_id) => Some(store.get_bud(workspace_id, bud_id).await?),
+            None => None,
+        };
+        let null = serde_json::Value::Null;
+        let bud_config =
+            BudMcpConfig::parse(bud.as_ref().map(|bud| &bud.mcp_config).unwrap_or(&null))?;
+        let overrides = McpConfigOverrides::parse(
+            conversation
+                .and_then(|conversation| conversation.mcp_config_overrides.as_ref())
+                .unwrap_or(&null),
+        )?;
+        let servers = store.list_servers(workspace_id).await?;
+        let resolved = resolve_mcp_config(&bud_config, &overrides, &servers)?;
+        Ok((bud, resolved))
     }
 
     /// The conversation asked in, created (titled after the question) when there is none.

@@ -17,9 +17,11 @@ mod upstream;
 
 pub use catalog::{CallTarget, McpTools, TurnTools};
 pub use ephemeral::{EphemeralServer, EphemeralToolCache};
+pub(crate) use result_text::result_block;
 pub use result_text::{
     CutText, EVENT_RESULT_MAX_BYTES, STORED_CONTENT_MAX_BYTES, STORED_STRUCTURED_MAX_BYTES,
-    cut_for_model, error_text_for_model, event_result, result_text_for_model, stored_content,
+    cut_for_model, cut_keeping_ends, error_text_for_model, event_result, result_text_for_model,
+    stored_content,
 };
 pub use search::{FoundTool, SEARCH_TOOLS_NAME, SearchResult, ToolOffer};
 pub use upstream::{OwnEndpoints, UserCredential, upstream_for_record};

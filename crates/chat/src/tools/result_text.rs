@@ -48,6 +48,15 @@ pub fn error_text_for_model(code: &str, message: &str) -> String {
 /// Keeps `text` whole when it has at most `max_chars` characters; otherwise keeps its head and
 /// tail (together about `max_chars`) around a marker saying how much was left out.
 pub fn cut_for_model(text: &str, max_chars: usize) -> CutText {
+    cut_keeping_ends(
+        text,
+        max_chars,
+        "the full result is stored with this tool call and can be read in pages through the API",
+    )
+}
+
+/// [`cut_for_model`] with its own word on where the whole text is (`where_whole`).
+pub fn cut_keeping_ends(text: &str, max_chars: usize, where_whole: &str) -> CutText {
     let total_chars = text.chars().count();
     if total_chars <= max_chars {
         return CutText {
@@ -64,8 +73,7 @@ pub fn cut_for_model(text: &str, max_chars: usize) -> CutText {
     let tail: String = text.chars().skip(total_chars - tail_chars).collect();
     CutText {
         text: format!(
-            "{head}\n…[{omitted} of {total_chars} characters omitted here; the full result is \
-             stored with this tool call and can be read in pages through the API]…\n{tail}"
+            "{head}\n…[{omitted} of {total_chars} characters omitted here; {where_whole}]…\n{tail}"
         ),
         total_chars,
         truncated: true,
@@ -128,7 +136,7 @@ pub fn stored_content(result: &ToolResult) -> (Vec<ResultBlock>, Option<Value>) 
     )
 }
 
-fn result_block(content: &ToolContent) -> ResultBlock {
+pub(crate) fn result_block(content: &ToolContent) -> ResultBlock {
     match content.clone() {
         ToolContent::Text { text } => ResultBlock::Text { text },
         ToolContent::Image { data, mime_type } => ResultBlock::Image { mime_type, data },

@@ -10,7 +10,7 @@
 //!   tool results valid);
 //! - text blocks must not be empty;
 //! - a tool result's images (for a model that takes images) are image blocks inside its
-//!   `tool_result`, after its text.
+//!   `tool_result`, after its text; a user message's (its attached context) follow its text.
 //!
 //! Prompt caching: `cache_control` goes on the last tool definition (the tool catalog, the
 //! largest stable part of the prompt) and on the last block of the history (so the next
@@ -85,10 +85,7 @@ fn map_history(history: &[ChatMessage]) -> (Option<String>, Vec<Message>) {
                 }
                 continue;
             }
-            ChatRole::User => (
-                Role::User,
-                text_block(&message.content).into_iter().collect(),
-            ),
+            ChatRole::User => (Role::User, user_blocks(message)),
             ChatRole::Assistant => (Role::Assistant, assistant_blocks(message)),
             ChatRole::Tool => (Role::User, vec![tool_result_block(message)]),
         };
@@ -112,6 +109,20 @@ fn text_block(text: &str) -> Option<ContentBlock> {
         text: text.to_owned(),
         cache_control: None,
     })
+}
+
+/// A user message's text, then the images of its attached context.
+fn user_blocks(message: &ChatMessage) -> Vec<ContentBlock> {
+    let mut blocks: Vec<ContentBlock> = text_block(&message.content).into_iter().collect();
+    blocks.extend(message.images.iter().map(|image| ContentBlock::Image {
+        source: ImageSource {
+            kind: "base64",
+            media_type: image.mime_type.clone(),
+            data: image.data.clone(),
+        },
+        cache_control: None,
+    }));
+    blocks
 }
 
 fn assistant_blocks(message: &ChatMessage) -> Vec<ContentBlock> {
@@ -286,6 +297,24 @@ mod tests {
             let body = serde_json::to_value(messages_request(&request, "m", 10)).unwrap();
             assert_eq!(body["tool_choice"], expected);
         }
+    }
+
+    #[test]
+    fn a_user_message_s_attached_images_follow_its_text() {
+        let question =
+            ChatMessage::user("What is this?").with_images(vec![switchboard_core::ImageInput {
+                mime_type: "image/png".to_owned(),
+                data: "AAAA".to_owned(),
+            }]);
+        let (_, messages) = map_history(&[question]);
+        let blocks = serde_json::to_value(&messages[0].content).unwrap();
+        assert_eq!(
+            blocks,
+            json!([
+                {"type": "text", "text": "What is this?"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+            ])
+        );
     }
 
     #[test]

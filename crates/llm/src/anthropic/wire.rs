@@ -60,6 +60,12 @@ pub(crate) enum ContentBlock {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+    /// An image of a user message (its attached context).
+    Image {
+        source: ImageSource,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
     ToolResult {
         tool_use_id: String,
         content: ToolResultContent,
@@ -98,6 +104,7 @@ impl ContentBlock {
     pub fn set_cache_control(&mut self) {
         let (ContentBlock::Text { cache_control, .. }
         | ContentBlock::ToolUse { cache_control, .. }
+        | ContentBlock::Image { cache_control, .. }
         | ContentBlock::ToolResult { cache_control, .. }) = self;
         *cache_control = Some(CacheControl::Ephemeral);
     }

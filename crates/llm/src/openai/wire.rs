@@ -113,6 +113,15 @@ fn wire_message(message: &ChatMessage) -> Value {
             "tool_call_id": message.tool_call_id.clone().unwrap_or_default(),
             "content": message.content,
         }),
+        ChatRole::User if !message.images.is_empty() => {
+            let text = json!({"type": "text", "text": message.content});
+            let images = message
+                .images
+                .iter()
+                .map(|image| json!({"type": "image_url", "image_url": {"url": image.data_uri()}}));
+            let content: Vec<Value> = std::iter::once(text).chain(images).collect();
+            json!({"role": "user", "content": content})
+        }
         role => json!({"role": role.as_str(), "content": message.content}),
     }
 }
@@ -255,6 +264,24 @@ mod tests {
                 "max_tokens": 100,
             })
         );
+    }
+
+    #[test]
+    fn a_user_message_with_attached_images_is_text_then_image_parts() {
+        let question =
+            ChatMessage::user("What is this?").with_images(vec![switchboard_core::ImageInput {
+                mime_type: "image/png".to_owned(),
+                data: "AAAA".to_owned(),
+            }]);
+        let wire = wire_messages(&[question, ChatMessage::user("plain")]);
+        assert_eq!(
+            wire[0],
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "What is this?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+            ]})
+        );
+        assert_eq!(wire[1], json!({"role": "user", "content": "plain"}));
     }
 
     #[test]

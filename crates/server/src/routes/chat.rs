@@ -12,8 +12,11 @@
 //! - `GET /chat/conversations/{id}/tool-calls/{tool_call_id}/app` → the call's MCP App
 //!   ([`apps`])
 //! - `POST /chat/stream`, `GET /chat/{id}/stream`: the answer as SSE ([`stream`]).
+//! - `GET /chat/context-items`, `POST /chat/context-items/complete`: resources and prompts to
+//!   attach and run ([`context_items`]).
 
 mod apps;
+mod context_items;
 mod sse;
 mod stream;
 pub(crate) mod wire;
@@ -46,6 +49,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(tool_result_page))
         .merge(stream::router())
         .merge(apps::router())
+        .merge(context_items::router())
 }
 
 /// The chat engine, or 503 when this process runs without one.
@@ -63,6 +67,7 @@ impl From<ChatError> for ApiError {
                 ApiError::Unprocessable(error.to_string())
             }
             ChatError::Conflict(message) => ApiError::Conflict(message),
+            ChatError::Upstream { .. } => ApiError::BadGateway(error.to_string()),
             ChatError::Forbidden(message) => ApiError::Forbidden(message),
             ChatError::ShuttingDown => ApiError::Unavailable(error.to_string()),
             ChatError::BudgetExceeded(exceeded) => ApiError::BudgetExceeded(exceeded),

@@ -11,6 +11,9 @@ import { ConversationList, conversationTitle } from './conversation-list.js';
 import { renderHistory, renderUserMessage } from './history.js';
 import { renderTryAsking } from './examples.js';
 import { ModelPicker } from './model-picker.js';
+import { ComposerItems } from './composer-items.js';
+import { AttachmentPicker } from './composer-attachments.js';
+import { SlashPrompts } from './composer-prompts.js';
 
 /** Draws the chat page; returns its cleanup. */
 export async function renderPage(container, { parts, query }) {
@@ -45,11 +48,16 @@ class ChatPage {
     this.sendButton = h('button', { type: 'submit', class: 'button button-primary', text: 'Send' });
     this.stopButton = h('button', { type: 'button', class: 'button button-danger', text: 'Stop', hidden: true, onclick: () => this.stop() });
     this.examplesSlot = h('div', {});
+    // Resources to attach and prompts as slash commands (before the input's own Enter handler).
+    this.items = new ComposerItems({ conversationId: () => this.conversationId });
+    this.attachments = new AttachmentPicker(this.items);
+    this.slashPrompts = new SlashPrompts(this.items, this.input, { onRun: (prompt) => this.send(this.input.value, { prompt }) });
     this.composer = h('form', { class: 'composer', 'aria-label': 'Ask a question' },
       this.examplesSlot,
+      this.attachments.panel, this.slashPrompts.form, this.slashPrompts.menu, this.attachments.chips,
       h('label', { for: 'chat-input', class: 'visually-hidden', text: 'Message' }),
-      h('div', { class: 'composer-row' }, this.input, this.sendButton, this.stopButton),
-      h('p', { id: 'chat-input-hint', class: 'small muted', text: 'Enter sends, Shift+Enter adds a line, Escape stops. Tools run on your behalf; calls that need approval ask you first.' }));
+      h('div', { class: 'composer-row' }, this.attachments.button, this.input, this.sendButton, this.stopButton),
+      h('p', { id: 'chat-input-hint', class: 'small muted', text: 'Enter sends, Shift+Enter adds a line, Escape stops, / lists prompts. Tools run on your behalf; calls that need approval ask you first.' }));
     this.composer.addEventListener('submit', (event) => {
       event.preventDefault();
       this.send(this.input.value);
@@ -121,6 +129,8 @@ class ChatPage {
   async open(conversationId) {
     if (this.streaming) this.stop();
     this.#disposeTurns();
+    this.attachments.clear();
+    this.slashPrompts.close();
     this.conversationId = conversationId;
     this.conversationDetail = null;
     this.conversations.setCurrent(conversationId);
@@ -200,10 +210,11 @@ class ChatPage {
     return this.streamController !== null;
   }
 
-  /** Sends a question and streams the answer. */
-  async send(rawText) {
+  /** Sends a question (with the attached resources, or after a prompt) and streams the answer. */
+  async send(rawText, { prompt = null } = {}) {
     const text = String(rawText ?? '').trim();
-    if (!text || this.streaming) return;
+    if ((!text && !prompt) || this.streaming) return;
+    const attachments = this.attachments.attachments();
     this.input.value = '';
     this.transcript.querySelector('.empty-state')?.remove();
     const controller = new AbortController();
@@ -226,10 +237,14 @@ class ChatPage {
         return;
       }
     }
-    this.transcript.append(renderUserMessage(text));
-    if (this.title.textContent === 'New conversation') this.title.textContent = text.length > 80 ? `${text.slice(0, 79)}…` : text;
+    this.transcript.append(renderUserMessage(text, { attachments, prompt }));
+    const title = text || `/${prompt.server}:${prompt.name}`;
+    if (this.title.textContent === 'New conversation') this.title.textContent = title.length > 80 ? `${title.slice(0, 79)}…` : title;
     const body = { message: text };
     if (this.conversationId) body.conversation_id = this.conversationId;
+    if (attachments.length) body.attachments = attachments;
+    if (prompt) body.prompt = prompt;
+    this.attachments.clear();
     await this.#runStream(controller, { url: '/chat/stream', body });
     this.input.focus();
   }

@@ -6,9 +6,21 @@ import { h } from '../../lib/dom.js';
 import { AssistantTurn } from './assistant-turn.js';
 import { splitQualifiedToolName } from './tool-call-view.js';
 
-/** Renders a user message bubble. */
-export function renderUserMessage(text) {
-  return h('div', { class: 'message message-user', text });
+/**
+ * Renders a user message bubble; `context` (a stored message's `metadata.context`, or what is
+ * being sent) adds the prompt it came from and its attached resources.
+ */
+export function renderUserMessage(text, context = null) {
+  const attachments = context?.attachments ?? [];
+  const prompt = context?.prompt ?? null;
+  if (attachments.length === 0 && !prompt) return h('div', { class: 'message message-user', text });
+  const arguments_ = Object.entries(prompt?.arguments ?? {}).map(([name, value]) => `${name}=${value}`).join(' ');
+  const blocks = (context?.blocks ?? []).map((block) => block.uri ?? `[${block.type}]`).join(', ');
+  return h('div', { class: 'message message-user', dataset: prompt ? { prompt: `${prompt.server}:${prompt.name}` } : {} },
+    prompt ? h('p', { class: 'small muted message-prompt', text: `/${prompt.server}:${prompt.name}${arguments_ ? ` ${arguments_}` : ''}` }) : null,
+    text || (blocks && attachments.length === 0 ? h('span', { class: 'muted', text: blocks }) : null),
+    attachments.length ? h('ul', { class: 'attachment-chips', 'aria-label': 'Attached resources' },
+      attachments.map((attachment) => h('li', { class: 'attachment-chip', dataset: { uri: attachment.uri }, text: `${attachment.server}: ${attachment.uri}` }))) : null);
 }
 
 /** Text of a stored message's content (string, or OpenAI-style parts). */
@@ -45,7 +57,7 @@ export function renderHistory(messages, { onLayoutChange, toolCalls = [], conver
     const metadata = message.metadata ?? {};
     if (message.role === 'user') {
       turn = null;
-      elements.push(renderUserMessage(messageText(message.content)));
+      elements.push(renderUserMessage(messageText(message.content), metadata.context));
       continue;
     }
     if (message.role === 'assistant') {

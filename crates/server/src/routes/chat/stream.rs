@@ -1,8 +1,10 @@
 //! The answer as Server-Sent Events.
 //!
-//! - `POST /chat/stream` `{conversation_id?, message, mcp_servers?}` (`conversationId`, the
-//!   design's spelling, is accepted as an alias of `conversation_id`): stores the question
-//!   (creating a conversation when no id is given) and streams the answer. Refusals (unknown
+//! - `POST /chat/stream` `{conversation_id?, message, mcp_servers?, attachments?, prompt?}`
+//!   (`conversationId`, the design's spelling, is accepted as an alias of `conversation_id`):
+//!   stores the question (creating a conversation when no id is given) — after the messages of
+//!   `prompt` (`prompts/get`), with the contents of its `attachments` (`resources/read`) — and
+//!   streams the answer. A resource or prompt that cannot be fetched is 502. Refusals (unknown
 //!   conversation, bad input, an answer already in flight → 409; the service shutting down →
 //!   503 `shutting_down` with `Retry-After`) are plain JSON errors before any event.
 //! - `GET /chat/{id}/stream`: attaches to the answer in flight — every event from its start,
@@ -30,7 +32,10 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::time::Duration;
-use switchboard_chat::{ChatError, EphemeralServer, TurnRequest, TurnStream, UserCredential};
+use switchboard_chat::{
+    AttachmentRequest, ChatError, EphemeralServer, PromptRequest, TurnRequest, TurnStream,
+    UserCredential,
+};
 use switchboard_core::{ConversationId, TransportKind};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -50,10 +55,39 @@ pub struct StreamBody {
     /// `conversationId` (the design's spelling).
     #[serde(default, alias = "conversationId")]
     conversation_id: Option<String>,
+    /// The question; may be empty (or absent) only when `prompt` is given.
+    #[serde(default)]
     message: String,
     /// MCP servers for this answer only (not stored).
     #[serde(default)]
     mcp_servers: Vec<EphemeralServerBody>,
+    /// Resources read now and given to the model with the question (stored with it); at most
+    /// 10. See `GET /chat/context-items`.
+    #[serde(default)]
+    attachments: Vec<AttachmentBody>,
+    /// A prompt whose messages (roles kept) go into the conversation before the answer.
+    #[serde(default)]
+    prompt: Option<PromptRunBody>,
+}
+
+/// A resource of one of the conversation's servers, attached to the question.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AttachmentBody {
+    /// The server's name in the conversation.
+    server: String,
+    /// The resource's URI (a template's, with its variables filled in).
+    uri: String,
+}
+
+/// A prompt of one of the conversation's servers, run from the slash menu.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptRunBody {
+    server: String,
+    name: String,
+    #[serde(default)]
+    arguments: BTreeMap<String, String>,
 }
 
 /// An MCP server used for one answer only.
@@ -100,8 +134,9 @@ impl std::fmt::Debug for EphemeralServerBody {
         (status = 403, description = "The token lacks `chat:use`", body = ErrorBody),
         (status = 404, description = "No such conversation of the caller's", body = ErrorBody),
         (status = 409, description = "An answer is already being written in the conversation", body = ErrorBody),
-        (status = 422, description = "Invalid input (an empty message, a bad MCP server)", body = ErrorBody),
+        (status = 422, description = "Invalid input (an empty message, a bad MCP server, an attachment or prompt of a server the conversation cannot use)", body = ErrorBody),
         (status = 429, description = "A monthly token budget (the workspace's or the caller's) is used up: the budget and when it resets, with `Retry-After`", body = BudgetExceededBody),
+        (status = 502, description = "An attached resource could not be read, or the prompt could not be fetched", body = ErrorBody),
         (status = 503, description = "The chat engine is not running or is shutting down (`shutting_down`, with `Retry-After`)", body = ErrorBody),
     )
 )]
@@ -129,6 +164,19 @@ async fn start_answer(
             })
             .collect(),
         credential: bearer_token(&headers).map(UserCredential::new),
+        attachments: body
+            .attachments
+            .into_iter()
+            .map(|attachment| AttachmentRequest {
+                server: attachment.server,
+                uri: attachment.uri,
+            })
+            .collect(),
+        prompt: body.prompt.map(|prompt| PromptRequest {
+            server: prompt.server,
+            name: prompt.name,
+            arguments: prompt.arguments,
+        }),
     };
     let turn = match chat.start_turn(&principal, request).await {
         Ok(turn) => turn,
@@ -191,7 +239,7 @@ async fn attach_to_answer(
 }
 
 /// The caller's bearer token (already verified by the extractor), for our own MCP endpoint.
-fn bearer_token(headers: &HeaderMap) -> Option<String> {
+pub(super) fn bearer_token(headers: &HeaderMap) -> Option<String> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     scheme

@@ -20,6 +20,7 @@ mod offline_everything;
 mod offline_kg;
 mod openai;
 mod provider_switch;
+mod resources_prompts;
 mod rich_results;
 mod shutdown;
 mod tool_choice;

@@ -412,6 +412,9 @@ impl Matrix {
                 json!({"title": format!("matrix created {n}"), "bud_id": fixtures.bud_id})
             }
             "UpdateConversationBody" => json!({"title": format!("matrix renamed {n}")}),
+            "CompleteBody" => json!({"conversation_id": fixtures.conversation_id,
+                "server": "kg", "reference": {"type": "prompt", "name": "matrix"},
+                "argument": {"name": "a", "value": ""}}),
             "StreamBody" => {
                 json!({"message": "hello", "conversation_id": fixtures.conversation_id})
             }
