@@ -64,11 +64,12 @@ pub use providers::{MAX_FALLBACKS, ProviderEntry, ProviderSource};
 pub use replay::message_usage;
 pub use schema_context::SchemaContextSource;
 pub use service::{
-    AppCall, BudInput, BudUpdate, BudgetExceeded, BudgetScope, ChatService, ChatServiceBuilder,
-    ConversationDetail, ConversationPage, ConversationUpdate, GATEWAY_URI_PREFIX, GatewayCall,
-    GatewayListing, GatewayOutcome, LlmProviderInput, LlmProviderUpdate, ModelEntry, ModelListing,
-    NewConversationInput, RemoteListing, ToolCallApp, ToolResultPage, TurnRequest, TurnStream,
-    UsageReport, UsageScope, gateway_uri, upstream_uri,
+    APP_MODEL_CONTEXT_MAX_BYTES, AppCall, AppContextUpdate, AppResourceRead, BudInput, BudUpdate,
+    BudgetExceeded, BudgetScope, ChatService, ChatServiceBuilder, ConversationDetail,
+    ConversationPage, ConversationUpdate, GATEWAY_URI_PREFIX, GatewayCall, GatewayListing,
+    GatewayOutcome, LlmProviderInput, LlmProviderUpdate, ModelEntry, ModelListing,
+    NewConversationInput, RESOURCE_READ_TOOL, RemoteListing, ToolCallApp, ToolResultPage,
+    TurnRequest, TurnStream, UsageReport, UsageScope, gateway_uri, upstream_uri,
 };
 pub use sign_in::AuthorizationStarter;
 pub use switchboard_llm::{ApiKey, ModelInfo, ProviderKind, TokenUsage};

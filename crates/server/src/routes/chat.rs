@@ -10,9 +10,10 @@
 //! - `GET /chat/conversations/{id}/tool-calls/{tool_call_id}/result?offset=&limit=` → a page of
 //!   the call's full result text
 //! - `GET /chat/conversations/{id}/tool-calls/{tool_call_id}/app` → the call's MCP App
-//!   ([`apps`])
+//!   ([`apps`]); `PUT …/app/model-context`, an app's `ui/update-model-context` ([`app_context`])
 //! - `POST /chat/stream`, `GET /chat/{id}/stream`: the answer as SSE ([`stream`]).
 
+mod app_context;
 mod apps;
 mod sse;
 mod stream;
@@ -46,6 +47,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(tool_result_page))
         .merge(stream::router())
         .merge(apps::router())
+        .merge(app_context::router())
 }
 
 /// The chat engine, or 503 when this process runs without one.
