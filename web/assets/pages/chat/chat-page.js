@@ -54,6 +54,9 @@ class ChatPage {
       event.preventDefault();
       this.send(this.input.value);
     });
+    // Messages MCP Apps added (the person accepted each): sent as the person's next message.
+    this.appMessages = [];
+    this.transcript.addEventListener('mcp-app-message', (event) => this.#sendFromApp(event.detail?.text));
     this.transcript.addEventListener('scroll', () => {
       const distance = this.transcript.scrollHeight - this.transcript.scrollTop - this.transcript.clientHeight;
       this.stickToBottom = distance < 120;
@@ -121,6 +124,7 @@ class ChatPage {
   async open(conversationId) {
     if (this.streaming) this.stop();
     this.#disposeTurns();
+    this.appMessages = [];
     this.conversationId = conversationId;
     this.conversationDetail = null;
     this.conversations.setCurrent(conversationId);
@@ -201,10 +205,10 @@ class ChatPage {
   }
 
   /** Sends a question and streams the answer. */
-  async send(rawText) {
+  async send(rawText, { keepInput = false } = {}) {
     const text = String(rawText ?? '').trim();
     if (!text || this.streaming) return;
-    this.input.value = '';
+    if (!keepInput) this.input.value = '';
     this.transcript.querySelector('.empty-state')?.remove();
     const controller = new AbortController();
     this.streamController = controller;
@@ -220,7 +224,7 @@ class ChatPage {
         this.#adoptConversation(created?.id);
       } catch (error) {
         this.transcript.append(h('p', { class: 'alert alert-error', role: 'alert', text: `The conversation could not be started: ${error.message}` }));
-        this.input.value = text;
+        if (!keepInput) this.input.value = text;
         this.streamController = null;
         this.#setStreamingUi(false);
         return;
@@ -232,6 +236,13 @@ class ChatPage {
     if (this.conversationId) body.conversation_id = this.conversationId;
     await this.#runStream(controller, { url: '/chat/stream', body });
     this.input.focus();
+  }
+
+  /** An app's message: sent now, or once the answer in progress has finished. */
+  #sendFromApp(text) {
+    if (!text) return;
+    if (this.streaming) this.appMessages.push(text);
+    else this.send(text, { keepInput: true });
   }
 
   /** Re-attaches to an answer still being written (after a reload or from another tab). */
@@ -283,6 +294,8 @@ class ChatPage {
     await this.conversations.reload();
     const summary = this.conversations.find(this.conversationId);
     if (summary) this.title.textContent = conversationTitle(summary);
+    const waiting = this.appMessages.shift();
+    if (waiting && !this.streaming) this.send(waiting, { keepInput: true });
   }
 
   #adoptConversation(conversationId) {
