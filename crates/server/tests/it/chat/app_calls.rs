@@ -25,8 +25,18 @@ async fn pending_approval(server: &ApprovalServer, who: &Person) -> Value {
     panic!("no approval was asked for");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_app_calls_its_own_servers_tool_through_the_gate_and_no_other_servers() {
+/// An answer of Alice's that called the hostile fixture's `probe` (allowed by a policy), whose
+/// app the tests then speak for.
+struct ProbeShown {
+    fake: switchboard_test_support::fake_openai::FakeOpenAi,
+    server: ApprovalServer,
+    hostile: switchboard_core::ServerId,
+    /// The probe's `mcp_tool` event.
+    probe: Value,
+    conversation_id: String,
+}
+
+async fn probe_shown() -> ProbeShown {
     let (fake, server, _everything) = start(ApprovalConfig::default()).await;
     let hostile = server
         .store
@@ -47,6 +57,24 @@ async fn an_app_calls_its_own_servers_tool_through_the_gate_and_no_other_servers
         .find(|event| event["tool"] == "probe")
         .unwrap_or_else(|| panic!("{events:#?}"));
     let conversation_id = events[0]["conversation_id"].as_str().unwrap().to_owned();
+    ProbeShown {
+        probe: probe.clone(),
+        fake,
+        server,
+        hostile,
+        conversation_id,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_calls_its_own_servers_tool_through_the_gate_and_no_other_servers() {
+    let ProbeShown {
+        fake,
+        server,
+        probe,
+        conversation_id,
+        ..
+    } = probe_shown().await;
     let path = format!(
         "/chat/conversations/{conversation_id}/tool-calls/{}/app/tool-calls",
         probe["tool_call_id"].as_str().unwrap()
@@ -131,26 +159,13 @@ async fn an_app_calls_its_own_servers_tool_through_the_gate_and_no_other_servers
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_app_reads_its_own_servers_resource_through_the_gate_and_reaches_no_other_server() {
-    let (fake, server, _everything) = start(ApprovalConfig::default()).await;
-    let hostile = server
-        .store
-        .create_server(&server.workspace_id, hostile_app_stdio())
-        .await
-        .unwrap()
-        .id;
-    fake.enqueue(ScriptedReply::tool_calls(&[ScriptedToolCall::new(
-        "call_probe",
-        "hostile-app__probe",
-        json!({}),
-    )]));
-    fake.enqueue(ScriptedReply::text(&["Probed."]));
-    server.set_policy(&hostile, "probe", "ALWAYS_ALLOW").await;
-    let events = server.ask(&server.alice, "probe").await.until_done().await;
-    let probe = tool_events(&events, "completed")
-        .into_iter()
-        .find(|event| event["tool"] == "probe")
-        .unwrap_or_else(|| panic!("{events:#?}"));
-    let conversation_id = events[0]["conversation_id"].as_str().unwrap().to_owned();
+    let ProbeShown {
+        server,
+        hostile,
+        probe,
+        conversation_id,
+        ..
+    } = probe_shown().await;
     let path = format!(
         "/chat/conversations/{conversation_id}/tool-calls/{}/app/resources/read",
         probe["tool_call_id"].as_str().unwrap()
