@@ -176,7 +176,7 @@ test('apps: a hostile app is refused the network, the page, storage, the top win
 });
 
 test('apps: page weight added to the chat', () => {
-  const files = ['web/assets/pages/chat/app-frame.js'];
+  const files = ['web/assets/pages/chat/app-frame.js', 'web/assets/pages/chat/app-dialogs.js'];
   const bytes = files.map((file) => readFileSync(path.join(repositoryRoot, file)));
   figures.ui_added = {
     files,
@@ -184,7 +184,7 @@ test('apps: page weight added to the chat', () => {
     gzip_kb: +(bytes.reduce((sum, data) => sum + gzipSync(data).length, 0) / 1024).toFixed(1),
   };
   console.log(`MCP Apps UI: ${figures.ui_added.kb} KB (${figures.ui_added.gzip_kb} KB gzip) added to the chat page`);
-  assert.ok(figures.ui_added.gzip_kb < 6, 'the host side stays small');
+  assert.ok(figures.ui_added.gzip_kb < 8, 'the host side stays small');
 });
 
 test('apps: no script errors on the chat page', () => {

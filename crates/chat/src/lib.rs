@@ -64,11 +64,12 @@ pub use providers::{MAX_FALLBACKS, ProviderEntry, ProviderSource};
 pub use replay::message_usage;
 pub use schema_context::SchemaContextSource;
 pub use service::{
-    AppCall, AttachmentRequest, BudInput, BudUpdate, BudgetExceeded, BudgetScope, ChatService,
-    ChatServiceBuilder, CompletionRequest, ContextItems, ConversationDetail, ConversationPage,
-    ConversationUpdate, GATEWAY_URI_PREFIX, GatewayCall, GatewayListing, GatewayOutcome,
-    LlmProviderInput, LlmProviderUpdate, MAX_ATTACHMENTS, ModelEntry, ModelListing,
-    NewConversationInput, PromptRequest, RemoteListing, ServerContextItems, ToolCallApp,
+    APP_MODEL_CONTEXT_MAX_BYTES, AppCall, AppContextUpdate, AppResourceRead, AttachmentRequest,
+    BudInput, BudUpdate, BudgetExceeded, BudgetScope, ChatService, ChatServiceBuilder,
+    CompletionRequest, ContextItems, ConversationDetail, ConversationPage, ConversationUpdate,
+    GATEWAY_URI_PREFIX, GatewayCall, GatewayListing, GatewayOutcome, LlmProviderInput,
+    LlmProviderUpdate, MAX_ATTACHMENTS, ModelEntry, ModelListing, NewConversationInput,
+    PromptRequest, RESOURCE_READ_TOOL, RemoteListing, ServerContextItems, ToolCallApp,
     ToolResultPage, TurnRequest, TurnStream, UsageReport, UsageScope, gateway_uri, upstream_uri,
 };
 pub use sign_in::AuthorizationStarter;

@@ -145,6 +145,8 @@ pub const TABLE: &[(&str, Access)] = &[
     ("tool_result_page", scope(Scope::ChatUse)),
     ("tool_call_app", scope(Scope::ChatUse)),
     ("app_tool_call", scope(Scope::ChatUse)),
+    ("update_app_model_context", scope(Scope::ChatUse)),
+    ("app_resource_read", scope(Scope::ChatUse)),
     ("start_answer", scope(Scope::ChatUse)),
     ("attach_to_answer", scope(Scope::ChatUse)),
     ("context_items", scope(Scope::ChatUse)),

@@ -131,6 +131,7 @@
 //! 3. Add your tests to `tests/it/<area>.rs` with `store_test!`: each runs on SQLite and on
 //!    PostgreSQL.
 
+pub mod app_model_contexts;
 pub mod app_resources;
 pub mod approval_requests;
 pub mod audit;

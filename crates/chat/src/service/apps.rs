@@ -13,15 +13,22 @@
 //! out for its apps too), and lives the life of any call made outside a turn: recorded in the
 //! conversation, reviewed by the approval gate (policies, pins, a person), audited with origin
 //! `app`.
+//!
+//! An app's `resources/read` ([`ChatService::run_app_resource_read`]) goes the same way to the
+//! same server only: reviewed, recorded and audited as a call of the host's pseudo-tool
+//! [`RESOURCE_READ_TOOL`] (`resources/read`, a name outside MCP's tool-name characters, so no
+//! server's tool shares its rules) with the URI as its argument. Policies and remembered
+//! decisions for it are set per server like any tool's; by default a person is asked.
 
 use super::ChatService;
-use super::gateway::{GatewayOutcome, OutsideCall, object_arguments};
+use super::gateway::{GatewayOutcome, OutsideCall, OutsideRequest, object_arguments};
 use crate::error::{ChatError, ChatResult};
 use crate::gate::CallOrigin;
 use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, resolve_mcp_config};
-use serde_json::Value;
+use serde_json::{Value, json};
 use switchboard_core::{
-    AppResource, ConversationId, Principal, ToolApp, ToolCallId, ToolMessageMetadata,
+    AppResource, ConversationId, Principal, ToolApp, ToolCallId, ToolDefinition,
+    ToolMessageMetadata,
 };
 use switchboard_mcp_client::Caller;
 use switchboard_store::ToolCallRecord;
@@ -37,6 +44,39 @@ pub struct AppCall<'a> {
     /// The upstream's own tool name (the app knows its server's names, not ours).
     pub name: &'a str,
     pub arguments: Value,
+    /// Fires when the request is dropped.
+    pub cancellation: CancellationToken,
+}
+
+/// The name an app's `resources/read` is reviewed, recorded and audited under.
+pub const RESOURCE_READ_TOOL: &str = "resources/read";
+
+/// The host's pseudo-tool an app's `resources/read` is reviewed as (what the approval card
+/// shows and what a policy pins).
+fn resource_read_tool() -> ToolDefinition {
+    ToolDefinition {
+        name: RESOURCE_READ_TOOL.to_owned(),
+        title: Some("Read a resource (asked by an MCP App)".to_owned()),
+        description: "An MCP App shown in the chat reads a resource of its own server.".to_owned(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {"uri": {"type": "string"}},
+            "required": ["uri"],
+        }),
+        output_schema: None,
+        annotations: None,
+        meta: Default::default(),
+    }
+}
+
+/// A `resources/read` an app made.
+#[derive(Debug)]
+pub struct AppResourceRead<'a> {
+    pub principal: &'a Principal,
+    pub conversation_id: &'a ConversationId,
+    /// The tool call the app is shown with.
+    pub tool_call_id: &'a ToolCallId,
+    pub uri: &'a str,
     /// Fires when the request is dropped.
     pub cancellation: CancellationToken,
 }
@@ -175,6 +215,50 @@ impl ChatService {
                 app_of: call.tool_call_id.as_str().to_owned(),
             },
             cancellation: call.cancellation,
+            request: OutsideRequest::CallTool,
+        })
+        .await
+    }
+
+    /// Runs an app's `resources/read` on its own server (the only one it can name): reviewed
+    /// by the gate as [`RESOURCE_READ_TOOL`], recorded and audited with origin `app`. The
+    /// answer is the upstream's `ReadResourceResult`, as the structured content of the result.
+    pub async fn run_app_resource_read(
+        &self,
+        read: AppResourceRead<'_>,
+    ) -> ChatResult<GatewayOutcome> {
+        let shown = self
+            .tool_call_app(read.principal, read.conversation_id, read.tool_call_id)
+            .await?;
+        if read.uri.is_empty() {
+            return Ok(GatewayOutcome::InvalidArguments(
+                "uri must not be empty".to_owned(),
+            ));
+        }
+        let tools = self
+            .conversation_tools(read.principal, read.conversation_id)
+            .await?;
+        let Some(target) = tools.target(&shown.app.server_id) else {
+            return Ok(GatewayOutcome::Failed {
+                code: "server_unavailable".to_owned(),
+                message: "the app's server is not available in this conversation".to_owned(),
+            });
+        };
+        self.run_call_outside_turn(OutsideCall {
+            principal: read.principal,
+            conversation_id: read.conversation_id,
+            server_name: &shown.tool_call.server_name,
+            tool: &resource_read_tool(),
+            target,
+            arguments: json!({ "uri": read.uri }),
+            request_id: format!("app-{}", ToolCallId::generate()),
+            origin: CallOrigin::App {
+                app_of: read.tool_call_id.as_str().to_owned(),
+            },
+            cancellation: read.cancellation,
+            request: OutsideRequest::ReadResource {
+                uri: read.uri.to_owned(),
+            },
         })
         .await
     }

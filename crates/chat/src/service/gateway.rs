@@ -185,6 +185,7 @@ impl ChatService {
                     client_name: call.client_name.clone(),
                 },
                 cancellation: call.cancellation.clone(),
+                request: OutsideRequest::CallTool,
             })
             .await;
         if outcome.is_err() {
@@ -278,11 +279,21 @@ impl ChatService {
             events: None,
         };
         let started = Instant::now();
-        let outcome = self
-            .engine
-            .tools
-            .call(call.target, call.tool, call.arguments.clone(), &context)
-            .await;
+        let outcome = match &call.request {
+            OutsideRequest::CallTool => {
+                self.engine
+                    .tools
+                    .call(call.target, call.tool, call.arguments.clone(), &context)
+                    .await
+            }
+            OutsideRequest::ReadResource { uri } => self
+                .engine
+                .tools
+                .client()
+                .read_resource_json(&call.target.upstream, uri, &context)
+                .await
+                .map(resource_read_result),
+        };
         Ok(settle(outcome, started.elapsed()))
     }
 
@@ -366,6 +377,26 @@ pub(super) struct OutsideCall<'a> {
     pub request_id: String,
     pub origin: CallOrigin,
     pub cancellation: CancellationToken,
+    pub request: OutsideRequest,
+}
+
+/// What a call from outside a turn asks of its server.
+pub(super) enum OutsideRequest {
+    /// `tools/call` of the call's tool.
+    CallTool,
+    /// `resources/read` of `uri` (an MCP App's), reviewed and recorded like a call of the
+    /// host's own pseudo-tool [`super::apps::RESOURCE_READ_TOOL`].
+    ReadResource { uri: String },
+}
+
+/// A `resources/read` answer recorded as a call's result: the whole `ReadResourceResult` as its
+/// structured content (no text for a model: no model sees an app's reads).
+fn resource_read_result(read: Value) -> ToolResult {
+    ToolResult {
+        content: Vec::new(),
+        structured_content: Some(read),
+        is_error: false,
+    }
 }
 
 /// `arguments` as an object (absent: `{}`), or why not.

@@ -5,6 +5,7 @@
 //! Every method takes the caller's [`Principal`] and works inside its workspace; a
 //! conversation is visible to its owner (and to admins), anyone else gets "not found".
 
+mod app_context;
 mod apps;
 mod budgets;
 mod buds;
@@ -19,7 +20,9 @@ mod reservation;
 mod turns;
 mod usage;
 
-pub use apps::{AppCall, ToolCallApp};
+pub(crate) use app_context::with_app_contexts;
+pub use app_context::{APP_MODEL_CONTEXT_MAX_BYTES, AppContextUpdate};
+pub use apps::{AppCall, AppResourceRead, RESOURCE_READ_TOOL, ToolCallApp};
 pub use budgets::{BudgetExceeded, BudgetScope};
 pub use buds::{BudInput, BudUpdate};
 pub use context_items::{CompletionRequest, ContextItems, ServerContextItems};

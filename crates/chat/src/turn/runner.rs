@@ -269,16 +269,19 @@ async fn drive(
     Ok((TurnOutcome::Completed, last_message))
 }
 
-/// System prompt + the stored conversation (including the question), not yet fitted to a
+/// System prompt + the stored conversation (including the question, and the MCP Apps' model
+/// contexts with their calls' results), not yet fitted to a
 /// context window; and the call ids the conversation has used.
 async fn history_for(run: &TurnRun<'_>) -> ChatResult<(Vec<ChatMessage>, ConversationCallIds)> {
     let store = &run.engine.store;
     let conversation = &run.plan.conversation;
-    let (stored, calls) = futures::try_join!(
+    let (stored, calls, app_contexts) = futures::try_join!(
         store.list_messages(&conversation.workspace_id, &conversation.id),
         store.list_tool_calls(&conversation.workspace_id, &conversation.id),
+        store.list_app_model_contexts(&conversation.workspace_id, &conversation.id),
     )?;
-    let history = replay_history(&stored, &calls);
+    let mut history = replay_history(&stored, &calls);
+    crate::service::with_app_contexts(&mut history, &calls, &app_contexts);
     let system_prompt = run
         .plan
         .bud

@@ -11,8 +11,10 @@
 
 mod csp;
 mod origin;
+mod permissions;
 mod sandbox;
 
 pub use csp::content_security_policy;
 pub use origin::AppsOrigin;
+pub use permissions::{declared_permissions, permissions_policy};
 pub use sandbox::{TICKET_LIFETIME, router, sandbox_url};

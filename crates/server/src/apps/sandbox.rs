@@ -1,7 +1,8 @@
 //! The apps origin's one route, `GET /sandbox/{ticket}`: the app resource the ticket names,
 //! as the store kept it at the sync, with the policy its `_meta.ui.csp` declares
 //! ([`super::content_security_policy`]), never cached, no referrer, no powerful feature
-//! (`Permissions-Policy`). A ticket is the store-sealed [`AppSandboxTicket`], hex-encoded: it
+//! (`Permissions-Policy`) beyond the ones it declares, which the frame's `allow` narrows to what the
+//! person allowed. A ticket is the store-sealed [`AppSandboxTicket`], hex-encoded: it
 //! opens on any replica, expires after [`TICKET_LIFETIME`], and names the resource's hash, so
 //! an app changed by a later sync is refused rather than shown in its place.
 
@@ -20,10 +21,6 @@ use switchboard_store::app_resources::AppSandboxTicket;
 /// How long a sandbox URL stays valid: the UI loads it at once; reopening the conversation
 /// asks for a new one.
 pub const TICKET_LIFETIME: Duration = Duration::from_secs(10 * 60);
-
-/// Every powerful feature off: the person has granted an app none.
-const PERMISSIONS_POLICY: &str = "camera=(), microphone=(), geolocation=(), \
-     clipboard-read=(), clipboard-write=(), display-capture=(), usb=(), payment=()";
 
 /// The router of the apps listener: the sandbox page, and 404 for anything else.
 pub fn router(state: AppState) -> Router {
@@ -98,7 +95,7 @@ async fn sandbox_page(
         ),
         (
             header::HeaderName::from_static("permissions-policy"),
-            HeaderValue::from_static(PERMISSIONS_POLICY),
+            header_value(&super::permissions_policy(resource.meta.as_ref()))?,
         ),
     ];
     Ok((headers, resource.html).into_response())

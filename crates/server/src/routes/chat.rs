@@ -10,11 +10,12 @@
 //! - `GET /chat/conversations/{id}/tool-calls/{tool_call_id}/result?offset=&limit=` → a page of
 //!   the call's full result text
 //! - `GET /chat/conversations/{id}/tool-calls/{tool_call_id}/app` → the call's MCP App
-//!   ([`apps`])
+//!   ([`apps`]); `PUT …/app/model-context`, an app's `ui/update-model-context` ([`app_context`])
 //! - `POST /chat/stream`, `GET /chat/{id}/stream`: the answer as SSE ([`stream`]).
 //! - `GET /chat/context-items`, `POST /chat/context-items/complete`: resources and prompts to
 //!   attach and run ([`context_items`]).
 
+mod app_context;
 mod apps;
 mod context_items;
 mod sse;
@@ -50,6 +51,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(stream::router())
         .merge(apps::router())
         .merge(context_items::router())
+        .merge(app_context::router())
 }
 
 /// The chat engine, or 503 when this process runs without one.

@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod app_model_contexts;
 mod approvals;
 mod audit;
 mod audit_events;

@@ -5,20 +5,30 @@
 // CSP, none = no network) comes with the response. This module is the host side of the app's
 // `ui/*` JSON-RPC over postMessage: `ui/initialize` (host context: theme, locale, time zone,
 // display mode, container size), `ui/notifications/initialized`, then tool input and tool
-// result, size changes, the app's `tools/call` to its own server (through the API, so the
-// approval gate, policies, pins and audit apply), and `ui/resource-teardown` before removal.
-// Every message is checked: from this iframe's own window, from the opaque origin `null`.
+// result, size changes, the app's `tools/call` and `resources/read` to its own server (through
+// the API, so the approval gate, policies, pins and audit apply), `ui/open-link` and `ui/message`
+// (the person is asked first, in app-dialogs.js; an accepted message is sent as the person's next
+// message), `ui/update-model-context` (stored by the API, given to the model on the next turn),
+// display modes (inline, fullscreen; told back with `host-context-changed`), the permissions the
+// resource declares and the person allows (the iframe's `allow`), and `ui/resource-teardown`
+// before removal. Every message is checked: from this iframe's own window, from the opaque
+// origin `null`.
 
 import { h } from '../../lib/dom.js';
 import { api, segment } from '../../lib/api.js';
+import { PERMISSION_FEATURES, askPermissions, confirmAppMessage, confirmOpenLink } from './app-dialogs.js';
 
 const PROTOCOL_VERSION = '2026-01-26';
 const TEARDOWN_WAIT_MS = 500;
 const MIN_HEIGHT = 48;
 const MAX_HEIGHT = 720;
 
+/** What the person allowed each app (server, resource, hash) for this page's life. */
+const grantedPermissions = new Map();
+
 /** JSON-RPC error codes used toward the app. */
 const METHOD_NOT_FOUND = -32601;
+const INVALID_PARAMS = -32602;
 const INTERNAL_ERROR = -32603;
 
 export class AppFrame {
@@ -31,8 +41,13 @@ export class AppFrame {
     this.queued = [];
     this.pending = new Map();
     this.nextRequestId = 1;
+    this.displayMode = 'inline';
+    this.inlineHeight = MIN_HEIGHT * 3;
+    this.granted = [];
     this.onMessage = (event) => this.#receive(event);
-    this.element = h('div', { class: 'mcp-app', dataset: { toolCallId: toolCallId ?? '', state: 'loading' } });
+    this.onKey = (event) => { if (event.key === 'Escape' && this.displayMode === 'fullscreen') this.#setDisplayMode('inline'); };
+    this.exitButton = h('button', { type: 'button', class: 'button mcp-app-exit', text: 'Exit full screen', hidden: true, onclick: () => this.#setDisplayMode('inline') });
+    this.element = h('div', { class: 'mcp-app', dataset: { toolCallId: toolCallId ?? '', state: 'loading', displayMode: 'inline' } }, this.exitButton);
   }
 
   /** Asks the API for the app and frames it. */
@@ -45,6 +60,8 @@ export class AppFrame {
       return;
     }
     if (this.disposed) return;
+    this.granted = await this.#grantPermissions();
+    if (this.disposed) return;
     if (this.fromHistory) {
       this.toolInput(this.app.arguments);
       if (this.app.result) this.toolResult(this.app.result);
@@ -56,11 +73,26 @@ export class AppFrame {
       src: this.app.sandbox_url,
       title: `App of ${this.server} · ${this.tool}`,
       referrerpolicy: 'no-referrer',
+      allow: this.granted.map((name) => PERMISSION_FEATURES[name].feature).join('; ') || false,
     });
-    this.iframe.style.height = `${MIN_HEIGHT * 3}px`;
+    this.iframe.style.height = `${this.inlineHeight}px`;
     if (this.app.prefers_border === false) this.element.classList.add('mcp-app-borderless');
     window.addEventListener('message', this.onMessage);
+    window.addEventListener('keydown', this.onKey);
     this.element.append(this.iframe);
+  }
+
+  /** The declared permissions the person allows (asked once per app and page). */
+  async #grantPermissions() {
+    const declared = (this.app.permissions ?? []).filter((name) => PERMISSION_FEATURES[name]);
+    if (declared.length === 0) return [];
+    const key = `${this.app.server_id}|${this.app.resource_uri}|${this.app.resource_sha256}`;
+    if (!grantedPermissions.has(key)) grantedPermissions.set(key, askPermissions(declared, this.#label()));
+    return grantedPermissions.get(key);
+  }
+
+  #label() {
+    return `${this.server} · ${this.tool}`;
   }
 
   /** The complete arguments of the call. */
@@ -87,6 +119,7 @@ export class AppFrame {
       await Promise.race([this.#request('ui/resource-teardown', {}).catch(() => {}), sleep(TEARDOWN_WAIT_MS)]);
     }
     window.removeEventListener('message', this.onMessage);
+    window.removeEventListener('keydown', this.onKey);
     for (const { reject } of this.pending.values()) reject(new Error('the app was removed'));
     this.pending.clear();
     this.iframe?.remove();
@@ -115,7 +148,9 @@ export class AppFrame {
       const result = await this.#handle(method, params ?? {});
       this.#post({ jsonrpc: '2.0', id, result });
     } catch (error) {
-      this.#post({ jsonrpc: '2.0', id, error: { code: error.code ?? INTERNAL_ERROR, message: error.message ?? String(error) } });
+      // JSON-RPC codes are integers (an API error's `code` is a word: not one of them).
+      const code = Number.isInteger(error.code) ? error.code : INTERNAL_ERROR;
+      this.#post({ jsonrpc: '2.0', id, error: { code, message: error.message ?? String(error) } });
     }
   }
 
@@ -127,6 +162,16 @@ export class AppFrame {
         return {};
       case 'tools/call':
         return this.#callTool(params);
+      case 'resources/read':
+        return this.#readResource(params);
+      case 'ui/open-link':
+        return this.#openLink(params);
+      case 'ui/message':
+        return this.#message(params);
+      case 'ui/update-model-context':
+        return this.#updateModelContext(params);
+      case 'ui/request-display-mode':
+        return { mode: this.#setDisplayMode(params.mode) };
       default:
         throw Object.assign(new Error(`${method} is not supported by this host`), { code: METHOD_NOT_FOUND });
     }
@@ -138,14 +183,22 @@ export class AppFrame {
     return {
       protocolVersion: asked === PROTOCOL_VERSION ? asked : PROTOCOL_VERSION,
       hostInfo: { name: 'Switchboard', version: '1' },
-      hostCapabilities: { serverTools: {}, logging: {} },
+      hostCapabilities: {
+        serverTools: {},
+        serverResources: {},
+        logging: {},
+        openLinks: {},
+        message: { text: {} },
+        updateModelContext: { text: {}, structuredContent: {} },
+        sandbox: { permissions: Object.fromEntries(this.granted.map((name) => [name, {}])) },
+      },
       hostContext: {
         theme: dark ? 'dark' : 'light',
         locale: navigator.language,
         timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-        displayMode: 'inline',
-        availableDisplayModes: ['inline'],
-        containerDimensions: { width: Math.round(this.element.clientWidth || 600), maxHeight: MAX_HEIGHT },
+        displayMode: this.displayMode,
+        availableDisplayModes: ['inline', 'fullscreen'],
+        containerDimensions: this.#dimensions(),
         platform: 'web',
         toolInfo: { tool: { name: this.tool, inputSchema: { type: 'object' } } },
       },
@@ -154,11 +207,91 @@ export class AppFrame {
 
   /** The app's call to a tool of its own server: the API checks it is one, and gates it. */
   async #callTool(params) {
-    const answer = await api.post(`/chat/conversations/${segment(this.conversationId)}/tool-calls/${segment(this.toolCallId)}/app/tool-calls`, {
+    const answer = await api.post(this.#appPath('tool-calls'), {
       name: String(params.name ?? ''),
       arguments: objectOrEmpty(params.arguments),
     });
     return answer.result;
+  }
+
+  #appPath(rest) {
+    return `/chat/conversations/${segment(this.conversationId)}/tool-calls/${segment(this.toolCallId)}/app/${rest}`;
+  }
+
+  /** The app reads a resource of its own server: the API checks it is one, and gates it. */
+  async #readResource(params) {
+    const answer = await api.post(this.#appPath('resources/read'), { uri: String(params.uri ?? '') });
+    return answer.result;
+  }
+
+  /** Opens an http(s) link in a new tab (no opener, no referrer) once the person agrees. */
+  async #openLink(params) {
+    let url;
+    try {
+      url = new URL(String(params.url ?? ''));
+    } catch {
+      return { isError: true };
+    }
+    if (!/^https?:$/.test(url.protocol) || this.asking) return { isError: true };
+    if (!await this.#askPerson(() => confirmOpenLink(url.href, this.#label()))) return { isError: true };
+    window.open(url.href, '_blank', 'noopener,noreferrer');
+    return {};
+  }
+
+  /**
+   * A message the app wants to add: shown to the person, and once they accept it, handed to the
+   * chat page (event `mcp-app-message`), which sends it as their next message.
+   */
+  async #message(params) {
+    const blocks = Array.isArray(params.content) ? params.content : [];
+    if ((params.role ?? 'user') !== 'user') throw invalidParams('only role "user" is supported');
+    if (blocks.some((block) => block?.type !== 'text' || typeof block.text !== 'string')) return { isError: true };
+    const text = blocks.map((block) => block.text).join('\n\n').trim();
+    if (!text || this.asking) return { isError: true };
+    if (!await this.#askPerson(() => confirmAppMessage(text, this.#label()))) return { isError: true };
+    this.element.dispatchEvent(new CustomEvent('mcp-app-message', { bubbles: true, detail: { text } }));
+    return {};
+  }
+
+  /** One question to the person at a time per app: an app cannot stack dialogs. */
+  async #askPerson(question) {
+    this.asking = true;
+    try {
+      return !this.disposed && await question();
+    } finally {
+      this.asking = false;
+    }
+  }
+
+  /** The app's context for the model: stored by the API, given to the model on the next turn. */
+  async #updateModelContext(params) {
+    const blocks = Array.isArray(params.content) ? params.content : [];
+    if (blocks.some((block) => block?.type !== 'text' || typeof block.text !== 'string')) {
+      throw invalidParams('this host takes text content and structuredContent only');
+    }
+    await api.put(this.#appPath('model-context'), {
+      content: blocks.map((block) => ({ type: 'text', text: block.text })),
+      ...(params.structuredContent !== undefined ? { structured_content: params.structuredContent } : {}),
+    });
+    return {};
+  }
+
+  /** Grants `inline` or `fullscreen` (anything else keeps the current mode); returns the mode. */
+  #setDisplayMode(requested) {
+    const mode = requested === 'fullscreen' || requested === 'inline' ? requested : this.displayMode;
+    if (mode === this.displayMode || !this.iframe) return this.displayMode;
+    this.displayMode = mode;
+    this.element.dataset.displayMode = mode;
+    this.element.classList.toggle('mcp-app-fullscreen', mode === 'fullscreen');
+    this.exitButton.hidden = mode !== 'fullscreen';
+    this.iframe.style.height = mode === 'fullscreen' ? '' : `${this.inlineHeight}px`;
+    this.#notifyWhenReady('ui/notifications/host-context-changed', { displayMode: mode, containerDimensions: this.#dimensions() });
+    return mode;
+  }
+
+  #dimensions() {
+    if (this.displayMode === 'fullscreen') return { width: window.innerWidth, height: window.innerHeight };
+    return { width: Math.round(this.element.clientWidth || 600), maxHeight: MAX_HEIGHT };
   }
 
   #notification({ method, params }) {
@@ -169,7 +302,8 @@ export class AppFrame {
     } else if (method === 'ui/notifications/size-changed') {
       const height = Number(params?.height);
       if (Number.isFinite(height) && this.iframe) {
-        this.iframe.style.height = `${Math.min(MAX_HEIGHT, Math.max(MIN_HEIGHT, Math.ceil(height)))}px`;
+        this.inlineHeight = Math.min(MAX_HEIGHT, Math.max(MIN_HEIGHT, Math.ceil(height)));
+        if (this.displayMode === 'inline') this.iframe.style.height = `${this.inlineHeight}px`;
       }
     }
   }
@@ -193,6 +327,10 @@ export class AppFrame {
     // to this one window object, whatever it shows.
     this.iframe?.contentWindow?.postMessage(message, '*');
   }
+}
+
+function invalidParams(message) {
+  return Object.assign(new Error(message), { code: INVALID_PARAMS });
 }
 
 function objectOrEmpty(value) {

@@ -62,6 +62,9 @@ class ChatPage {
       event.preventDefault();
       this.send(this.input.value);
     });
+    // Messages MCP Apps added (the person accepted each): sent as the person's next message.
+    this.appMessages = [];
+    this.transcript.addEventListener('mcp-app-message', (event) => this.#sendFromApp(event.detail?.text));
     this.transcript.addEventListener('scroll', () => {
       const distance = this.transcript.scrollHeight - this.transcript.scrollTop - this.transcript.clientHeight;
       this.stickToBottom = distance < 120;
@@ -131,6 +134,7 @@ class ChatPage {
     this.#disposeTurns();
     this.attachments.clear();
     this.slashPrompts.close();
+    this.appMessages = [];
     this.conversationId = conversationId;
     this.conversationDetail = null;
     this.conversations.setCurrent(conversationId);
@@ -210,12 +214,15 @@ class ChatPage {
     return this.streamController !== null;
   }
 
-  /** Sends a question (with the attached resources, or after a prompt) and streams the answer. */
-  async send(rawText, { prompt = null } = {}) {
+  /**
+   * Sends a question (with the attached resources, or after a prompt) and streams the answer.
+   * An app's message (`keepInput`) leaves the person's draft and attachments alone.
+   */
+  async send(rawText, { prompt = null, keepInput = false } = {}) {
     const text = String(rawText ?? '').trim();
     if ((!text && !prompt) || this.streaming) return;
-    const attachments = this.attachments.attachments();
-    this.input.value = '';
+    const attachments = keepInput ? [] : this.attachments.attachments();
+    if (!keepInput) this.input.value = '';
     this.transcript.querySelector('.empty-state')?.remove();
     const controller = new AbortController();
     this.streamController = controller;
@@ -231,7 +238,7 @@ class ChatPage {
         this.#adoptConversation(created?.id);
       } catch (error) {
         this.transcript.append(h('p', { class: 'alert alert-error', role: 'alert', text: `The conversation could not be started: ${error.message}` }));
-        this.input.value = text;
+        if (!keepInput) this.input.value = text;
         this.streamController = null;
         this.#setStreamingUi(false);
         return;
@@ -244,9 +251,16 @@ class ChatPage {
     if (this.conversationId) body.conversation_id = this.conversationId;
     if (attachments.length) body.attachments = attachments;
     if (prompt) body.prompt = prompt;
-    this.attachments.clear();
+    if (!keepInput) this.attachments.clear();
     await this.#runStream(controller, { url: '/chat/stream', body });
     this.input.focus();
+  }
+
+  /** An app's message: sent now, or once the answer in progress has finished. */
+  #sendFromApp(text) {
+    if (!text) return;
+    if (this.streaming) this.appMessages.push(text);
+    else this.send(text, { keepInput: true });
   }
 
   /** Re-attaches to an answer still being written (after a reload or from another tab). */
@@ -298,6 +312,8 @@ class ChatPage {
     await this.conversations.reload();
     const summary = this.conversations.find(this.conversationId);
     if (summary) this.title.textContent = conversationTitle(summary);
+    const waiting = this.appMessages.shift();
+    if (waiting && !this.streaming) this.send(waiting, { keepInput: true });
   }
 
   #adoptConversation(conversationId) {

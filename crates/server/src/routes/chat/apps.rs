@@ -8,6 +8,9 @@
 //!   arguments}` → `{result}`: the app's own `tools/call`, to a tool of its own server only
 //!   (another server's, or one not visible to apps → 403), through the approval gate (denied
 //!   → 403) and audited with origin `app`.
+//! - `POST …/app/resources/read` `{uri}` → `{result}`: the app's own `resources/read`, to its own
+//!   server only (the URI goes nowhere else), through the approval gate as the host's
+//!   pseudo-tool `resources/read` (denied → 403), audited with origin `app`.
 
 use super::chat_service;
 use crate::auth::{Scoped, scopes};
@@ -17,7 +20,7 @@ use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, State};
 use serde::{Deserialize, Serialize};
-use switchboard_chat::{AppCall, GatewayOutcome};
+use switchboard_chat::{AppCall, AppResourceRead, GatewayOutcome};
 use switchboard_core::{ConversationId, ToolCallId};
 use tokio_util::sync::CancellationToken;
 use utoipa::ToSchema;
@@ -28,6 +31,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(tool_call_app))
         .routes(routes!(app_tool_call))
+        .routes(routes!(app_resource_read))
 }
 
 /// The MCP App to show under a tool call, and where to load it from.
@@ -59,6 +63,10 @@ pub struct ToolCallAppBody {
     pub expires_at: i64,
     /// The policy the page is served with (from the resource's `_meta.ui.csp`).
     pub content_security_policy: String,
+    /// The browser permissions the resource declares (`_meta.ui.permissions`, the spec's names:
+    /// `camera`, `microphone`, `geolocation`, `clipboardWrite`): the UI asks the person and
+    /// sets the frame's `allow` to the ones allowed; the page's policy leaves only these on.
+    pub permissions: Vec<String>,
     /// The resource's `_meta.ui.prefersBorder`, when it says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefers_border: Option<bool>,
@@ -124,6 +132,7 @@ async fn tool_call_app(
         sandbox_origin: apps_origin.to_owned(),
         expires_at,
         content_security_policy: crate::apps::content_security_policy(found.resource.meta.as_ref()),
+        permissions: crate::apps::declared_permissions(found.resource.meta.as_ref()),
         prefers_border,
     }))
 }
@@ -192,20 +201,96 @@ async fn app_tool_call(
             cancellation,
         })
         .await?;
-    match outcome {
-        GatewayOutcome::Answered(result) => Ok(Json(AppToolCallBody {
-            result: serde_json::to_value(&result).map_err(ApiError::internal)?,
-        })),
-        GatewayOutcome::UnknownTool => Err(ApiError::Forbidden(format!(
+    if let GatewayOutcome::UnknownTool = outcome {
+        return Err(ApiError::Forbidden(format!(
             "an app may call only the tools of its own server that apps may see; `{}` is not one",
             switchboard_core::log_text(&body.name)
+        )));
+    }
+    Ok(Json(AppToolCallBody {
+        result: serde_json::to_value(answered(outcome, "call")?).map_err(ApiError::internal)?,
+    }))
+}
+
+/// The upstream's result of an app's call or read, or the API's refusal.
+fn answered(
+    outcome: GatewayOutcome,
+    what: &str,
+) -> Result<switchboard_mcp_client::ToolResult, ApiError> {
+    match outcome {
+        GatewayOutcome::Answered(result) => Ok(result),
+        GatewayOutcome::UnknownTool => Err(ApiError::Forbidden(format!(
+            "an app may reach only its own server; this {what} is not one of it"
         ))),
         GatewayOutcome::InvalidArguments(message) => Err(ApiError::Unprocessable(message)),
         GatewayOutcome::Denied { reason } => Err(ApiError::Forbidden(format!(
-            "the call was denied: {reason}"
+            "the {what} was denied: {reason}"
         ))),
         GatewayOutcome::Failed { code, message } => Err(ApiError::BadGateway(format!(
-            "the call failed ({code}): {message}"
+            "the {what} failed ({code}): {message}"
         ))),
     }
+}
+
+/// An app's `resources/read`: a resource of its own server, by its own URI.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AppResourceReadRequest {
+    pub uri: String,
+}
+
+/// The upstream's answer to an app's read.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AppResourceReadBody {
+    /// The MCP `ReadResourceResult` (`contents`).
+    #[schema(value_type = Object)]
+    pub result: serde_json::Value,
+}
+
+/// An MCP App reads a resource of its own server.
+#[utoipa::path(
+    post,
+    path = "/chat/conversations/{conversation_id}/tool-calls/{tool_call_id}/app/resources/read",
+    tag = "chat",
+    security(("bearer" = [])),
+    params(
+        ("conversation_id" = String, Path, description = "The conversation"),
+        ("tool_call_id" = String, Path, description = "The tool call the app is shown with"),
+    ),
+    request_body = AppResourceReadRequest,
+    responses(
+        (status = 200, description = "The app's server answered", body = AppResourceReadBody),
+        (status = 400, description = "A body that is not JSON", body = ErrorBody),
+        (status = 401, description = "No valid bearer token", body = ErrorBody),
+        (status = 403, description = "The token lacks `chat:use`, or the read was denied", body = ErrorBody),
+        (status = 404, description = "No such conversation of the caller's, tool call, or app", body = ErrorBody),
+        (status = 409, description = "The app changed since the call was made", body = ErrorBody),
+        (status = 415, description = "The body is not `application/json`", body = ErrorBody),
+        (status = 422, description = "A body of the wrong shape, or an empty URI", body = ErrorBody),
+        (status = 502, description = "The read failed (no such resource, unreachable, timeout…)", body = ErrorBody),
+        (status = 503, description = "The chat engine is not running", body = ErrorBody),
+    )
+)]
+async fn app_resource_read(
+    State(state): State<AppState>,
+    Scoped(principal, _): Scoped<scopes::ChatUse>,
+    Path((conversation_id, tool_call_id)): Path<(String, String)>,
+    Json(body): Json<AppResourceReadRequest>,
+) -> Result<Json<AppResourceReadBody>, ApiError> {
+    // Dropped with the request: a read still waiting (for a person, for the server) stops.
+    let cancellation = CancellationToken::new();
+    let _cancel_on_drop = cancellation.clone().drop_guard();
+    let outcome = chat_service(&state)?
+        .run_app_resource_read(AppResourceRead {
+            principal: &principal,
+            conversation_id: &ConversationId::from(conversation_id),
+            tool_call_id: &ToolCallId::from(tool_call_id),
+            uri: &body.uri,
+            cancellation,
+        })
+        .await?;
+    let result = answered(outcome, "read")?;
+    Ok(Json(AppResourceReadBody {
+        result: result.structured_content.unwrap_or_default(),
+    }))
 }

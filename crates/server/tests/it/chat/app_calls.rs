@@ -25,8 +25,18 @@ async fn pending_approval(server: &ApprovalServer, who: &Person) -> Value {
     panic!("no approval was asked for");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_app_calls_its_own_servers_tool_through_the_gate_and_no_other_servers() {
+/// An answer of Alice's that called the hostile fixture's `probe` (allowed by a policy), whose
+/// app the tests then speak for.
+struct ProbeShown {
+    fake: switchboard_test_support::fake_openai::FakeOpenAi,
+    server: ApprovalServer,
+    hostile: switchboard_core::ServerId,
+    /// The probe's `mcp_tool` event.
+    probe: Value,
+    conversation_id: String,
+}
+
+async fn probe_shown() -> ProbeShown {
     let (fake, server, _everything) = start(ApprovalConfig::default()).await;
     let hostile = server
         .store
@@ -47,6 +57,24 @@ async fn an_app_calls_its_own_servers_tool_through_the_gate_and_no_other_servers
         .find(|event| event["tool"] == "probe")
         .unwrap_or_else(|| panic!("{events:#?}"));
     let conversation_id = events[0]["conversation_id"].as_str().unwrap().to_owned();
+    ProbeShown {
+        probe: probe.clone(),
+        fake,
+        server,
+        hostile,
+        conversation_id,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_calls_its_own_servers_tool_through_the_gate_and_no_other_servers() {
+    let ProbeShown {
+        fake,
+        server,
+        probe,
+        conversation_id,
+        ..
+    } = probe_shown().await;
     let path = format!(
         "/chat/conversations/{conversation_id}/tool-calls/{}/app/tool-calls",
         probe["tool_call_id"].as_str().unwrap()
@@ -127,4 +155,108 @@ async fn an_app_calls_its_own_servers_tool_through_the_gate_and_no_other_servers
         "{:#}",
         app_rows[0]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_reads_its_own_servers_resource_through_the_gate_and_reaches_no_other_server() {
+    let ProbeShown {
+        server,
+        hostile,
+        probe,
+        conversation_id,
+        ..
+    } = probe_shown().await;
+    let path = format!(
+        "/chat/conversations/{conversation_id}/tool-calls/{}/app/resources/read",
+        probe["tool_call_id"].as_str().unwrap()
+    );
+    let read = |uri: &'static str| {
+        let client = server.client.clone();
+        let url = server.url(&path);
+        let token = server.alice.token.clone();
+        tokio::spawn(async move {
+            let response = client
+                .post(url)
+                .bearer_auth(token)
+                .json(&json!({"uri": uri}))
+                .send()
+                .await
+                .unwrap();
+            (response.status(), response.json::<Value>().await.unwrap())
+        })
+    };
+
+    // Someone who may not read the conversation: not found, nothing asked.
+    let (status, _) = server
+        .send(
+            &server.bob,
+            Method::POST,
+            &path,
+            Some(json!({"uri": "ui://hostile/probe.html"})),
+        )
+        .await;
+    assert_eq!(status, 404);
+
+    // Its own resource: asked of the person as the pseudo-tool `resources/read`, then read.
+    let own = read("ui://hostile/probe.html");
+    let approval = pending_approval(&server, &server.alice).await;
+    assert_eq!(approval["tool"], "resources/read", "{approval:#}");
+    assert!(
+        approval.to_string().contains("ui://hostile/probe.html"),
+        "{approval:#}"
+    );
+    let (status, body) = server
+        .decide(&server.alice, &approval["id"], "approve", "always")
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = tokio::time::timeout(Duration::from_secs(20), own)
+        .await
+        .expect("the read ends once approved")
+        .unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["result"]["contents"][0]["uri"],
+        "ui://hostile/probe.html"
+    );
+    assert!(
+        body["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Hostile probe")
+    );
+
+    // A resource of another server (everything's) goes to the app's own server only, which
+    // has no such thing; remembered "always" means no second question.
+    let (status, body) = tokio::time::timeout(
+        Duration::from_secs(20),
+        read("demo://resource/static/document/architecture.md"),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(status, 502, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no such resource"),
+        "{body}"
+    );
+
+    // Both audited with origin `app`, as reads of the app's own server.
+    let audited = server.audit("action=tool_call.").await;
+    let reads: Vec<&Value> = audited
+        .iter()
+        .filter(|entry| entry["details"]["origin"] == "app")
+        .collect();
+    assert_eq!(reads.len(), 2, "{audited:#?}");
+    for entry in reads {
+        let target = entry["target"].as_str().unwrap();
+        assert!(target.ends_with("/resources/read"), "{entry:#}");
+        assert!(
+            target.contains(hostile.as_str()) || target.contains("hostile-app"),
+            "{entry:#}"
+        );
+        assert_eq!(entry["details"]["client_name"], probe["tool_call_id"]);
+    }
 }

@@ -4,6 +4,7 @@
 mod anthropic;
 mod api;
 mod app_calls;
+mod app_context;
 mod apps;
 mod bombs;
 mod budgets;

@@ -401,6 +401,8 @@ impl Matrix {
             "ToolSwitchBody" => json!({"is_enabled": false}),
             "CallBody" => json!({"arguments": {}}),
             "AppToolCallRequest" => json!({"name": "echo", "arguments": {}}),
+            "AppModelContextRequest" => json!({"content": []}),
+            "AppResourceReadRequest" => json!({"uri": "ui://none"}),
             "UserCredentialsBody" => json!({"values": {}}),
             "CreateTokenRequest" => json!({"name": format!("matrix {n}"), "scopes": ["chat:use"],
                 "user_id": fixtures.owner_user_id}),
