@@ -39,6 +39,7 @@
 //! - Audit writes never fail the action; secrets are redacted before storage.
 
 pub mod asking;
+mod asking_client;
 pub mod audit;
 pub mod bud_policies;
 pub mod config;

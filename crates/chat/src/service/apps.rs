@@ -175,6 +175,8 @@ impl ChatService {
                 app_of: call.tool_call_id.as_str().to_owned(),
             },
             cancellation: call.cancellation,
+            client_approver: None,
+            events: None,
         })
         .await
     }
