@@ -9,10 +9,11 @@
 //! `switchboard_core`'s [`ApprovalQuestion`] and [`ClientAnswer`].
 
 use rmcp::model::{
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, EnumSchema,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    CancelledNotificationParam, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationSchema, EnumSchema, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, RequestId, ServerRequest,
 };
-use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::service::{Peer, PeerRequestOptions, RequestContext, RoleServer};
 use serde::Deserialize;
 use switchboard_core::{ApprovalQuestion, ClientAnswer};
 
@@ -47,20 +48,51 @@ impl GatewayAsker {
         })
     }
 
-    /// Puts `question` to the client's user and waits (at most `question.timeout`).
+    /// Puts `question` to the client's user and waits (at most `question.timeout`). Dropped
+    /// before the answer (a person decided in Switchboard first, the call ended), the form is
+    /// withdrawn: the client is sent `notifications/cancelled` for it.
     pub async fn ask(&self, question: &ApprovalQuestion) -> ClientAnswer {
         let params = match approval_form(question) {
             Ok(params) => params,
             Err(reason) => return ClientAnswer::Unanswered(reason),
         };
-        match self
-            .peer
-            .create_elicitation_with_timeout(params, Some(question.timeout))
-            .await
-        {
-            Ok(result) => answer_of(result),
+        let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+        let options = PeerRequestOptions::with_timeout(question.timeout);
+        let handle = match self.peer.send_request_with_option(request, options).await {
+            Ok(handle) => handle,
+            Err(error) => return ClientAnswer::Unanswered(error.to_string()),
+        };
+        let mut withdrawal = Withdrawal {
+            peer: self.peer.clone(),
+            id: Some(handle.id.clone()),
+        };
+        let response = handle.await_response().await;
+        withdrawal.id = None;
+        match response {
+            Ok(ClientResult::ElicitResult(result)) => answer_of(result),
+            Ok(_) => ClientAnswer::Unanswered("the client answered something else".to_owned()),
             Err(error) => ClientAnswer::Unanswered(error.to_string()),
         }
+    }
+}
+
+/// Withdraws a form still open when its question no longer matters.
+struct Withdrawal {
+    peer: Peer<RoleServer>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Withdrawal {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        let reason = "the call was decided elsewhere or ended".to_owned();
+        tokio::spawn(async move {
+            let notice = CancelledNotificationParam::new(Some(id), Some(reason));
+            let _ = peer.notify_cancelled(notice).await;
+        });
     }
 }
 

@@ -1,7 +1,8 @@
 //! The gateway's client taking part in its own calls, through the real wire (rmcp's client,
 //! `server-everything` over stdio as the upstream): an elicitation-capable client's user
 //! approves, denies or declines an `ASK_USER` call in the form the gateway sends (recorded and
-//! audited as that user's decision, through elicitation, from that client); the upstream's
+//! audited as that user's decision, through elicitation, from that client; a person deciding
+//! in Switchboard first wins, and the open form is withdrawn); the upstream's
 //! progress reaches the client under its own `progressToken`; the client's
 //! `notifications/cancelled` ends the call at once, recorded as cancelled.
 
@@ -30,8 +31,11 @@ const CLIENT_NAME: &str = "eliciting-client";
 /// was asked and the progress it heard.
 #[derive(Clone, Default)]
 struct Answering {
-    /// `approve` or `deny` (accepted), `decline`, `cancel`.
+    /// `approve` or `deny` (accepted), `decline`, `cancel`, or `wait` (until the gateway
+    /// withdraws the form).
     answer: Arc<Mutex<&'static str>>,
+    /// Set when a waiting form was withdrawn (`notifications/cancelled`).
+    withdrawn: Arc<tokio::sync::Notify>,
     asked: Arc<Mutex<Vec<String>>>,
     progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
     elicitation: bool,
@@ -41,13 +45,18 @@ impl ClientHandler for Answering {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         if let ElicitRequestParams::FormElicitationParams { message, .. } = request {
             self.asked.lock().unwrap().push(message);
         }
         let answer = *self.answer.lock().unwrap();
         Ok(match answer {
+            "wait" => {
+                context.ct.cancelled().await;
+                self.withdrawn.notify_one();
+                ElicitResult::new(ElicitationAction::Cancel)
+            }
             "decline" => ElicitResult::new(ElicitationAction::Decline),
             "cancel" => ElicitResult::new(ElicitationAction::Cancel),
             choice => ElicitResult::new(ElicitationAction::Accept)
@@ -161,6 +170,24 @@ async fn an_eliciting_clients_user_approves_or_refuses_its_calls() {
         .filter(|entry| entry["action"] == "approval.approved")
         .count();
     assert_eq!(approved, 1);
+
+    // Whoever answers first decides: Carol approves in Switchboard while the form is open,
+    // the call runs, and the client is told the form is withdrawn.
+    *handler.answer.lock().unwrap() = "wait";
+    let peer = client.peer().clone();
+    let waiting = tokio::spawn(async move { peer.call_tool(echo("either way")).await });
+    let asked = super::wire::pending_approval(&server, &carol).await;
+    let (status, decided) = server
+        .decide(&carol, &asked["approval_id"], "approve", "once")
+        .await;
+    assert_eq!(status, 200, "{decided}");
+    assert_eq!(
+        text_of(&waiting.await.unwrap().unwrap()),
+        "Echo: either way"
+    );
+    tokio::time::timeout(Duration::from_secs(10), handler.withdrawn.notified())
+        .await
+        .expect("the open form is withdrawn");
     client.cancel().await.unwrap();
 }
 
