@@ -1,12 +1,14 @@
 //! Asking a person: record the approval request (so a reload shows it), emit
 //! `approval_required` into the answer's stream, then wait for the first of: a decision
-//! (delivered by [`crate::decisions`]), the deadline (→ expired, denied), the end of the answer
+//! (delivered by [`crate::decisions`]), the calling client's user's answer (a gateway client
+//! that declared elicitation, [`crate::asking_client`]), the deadline (→ expired, denied), the end of the answer
 //! (→ cancelled, denied), or a decision recorded by another replica — looked for in the store
 //! when that replica's notice arrives ([`crate::replicas`], PostgreSQL) and every
 //! `approval.decision_poll_ms` (the fallback: notices can be lost). Whatever happens is
 //! recorded once (compare-and-set in the store), announced with `approval_resolved`, counted,
 //! and audited when nobody decided.
 
+use crate::asking_client::{ClientDecision, audit_client_decision, client_decision};
 use crate::metrics::{self, ApprovalOutcome};
 use crate::sanitize::sanitize_untrusted_text;
 use crate::service::ApprovalsInner;
@@ -23,7 +25,6 @@ use switchboard_store::{
     ApprovalRequestRecord, ApprovalResolution, ApprovalStatus, NewApprovalRequest, NewAuditEvent,
     StoreError,
 };
-use tokio_util::sync::CancellationToken;
 
 /// How long a timed-out wait listens for a decision that won the race in the store.
 pub(crate) const RACE_GRACE: Duration = Duration::from_secs(1);
@@ -32,6 +33,42 @@ pub(crate) const RACE_GRACE: Duration = Duration::from_secs(1);
 struct Outcome {
     status: ApprovalStatus,
     decided_by: String,
+    /// Set when the calling client's user answered (through elicitation).
+    client: Option<ClientDecision>,
+}
+
+/// A wait that ended without a person deciding in Switchboard: what to record.
+struct Ending {
+    status: ApprovalStatus,
+    decided_by: String,
+    client: Option<ClientDecision>,
+}
+
+impl Ending {
+    fn system(status: ApprovalStatus, decided_by: &str) -> Self {
+        Self {
+            status,
+            decided_by: decided_by.to_owned(),
+            client: None,
+        }
+    }
+
+    fn resolution(&self) -> ApprovalResolution {
+        ApprovalResolution {
+            status: self.status,
+            remember: self.client.as_ref().map(|_| "once".to_owned()),
+            decided_by: self.decided_by.clone(),
+            reason: self.client.as_ref().map(ClientDecision::recorded_reason),
+        }
+    }
+
+    fn into_outcome(self) -> Outcome {
+        Outcome {
+            status: self.status,
+            decided_by: self.decided_by,
+            client: self.client,
+        }
+    }
 }
 
 /// Steps: record the request (waiter first), announce it, wait, announce the outcome, then
@@ -82,12 +119,13 @@ pub(crate) async fn ask_person(
         server: request.target.server_name().to_owned(),
         tool: request.tool.name.clone(),
         arguments: request.arguments.clone(),
-        description,
+        description: description.clone(),
         expires_at: record.expires_at,
         details: approval_details(&record, diff),
     }));
     let waited_since = Instant::now();
-    let outcome = wait_for_outcome(inner, &record, waiter, timeout, &request.cancellation).await;
+    let client = client_decision(request, &description, timeout);
+    let outcome = wait_for_outcome(inner, &record, waiter, timeout, request, client).await;
     inner.waiting.stop_waiting_for_approval(&approval_id);
     events.emit(ChatEvent::ApprovalResolved(ApprovalResolvedEvent {
         approval_id,
@@ -161,10 +199,19 @@ impl FinishedWait<'_> {
             ),
             ApprovalStatus::Denied | ApprovalStatus::Pending => (
                 ApprovalOutcome::Denied,
-                Some("the user denied this call".to_owned()),
+                Some(
+                    outcome
+                        .client
+                        .as_ref()
+                        .and_then(ClientDecision::refusal)
+                        .unwrap_or_else(|| "the user denied this call".to_owned()),
+                ),
             ),
         };
         metrics::approval_finished(request.target.metric_label(), metric, self.waited);
+        if let Some(decision) = &outcome.client {
+            audit_client_decision(inner, request, self.record, decision).await;
+        }
         if matches!(
             outcome.status,
             ApprovalStatus::Expired | ApprovalStatus::Cancelled
@@ -227,13 +274,19 @@ fn approval_details(record: &ApprovalRequestRecord, diff: Option<Value>) -> Valu
     details
 }
 
+/// Waits for the first of: a person's decision, the calling client's (`client`, see
+/// [`crate::asking_client`]), the end of the call, the deadline, a decision recorded elsewhere.
 async fn wait_for_outcome(
     inner: &ApprovalsInner,
     record: &ApprovalRequestRecord,
     waiter: Waiter<PersonDecision>,
     timeout: Duration,
-    cancellation: &CancellationToken,
+    request: &GateRequest,
+    client: impl Future<Output = ClientDecision>,
 ) -> Outcome {
+    let cancellation = &request.cancellation;
+    let client = std::pin::pin!(client);
+    let mut client = client;
     let Waiter {
         delivered: mut receiver,
         look_now,
@@ -249,8 +302,13 @@ async fn wait_for_outcome(
                 Ok(decision) => return person_outcome(decision),
                 Err(_) => break None,
             },
-            _ = cancellation.cancelled() => break Some((ApprovalStatus::Cancelled, "cancelled")),
-            _ = tokio::time::sleep_until(deadline) => break Some((ApprovalStatus::Expired, "timeout")),
+            _ = cancellation.cancelled() => break Some(Ending::system(ApprovalStatus::Cancelled, "cancelled")),
+            _ = tokio::time::sleep_until(deadline) => break Some(Ending::system(ApprovalStatus::Expired, "timeout")),
+            decision = &mut client => break Some(Ending {
+                status: decision.status(),
+                decided_by: request.principal.user_id.as_str().to_owned(),
+                client: Some(decision),
+            }),
             _ = look_now.notified() => {
                 if let Some(outcome) = decided_elsewhere(inner, record).await {
                     return outcome;
@@ -263,8 +321,8 @@ async fn wait_for_outcome(
             }
         }
     };
-    if let Some((status, decided_by)) = ending
-        && let Some(outcome) = record_ending(inner, record, status, decided_by, &mut receiver).await
+    if let Some(ending) = ending
+        && let Some(outcome) = record_ending(inner, record, ending, &mut receiver).await
     {
         return outcome;
     }
@@ -277,35 +335,26 @@ async fn wait_for_outcome(
         _ => Outcome {
             status: ApprovalStatus::Denied,
             decided_by: "approval:lost".to_owned(),
+            client: None,
         },
     }
 }
 
-/// Records a wait that ended without a person (deadline, end of the answer). `None` when a
-/// decision won the race in the store but did not arrive within [`RACE_GRACE`]: the caller
-/// reads what was recorded.
+/// Records a wait that ended without a person in Switchboard (deadline, end of the answer,
+/// the calling client's answer). `None` when a decision won the race in the store but did not
+/// arrive within [`RACE_GRACE`]: the caller reads what was recorded.
 async fn record_ending(
     inner: &ApprovalsInner,
     record: &ApprovalRequestRecord,
-    status: ApprovalStatus,
-    decided_by: &str,
+    ending: Ending,
     receiver: &mut tokio::sync::oneshot::Receiver<PersonDecision>,
 ) -> Option<Outcome> {
-    let resolution = ApprovalResolution {
-        status,
-        remember: None,
-        decided_by: decided_by.to_owned(),
-        reason: None,
-    };
     match inner
         .store
-        .resolve_approval_request(&record.workspace_id, &record.id, resolution)
+        .resolve_approval_request(&record.workspace_id, &record.id, ending.resolution())
         .await
     {
-        Ok(_) => Some(Outcome {
-            status,
-            decided_by: decided_by.to_owned(),
-        }),
+        Ok(_) => Some(ending.into_outcome()),
         // A decision won the race: it is on its way (or recorded by another process).
         Err(StoreError::Conflict(_)) => match tokio::time::timeout(RACE_GRACE, receiver).await {
             Ok(Ok(decision)) => Some(person_outcome(decision)),
@@ -313,10 +362,7 @@ async fn record_ending(
         },
         Err(error) => {
             tracing::error!(%error, approval_id = %record.id, "could not record the end of an approval request");
-            Some(Outcome {
-                status,
-                decided_by: decided_by.to_owned(),
-            })
+            Some(ending.into_outcome())
         }
     }
 }
@@ -350,6 +396,7 @@ fn person_outcome(decision: PersonDecision) -> Outcome {
             ApprovalStatus::Denied
         },
         decided_by: decision.decided_by.into_string(),
+        client: None,
     }
 }
 
@@ -360,6 +407,7 @@ fn recorded_outcome(record: &ApprovalRequestRecord) -> Outcome {
             .decided_by
             .clone()
             .unwrap_or_else(|| "unknown".to_owned()),
+        client: None,
     }
 }
 

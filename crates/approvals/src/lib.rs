@@ -27,7 +27,8 @@
 //!
 //! # Invariants
 //! - A call is allowed only by an explicit rule (`ALWAYS_ALLOW` of the bud or workspace, or
-//!   the owner's remembered "always") whose pin still matches, by a person, or by a default
+//!   the owner's remembered "always") whose pin still matches, by a person (in Switchboard, or
+//!   the token's user answering a gateway client's elicitation form), or by a default
 //!   an operator configured. Server annotations (`readOnlyHint`…) never allow anything.
 //! - A request is decided at most once, by the conversation's owner or an admin; requests of
 //!   two conversations never mix (decisions go by id; elicitations go only to the one
@@ -39,6 +40,7 @@
 //! - Audit writes never fail the action; secrets are redacted before storage.
 
 pub mod asking;
+mod asking_client;
 pub mod audit;
 pub mod bud_policies;
 pub mod config;

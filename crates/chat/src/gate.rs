@@ -18,7 +18,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_core::{
-    ConversationId, Principal, ServerId, ToolCallId, ToolCallState, ToolDefinition, UserId,
+    ApprovalQuestion, ClientAnswer, ConversationId, Principal, ServerId, ToolCallId, ToolCallState,
+    ToolDefinition, UserId,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -56,6 +57,17 @@ pub struct GateRequest {
     pub cancellation: CancellationToken,
     /// Where the call came from (a chat turn, or a client of the gateway); audited.
     pub origin: CallOrigin,
+    /// The calling client, when it can have its own user approve the call (a gateway client
+    /// that declared elicitation); `None`: a person decides through Switchboard's approvals.
+    pub client_approver: Option<Arc<dyn ClientApprover>>,
+}
+
+/// A client that can ask its own user to approve a call it made (the gateway's client, over
+/// MCP elicitation). Asked instead of showing the approval only in Switchboard's UI.
+#[async_trait]
+pub trait ClientApprover: Send + Sync + fmt::Debug {
+    /// Asks, and waits for the answer (at most `question.timeout`).
+    async fn ask(&self, question: ApprovalQuestion) -> ClientAnswer;
 }
 
 /// Where a tool call came from.

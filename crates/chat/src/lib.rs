@@ -54,7 +54,8 @@ pub use events::{
     UnavailableServer, tool_intent,
 };
 pub use gate::{
-    ApprovalGate, CallOrigin, CallReport, EventSink, GateDecision, GateRequest, GateTarget,
+    ApprovalGate, CallOrigin, CallReport, ClientApprover, EventSink, GateDecision, GateRequest,
+    GateTarget,
 };
 pub use mcp_config::{
     BudMcpConfig, McpConfigError, McpConfigOverrides, ResolvedMcpConfig, resolve_mcp_config,

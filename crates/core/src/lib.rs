@@ -5,6 +5,7 @@
 //! Anything here must be cheap to depend on from every other crate.
 
 pub mod canonical;
+pub mod client_approval;
 pub mod ids;
 pub mod log_text;
 pub mod message;
@@ -21,6 +22,7 @@ pub mod tool_call;
 pub mod tool_message;
 pub mod transport;
 
+pub use client_approval::{ApprovalQuestion, ClientAnswer};
 pub use ids::*;
 pub use log_text::{log_json, log_text};
 pub use message::{ChatMessage, ChatRole, ToolCallRequest};

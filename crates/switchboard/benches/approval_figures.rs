@@ -286,6 +286,7 @@ async fn gate_request(
         arguments: json!({}),
         cancellation: CancellationToken::new(),
         origin: switchboard_chat::CallOrigin::Chat,
+        client_approver: None,
     }
 }
 

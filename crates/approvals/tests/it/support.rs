@@ -181,6 +181,7 @@ impl World {
             arguments,
             cancellation: CancellationToken::new(),
             origin: switchboard_chat::CallOrigin::Chat,
+            client_approver: None,
         }
     }
 }

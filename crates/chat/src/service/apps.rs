@@ -216,6 +216,8 @@ impl ChatService {
             },
             cancellation: call.cancellation,
             request: OutsideRequest::CallTool,
+            client_approver: None,
+            events: None,
         })
         .await
     }
@@ -259,6 +261,8 @@ impl ChatService {
             request: OutsideRequest::ReadResource {
                 uri: read.uri.to_owned(),
             },
+            client_approver: None,
+            events: None,
         })
         .await
     }

@@ -3,8 +3,10 @@
 //! workspace) would offer — the same catalog, named `server__tool` and described as the chat
 //! does — and each of its calls lives the life of a turn's call: recorded `proposed` in a
 //! conversation of that client (one per person, bud and client name), reviewed by the approval
-//! gate (policies, pins, a person through `GET /chat/approvals`), recorded `dispatched` before
-//! it leaves, sent over the MCP client's shared sessions, finished and reported to the gate
+//! gate (policies, pins, a person through `GET /chat/approvals` — or the client's own user
+//! when it can ask them, [`GatewayCall::client_approver`]), recorded `dispatched` before
+//! it leaves, sent over the MCP client's shared sessions (its progress to
+//! [`GatewayCall::events`], the client's cancel to the upstream), finished and reported to the gate
 //! (audited with origin `gateway` and the client's name).
 //!
 //! It knows nothing of MCP's wire (the gateway's handler is `mcp-server`'s) nor of policies
@@ -12,18 +14,20 @@
 
 use super::ChatService;
 use crate::error::ChatResult;
-use crate::gate::{CallOrigin, CallReport, EventSink, GateDecision, GateRequest};
+use crate::gate::{CallOrigin, CallReport, ClientApprover, EventSink, GateDecision, GateRequest};
 use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, resolve_mcp_config};
 use crate::tools::{TurnTools, UserCredential};
 use crate::turn::call_outcome::{Settled, failure, settle};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 use switchboard_core::{BudId, ConversationId, Principal, ToolCallState, UserId, WorkspaceId};
-use switchboard_mcp_client::{CallContext, Caller, ToolResult};
+use switchboard_mcp_client::{CallContext, CallEvent, Caller, ToolResult};
 use switchboard_store::{
     BudRecord, NewConversation, NewToolCall, StoreError, ToolCallOutcome, ToolCallRecord,
 };
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// One call a gateway client made.
@@ -44,6 +48,10 @@ pub struct GatewayCall<'a> {
     pub client_name: String,
     /// Fires when the client cancels the request or leaves.
     pub cancellation: CancellationToken,
+    /// The client, when it can have its own user approve the call (it declared elicitation).
+    pub client_approver: Option<Arc<dyn ClientApprover>>,
+    /// Receives the upstream's progress and log notifications while the call runs.
+    pub events: Option<mpsc::Sender<CallEvent>>,
 }
 
 /// How a gateway call ended.
@@ -186,6 +194,8 @@ impl ChatService {
                 },
                 cancellation: call.cancellation.clone(),
                 request: OutsideRequest::CallTool,
+                client_approver: call.client_approver.take(),
+                events: call.events.take(),
             })
             .await;
         if outcome.is_err() {
@@ -227,6 +237,7 @@ impl ChatService {
             arguments: call.arguments.clone(),
             cancellation: call.cancellation.clone(),
             origin: call.origin.clone(),
+            client_approver: call.client_approver.clone(),
         };
         let decision = self
             .engine
@@ -276,7 +287,7 @@ impl ChatService {
                 conversation_id: Some(call.conversation_id.clone()),
             },
             cancellation: call.cancellation.child_token(),
-            events: None,
+            events: call.events.clone(),
         };
         let started = Instant::now();
         let outcome = match &call.request {
@@ -378,6 +389,10 @@ pub(super) struct OutsideCall<'a> {
     pub origin: CallOrigin,
     pub cancellation: CancellationToken,
     pub request: OutsideRequest,
+    /// See [`GatewayCall::client_approver`].
+    pub client_approver: Option<Arc<dyn ClientApprover>>,
+    /// See [`GatewayCall::events`].
+    pub events: Option<mpsc::Sender<CallEvent>>,
 }
 
 /// What a call from outside a turn asks of its server.

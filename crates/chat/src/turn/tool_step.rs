@@ -248,6 +248,7 @@ impl ReviewedCall<'_, '_> {
             arguments: arguments.clone(),
             cancellation: run.handle.cancellation.clone(),
             origin: crate::gate::CallOrigin::Chat,
+            client_approver: None,
         };
         let handle = Arc::clone(run.handle);
         let sink = EventSink::new(move |event| handle.emit(event));

@@ -7,16 +7,23 @@
 //! as `/mcp` (Host/Origin, bearer token, sessions), with `gateway:use` required of every
 //! request (403 without it).
 //!
+//! While a call runs, [`client_link`] carries what goes back to the client on its request's
+//! stream: the approval question of an `ASK_USER` call as an elicitation form (to a client
+//! that declared elicitation) and the upstream's progress under the client's `progressToken`;
+//! the client's `notifications/cancelled` fires the call's cancellation token.
+//!
 //! This module owns the wire only: who is calling (the guard's [`Caller`], the bearer token,
 //! the bud named by the path, `clientInfo.name`), the rmcp shapes, and the JSON-RPC errors
 //! (an unknown or denied-by-rule tool is `-32602 unknown tool`, an unknown resource
 //! `-32002`, an upstream's own JSON-RPC error is passed on with its code). It decides nothing
 //! about policies and opens no upstream connection.
 
+mod client_link;
 mod items;
 mod list_changed;
 mod pages;
 
+pub use client_link::{GatewayAsker, GatewayProgress};
 pub use pages::DEFAULT_PAGE_SIZE;
 
 use crate::auth::{Caller, bearer_token};
@@ -73,6 +80,10 @@ pub struct GatewayToolCall {
     pub request_id: String,
     /// Fires when the client cancels the request (`notifications/cancelled`) or leaves.
     pub cancellation: CancellationToken,
+    /// Set when the client declared form elicitation: asks its user to approve the call.
+    pub asker: Option<GatewayAsker>,
+    /// Set when the request carried a `progressToken`: reports progress under it.
+    pub progress: Option<GatewayProgress>,
 }
 
 /// A list the gateway aggregates besides tools.
@@ -292,6 +303,8 @@ impl GatewayServer {
             arguments: params.arguments.map(Value::Object).unwrap_or(Value::Null),
             request_id: request_id_text(&context.id),
             cancellation: context.ct.clone(),
+            asker: GatewayAsker::of(&context),
+            progress: GatewayProgress::of(&context),
         };
         let answer = self
             .backend

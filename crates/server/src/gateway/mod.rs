@@ -6,6 +6,10 @@
 //! `ChatService::run_gateway_call` (recorded, the approval gate, dispatched over the shared
 //! sessions, audited with origin `gateway`).
 //!
+//! A call's client takes part in it ([`client_link`]): its user approves an `ASK_USER` call
+//! through elicitation when it declared that capability (else a person does, in Switchboard's
+//! approvals), and it hears the upstream's progress under its own `progressToken`.
+//!
 //! What a caller is offered is built once and cached ([`offers`]) until [`changes`] says it
 //! may have changed; each call is counted and timed per server and tool ([`metrics`]); whether
 //! offers can be built is check `gateway` of `/readyz` ([`health`]).
@@ -14,6 +18,7 @@
 //! engine is configured.
 
 pub mod changes;
+mod client_link;
 pub mod health;
 mod items;
 pub(crate) mod metrics;
@@ -28,7 +33,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 use switchboard_approvals::Approvals;
-use switchboard_chat::{ChatError, ChatService, GatewayCall, GatewayOutcome, UserCredential};
+use switchboard_chat::{
+    ChatError, ChatService, ClientApprover, GatewayCall, GatewayOutcome, UserCredential,
+};
 use switchboard_core::{ApprovalPolicy, ToolSpec};
 use switchboard_mcp_client::ToolResult;
 use switchboard_mcp_server::gateway::{
@@ -154,6 +161,7 @@ impl ChatGateway {
         call: GatewayToolCall,
     ) -> Result<ToolResult, GatewayError> {
         let principal = &request.caller.principal;
+        let relay = call.progress.map(client_link::ProgressRelay::start);
         let conversation_id = self
             .chat
             .gateway_conversation(
@@ -174,10 +182,16 @@ impl ChatGateway {
                 request_id: call.request_id,
                 client_name: request.client_name.clone(),
                 cancellation: call.cancellation,
+                client_approver: call.asker.map(|asker| {
+                    Arc::new(client_link::ElicitingClient(asker)) as Arc<dyn ClientApprover>
+                }),
+                events: relay.as_ref().map(|relay| relay.events.clone()),
             })
-            .await
-            .map_err(internal)?;
-        match outcome {
+            .await;
+        if let Some(relay) = relay {
+            relay.finish().await;
+        }
+        match outcome.map_err(internal)? {
             GatewayOutcome::Answered(result) => Ok(result),
             GatewayOutcome::UnknownTool => Err(GatewayError::UnknownTool(call.name)),
             GatewayOutcome::InvalidArguments(message) => {

@@ -7,9 +7,11 @@
 //! per-server and per-tool metrics (`catalog`); `notifications/tools/list_changed` when a
 //! client's list changes (`list_changed`); resources, templates, prompts and completions
 //! aggregated per server, and every list paged (`items`); the official TypeScript and Python
-//! SDK clients listing, calling and reading through it (`sdk_clients`).
+//! SDK clients listing, calling and reading through it (`sdk_clients`); an eliciting client's
+//! user approving its own calls, progress forwarded and cancellation (`client_calls`).
 
 mod catalog;
+mod client_calls;
 mod items;
 mod list_changed;
 mod sdk_clients;

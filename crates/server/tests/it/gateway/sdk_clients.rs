@@ -2,7 +2,8 @@
 //! processes of their own) through `/gateway/mcp` of a running Switchboard fronting
 //! `server-everything`: each pages through the tools (pages of 4 here), calls
 //! `everything__echo` (allowed by rule) and reads a resource by the URI the gateway listed.
-//! What they list is what rmcp's client lists.
+//! What they list is what rmcp's client lists. The TypeScript client declaring elicitation
+//! answers the approval form itself and hears the upstream's progress.
 
 use super::wire::{connect, listed_names};
 use crate::support::approvals::*;
@@ -78,4 +79,46 @@ async fn the_typescript_and_python_sdk_clients_list_call_and_read_through_the_ga
     for client in ["ts-sdk-gateway-client", "python-sdk-gateway-client"] {
         assert!(clients.contains(&client), "{clients:?}");
     }
+}
+
+/// The TypeScript SDK's client declaring elicitation: the gateway's approval form passes its
+/// checks, its answer decides the call, and the upstream's progress reaches its callback.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_clients_user_answers_the_approval_form() {
+    let (_fake, server, _) = start(ApprovalConfig::default()).await;
+    let carol = server
+        .person_via_api("carol", "member", &["gateway:use"])
+        .await;
+    let url = server.url("/gateway/mcp");
+    let script = "clients/gateway_elicit_client.mjs";
+
+    let got = run_client("node", script, &url, &carol.token, "approve").await;
+    let asked = got["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 2, "both calls are ASK_USER: {got}");
+    assert_eq!(asked[0]["choices"], serde_json::json!(["approve", "deny"]));
+    let message = asked[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("\"echo\"") && message.contains("\"asked\""),
+        "{message}"
+    );
+    assert_eq!(got["echoed"], "Echo: asked", "{got}");
+    assert_eq!(
+        got["progress"],
+        serde_json::json!([[1, 3], [2, 3], [3, 3]]),
+        "{got}"
+    );
+
+    let got = run_client("node", script, &url, &carol.token, "deny").await;
+    assert_eq!(got["echo_is_error"], true, "{got}");
+    assert!(
+        got["echoed"]
+            .as_str()
+            .is_some_and(|text| text.contains("denied this call in ts-sdk-eliciting-client")),
+        "{got}"
+    );
+    assert_eq!(
+        got["progress"],
+        serde_json::json!([]),
+        "refused, never run: {got}"
+    );
 }

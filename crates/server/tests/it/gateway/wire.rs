@@ -39,7 +39,7 @@ pub(super) fn echo(message: &str) -> CallToolRequestParams {
 }
 
 /// Waits for `who`'s one pending approval and returns it.
-async fn pending_approval(server: &ApprovalServer, who: &Person) -> Value {
+pub(super) async fn pending_approval(server: &ApprovalServer, who: &Person) -> Value {
     for _ in 0..100 {
         let (status, body) = server.send(who, Method::GET, "/chat/approvals", None).await;
         assert_eq!(status, 200, "{body}");
