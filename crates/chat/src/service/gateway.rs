@@ -3,9 +3,10 @@
 //! workspace) would offer — the same catalog, named `server__tool` and described as the chat
 //! does — and each of its calls lives the life of a turn's call: recorded `proposed` in a
 //! conversation of that client (one per person, bud and client name), reviewed by the approval
-//! gate (policies, pins, a person through `GET /chat/approvals`), recorded `dispatched` before
-//! it leaves, sent over the MCP client's shared sessions, finished and reported to the gate
-//! (audited with origin `gateway` and the client's name).
+//! gate (policies, pins, a person through `GET /chat/approvals`), recorded `approved` and
+//! `dispatched` in one commit before it leaves, sent over the MCP client's shared sessions,
+//! finished with its audit row in one commit (origin `gateway` and the client's name), and
+//! reported to the gate.
 //!
 //! It knows nothing of MCP's wire (the gateway's handler is `mcp-server`'s) nor of policies
 //! (the approvals module behind the gate decides).
@@ -24,6 +25,7 @@ use switchboard_mcp_client::{CallContext, Caller, ToolResult};
 use switchboard_store::{
     BudRecord, NewConversation, NewToolCall, StoreError, ToolCallOutcome, ToolCallRecord,
 };
+use crate::call_records;
 use tokio_util::sync::CancellationToken;
 
 /// One call a gateway client made.
@@ -248,27 +250,22 @@ impl ChatService {
             .await
     }
 
-    /// Approved → dispatched (committed before the request leaves) → sent.
+    /// Approved and dispatched (one commit, before the request leaves) → sent.
     async fn dispatch_gateway_call(
         &self,
         record: &ToolCallRecord,
         call: &OutsideCall<'_>,
     ) -> ChatResult<Settled> {
-        self.gateway_transition(record, ToolCallState::Approved, ToolCallOutcome::default())
-            .await?;
         if call.cancellation.is_cancelled() {
+            self.gateway_transition(record, ToolCallState::Approved, ToolCallOutcome::default())
+                .await?;
             return Ok(failure(
                 ToolCallState::Failed,
                 "cancelled",
                 "the request was cancelled before the call was sent".to_owned(),
             ));
         }
-        self.gateway_transition(
-            record,
-            ToolCallState::Dispatched,
-            ToolCallOutcome::default(),
-        )
-        .await?;
+        call_records::dispatch(&self.engine.store, record).await?;
         let context = CallContext {
             caller: Caller {
                 user_id: call.principal.user_id.clone(),
@@ -286,7 +283,8 @@ impl ChatService {
         Ok(settle(outcome, started.elapsed()))
     }
 
-    /// The final record, the gate's report, and what the client gets.
+    /// The final record with its audit row (one commit), the gate's report, and what the
+    /// client gets.
     async fn finish_gateway_call(
         &self,
         record: &ToolCallRecord,
@@ -298,15 +296,6 @@ impl ChatService {
             .result
             .as_ref()
             .and_then(|result| serde_json::to_value(result).ok());
-        if settled.state != ToolCallState::Denied {
-            let outcome = ToolCallOutcome {
-                result: result_json.clone(),
-                error: settled.error.as_ref().map(|(_, message)| message.clone()),
-            };
-            self.gateway_transition(record, settled.state, outcome)
-                .await?;
-        }
-        crate::metrics::tool_call_finished(settled.state);
         let report = CallReport {
             request,
             decision: decision.clone(),
@@ -318,6 +307,13 @@ impl ChatService {
                 .map(|bytes| bytes.len()),
             error: settled.error.as_ref().map(|(_, message)| message.clone()),
         };
+        let outcome = ToolCallOutcome {
+            result: result_json,
+            error: settled.error.as_ref().map(|(_, message)| message.clone()),
+        };
+        let audit = self.engine.gate.audit_event(&report);
+        call_records::finish(&self.engine.store, record, settled.state, outcome, audit).await?;
+        crate::metrics::tool_call_finished(settled.state);
         self.engine.gate.call_finished(&report).await;
         Ok(match (decision, settled.result, settled.error) {
             (GateDecision::Deny { reason, .. }, _, _) => GatewayOutcome::Denied { reason },
@@ -337,19 +333,7 @@ impl ChatService {
         next: ToolCallState,
         outcome: ToolCallOutcome,
     ) -> ChatResult<()> {
-        match self
-            .engine
-            .store
-            .transition_tool_call(&record.workspace_id, &record.id, next, outcome)
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(StoreError::Conflict(message)) => {
-                tracing::warn!(tool_call_id = %record.id, %message, "gateway call state conflict");
-                Ok(())
-            }
-            Err(error) => Err(error.into()),
-        }
+        call_records::advance(&self.engine.store, record, &[next], outcome, None).await
     }
 }
 
