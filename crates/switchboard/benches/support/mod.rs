@@ -1,6 +1,6 @@
 //! What every whole-stack bench starts from: the real HTTP server on a loopback port, SQLite
 //! (WAL, `synchronous=FULL`) in a temp dir, our own knowledge-graph endpoint at `/mcp`
-//! registered as the upstream `kg` (with the sample data, and a rate limit out of the way: a
+//! registered as the upstream `kg` (with the sample data, and rate limits out of the way: a
 //! bench makes thousands of calls a minute), and the chat engine with the given model; the
 //! TCP connections that reach `/mcp` are counted by their peer port ([`McpPeers`]). Each
 //! bench binary includes this module (`#[path]`), so the stack is assembled in one place and
@@ -96,6 +96,8 @@ pub async fn start(provider: Option<Arc<dyn LlmProvider>>, gate: Gate) -> Stack 
     let kg_config = KgConfig {
         rate_limit_per_minute: 1_000_000,
         rate_limit_burst: 1_000_000,
+        gateway_rate_limit_per_minute: 1_000_000,
+        gateway_rate_limit_burst: 1_000_000,
         ..KgConfig::default()
     };
     let kg = KnowledgeGraphService::for_store(store.clone(), kg_config, Some(workspace.clone()))

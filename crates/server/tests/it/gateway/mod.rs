@@ -7,10 +7,12 @@
 //! per-server and per-tool metrics (`catalog`); `notifications/tools/list_changed` when a
 //! client's list changes (`list_changed`); resources, templates, prompts and completions
 //! aggregated per server, and every list paged (`items`); the official TypeScript and Python
-//! SDK clients listing, calling and reading through it (`sdk_clients`).
+//! SDK clients listing, calling and reading through it (`sdk_clients`); the per-token rate
+//! limit (`rate_limit`).
 
 mod catalog;
 mod items;
 mod list_changed;
+mod rate_limit;
 mod sdk_clients;
 mod wire;
