@@ -286,8 +286,11 @@ impl Store {
                 if affected == 0 {
                     return Err(conflict());
                 }
-                insert_audit_event!(&mut *tx, workspace_id, audit)
-                    .map_err(insert_error("audit event", "id", "workspace"))?;
+                insert_audit_event!(&mut *tx, workspace_id, audit).map_err(insert_error(
+                    "audit event",
+                    "id",
+                    "workspace",
+                ))?;
             }),
         }
         Ok(call)

@@ -12,6 +12,7 @@
 //! (the approvals module behind the gate decides).
 
 use super::ChatService;
+use crate::call_records;
 use crate::error::ChatResult;
 use crate::gate::{CallOrigin, CallReport, EventSink, GateDecision, GateRequest};
 use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, resolve_mcp_config};
@@ -25,7 +26,6 @@ use switchboard_mcp_client::{CallContext, Caller, ToolResult};
 use switchboard_store::{
     BudRecord, NewConversation, NewToolCall, StoreError, ToolCallOutcome, ToolCallRecord,
 };
-use crate::call_records;
 use tokio_util::sync::CancellationToken;
 
 /// One call a gateway client made.

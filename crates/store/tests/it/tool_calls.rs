@@ -380,7 +380,10 @@ async fn steps_and_the_audit_row_are_one_commit(test: TestStore) {
         .await
         .unwrap();
     let call = store
-        .create_tool_call(&workspace.id, new_tool_call(&conversation.id, None, "call_1"))
+        .create_tool_call(
+            &workspace.id,
+            new_tool_call(&conversation.id, None, "call_1"),
+        )
         .await
         .unwrap();
     let dispatched = store

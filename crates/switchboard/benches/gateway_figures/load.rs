@@ -59,7 +59,9 @@ pub async fn calls_per_second(
         sessions.push(connect(stack, endpoint).await);
     }
     let started = Instant::now();
-    let runs = sessions.iter().map(|client| time_calls(client, endpoint.tool, calls_each));
+    let runs = sessions
+        .iter()
+        .map(|client| time_calls(client, endpoint.tool, calls_each));
     futures::future::join_all(runs).await;
     let elapsed = started.elapsed().max(Duration::from_micros(1));
     for client in sessions {

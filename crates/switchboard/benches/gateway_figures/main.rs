@@ -74,10 +74,16 @@ async fn main() {
     let endpoints = [
         ("direct", format!("{}/mcp", stack.base), "schema_version"),
         ("dumb proxy", format!("{proxy}/mcp"), "schema_version"),
-        ("gateway", format!("{}/gateway/mcp", stack.base), "kg__schema_version"),
+        (
+            "gateway",
+            format!("{}/gateway/mcp", stack.base),
+            "kg__schema_version",
+        ),
     ]
     .map(|(label, url, tool)| Endpoint { label, url, tool });
-    println!("tools/call, {calls} sequential calls of one client (own session), then {clients} clients at once:");
+    println!(
+        "tools/call, {calls} sequential calls of one client (own session), then {clients} clients at once:"
+    );
     let mut direct_p50 = None;
     for endpoint in &endpoints {
         let (samples, opened) = sequential(&stack, endpoint, calls).await;
@@ -94,7 +100,9 @@ async fn main() {
             opened as f64 / calls as f64,
         );
     }
-    println!("  (direct: the client's own connection to /mcp counts; proxy and gateway: their upstream's)");
+    println!(
+        "  (direct: the client's own connection to /mcp counts; proxy and gateway: their upstream's)"
+    );
     println!("memory per idle session ({idle_sessions} sessions open, initialize only):");
     for endpoint in [&endpoints[0], &endpoints[2]] {
         let kib = sessions::kib_per_idle_session(&stack, &endpoint.url, idle_sessions).await;

@@ -55,7 +55,11 @@ async fn calls_past_a_tokens_budget_are_refused_with_a_delay_and_counted() {
     assert!(data["retry_after_ms"].as_u64().unwrap() > 1_000, "{data}");
     assert_eq!(data["limit_per_minute"], 1);
     // The session is intact: lists are not counted.
-    assert!(listed_names(&client).await.contains(&"everything__echo".to_owned()));
+    assert!(
+        listed_names(&client)
+            .await
+            .contains(&"everything__echo".to_owned())
+    );
 
     // Another token has its own budget.
     let other = connect(&server, "/gateway/mcp", &dave.token).await;
