@@ -35,9 +35,12 @@ export async function startSwitchboard({ env = {}, bind = '127.0.0.1:0', timeout
   }
   const dataDirectory = mkdtempSync(path.join(os.tmpdir(), 'switchboard-browser-'));
   const token = `sb_test_${randomBytes(18).toString('hex')}`;
+  // A pinned `bind` would put the apps listener on the next port, which may be taken on a busy
+  // machine; any free port serves the tests (the apps origin is read from the instance).
+  const appsBind = { SWITCHBOARD_SERVER_APPS_BIND: `${bind.slice(0, bind.lastIndexOf(':'))}:0` };
   const child = spawn(switchboardBinary(), ['serve', '--bind', bind, '--data-dir', dataDirectory], {
     cwd: dataDirectory,
-    env: { ...process.env, SWITCHBOARD_ADMIN_TOKEN: token, RUST_LOG: process.env.RUST_LOG ?? 'warn', ...env },
+    env: { ...process.env, SWITCHBOARD_ADMIN_TOKEN: token, RUST_LOG: process.env.RUST_LOG ?? 'warn', ...appsBind, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs = [];

@@ -14,8 +14,11 @@ pub const STORED_CONTENT_MAX_BYTES: usize = 1024 * 1024;
 /// Bytes of `structuredContent` kept beside one tool message.
 pub const STORED_STRUCTURED_MAX_BYTES: usize = 256 * 1024;
 
-/// Largest serialized result carried by an `mcp_tool` event; larger results are replaced by
-/// their cut text (the full result stays readable through the API).
+/// Largest serialized result carried whole by an `mcp_tool` event; a larger result is carried
+/// as its cut text plus its non-text blocks within [`STORED_CONTENT_MAX_BYTES`] and its
+/// structured content within [`STORED_STRUCTURED_MAX_BYTES`] (the same budgets the tool
+/// message keeps), so a large image shows live as it does after a reload. The full result
+/// stays readable through the API.
 pub const EVENT_RESULT_MAX_BYTES: usize = 64 * 1024;
 
 /// Text cut to a budget.
@@ -69,23 +72,46 @@ pub fn cut_for_model(text: &str, max_chars: usize) -> CutText {
     }
 }
 
-/// The MCP result for the `mcp_tool` event, and whether it had to be shortened.
+/// The result as an `mcp_tool` event carries it, and whether it was shortened
+/// ([`EVENT_RESULT_MAX_BYTES`]); text is cut to `max_chars` at most.
 pub fn event_result(result: &ToolResult, max_chars: usize) -> (Value, bool) {
-    let full = serde_json::to_value(result).unwrap_or(Value::Null);
-    let size = serde_json::to_vec(&full)
-        .map(|bytes| bytes.len())
-        .unwrap_or(0);
-    if size <= EVENT_RESULT_MAX_BYTES {
-        return (full, false);
+    if json_size(result) <= EVENT_RESULT_MAX_BYTES {
+        return (to_json(result), false);
     }
     let cut = cut_for_model(
         &result.text_for_model(),
         max_chars.min(EVENT_RESULT_MAX_BYTES / 4),
     );
-    (
-        json!({"content": [{"type": "text", "text": cut.text}], "isError": result.is_error}),
-        true,
-    )
+    let mut content = vec![ToolContent::Text { text: cut.text }];
+    let mut rich_bytes = 0;
+    for block in result
+        .content
+        .iter()
+        .filter(|block| !matches!(block, ToolContent::Text { .. }))
+    {
+        rich_bytes += json_size(block);
+        if rich_bytes > STORED_CONTENT_MAX_BYTES {
+            break;
+        }
+        content.push(block.clone());
+    }
+    let shortened = ToolResult {
+        content,
+        structured_content: result
+            .structured_content
+            .clone()
+            .filter(|structured| json_size(structured) <= STORED_STRUCTURED_MAX_BYTES),
+        is_error: result.is_error,
+    };
+    (to_json(&shortened), true)
+}
+
+fn json_size(value: &impl serde::Serialize) -> usize {
+    serde_json::to_vec(value).map_or(0, |bytes| bytes.len())
+}
+
+fn to_json(result: &ToolResult) -> Value {
+    serde_json::to_value(result).unwrap_or(Value::Null)
 }
 
 /// The result's content blocks as the tool message keeps them, within
@@ -239,5 +265,36 @@ mod tests {
         let (large, truncated) = event_result(&text_result(&"x".repeat(200_000), false), 1000);
         assert!(truncated);
         assert!(large["content"][0]["text"].as_str().unwrap().len() < 2000);
+    }
+
+    #[test]
+    fn a_shortened_event_keeps_images_and_structured_content_within_the_stored_budgets() {
+        let image = ToolContent::Image {
+            data: "A".repeat(300 * 1024),
+            mime_type: "image/png".to_owned(),
+        };
+        let too_big = ToolContent::Image {
+            data: "B".repeat(STORED_CONTENT_MAX_BYTES),
+            mime_type: "image/png".to_owned(),
+        };
+        let result = ToolResult {
+            content: vec![
+                ToolContent::Text {
+                    text: "x".repeat(200_000),
+                },
+                image,
+                too_big,
+            ],
+            structured_content: Some(json!({"rows": 3})),
+            is_error: false,
+        };
+        let (shown, truncated) = event_result(&result, 1000);
+        assert!(truncated);
+        let content = shown["content"].as_array().unwrap();
+        assert_eq!(content.len(), 2, "the cut text and the image that fits");
+        assert!(content[0]["text"].as_str().unwrap().len() < 2000);
+        assert_eq!(content[1]["type"], "image");
+        assert_eq!(content[1]["data"].as_str().unwrap().len(), 300 * 1024);
+        assert_eq!(shown["structuredContent"], json!({"rows": 3}));
     }
 }

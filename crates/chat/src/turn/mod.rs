@@ -8,6 +8,7 @@ pub(crate) mod call_outcome;
 pub(crate) mod handle;
 pub(crate) mod history;
 mod llm_step;
+mod progress_throttle;
 pub(crate) mod runner;
 mod search_call;
 mod tool_step;

@@ -17,6 +17,7 @@
 
 use super::TurnRun;
 use super::call_outcome::{Settled, failure, parse_arguments, settle};
+use super::progress_throttle::{PROGRESS_MIN_INTERVAL, ProgressThrottle};
 use crate::call_records;
 use crate::error::ChatResult;
 use crate::events::{ChatEvent, ToolEvent, ToolEventStatus, ToolProgress, tool_intent};
@@ -325,12 +326,23 @@ impl ReviewedCall<'_, '_> {
             .tools
             .call(self.target, &self.route.tool, arguments, &context);
         tokio::pin!(call);
-        // Progress is forwarded while the call runs; a report after the answer is dropped, so
-        // `progress` never follows the call's last event.
+        // Progress is forwarded while the call runs, paced by the throttle; a report after the
+        // answer is dropped, so `progress` never follows the call's last event.
+        let mut throttle = ProgressThrottle::new(PROGRESS_MIN_INTERVAL);
         let outcome = loop {
+            let due = throttle.due_at();
             tokio::select! {
                 outcome = &mut call => break outcome,
-                Some(event) = progress.recv() => self.forward_progress(event),
+                Some(event) = progress.recv() => {
+                    if let Some(event) = throttle.offer(event, Instant::now()) {
+                        self.forward_progress(event);
+                    }
+                }
+                () = sleep_until_due(due), if due.is_some() => {
+                    if let Some(event) = throttle.take_due(Instant::now()) {
+                        self.forward_progress(event);
+                    }
+                }
             }
         };
         Ok(settle(outcome, started.elapsed()))
@@ -355,6 +367,14 @@ impl ReviewedCall<'_, '_> {
             message,
         });
         self.run.handle.emit(ChatEvent::McpTool(tool_event));
+    }
+}
+
+/// Waits until `due` (a throttled progress report's time); forever when there is none.
+async fn sleep_until_due(due: Option<Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due.into()).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -210,3 +210,41 @@ async fn a_long_running_tool_reports_progress_events_before_its_result() {
         assert!(event["result"].is_null());
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_progress_reports_is_thinned_to_ten_events_a_second() {
+    let fake = FakeOpenAi::start().await;
+    let server = ChatServer::start(ChatOptions::openai(&fake.base_url())).await;
+    server.register_server(everything_stdio("everything")).await;
+    // 200 reports in about a second: one every 5 ms.
+    calls_tool(
+        &fake,
+        "everything__trigger-long-running-operation",
+        json!({"duration": 1, "steps": 200}),
+    );
+    let events = server
+        .ask_and_wait(json!({"message": "run the long operation quickly"}))
+        .await;
+    let tool_events = of_type(&events, "mcp_tool");
+    let completed = tool_events.last().unwrap();
+    assert_eq!(completed["status"], "completed");
+    let duration_ms = completed["duration_ms"].as_u64().unwrap();
+    let reported: Vec<f64> = tool_events
+        .iter()
+        .filter(|event| event["status"] == "progress")
+        .map(|event| event["progress"]["progress"].as_f64().unwrap())
+        .collect();
+    // At most one event per 100 ms of the call (plus the first, sent at once).
+    assert!(
+        reported.len() as u64 <= duration_ms / 100 + 2,
+        "{} progress events in {duration_ms} ms: {reported:?}",
+        reported.len()
+    );
+    assert!(reported.len() >= 3, "{reported:?}");
+    assert!(
+        reported.windows(2).all(|pair| pair[0] < pair[1]),
+        "{reported:?}"
+    );
+    // The newest report is the one shown: the last event is near the end, not the start.
+    assert!(reported.last().unwrap() >= &100.0, "{reported:?}");
+}
