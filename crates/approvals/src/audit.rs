@@ -59,54 +59,12 @@ impl AuditLog {
         }
     }
 
-    /// A tool call reached its final state.
+    /// A tool call reached its final state: its row written alone (the chat commits
+    /// [`tool_call_event`]'s row with the call's final state instead).
     pub async fn tool_call(&self, report: &CallReport) {
-        let request = &report.request;
-        let (decision, decided_by) = match &report.decision {
-            GateDecision::Allow { decided_by } => ("approved", decided_by.clone()),
-            GateDecision::Deny { decided_by, .. } => ("denied", decided_by.clone()),
-        };
-        let server_name = request.target.server_name().to_owned();
-        let status = report.final_state.as_str();
-        let details = json!({
-            "tool_call_id": request.tool_call_id,
-            "llm_call_id": request.llm_call_id,
-            "conversation_owner": request.conversation_owner,
-            "token_id": request.principal.token_id,
-            "server_id": match &request.target {
-                switchboard_chat::GateTarget::Registered { server_id, .. } => json!(server_id),
-                switchboard_chat::GateTarget::Ephemeral { .. } => Value::Null,
-            },
-            "ephemeral_url": match &request.target {
-                switchboard_chat::GateTarget::Ephemeral { url, .. } => json!(url),
-                switchboard_chat::GateTarget::Registered { .. } => Value::Null,
-            },
-            "arguments": request.arguments,
-            "result_bytes": report.result_bytes,
-            "decision": decision,
-            "decided_by": decided_by,
-            "error": report.error,
-            "origin": request.origin.as_str(),
-            "client_name": request.origin.client_name(),
-        });
-        self.record(
-            &request.principal.workspace_id,
-            NewAuditEvent {
-                actor: request.principal.user_id.as_str().to_owned(),
-                action: format!("tool_call.{status}"),
-                target: Some(format!("{server_name}/{}", request.tool.name)),
-                user_id: Some(request.principal.user_id.clone()),
-                conversation_id: Some(request.conversation_id.clone()),
-                server_name: Some(server_name),
-                tool_name: Some(request.tool.name.clone()),
-                status: Some(status.to_owned()),
-                duration_ms: report
-                    .duration
-                    .map(|duration| i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)),
-                details,
-            },
-        )
-        .await;
+        let event = tool_call_event(report);
+        self.record(&report.request.principal.workspace_id, event)
+            .await;
     }
 
     /// An upstream session connected, disconnected or failed.
@@ -159,6 +117,54 @@ impl AuditLog {
             },
         )
         .await;
+    }
+}
+
+/// The audit row of a tool call that reached its final state: who, which conversation,
+/// server and tool, arguments (redacted by the store), result size, final state, duration,
+/// the decision and who made it, and where the call came from.
+pub fn tool_call_event(report: &CallReport) -> NewAuditEvent {
+    let request = &report.request;
+    let (decision, decided_by) = match &report.decision {
+        GateDecision::Allow { decided_by } => ("approved", decided_by.clone()),
+        GateDecision::Deny { decided_by, .. } => ("denied", decided_by.clone()),
+    };
+    let server_name = request.target.server_name().to_owned();
+    let status = report.final_state.as_str();
+    let details = json!({
+        "tool_call_id": request.tool_call_id,
+        "llm_call_id": request.llm_call_id,
+        "conversation_owner": request.conversation_owner,
+        "token_id": request.principal.token_id,
+        "server_id": match &request.target {
+            switchboard_chat::GateTarget::Registered { server_id, .. } => json!(server_id),
+            switchboard_chat::GateTarget::Ephemeral { .. } => Value::Null,
+        },
+        "ephemeral_url": match &request.target {
+            switchboard_chat::GateTarget::Ephemeral { url, .. } => json!(url),
+            switchboard_chat::GateTarget::Registered { .. } => Value::Null,
+        },
+        "arguments": request.arguments,
+        "result_bytes": report.result_bytes,
+        "decision": decision,
+        "decided_by": decided_by,
+        "error": report.error,
+        "origin": request.origin.as_str(),
+        "client_name": request.origin.client_name(),
+    });
+    NewAuditEvent {
+        actor: request.principal.user_id.as_str().to_owned(),
+        action: format!("tool_call.{status}"),
+        target: Some(format!("{server_name}/{}", request.tool.name)),
+        user_id: Some(request.principal.user_id.clone()),
+        conversation_id: Some(request.conversation_id.clone()),
+        server_name: Some(server_name),
+        tool_name: Some(request.tool.name.clone()),
+        status: Some(status.to_owned()),
+        duration_ms: report
+            .duration
+            .map(|duration| i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)),
+        details,
     }
 }
 

@@ -1,7 +1,8 @@
 //! [`InteractiveApprovalGate`]: the approvals module behind the chat engine's gate seam. Rules
 //! decide what they can ([`crate::evaluation`]); otherwise the call pauses while its owner
 //! decides ([`crate::asking`]). Allowed calls are registered as running (for elicitation
-//! routing) until the chat reports them finished, which is also when they are audited.
+//! routing) until the chat reports them finished; each is audited by the row
+//! [`ApprovalGate::audit_event`] gives, which the chat commits with the call's final state.
 
 use crate::asking::ask_person;
 use crate::evaluation::{Verdict, evaluate};
@@ -10,6 +11,7 @@ use crate::service::Approvals;
 use crate::waiting::ActiveCall;
 use async_trait::async_trait;
 use switchboard_chat::{ApprovalGate, CallReport, EventSink, GateDecision, GateRequest};
+use switchboard_store::NewAuditEvent;
 
 #[derive(Debug)]
 pub struct InteractiveApprovalGate {
@@ -61,9 +63,15 @@ impl ApprovalGate for InteractiveApprovalGate {
         decision
     }
 
+    /// Every reviewed call is audited; the chat commits the row with the call's final state.
+    fn audit_event(&self, report: &CallReport) -> Option<NewAuditEvent> {
+        Some(crate::audit::tool_call_event(report))
+    }
+
     async fn call_finished(&self, report: &CallReport) {
-        let inner = &self.approvals.inner;
-        inner.waiting.call_ended(&report.request.tool_call_id);
-        inner.audit.tool_call(report).await;
+        self.approvals
+            .inner
+            .waiting
+            .call_ended(&report.request.tool_call_id);
     }
 }

@@ -4,8 +4,8 @@
 //!
 //! The approvals crate plugs in by implementing [`ApprovalGate`]: it looks up policies,
 //! pauses the call while the user decides (emitting `approval_required` /
-//! `approval_resolved` through the [`EventSink`]), and audits each call in
-//! [`ApprovalGate::call_finished`].
+//! `approval_resolved` through the [`EventSink`]), and audits each call: it gives the row in
+//! [`ApprovalGate::audit_event`], which the chat commits with the call's final state.
 //!
 //! The gate is mandatory: a chat engine built without one gets `NoGateConfigured`, which
 //! refuses every call (fail closed), so forgetting to wire approvals can never let a call
@@ -21,6 +21,7 @@ use switchboard_core::{
     ApprovalQuestion, ClientAnswer, ConversationId, Principal, ServerId, ToolCallId, ToolCallState,
     ToolDefinition, UserId,
 };
+use switchboard_store::NewAuditEvent;
 use tokio_util::sync::CancellationToken;
 
 /// Decides whether a proposed tool call may run.
@@ -32,8 +33,15 @@ pub trait ApprovalGate: Send + Sync + fmt::Debug {
     /// concurrently.
     async fn review(&self, request: &GateRequest, events: &EventSink) -> GateDecision;
 
-    /// Called once per reviewed call when it reaches its final state (completed, failed,
-    /// denied, unknown): the place to audit. The default does nothing.
+    /// The audit row of a reviewed call that reached its final state (completed, failed,
+    /// denied, unknown): the chat writes it in the same commit as that state, so a final
+    /// state is never stored without it. The default audits nothing.
+    fn audit_event(&self, _report: &CallReport) -> Option<NewAuditEvent> {
+        None
+    }
+
+    /// Called once per reviewed call after its final state (and its audit row) is stored.
+    /// The default does nothing.
     async fn call_finished(&self, _report: &CallReport) {}
 }
 

@@ -26,6 +26,7 @@
 //! - The user's token is forwarded only to this process's own MCP endpoint.
 //! - No rmcp type and no HTTP wire shape appears here.
 
+mod call_records;
 pub mod config;
 pub mod context;
 mod engine;

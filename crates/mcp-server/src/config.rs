@@ -53,6 +53,12 @@ pub struct KgConfig {
     pub changelog_cache_secs: u64,
     /// Interval of keep-alive comments on open SSE streams. Default 15.
     pub sse_keep_alive_secs: u64,
+    /// Sustained requests per minute per token at the gateway (`tools/call`, `resources/read`,
+    /// `prompts/get`, `completion/complete`, `initialize`), its own budget apart from `/mcp`'s.
+    /// Default 600.
+    pub gateway_rate_limit_per_minute: u32,
+    /// Requests a token may make at once at the gateway above the sustained rate. Default 100.
+    pub gateway_rate_limit_burst: u32,
     /// Items per page of the gateway's lists (`tools/list`, `resources/list`,
     /// `resources/templates/list`, `prompts/list`). Default 100.
     pub gateway_page_size: usize,
@@ -79,6 +85,8 @@ impl Default for KgConfig {
             type_cache_secs: 15 * 60,
             changelog_cache_secs: 60,
             sse_keep_alive_secs: 15,
+            gateway_rate_limit_per_minute: 600,
+            gateway_rate_limit_burst: 100,
             gateway_page_size: crate::gateway::DEFAULT_PAGE_SIZE,
         }
     }
@@ -115,6 +123,14 @@ impl KgConfig {
             ("type_cache_secs", self.type_cache_secs),
             ("changelog_cache_secs", self.changelog_cache_secs),
             ("sse_keep_alive_secs", self.sse_keep_alive_secs),
+            (
+                "gateway_rate_limit_per_minute",
+                u64::from(self.gateway_rate_limit_per_minute),
+            ),
+            (
+                "gateway_rate_limit_burst",
+                u64::from(self.gateway_rate_limit_burst),
+            ),
             ("gateway_page_size", self.gateway_page_size as u64),
         ] {
             InvalidSetting::require_positive(key, value)?;

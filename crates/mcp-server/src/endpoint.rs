@@ -26,8 +26,9 @@ pub struct KgEndpoint {
 }
 
 /// The transport and guard settings of the gateway's endpoints (`crate::gateway`): the same
-/// hosts, origins, token verification, session limits and rate limit as `/mcp`, no anonymous
-/// access, and `gateway:use` required of every request.
+/// hosts, origins, token verification and session limits as `/mcp`, its own rate limit
+/// (`gateway_rate_limit_*`, which the gateway's handler shares), no anonymous access, and
+/// `gateway:use` required of every request.
 pub fn gateway_http_settings(
     config: &KgConfig,
     verifier: Arc<dyn TokenVerifier>,
@@ -41,7 +42,10 @@ pub fn gateway_http_settings(
         AnonymousAccess::Refused,
         Duration::from_secs(config.token_cache_secs),
     );
-    let limiter = RateLimiter::new(config.rate_limit_per_minute, config.rate_limit_burst);
+    let limiter = RateLimiter::new(
+        config.gateway_rate_limit_per_minute,
+        config.gateway_rate_limit_burst,
+    );
     Ok(McpHttpSettings {
         origins,
         authenticator,

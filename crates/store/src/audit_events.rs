@@ -151,13 +151,18 @@ fn like_prefix(prefix: &str) -> String {
     pattern
 }
 
-impl Store {
-    /// Appends an event (details redacted) and returns it as stored.
-    pub async fn append_audit_event(
-        &self,
-        workspace_id: &WorkspaceId,
-        mut event: NewAuditEvent,
-    ) -> StoreResult<AuditEventRecord> {
+/// An event checked, cleaned and redacted, stamped with its time: what is inserted, by
+/// [`Store::append_audit_event`] or inside another write's transaction (a tool call's final
+/// state and its audit row are one commit, `tool_calls.rs`).
+#[derive(Debug)]
+pub(crate) struct StorableAuditEvent {
+    pub(crate) event: NewAuditEvent,
+    pub(crate) details: Value,
+    pub(crate) at: DateTime<Utc>,
+}
+
+impl StorableAuditEvent {
+    pub(crate) fn new(mut event: NewAuditEvent) -> StoreResult<Self> {
         if event.action.trim().is_empty() {
             return Err(StoreError::invalid("action", "must not be empty"));
         }
@@ -176,31 +181,19 @@ impl Store {
         ] {
             clean_optional_text(text);
         }
-        let at = clock::now();
-        let id: i64 = on_backend!(self, |pool| sqlx::query_scalar(
-            "INSERT INTO audit_log (workspace_id, at, actor, action, target, details, user_id, \
-             conversation_id, server_name, tool_name, status, duration_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id"
-        )
-        .bind(workspace_id.as_str())
-        .bind(at)
-        .bind(&event.actor)
-        .bind(&event.action)
-        .bind(&event.target)
-        .bind(Json(&details))
-        .bind(event.user_id.as_ref().map(UserId::as_str))
-        .bind(event.conversation_id.as_ref().map(ConversationId::as_str))
-        .bind(&event.server_name)
-        .bind(&event.tool_name)
-        .bind(&event.status)
-        .bind(event.duration_ms)
-        .fetch_one(pool)
-        .await)
-        .map_err(insert_error("audit event", "id", "workspace"))?;
-        Ok(AuditEventRecord {
+        Ok(Self {
+            event,
+            details,
+            at: clock::now(),
+        })
+    }
+
+    pub(crate) fn into_record(self, workspace_id: &WorkspaceId, id: i64) -> AuditEventRecord {
+        let event = self.event;
+        AuditEventRecord {
             id,
             workspace_id: workspace_id.clone(),
-            at,
+            at: self.at,
             actor: event.actor,
             action: event.action,
             target: event.target,
@@ -210,8 +203,56 @@ impl Store {
             tool_name: event.tool_name,
             status: event.status,
             duration_ms: event.duration_ms,
-            details,
-        })
+            details: self.details,
+        }
+    }
+}
+
+/// Inserts a [`StorableAuditEvent`] with `$executor` (a pool or `&mut *tx` of either
+/// backend); evaluates to the `sqlx` result of its new id.
+macro_rules! insert_audit_event {
+    ($executor:expr, $workspace_id:expr, $storable:expr) => {{
+        let storable: &$crate::audit_events::StorableAuditEvent = &$storable;
+        let event = &storable.event;
+        sqlx::query_scalar::<_, i64>(
+            "INSERT INTO audit_log (workspace_id, at, actor, action, target, details, user_id, \
+             conversation_id, server_name, tool_name, status, duration_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+        )
+        .bind($workspace_id.as_str())
+        .bind(storable.at)
+        .bind(&event.actor)
+        .bind(&event.action)
+        .bind(&event.target)
+        .bind(sqlx::types::Json(&storable.details))
+        .bind(event.user_id.as_ref().map(switchboard_core::UserId::as_str))
+        .bind(
+            event
+                .conversation_id
+                .as_ref()
+                .map(switchboard_core::ConversationId::as_str),
+        )
+        .bind(&event.server_name)
+        .bind(&event.tool_name)
+        .bind(&event.status)
+        .bind(event.duration_ms)
+        .fetch_one($executor)
+        .await
+    }};
+}
+pub(crate) use insert_audit_event;
+
+impl Store {
+    /// Appends an event (details redacted) and returns it as stored.
+    pub async fn append_audit_event(
+        &self,
+        workspace_id: &WorkspaceId,
+        event: NewAuditEvent,
+    ) -> StoreResult<AuditEventRecord> {
+        let event = StorableAuditEvent::new(event)?;
+        let id: i64 = on_backend!(self, |pool| insert_audit_event!(pool, workspace_id, event))
+            .map_err(insert_error("audit event", "id", "workspace"))?;
+        Ok(event.into_record(workspace_id, id))
     }
 
     /// The workspace's events matching `search`, newest first (at most

@@ -3,9 +3,10 @@
 //! checked against the state machine and applied only if the row is still in the state it was
 //! read in, so two tasks can never both dispatch one call.
 
+use crate::audit_events::{NewAuditEvent, StorableAuditEvent, insert_audit_event};
 use crate::backend::{on_backend, write_transaction};
 use crate::clock;
-use crate::error::{StoreError, StoreResult};
+use crate::error::{StoreError, StoreResult, insert_error};
 use crate::instances::orphaned;
 use crate::storable::{clean_optional_json, clean_optional_text, clean_text};
 use crate::store::Store;
@@ -122,6 +123,32 @@ macro_rules! select_tool_calls {
     };
 }
 
+/// Writes `$call`'s state, outcome and times if the row is still in `$previous`; evaluates to
+/// the `sqlx` result (`rows_affected` 0: someone moved it first).
+macro_rules! update_tool_call {
+    ($executor:expr, $call:expr, $previous:expr) => {{
+        let call: &ToolCallRecord = $call;
+        let previous: ToolCallState = $previous;
+        sqlx::query(
+            "UPDATE tool_calls SET state = $4, result = $5, error = $6, decided_at = $7, \
+             dispatched_at = $8, finished_at = $9, updated_at = $10 \
+             WHERE workspace_id = $1 AND id = $2 AND state = $3",
+        )
+        .bind(call.workspace_id.as_str())
+        .bind(call.id.as_str())
+        .bind(previous.as_str())
+        .bind(call.state.as_str())
+        .bind(call.result.as_ref().map(Json))
+        .bind(&call.error)
+        .bind(call.decided_at)
+        .bind(call.dispatched_at)
+        .bind(call.finished_at)
+        .bind(call.updated_at)
+        .execute($executor)
+        .await
+    }};
+}
+
 impl Store {
     /// Records a call in state `proposed`. The conversation, message and server must all be
     /// in the workspace (`NotFound` naming the one that is not).
@@ -194,13 +221,42 @@ impl Store {
         next: ToolCallState,
         outcome: ToolCallOutcome,
     ) -> StoreResult<ToolCallRecord> {
+        self.advance_tool_call(workspace_id, tool_call_id, &[next], outcome, None)
+            .await
+    }
+
+    /// Moves a call through `steps` in one commit (each step checked against the state
+    /// machine, each step's time recorded), with `audit` appended in the same transaction when
+    /// given: `approved` and `dispatched` of a call a rule allowed are one commit, and so are
+    /// a call's final state and its audit row. What matters for durability is unchanged: the
+    /// commit that says `dispatched` is acknowledged before the request leaves, and a final
+    /// state is never committed without its audit row. `Conflict` (nothing written, the audit
+    /// row neither) when a step is not allowed or another task moved the call first.
+    pub async fn advance_tool_call(
+        &self,
+        workspace_id: &WorkspaceId,
+        tool_call_id: &ToolCallId,
+        steps: &[ToolCallState],
+        outcome: ToolCallOutcome,
+        audit: Option<NewAuditEvent>,
+    ) -> StoreResult<ToolCallRecord> {
         let mut call = self.get_tool_call(workspace_id, tool_call_id).await?;
         let previous = call.state;
-        previous
-            .transition(next)
-            .map_err(|error| StoreError::Conflict(error.to_string()))?;
         let now = clock::now();
-        call.state = next;
+        for &next in steps {
+            call.state
+                .transition(next)
+                .map_err(|error| StoreError::Conflict(error.to_string()))?;
+            call.state = next;
+            match next {
+                ToolCallState::Approved | ToolCallState::Denied => call.decided_at = Some(now),
+                ToolCallState::Dispatched => call.dispatched_at = Some(now),
+                ToolCallState::Completed | ToolCallState::Failed | ToolCallState::Unknown => {
+                    call.finished_at = Some(now)
+                }
+                ToolCallState::Proposed => {}
+            }
+        }
         call.updated_at = now;
         if outcome.result.is_some() {
             call.result = outcome.result;
@@ -210,36 +266,32 @@ impl Store {
         }
         clean_optional_json(&mut call.result);
         clean_optional_text(&mut call.error);
-        match next {
-            ToolCallState::Approved | ToolCallState::Denied => call.decided_at = Some(now),
-            ToolCallState::Dispatched => call.dispatched_at = Some(now),
-            ToolCallState::Completed | ToolCallState::Failed | ToolCallState::Unknown => {
-                call.finished_at = Some(now)
+        let audit = audit.map(StorableAuditEvent::new).transpose()?;
+        let conflict = || {
+            StoreError::Conflict(format!(
+                "tool call {tool_call_id} left state {previous} before it could move to {}",
+                call.state
+            ))
+        };
+        match &audit {
+            None => {
+                let affected = on_backend!(self, |pool| update_tool_call!(pool, &call, previous)
+                    .map(|result| result.rows_affected()))?;
+                if affected == 0 {
+                    return Err(conflict());
+                }
             }
-            ToolCallState::Proposed => {}
-        }
-        let affected = on_backend!(self, |pool| sqlx::query(
-            "UPDATE tool_calls SET state = $4, result = $5, error = $6, decided_at = $7, \
-             dispatched_at = $8, finished_at = $9, updated_at = $10 \
-             WHERE workspace_id = $1 AND id = $2 AND state = $3"
-        )
-        .bind(workspace_id.as_str())
-        .bind(tool_call_id.as_str())
-        .bind(previous.as_str())
-        .bind(call.state.as_str())
-        .bind(call.result.as_ref().map(Json))
-        .bind(&call.error)
-        .bind(call.decided_at)
-        .bind(call.dispatched_at)
-        .bind(call.finished_at)
-        .bind(call.updated_at)
-        .execute(pool)
-        .await
-        .map(|result| result.rows_affected()))?;
-        if affected == 0 {
-            return Err(StoreError::Conflict(format!(
-                "tool call {tool_call_id} left state {previous} before it could move to {next}"
-            )));
+            Some(audit) => write_transaction!(self, |tx| {
+                let affected = update_tool_call!(&mut *tx, &call, previous)?.rows_affected();
+                if affected == 0 {
+                    return Err(conflict());
+                }
+                insert_audit_event!(&mut *tx, workspace_id, audit).map_err(insert_error(
+                    "audit event",
+                    "id",
+                    "workspace",
+                ))?;
+            }),
         }
         Ok(call)
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use switchboard_approvals::{ApprovalChoice, ApprovalConfig, ConnectionEvent, Remember};
 use switchboard_chat::CallReport;
 use switchboard_core::{ApprovalPolicy, ToolCallState};
-use switchboard_store::AuditSearch;
+use switchboard_store::{AuditSearch, ToolCallOutcome};
 
 #[tokio::test]
 async fn calls_decisions_connections_and_policy_changes_are_audited_without_secrets() {
@@ -53,15 +53,31 @@ async fn calls_decisions_connections_and_policy_changes_are_audited_without_secr
         .await
         .unwrap();
     let decision = waiting.await.unwrap();
-    gate.call_finished(&CallReport {
+    let report = CallReport {
         request,
         decision,
         final_state: ToolCallState::Completed,
         duration: Some(Duration::from_millis(42)),
         result_bytes: Some(1234),
         error: None,
-    })
-    .await;
+    };
+    // As the chat does: the final state and the gate's audit row in one commit.
+    world
+        .store
+        .advance_tool_call(
+            &world.workspace.id,
+            &report.request.tool_call_id,
+            &[
+                ToolCallState::Approved,
+                ToolCallState::Dispatched,
+                ToolCallState::Completed,
+            ],
+            ToolCallOutcome::default(),
+            gate.audit_event(&report),
+        )
+        .await
+        .unwrap();
+    gate.call_finished(&report).await;
     world
         .approvals
         .audit()

@@ -4,15 +4,16 @@
 //! does — and each of its calls lives the life of a turn's call: recorded `proposed` in a
 //! conversation of that client (one per person, bud and client name), reviewed by the approval
 //! gate (policies, pins, a person through `GET /chat/approvals` — or the client's own user
-//! when it can ask them, [`GatewayCall::client_approver`]), recorded `dispatched` before
-//! it leaves, sent over the MCP client's shared sessions (its progress to
-//! [`GatewayCall::events`], the client's cancel to the upstream), finished and reported to the gate
-//! (audited with origin `gateway` and the client's name).
+//! when it can ask them, [`GatewayCall::client_approver`]), recorded `approved` and
+//! `dispatched` in one commit before it leaves, sent over the MCP client's shared sessions (its
+//! progress to [`GatewayCall::events`], the client's cancel to the upstream), finished with its
+//! audit row in one commit (origin `gateway` and the client's name), and reported to the gate.
 //!
 //! It knows nothing of MCP's wire (the gateway's handler is `mcp-server`'s) nor of policies
 //! (the approvals module behind the gate decides).
 
 use super::ChatService;
+use crate::call_records;
 use crate::error::ChatResult;
 use crate::gate::{CallOrigin, CallReport, ClientApprover, EventSink, GateDecision, GateRequest};
 use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, resolve_mcp_config};
@@ -260,27 +261,22 @@ impl ChatService {
             .await
     }
 
-    /// Approved → dispatched (committed before the request leaves) → sent.
+    /// Approved and dispatched (one commit, before the request leaves) → sent.
     async fn dispatch_gateway_call(
         &self,
         record: &ToolCallRecord,
         call: &OutsideCall<'_>,
     ) -> ChatResult<Settled> {
-        self.gateway_transition(record, ToolCallState::Approved, ToolCallOutcome::default())
-            .await?;
         if call.cancellation.is_cancelled() {
+            self.gateway_transition(record, ToolCallState::Approved, ToolCallOutcome::default())
+                .await?;
             return Ok(failure(
                 ToolCallState::Failed,
                 "cancelled",
                 "the request was cancelled before the call was sent".to_owned(),
             ));
         }
-        self.gateway_transition(
-            record,
-            ToolCallState::Dispatched,
-            ToolCallOutcome::default(),
-        )
-        .await?;
+        call_records::dispatch(&self.engine.store, record).await?;
         let context = CallContext {
             caller: Caller {
                 user_id: call.principal.user_id.clone(),
@@ -308,7 +304,8 @@ impl ChatService {
         Ok(settle(outcome, started.elapsed()))
     }
 
-    /// The final record, the gate's report, and what the client gets.
+    /// The final record with its audit row (one commit), the gate's report, and what the
+    /// client gets.
     async fn finish_gateway_call(
         &self,
         record: &ToolCallRecord,
@@ -320,15 +317,6 @@ impl ChatService {
             .result
             .as_ref()
             .and_then(|result| serde_json::to_value(result).ok());
-        if settled.state != ToolCallState::Denied {
-            let outcome = ToolCallOutcome {
-                result: result_json.clone(),
-                error: settled.error.as_ref().map(|(_, message)| message.clone()),
-            };
-            self.gateway_transition(record, settled.state, outcome)
-                .await?;
-        }
-        crate::metrics::tool_call_finished(settled.state);
         let report = CallReport {
             request,
             decision: decision.clone(),
@@ -340,6 +328,13 @@ impl ChatService {
                 .map(|bytes| bytes.len()),
             error: settled.error.as_ref().map(|(_, message)| message.clone()),
         };
+        let outcome = ToolCallOutcome {
+            result: result_json,
+            error: settled.error.as_ref().map(|(_, message)| message.clone()),
+        };
+        let audit = self.engine.gate.audit_event(&report);
+        call_records::finish(&self.engine.store, record, settled.state, outcome, audit).await?;
+        crate::metrics::tool_call_finished(settled.state);
         self.engine.gate.call_finished(&report).await;
         Ok(match (decision, settled.result, settled.error) {
             (GateDecision::Deny { reason, .. }, _, _) => GatewayOutcome::Denied { reason },
@@ -359,19 +354,7 @@ impl ChatService {
         next: ToolCallState,
         outcome: ToolCallOutcome,
     ) -> ChatResult<()> {
-        match self
-            .engine
-            .store
-            .transition_tool_call(&record.workspace_id, &record.id, next, outcome)
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(StoreError::Conflict(message)) => {
-                tracing::warn!(tool_call_id = %record.id, %message, "gateway call state conflict");
-                Ok(())
-            }
-            Err(error) => Err(error.into()),
-        }
+        call_records::advance(&self.engine.store, record, &[next], outcome, None).await
     }
 }
 

@@ -51,5 +51,5 @@ pub(super) async fn run_search_call(
             }
         }
     };
-    finish_call(run, &record, &call, settled, &event).await
+    finish_call(run, &record, &call, settled, &event, None).await
 }

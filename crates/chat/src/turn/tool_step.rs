@@ -2,7 +2,9 @@
 //! `max_parallel_tool_calls`), each through the same recorded life:
 //!
 //! `proposed` (row written) → approval gate → `approved` | `denied` → `dispatched` (committed
-//! **before** the request leaves) → `completed` | `failed` | `unknown`.
+//! **before** the request leaves) → `completed` | `failed` | `unknown`, in three commits on
+//! the allowed path (`crate::call_records`: `approved`+`dispatched` is one, the final state
+//! with its audit row another).
 //!
 //! A call outside the step's `tool_choice` (any call under `none`, another tool than the
 //! forced one) is recorded and answered with an `outside_tool_choice` error result, without
@@ -16,7 +18,8 @@
 use super::TurnRun;
 use super::call_outcome::{Settled, failure, parse_arguments, settle};
 use super::progress_throttle::{PROGRESS_MIN_INTERVAL, ProgressThrottle};
-use crate::error::{ChatError, ChatResult};
+use crate::call_records;
+use crate::error::ChatResult;
 use crate::events::{ChatEvent, ToolEvent, ToolEventStatus, ToolProgress, tool_intent};
 use crate::gate::{CallReport, EventSink, GateDecision, GateRequest};
 use crate::tools::{
@@ -39,7 +42,7 @@ use tokio::sync::mpsc;
 /// client, which never blocks on a slow reader).
 const PROGRESS_BUFFER: usize = 32;
 use switchboard_store::{
-    MessageStatus, NewMessage, NewToolCall, StoreError, ToolCallOutcome, ToolCallRecord,
+    MessageStatus, NewAuditEvent, NewMessage, NewToolCall, ToolCallOutcome, ToolCallRecord,
 };
 
 /// Runs `calls` (made by the assistant message `message_id`) and returns one tool message per
@@ -108,7 +111,7 @@ async fn run_one_call(
             return call.review_and_run(arguments).await;
         }
     };
-    finish_call(run, &record, &call, refusal, &event).await
+    finish_call(run, &record, &call, refusal, &event, None).await
 }
 
 /// Where a call goes, as the model named it: an unknown tool has no server.
@@ -269,7 +272,8 @@ impl ReviewedCall<'_, '_> {
                 .map(|bytes| bytes.len()),
             error: settled.error.as_ref().map(|(_, message)| message.clone()),
         };
-        let message = finish_call(run, self.record, self.call, settled, self.event).await?;
+        let audit = run.engine.gate.audit_event(&report);
+        let message = finish_call(run, self.record, self.call, settled, self.event, audit).await?;
         run.engine.gate.call_finished(&report).await;
         Ok(message)
     }
@@ -289,29 +293,23 @@ impl ReviewedCall<'_, '_> {
 
     async fn allowed(&self, arguments: Value) -> ChatResult<Settled> {
         let run = self.run;
-        transition(
-            run,
-            self.record,
-            ToolCallState::Approved,
-            ToolCallOutcome::default(),
-        )
-        .await?;
         if run.handle.cancellation.is_cancelled() {
+            transition(
+                run,
+                self.record,
+                ToolCallState::Approved,
+                ToolCallOutcome::default(),
+            )
+            .await?;
             return Ok(failure(
                 ToolCallState::Failed,
                 "cancelled",
                 "the answer was cancelled before the call was sent".to_owned(),
             ));
         }
-        // Committed before the request leaves: a crash from here on leaves `dispatched`,
-        // which start-up turns into `unknown`, never into a silent re-run.
-        transition(
-            run,
-            self.record,
-            ToolCallState::Dispatched,
-            ToolCallOutcome::default(),
-        )
-        .await?;
+        // `approved` and `dispatched`, committed before the request leaves: a crash from here
+        // on leaves `dispatched`, which start-up turns into `unknown`, never a silent re-run.
+        call_records::dispatch(&run.engine.store, self.record).await?;
         run.handle.emit(ChatEvent::McpTool(self.event.event(
             ToolEventStatus::Started,
             ToolCallState::Dispatched,
@@ -397,25 +395,25 @@ fn outside_choice(choice: &ToolChoice, called: &str) -> Option<String> {
     }
 }
 
-/// Records the final state, stores the tool message for the model, emits the event.
+/// Records the final state (with `audit`, the gate's row, in the same commit), stores the
+/// tool message for the model, emits the event.
 pub(super) async fn finish_call(
     run: &TurnRun<'_>,
     record: &ToolCallRecord,
     call: &ToolCallRequest,
     settled: Settled,
     event: &EventTemplate,
+    audit: Option<NewAuditEvent>,
 ) -> ChatResult<ChatMessage> {
     let config = &run.engine.config;
-    if settled.state != ToolCallState::Denied {
-        let outcome = ToolCallOutcome {
-            result: settled
-                .result
-                .as_ref()
-                .and_then(|result| serde_json::to_value(result).ok()),
-            error: settled.error.as_ref().map(|(_, message)| message.clone()),
-        };
-        transition(run, record, settled.state, outcome).await?;
-    }
+    let outcome = ToolCallOutcome {
+        result: settled
+            .result
+            .as_ref()
+            .and_then(|result| serde_json::to_value(result).ok()),
+        error: settled.error.as_ref().map(|(_, message)| message.clone()),
+    };
+    call_records::finish(&run.engine.store, record, settled.state, outcome, audit).await?;
     let model_text = match (&settled.result, &settled.error) {
         (Some(result), _) => result_text_for_model(result),
         (None, Some((code, message))) => error_text_for_model(code, message),
@@ -491,22 +489,5 @@ pub(super) async fn transition(
     next: ToolCallState,
     outcome: ToolCallOutcome,
 ) -> ChatResult<()> {
-    match run
-        .engine
-        .store
-        .transition_tool_call(
-            &run.plan.conversation.workspace_id,
-            &record.id,
-            next,
-            outcome,
-        )
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(StoreError::Conflict(message)) => {
-            tracing::warn!(tool_call_id = %record.id, %message, "tool call state conflict");
-            Ok(())
-        }
-        Err(error) => Err(ChatError::from(error)),
-    }
+    call_records::advance(&run.engine.store, record, &[next], outcome, None).await
 }

@@ -12,11 +12,11 @@ use rmcp::ErrorData;
 use rmcp::model::*;
 use rmcp::service::{RequestContext, RoleServer};
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 impl GatewayServer {
-    /// One page of `list` as the JSON result rmcp's type `T` reads.
-    async fn list_page<T: DeserializeOwned>(
+    /// One page of `list` as rmcp's result type `T`, its items read one by one.
+    async fn list_page<T: PagedList>(
         &self,
         list: GatewayList,
         params: Option<PaginatedRequestParams>,
@@ -30,11 +30,12 @@ impl GatewayServer {
             .map_err(to_error_data)?;
         let cursor = params.and_then(|params| params.cursor);
         let page = page_of(list.name(), items, cursor.as_deref(), self.page_size)?;
-        let mut result = json!({ list.items_field(): page.items });
-        if let Some(next_cursor) = page.next_cursor {
-            result["nextCursor"] = Value::String(next_cursor);
-        }
-        from_upstream(result, list.name())
+        let items = page
+            .items
+            .into_iter()
+            .map(|item| from_upstream(item, list.name()))
+            .collect::<Result<Vec<T::Item>, ErrorData>>()?;
+        Ok(T::of_page(items, page.next_cursor))
     }
 
     pub(super) async fn answer_list_resources(
@@ -68,7 +69,7 @@ impl GatewayServer {
         params: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let request = Self::request(&context)?;
+        let request = self.admitted(&context, "resources/read")?;
         let answer = self
             .backend
             .read_resource(&request, params.uri, context.ct.clone())
@@ -83,7 +84,7 @@ impl GatewayServer {
         params: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let request = Self::request(&context)?;
+        let request = self.admitted(&context, "prompts/get")?;
         let answer = self
             .backend
             .get_prompt(&request, params.name, params.arguments, context.ct.clone())
@@ -98,7 +99,7 @@ impl GatewayServer {
         params: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        let request = Self::request(&context)?;
+        let request = self.admitted(&context, "completion/complete")?;
         let params = serde_json::to_value(&params)
             .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
         let answer = self
@@ -110,7 +111,30 @@ impl GatewayServer {
     }
 }
 
-/// An upstream's answer (or an aggregated page) in rmcp's shape.
+/// An rmcp list result made of one page of its items.
+trait PagedList {
+    type Item: DeserializeOwned;
+    fn of_page(items: Vec<Self::Item>, next_cursor: Option<String>) -> Self;
+}
+
+macro_rules! paged_list {
+    ($result:ident, $item:ty) => {
+        impl PagedList for $result {
+            type Item = $item;
+            fn of_page(items: Vec<$item>, next_cursor: Option<String>) -> Self {
+                let mut result = $result::with_all_items(items);
+                result.next_cursor = next_cursor;
+                result
+            }
+        }
+    };
+}
+
+paged_list!(ListResourcesResult, Resource);
+paged_list!(ListResourceTemplatesResult, ResourceTemplate);
+paged_list!(ListPromptsResult, Prompt);
+
+/// An upstream's answer (or an aggregated item) in rmcp's shape.
 fn from_upstream<T: DeserializeOwned>(answer: Value, method: &str) -> Result<T, ErrorData> {
     serde_json::from_value(answer).map_err(|error| {
         ErrorData::internal_error(

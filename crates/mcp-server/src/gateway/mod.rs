@@ -5,7 +5,7 @@
 //! server crate wires it to the chat engine and the approvals module), mounted with
 //! [`gateway_router`] at `/gateway/mcp` and `/gateway/buds/{bud}/mcp` behind the same guard
 //! as `/mcp` (Host/Origin, bearer token, sessions), with `gateway:use` required of every
-//! request (403 without it).
+//! request (403 without it) and its own per-token rate limit ([`rate_limit`]).
 //!
 //! While a call runs, [`client_link`] carries what goes back to the client on its request's
 //! stream: the approval question of an `ASK_USER` call as an elicitation form (to a client
@@ -22,6 +22,7 @@ mod client_link;
 mod items;
 mod list_changed;
 mod pages;
+mod rate_limit;
 
 pub use client_link::{GatewayAsker, GatewayProgress};
 pub use pages::DEFAULT_PAGE_SIZE;
@@ -101,15 +102,6 @@ impl GatewayList {
         match self {
             Self::Resources => "resources",
             Self::ResourceTemplates => "resources/templates",
-            Self::Prompts => "prompts",
-        }
-    }
-
-    /// The field of the result holding the items.
-    pub fn items_field(self) -> &'static str {
-        match self {
-            Self::Resources => "resources",
-            Self::ResourceTemplates => "resourceTemplates",
             Self::Prompts => "prompts",
         }
     }
@@ -222,6 +214,9 @@ pub struct GatewayServer {
     page_size: usize,
     /// Set once this session's `list_changed` watcher runs (started by its first `tools/list`).
     watching: Arc<std::sync::atomic::AtomicBool>,
+    /// The per-token budget of requests that reach an upstream ([`rate_limit`]), shared by
+    /// every session and the guard's `initialize`.
+    limiter: Option<crate::rate_limit::RateLimiter>,
 }
 
 /// A router serving the gateway at [`GATEWAY_PATH`] and [`BUD_GATEWAY_PATH`], its lists in
@@ -234,12 +229,14 @@ pub fn gateway_router<S>(
 where
     S: Clone + Send + Sync + 'static,
 {
+    let limiter = settings.sessions.limiter.clone();
     streamable_router_at(
         &[GATEWAY_PATH, BUD_GATEWAY_PATH],
         move || GatewayServer {
             backend: backend.clone(),
             page_size,
             watching: Arc::default(),
+            limiter: limiter.clone(),
         },
         settings,
     )
@@ -272,6 +269,17 @@ impl GatewayServer {
         })
     }
 
+    /// [`Self::request`], once the caller's rate limit admits a `method` request.
+    fn admitted(
+        &self,
+        context: &RequestContext<RoleServer>,
+        method: &'static str,
+    ) -> Result<GatewayRequest, ErrorData> {
+        let request = Self::request(context)?;
+        rate_limit::admit(self.limiter.as_ref(), &request, method)?;
+        Ok(request)
+    }
+
     async fn answer_list_tools(
         &self,
         params: Option<PaginatedRequestParams>,
@@ -297,7 +305,7 @@ impl GatewayServer {
         params: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let request = Self::request(&context)?;
+        let request = self.admitted(&context, "tools/call")?;
         let call = GatewayToolCall {
             name: params.name.to_string(),
             arguments: params.arguments.map(Value::Object).unwrap_or(Value::Null),

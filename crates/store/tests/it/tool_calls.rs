@@ -4,7 +4,9 @@ use crate::fixtures::{new_conversation, new_tool_call, stdio_server, workspace_w
 use crate::harness::{TestStore, store_test};
 use serde_json::json;
 use switchboard_core::{ChatMessage, ConversationId, MessageId, ServerId, ToolCallState};
-use switchboard_store::{NewMessage, NewToolCall, StoreError, ToolCallOutcome};
+use switchboard_store::{
+    AuditSearch, NewAuditEvent, NewMessage, NewToolCall, StoreError, ToolCallOutcome,
+};
 
 store_test!(
     a_call_walks_the_happy_path_with_timings,
@@ -13,6 +15,7 @@ store_test!(
     call_parents_must_be_in_the_workspace,
     deleting_the_server_keeps_the_history,
     restart_recovery_marks_in_flight_calls,
+    steps_and_the_audit_row_are_one_commit,
 );
 
 async fn a_call_walks_the_happy_path_with_timings(test: TestStore) {
@@ -365,4 +368,76 @@ async fn restart_recovery_marks_in_flight_calls(test: TestStore) {
     use ToolCallState::*;
     assert_eq!(states, [Failed, Failed, Unknown, Completed]);
     assert_eq!(store.recover_interrupted_tool_calls().await.unwrap(), 0);
+}
+
+/// `approved`+`dispatched` in one call, then the final state with its audit row; a step the
+/// state machine refuses writes nothing, the audit row neither.
+async fn steps_and_the_audit_row_are_one_commit(test: TestStore) {
+    let store = &test.store;
+    let (workspace, alice) = workspace_with_owner(store, "acme").await;
+    let conversation = store
+        .create_conversation(&workspace.id, new_conversation(&alice))
+        .await
+        .unwrap();
+    let call = store
+        .create_tool_call(
+            &workspace.id,
+            new_tool_call(&conversation.id, None, "call_1"),
+        )
+        .await
+        .unwrap();
+    let dispatched = store
+        .advance_tool_call(
+            &workspace.id,
+            &call.id,
+            &[ToolCallState::Approved, ToolCallState::Dispatched],
+            ToolCallOutcome::default(),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(dispatched.state, ToolCallState::Dispatched);
+    assert!(dispatched.decided_at.is_some() && dispatched.dispatched_at.is_some());
+    let audit = |status: &str| NewAuditEvent {
+        actor: alice.id.as_str().to_owned(),
+        action: format!("tool_call.{status}"),
+        status: Some(status.to_owned()),
+        details: json!({"arguments": {"token": "SECRET"}}),
+        ..NewAuditEvent::default()
+    };
+    let refused = store
+        .advance_tool_call(
+            &workspace.id,
+            &call.id,
+            &[ToolCallState::Approved],
+            ToolCallOutcome::default(),
+            Some(audit("approved")),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, StoreError::Conflict(_)), "{refused:?}");
+    let completed = store
+        .advance_tool_call(
+            &workspace.id,
+            &call.id,
+            &[ToolCallState::Completed],
+            ToolCallOutcome {
+                result: Some(json!({"content": []})),
+                error: None,
+            },
+            Some(audit("completed")),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store.get_tool_call(&workspace.id, &call.id).await.unwrap(),
+        completed
+    );
+    let rows = store
+        .search_audit(&workspace.id, AuditSearch::default())
+        .await
+        .unwrap();
+    let actions: Vec<&str> = rows.iter().map(|row| row.action.as_str()).collect();
+    assert_eq!(actions, ["tool_call.completed"]);
+    assert_eq!(rows[0].details["arguments"]["token"], "[REDACTED]");
 }

@@ -3,25 +3,12 @@
 //! server's RSS is counted.
 
 use crate::model::{InstantModel, Script};
-use crate::support::{Gate, start};
+use crate::support::{Gate, rss_kib, start};
 use futures::StreamExt;
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
-
-fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find(|line| line.starts_with("VmRSS:"))
-                .and_then(|line| line.split_whitespace().nth(1))
-                .and_then(|value| value.parse().ok())
-        })
-        .unwrap_or(0)
-}
 
 /// Child mode: open `count` answer streams, report when every `meta` arrived, then hold them
 /// until stdin closes.

@@ -1,14 +1,17 @@
 //! What every whole-stack bench starts from: the real HTTP server on a loopback port, SQLite
 //! (WAL, `synchronous=FULL`) in a temp dir, our own knowledge-graph endpoint at `/mcp`
-//! registered as the upstream `kg` (with the sample data, and a rate limit out of the way: a
-//! bench makes thousands of calls a minute), and the chat engine with the given model. Each
+//! registered as the upstream `kg` (with the sample data, and rate limits out of the way: a
+//! bench makes thousands of calls a minute), and the chat engine with the given model; the
+//! TCP connections that reach `/mcp` are counted by their peer port ([`McpPeers`]). Each
 //! bench binary includes this module (`#[path]`), so the stack is assembled in one place and
 //! every bench measures the same thing.
 
 // Each bench binary uses the parts it measures.
 #![allow(dead_code)]
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use switchboard_approvals::{ApprovalConfig, Approvals};
 use switchboard_chat::{
     ApprovalGate, ChatConfig, ChatService, EventSink, GateDecision, GateRequest, OwnEndpoints,
@@ -54,6 +57,8 @@ pub struct Stack {
     pub principal: Principal,
     /// The registered `kg` server (our own `/mcp`).
     pub kg_server: ServerId,
+    /// The connections requests to `/mcp` came over.
+    pub mcp_peers: McpPeers,
     approvals: Option<Approvals>,
     pub shutdown: CancellationToken,
     _dir: tempfile::TempDir,
@@ -91,6 +96,8 @@ pub async fn start(provider: Option<Arc<dyn LlmProvider>>, gate: Gate) -> Stack 
     let kg_config = KgConfig {
         rate_limit_per_minute: 1_000_000,
         rate_limit_burst: 1_000_000,
+        gateway_rate_limit_per_minute: 1_000_000,
+        gateway_rate_limit_burst: 1_000_000,
         ..KgConfig::default()
     };
     let kg = KnowledgeGraphService::for_store(store.clone(), kg_config, Some(workspace.clone()))
@@ -117,7 +124,14 @@ pub async fn start(provider: Option<Arc<dyn LlmProvider>>, gate: Gate) -> Stack 
         state = state.with_approvals(approvals.clone());
     }
     let token = shutdown.clone();
-    let router = app(state);
+    let mcp_peers = McpPeers::default();
+    let router = app(state).layer(axum::middleware::from_fn({
+        let mcp_peers = mcp_peers.clone();
+        move |request: axum::extract::Request, next: axum::middleware::Next| {
+            mcp_peers.saw(&request);
+            next.run(request)
+        }
+    }));
     tokio::spawn(async move {
         serve_router(
             listener,
@@ -143,10 +157,48 @@ pub async fn start(provider: Option<Arc<dyn LlmProvider>>, gate: Gate) -> Stack 
             scopes: boot.token.scopes,
         },
         kg_server,
+        mcp_peers,
         approvals,
         shutdown,
         _dir: dir,
     }
+}
+
+/// The peer ports of the connections requests to `/mcp` came over: a new port is a new TCP
+/// connection (loopback ports are not reused within a bench's seconds).
+#[derive(Clone, Debug, Default)]
+pub struct McpPeers {
+    ports: Arc<Mutex<HashSet<u16>>>,
+}
+
+impl McpPeers {
+    fn saw(&self, request: &axum::extract::Request) {
+        let peer = request
+            .extensions()
+            .get::<axum::extract::ConnectInfo<SocketAddr>>();
+        if let (Some(peer), "/mcp") = (peer, request.uri().path()) {
+            self.ports.lock().unwrap().insert(peer.0.port());
+        }
+    }
+
+    /// Connections seen so far.
+    pub fn count(&self) -> usize {
+        self.ports.lock().unwrap().len()
+    }
+}
+
+/// This process's resident memory, in KiB.
+pub fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find(|line| line.starts_with("VmRSS:"))
+                .and_then(|line| line.split_whitespace().nth(1))
+                .and_then(|value| value.parse().ok())
+        })
+        .unwrap_or(0)
 }
 
 /// The chat engine: the real approvals (and their elicitation responder) or every call allowed.

@@ -8,11 +8,13 @@
 //! client's list changes (`list_changed`); resources, templates, prompts and completions
 //! aggregated per server, and every list paged (`items`); the official TypeScript and Python
 //! SDK clients listing, calling and reading through it (`sdk_clients`); an eliciting client's
-//! user approving its own calls, progress forwarded and cancellation (`client_calls`).
+//! user approving its own calls, progress forwarded and cancellation (`client_calls`); the
+//! per-token rate limit (`rate_limit`).
 
 mod catalog;
 mod client_calls;
 mod items;
 mod list_changed;
+mod rate_limit;
 mod sdk_clients;
 mod wire;

@@ -1,0 +1,82 @@
+//! The store writes of a tool call's life after its `proposed` row, shared by a turn's calls
+//! and calls from outside a turn (the gateway's, an app's), in as few commits as durability
+//! allows: `approved` and `dispatched` are one commit, acknowledged before the request leaves;
+//! the final state and the gate's audit row ([`crate::ApprovalGate::audit_event`]) are one
+//! commit, so no final state is ever stored without its audit row. A denial is recorded when
+//! it is decided (its row says `denied` while the person's answer is shown), so only its audit
+//! row is left for the end.
+//!
+//! A conflict (someone else moved the call: a sweep found it orphaned) is logged, not fatal,
+//! and the audit row is then written alone; an audit row that cannot be written alone is
+//! logged, never returned (the audit never fails what it records).
+
+use crate::error::{ChatError, ChatResult};
+use switchboard_core::ToolCallState;
+use switchboard_store::{NewAuditEvent, Store, StoreError, ToolCallOutcome, ToolCallRecord};
+
+/// `approved` → `dispatched` in one commit: call it last before the request leaves.
+pub(crate) async fn dispatch(store: &Store, record: &ToolCallRecord) -> ChatResult<()> {
+    advance(
+        store,
+        record,
+        &[ToolCallState::Approved, ToolCallState::Dispatched],
+        ToolCallOutcome::default(),
+        None,
+    )
+    .await
+}
+
+/// The call's final state (`completed`, `failed`, `unknown`, or `denied` already recorded)
+/// with its audit row, if the gate gave one.
+pub(crate) async fn finish(
+    store: &Store,
+    record: &ToolCallRecord,
+    state: ToolCallState,
+    outcome: ToolCallOutcome,
+    audit: Option<NewAuditEvent>,
+) -> ChatResult<()> {
+    if state == ToolCallState::Denied {
+        if let Some(audit) = audit {
+            append_audit(store, record, audit).await;
+        }
+        return Ok(());
+    }
+    advance(store, record, &[state], outcome, audit).await
+}
+
+/// Moves the call through `steps` (with `audit` in the same commit).
+pub(crate) async fn advance(
+    store: &Store,
+    record: &ToolCallRecord,
+    steps: &[ToolCallState],
+    outcome: ToolCallOutcome,
+    audit: Option<NewAuditEvent>,
+) -> ChatResult<()> {
+    match store
+        .advance_tool_call(
+            &record.workspace_id,
+            &record.id,
+            steps,
+            outcome,
+            audit.clone(),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(StoreError::Conflict(message)) => {
+            tracing::warn!(tool_call_id = %record.id, %message, "tool call state conflict");
+            if let Some(audit) = audit {
+                append_audit(store, record, audit).await;
+            }
+            Ok(())
+        }
+        Err(error) => Err(ChatError::from(error)),
+    }
+}
+
+async fn append_audit(store: &Store, record: &ToolCallRecord, audit: NewAuditEvent) {
+    let action = audit.action.clone();
+    if let Err(error) = store.append_audit_event(&record.workspace_id, audit).await {
+        tracing::error!(%error, %action, tool_call_id = %record.id, "could not write an audit event");
+    }
+}
