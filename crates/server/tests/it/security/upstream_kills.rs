@@ -64,10 +64,10 @@ impl HttpUpstream {
 
     /// Starts the server again when the last kill ended it; waits until it listens.
     fn ensure_running(&mut self) {
-        if let Some(child) = &mut self.child {
-            if child.try_wait().unwrap().is_none() {
-                return;
-            }
+        if let Some(child) = &mut self.child
+            && child.try_wait().unwrap().is_none()
+        {
+            return;
         }
         let child = Command::new(python())
             .args([&fixture(), "http", &self.port.to_string()])
