@@ -127,6 +127,7 @@ pub struct ContextItemsQuery {
     params(ContextItemsQuery),
     responses(
         (status = 200, description = "Every server's items (servers that failed in `failed`)", body = ContextItemsBody),
+        (status = 400, description = "A query that cannot be read (an encoded NUL character, a malformed parameter)", body = ErrorBody),
         (status = 401, description = "No valid bearer token", body = ErrorBody),
         (status = 403, description = "The token lacks `chat:use`", body = ErrorBody),
         (status = 404, description = "No such conversation of the caller's", body = ErrorBody),
