@@ -94,6 +94,11 @@ test('app approvals: the basic example\'s get-time waits for the person, who app
   assert.equal(asked.tool, 'get-time');
   assert.equal(asked.app_of, await turn.locator('.mcp-app').getAttribute('data-tool-call-id'), 'the card is under the app that asked');
   assert.equal(await turn.locator('.action-card').count(), 1, 'only the app\'s card, no turn card');
+  const inView = await card.evaluate((element) => {
+    const box = element.getBoundingClientRect();
+    return box.top >= 0 && box.bottom <= window.innerHeight;
+  });
+  assert.ok(inView, 'the card is brought into view');
   await saveScreenshot(page, 'apps-approvals-01-card');
   await card.getByRole('button', { name: 'Approve once' }).click();
   await cardGone(turn);

@@ -4,8 +4,9 @@
 // polls the conversation's pending approvals (`GET /chat/approvals?conversation_id=…`) and shows
 // the ones its app asked (`app_of`, the tool call the app is shown with) as the same cards a
 // turn's calls get (action-cards.js: Approve once / Always allow / Deny, posted to the same
-// decision API). The app's request then goes on or fails with the refusal; a card leaves as soon
-// as its request is decided, here or anywhere else (another tab, the approvals API).
+// decision API), above the app (under its tool call) and brought into view. The app's request
+// then goes on or fails with the refusal; a card leaves as soon as its request is decided, here
+// or anywhere else (another tab, the approvals API).
 
 import { h } from '../../lib/dom.js';
 import { api, listItems } from '../../lib/api.js';
@@ -77,6 +78,8 @@ export class AppApprovals {
     this.cards.set(approval.approval_id, card);
     this.element.append(card.element);
     this.onLayoutChange();
+    // Above the app, brought into view: the person is looking at the app, which may be tall.
+    card.element.scrollIntoView({ block: 'nearest' });
     card.buttons.querySelector('button')?.focus({ preventScroll: true });
   }
 

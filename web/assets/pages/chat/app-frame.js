@@ -82,7 +82,7 @@ export class AppFrame {
     if (this.app.prefers_border === false) this.element.classList.add('mcp-app-borderless');
     window.addEventListener('message', this.onMessage);
     window.addEventListener('keydown', this.onKey);
-    this.element.append(this.iframe, this.approvals.element);
+    this.element.append(this.approvals.element, this.iframe);
   }
 
   /** The declared permissions the person allows (asked once per app and page). */
