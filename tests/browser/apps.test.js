@@ -176,7 +176,7 @@ test('apps: a hostile app is refused the network, the page, storage, the top win
 });
 
 test('apps: page weight added to the chat', () => {
-  const files = ['web/assets/pages/chat/app-frame.js', 'web/assets/pages/chat/app-dialogs.js'];
+  const files = ['web/assets/pages/chat/app-frame.js', 'web/assets/pages/chat/app-dialogs.js', 'web/assets/pages/chat/app-approvals.js'];
   const bytes = files.map((file) => readFileSync(path.join(repositoryRoot, file)));
   figures.ui_added = {
     files,

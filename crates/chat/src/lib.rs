@@ -72,7 +72,8 @@ pub use service::{
     GATEWAY_URI_PREFIX, GatewayCall, GatewayListing, GatewayOutcome, LlmProviderInput,
     LlmProviderUpdate, MAX_ATTACHMENTS, ModelEntry, ModelListing, NewConversationInput,
     PromptRequest, RESOURCE_READ_TOOL, RemoteListing, ServerContextItems, ToolCallApp,
-    ToolResultPage, TurnRequest, TurnStream, UsageReport, UsageScope, gateway_uri, upstream_uri,
+    ToolResultPage, TurnRequest, TurnStream, UsageReport, UsageScope, app_of_request, gateway_uri,
+    upstream_uri,
 };
 pub use sign_in::AuthorizationStarter;
 pub use switchboard_llm::{ApiKey, ModelInfo, ProviderKind, TokenUsage};

@@ -14,6 +14,10 @@
 //! conversation, reviewed by the approval gate (policies, pins, a person), audited with origin
 //! `app`.
 //!
+//! Both are recorded under a call id naming the app's tool call ([`app_of_request`]): an
+//! approval request a person must decide says which app asked, and the chat shows its card
+//! under that app while the app's request waits.
+//!
 //! An app's `resources/read` ([`ChatService::run_app_resource_read`]) goes the same way to the
 //! same server only: reviewed, recorded and audited as a call of the host's pseudo-tool
 //! [`RESOURCE_READ_TOOL`] (`resources/read`, a name outside MCP's tool-name characters, so no
@@ -46,6 +50,19 @@ pub struct AppCall<'a> {
     pub arguments: Value,
     /// Fires when the request is dropped.
     pub cancellation: CancellationToken,
+}
+
+/// The id an app's request is recorded and asked under (the model's call id of a turn's call):
+/// `app:{the tool call the app is shown with}:{a fresh id}`, so that its approval request names
+/// the app that asked ([`app_of_request`]) and the UI shows the card under that app.
+fn app_request_id(app_of: &ToolCallId) -> String {
+    format!("app:{app_of}:{}", ToolCallId::generate())
+}
+
+/// The tool call whose app made the request recorded under `call_id`, if an app made it.
+pub fn app_of_request(call_id: &str) -> Option<&str> {
+    let (app_of, _fresh) = call_id.strip_prefix("app:")?.rsplit_once(':')?;
+    (!app_of.is_empty()).then_some(app_of)
 }
 
 /// The name an app's `resources/read` is reviewed, recorded and audited under.
@@ -210,7 +227,7 @@ impl ChatService {
             tool: &tool,
             target,
             arguments,
-            request_id: format!("app-{}", ToolCallId::generate()),
+            request_id: app_request_id(call.tool_call_id),
             origin: CallOrigin::App {
                 app_of: call.tool_call_id.as_str().to_owned(),
             },
@@ -253,7 +270,7 @@ impl ChatService {
             tool: &resource_read_tool(),
             target,
             arguments: json!({ "uri": read.uri }),
-            request_id: format!("app-{}", ToolCallId::generate()),
+            request_id: app_request_id(read.tool_call_id),
             origin: CallOrigin::App {
                 app_of: read.tool_call_id.as_str().to_owned(),
             },
@@ -298,5 +315,25 @@ impl ChatService {
             .tools
             .for_turn(principal, None, &caller, &resolved, &[])
             .await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_app_request_id_names_the_app_that_asked() {
+        let app_of = ToolCallId::generate();
+        let id = app_request_id(&app_of);
+        assert_eq!(app_of_request(&id), Some(app_of.as_str()));
+        assert_ne!(app_request_id(&app_of), id, "every request has its own id");
+    }
+
+    #[test]
+    fn other_call_ids_name_no_app() {
+        for call_id in ["call_1", "app-019a", "app:", "app::x", "gw-1", ""] {
+            assert_eq!(app_of_request(call_id), None, "{call_id}");
+        }
     }
 }

@@ -22,7 +22,7 @@ mod usage;
 
 pub(crate) use app_context::with_app_contexts;
 pub use app_context::{APP_MODEL_CONTEXT_MAX_BYTES, AppContextUpdate};
-pub use apps::{AppCall, AppResourceRead, RESOURCE_READ_TOOL, ToolCallApp};
+pub use apps::{AppCall, AppResourceRead, RESOURCE_READ_TOOL, ToolCallApp, app_of_request};
 pub use budgets::{BudgetExceeded, BudgetScope};
 pub use buds::{BudInput, BudUpdate};
 pub use context_items::{CompletionRequest, ContextItems, ServerContextItems};

@@ -6,7 +6,8 @@
 // `ui/*` JSON-RPC over postMessage: `ui/initialize` (host context: theme, locale, time zone,
 // display mode, container size), `ui/notifications/initialized`, then tool input and tool
 // result, size changes, the app's `tools/call` and `resources/read` to its own server (through
-// the API, so the approval gate, policies, pins and audit apply), `ui/open-link` and `ui/message`
+// the API, so the approval gate, policies, pins and audit apply; while one waits for a person, its
+// approval card shows under the app: app-approvals.js), `ui/open-link` and `ui/message`
 // (the person is asked first, in app-dialogs.js; an accepted message is sent as the person's next
 // message), `ui/update-model-context` (stored by the API, given to the model on the next turn),
 // display modes (inline, fullscreen; told back with `host-context-changed`), the permissions the
@@ -17,6 +18,7 @@
 import { h } from '../../lib/dom.js';
 import { api, segment } from '../../lib/api.js';
 import { PERMISSION_FEATURES, askPermissions, confirmAppMessage, confirmOpenLink } from './app-dialogs.js';
+import { AppApprovals } from './app-approvals.js';
 
 const PROTOCOL_VERSION = '2026-01-26';
 const TEARDOWN_WAIT_MS = 500;
@@ -47,6 +49,7 @@ export class AppFrame {
     this.onMessage = (event) => this.#receive(event);
     this.onKey = (event) => { if (event.key === 'Escape' && this.displayMode === 'fullscreen') this.#setDisplayMode('inline'); };
     this.exitButton = h('button', { type: 'button', class: 'button mcp-app-exit', text: 'Exit full screen', hidden: true, onclick: () => this.#setDisplayMode('inline') });
+    this.approvals = new AppApprovals({ conversationId, toolCallId });
     this.element = h('div', { class: 'mcp-app', dataset: { toolCallId: toolCallId ?? '', state: 'loading', displayMode: 'inline' } }, this.exitButton);
   }
 
@@ -79,7 +82,7 @@ export class AppFrame {
     if (this.app.prefers_border === false) this.element.classList.add('mcp-app-borderless');
     window.addEventListener('message', this.onMessage);
     window.addEventListener('keydown', this.onKey);
-    this.element.append(this.iframe);
+    this.element.append(this.approvals.element, this.iframe);
   }
 
   /** The declared permissions the person allows (asked once per app and page). */
@@ -122,6 +125,7 @@ export class AppFrame {
     window.removeEventListener('keydown', this.onKey);
     for (const { reject } of this.pending.values()) reject(new Error('the app was removed'));
     this.pending.clear();
+    this.approvals.dispose();
     this.iframe?.remove();
     this.element.dataset.state = 'closed';
   }
@@ -207,10 +211,10 @@ export class AppFrame {
 
   /** The app's call to a tool of its own server: the API checks it is one, and gates it. */
   async #callTool(params) {
-    const answer = await api.post(this.#appPath('tool-calls'), {
+    const answer = await this.approvals.around(() => api.post(this.#appPath('tool-calls'), {
       name: String(params.name ?? ''),
       arguments: objectOrEmpty(params.arguments),
-    });
+    }));
     return answer.result;
   }
 
@@ -220,7 +224,7 @@ export class AppFrame {
 
   /** The app reads a resource of its own server: the API checks it is one, and gates it. */
   async #readResource(params) {
-    const answer = await api.post(this.#appPath('resources/read'), { uri: String(params.uri ?? '') });
+    const answer = await this.approvals.around(() => api.post(this.#appPath('resources/read'), { uri: String(params.uri ?? '') }));
     return answer.result;
   }
 

@@ -192,7 +192,8 @@ class ChatPage {
       if (approval.status === 'pending') continue;
       for (const turn of this.turns) turn.noteApproval(approval);
     }
-    const mine = approvals.filter((approval) => approval.status === 'pending' && approval.conversation_id === conversationId);
+    // An app's own requests get their cards under the app, while the app waits (app-approvals.js).
+    const mine = approvals.filter((approval) => approval.status === 'pending' && approval.conversation_id === conversationId && !approval.app_of);
     if (mine.length === 0 || this.conversationId !== conversationId) return;
     let turn = this.turns[this.turns.length - 1];
     if (!turn) {

@@ -52,8 +52,13 @@ pub struct ApprovalView {
     pub conversation_id: ConversationId,
     #[schema(value_type = String)]
     pub tool_call_id: ToolCallId,
-    /// The model's id for the call.
+    /// The model's id for the call (for a request an MCP App made, `app:{app_of}:{id}`).
     pub call_id: String,
+    /// For a request an MCP App made (its `tools/call` or `resources/read`), the tool call the
+    /// app is shown with: the chat shows the card under that app.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub app_of: Option<ToolCallId>,
     /// The server's name.
     pub server: String,
     /// `null` for a server the request brought along (not registered).
@@ -86,6 +91,7 @@ impl From<ApprovalRequestRecord> for ApprovalView {
             id: record.id,
             conversation_id: record.conversation_id,
             tool_call_id: record.tool_call_id,
+            app_of: switchboard_chat::app_of_request(&record.llm_call_id).map(ToolCallId::from),
             call_id: record.llm_call_id,
             server: record.server_name,
             server_id: record.server_id,

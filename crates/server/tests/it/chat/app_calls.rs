@@ -131,6 +131,8 @@ async fn an_app_calls_its_own_servers_tool_through_the_gate_and_no_other_servers
     };
     let approval = pending_approval(&server, &server.alice).await;
     assert_eq!(approval["tool"], "note", "{approval:#}");
+    // It names the app that asked: the chat shows its card under that app.
+    assert_eq!(approval["app_of"], probe["tool_call_id"], "{approval:#}");
     let (status, body) = server
         .decide(&server.alice, &approval["id"], "approve", "once")
         .await;
@@ -201,6 +203,7 @@ async fn an_app_reads_its_own_servers_resource_through_the_gate_and_reaches_no_o
     let own = read("ui://hostile/probe.html");
     let approval = pending_approval(&server, &server.alice).await;
     assert_eq!(approval["tool"], "resources/read", "{approval:#}");
+    assert_eq!(approval["app_of"], probe["tool_call_id"], "{approval:#}");
     assert!(
         approval.to_string().contains("ui://hostile/probe.html"),
         "{approval:#}"
