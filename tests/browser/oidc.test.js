@@ -5,7 +5,8 @@
 //
 // In headless Chromium: Alice signs in with the provider, is created at her first sign-in as
 // an admin (her `groups` claim), sees the UI as herself, and signs out — through the
-// provider's end-session page (RP-initiated logout) — after which her cookie is refused.
+// provider's end-session page (RP-initiated logout) — after which her cookie is refused;
+// Carol, signed in the same way with no token, reads the Knowledge graph page.
 // Over HTTP (the same flow, driven by hand): a forged `state`, a replayed callback, a tampered
 // ID token and a disallowed e-mail domain are refused with no cookie; a cookie POST from
 // another origin or without the CSRF header is refused; a member's session has no `admin`;
@@ -183,6 +184,36 @@ test('in the browser: sign in with the provider, land as an admin from the group
   await page.getByRole('link', { name: 'Sign in with Test Provider' }).waitFor();
   const stale = await withSession(`sb_session=${session.value}`, 'GET', '/api/me');
   assert.equal(stale.status, 401, 'the ended session is refused');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('in the browser: a person signed in with the provider (no token) reads the Knowledge graph page', async () => {
+  // The page reads /api/kg with the session cookie; make sure there is something to show.
+  const typeName = 'SsoNote';
+  const { schema } = await apiCall(switchboard, 'GET', '/api/kg/schema');
+  if (!schema.object_types.some((type) => type.name === typeName)) {
+    schema.object_types.push({ name: typeName, description: 'A note', properties: [{ name: 'title', type: 'string', required: true }] });
+    await apiCall(switchboard, 'PUT', '/api/kg/schema', { schema, message: 'A note type for the single sign-on test' });
+  }
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  await serveWebFromDiskWhenAsked(context);
+  const page = await context.newPage();
+  const errors = watchPageErrors(page);
+  await page.goto(`${switchboard.origin}/`);
+  await page.getByRole('link', { name: 'Sign in with Test Provider' }).click();
+  await page.getByLabel('Who are you?').fill('carol');
+  await page.getByRole('button', { name: 'Sign in to the test provider' }).click();
+  await page.waitForURL(`${switchboard.origin}/#/chat`);
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('switchboard.token')), null, 'no token in the page');
+  await page.locator('.app-nav').getByRole('link', { name: 'Knowledge graph' }).click();
+  await page.locator('.kg-type').filter({ hasText: typeName }).waitFor();
+  const { versions } = await apiCall(switchboard, 'GET', '/api/kg/versions');
+  await page.locator('#kg-version', { hasText: versions[0].version }).waitFor();
+  await page.getByRole('tab', { name: 'Changelog' }).click();
+  await page.locator('#kg-panel table').getByText(typeName).first().waitFor();
+  assert.equal(await page.getByRole('alert').count(), 0, 'no refusal on the page');
+  await saveScreenshot(page, 'oidc-knowledge-graph');
   assert.deepEqual(errors, []);
   await context.close();
 });

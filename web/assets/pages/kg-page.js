@@ -1,9 +1,10 @@
 // kg-page: the Knowledge graph page — object types with their properties, relationship types,
-// and the schema changelog, read from our own knowledge-graph MCP server (/mcp) with the tab's
-// token through the schema tools (schema_version, type_info, relationship_info, schema_changelog).
+// and the schema changelog, read from the JSON API (GET /api/kg/schema, GET /api/kg/changelog).
+// Through the API, not /mcp: the API takes the tab's token or the single sign-on session cookie
+// alike (with its CSRF and same-site checks), while /mcp takes bearer tokens only.
 
 import { h, formatDateTime, replaceChildren } from '../lib/dom.js';
-import { McpHttpClient } from '../lib/mcp.js';
+import { api } from '../lib/api.js';
 import { renderJsonViewer } from '../lib/json-view.js';
 
 const TABS = [
@@ -14,7 +15,7 @@ const TABS = [
 
 /** Draws the page; returns its cleanup. */
 export async function renderPage(container, { query }) {
-  const client = new McpHttpClient('/mcp');
+  const client = kgReader();
   const versionSlot = h('span', { class: 'badge badge-info', id: 'kg-version', text: 'version …' });
   // Why the current version exists (its change message) and when: shown, not only as a tooltip.
   const versionNote = h('p', { class: 'small muted kg-version-note', id: 'kg-version-note', hidden: true });
@@ -54,7 +55,7 @@ export async function renderPage(container, { query }) {
     }
   }
 
-  client.callTool('schema_version', {}).then((answer) => {
+  client.schema().then(({ version: answer }) => {
     const version = answer?.version;
     versionSlot.textContent = version ? `Schema version ${version}${answer.sequence ? ` (#${answer.sequence})` : ''}` : 'No schema yet';
     const when = answer?.created_at ? formatDateTime(answer.created_at) : '';
@@ -70,22 +71,39 @@ export async function renderPage(container, { query }) {
   return () => { current = null; client.close(); };
 }
 
+/** The page's reads; the schema is asked once per page (the version badge and two tabs share it). */
+function kgReader() {
+  const controller = new AbortController();
+  let schema = null;
+  return {
+    schema: () => (schema ??= api.get('/api/kg/schema', { signal: controller.signal })),
+    changelog: (limit) => api.get(`/api/kg/changelog?limit=${limit}`, { signal: controller.signal }),
+    close: () => controller.abort(),
+  };
+}
+
 function explain(error) {
-  if (error.code === -32001) return `Your token cannot read the schema (${error.data?.required_scope ?? 'schema:read'} is needed).`;
-  if (error.status === 401) return 'The knowledge-graph server did not accept your token.';
-  if (error.status === 404) return 'The knowledge-graph server is not available on this Switchboard.';
-  if (error.status === 403) {
-    return `This Switchboard does not serve its knowledge graph to pages opened at ${location.host}. `
-      + `An administrator can allow it by adding ${location.origin} to kg.allowed_origins and ${location.hostname} to kg.allowed_hosts.`;
-  }
+  if (error.code === 'insufficient_scope') return 'Your token cannot read the schema (schema:read is needed).';
+  if (error.status === 401) return 'Your sign-in was not accepted; sign in again.';
   return `The knowledge graph could not be read: ${error.message}`;
 }
 
+/** Names of the relationship types whose `end` (`from_types` or `to_types`) lists `typeName`. */
+function relationshipsAt(relationships, end, typeName) {
+  return relationships.filter((relationship) => relationship[end].includes(typeName)).map((relationship) => relationship.name);
+}
+
 async function renderTypes(client) {
-  const answer = await client.callTool('type_info', {});
-  const types = answer?.types ?? [];
+  const answer = await client.schema();
+  const types = answer.schema.object_types;
+  const relationships = answer.schema.relationship_types;
   if (types.length === 0) return h('div', {}, h('p', { class: 'muted', text: 'No object types yet.' }), renderJsonViewer(answer, { label: 'Answer' }));
-  return h('div', { class: 'kg-grid' }, types.map((type) => {
+  return h('div', { class: 'kg-grid' }, types.map((objectType) => {
+    const type = {
+      ...objectType,
+      outgoing_relationships: relationshipsAt(relationships, 'from_types', objectType.name),
+      incoming_relationships: relationshipsAt(relationships, 'to_types', objectType.name),
+    };
     const properties = type.properties;
     return h('article', { class: 'card kg-type', 'aria-label': `Type ${type.name}` },
       h('h3', {}, type.name, h('span', { class: 'badge', text: `${properties.length} propert${properties.length === 1 ? 'y' : 'ies'}` })),
@@ -101,10 +119,10 @@ async function renderTypes(client) {
 }
 
 async function renderRelationships(client) {
-  const answer = await client.callTool('relationship_info', {});
-  const relationships = answer?.relationships ?? [];
+  const answer = await client.schema();
+  const relationships = answer.schema.relationship_types;
   if (relationships.length === 0) return h('div', {}, h('p', { class: 'muted', text: 'No relationship types yet.' }), renderJsonViewer(answer, { label: 'Answer' }));
-  const list = (value) => (Array.isArray(value) ? value.join(', ') : value ?? 'any');
+  const list = (value) => (value.length ? value.join(', ') : 'any');
   return h('div', { class: 'table-wrap' }, h('table', { class: 'data-table' },
     h('caption', { class: 'visually-hidden', text: 'Relationship types' }),
     h('thead', {}, h('tr', {}, ['Relationship', 'From', 'To', 'Description'].map((label) => h('th', { scope: 'col', text: label })))),
@@ -116,8 +134,8 @@ async function renderRelationships(client) {
 }
 
 async function renderChangelog(client) {
-  const answer = await client.callTool('schema_changelog', { limit: 50 });
-  const changes = answer?.changes ?? [];
+  const answer = await client.changelog(50);
+  const changes = answer.changes;
   if (changes.length === 0) return h('div', {}, h('p', { class: 'muted', text: 'No schema changes recorded.' }), renderJsonViewer(answer, { label: 'Answer' }));
   const tone = { added: 'badge-success', removed: 'badge-danger', modified: 'badge-warning' };
   return h('div', { class: 'table-wrap' }, h('table', { class: 'data-table' },

@@ -3,7 +3,8 @@
 //! and the session cookie are the credentials), and in the OpenAPI document under `auth`:
 //!
 //! - `GET /auth/providers` — what the sign-in page offers;
-//! - `GET /auth/oidc/login` — starts a sign-in (303 to the provider);
+//! - `GET /auth/oidc/login` — starts a sign-in (303 to the provider; 303 to the sign-in page
+//!   with the reason when the provider cannot be reached);
 //! - `GET /auth/oidc/callback` (or `oidc.redirect_path`) — finishes it: a session cookie and
 //!   303 to the UI, or 303 to the sign-in page with the reason;
 //! - `POST /auth/logout` — ends the session (and names the provider's end-session URL).

@@ -75,21 +75,32 @@ async fn sign_in_options(State(state): State<AppState>) -> Json<SignInOptions> {
     path = "/auth/oidc/login",
     tag = "auth",
     responses(
-        (status = 303, description = "To the identity provider"),
+        (status = 303, description = "To the identity provider; or, when the provider's discovery document or keys cannot be read, to the sign-in page with the reason (`#/signin?sso_error=…`), as this is a browser navigation"),
         (status = 404, description = "Single sign-on is not configured (`[oidc]`)", body = ErrorBody),
-        (status = 502, description = "The provider's discovery document or keys could not be read", body = ErrorBody),
     )
 )]
 async fn oidc_login(State(state): State<AppState>) -> Result<Response, ApiError> {
     let oidc = state.oidc.as_ref().ok_or_else(not_configured)?;
-    let url = oidc.start().await.map_err(|error| {
-        tracing::warn!(code = error.code(), error = %error, "could not start a single sign-on");
-        match error {
-            SignInError::Provider(_) => ApiError::BadGateway(error.to_string()),
-            other => ApiError::internal(other),
+    match oidc.start().await {
+        Ok(url) => Ok(see_other(&url, [])),
+        Err(error @ SignInError::Provider(_)) => {
+            tracing::warn!(code = error.code(), error = %error, "could not start a single sign-on");
+            let reason = format!(
+                "the identity provider could not be reached ({error}); try again later or sign in with a token"
+            );
+            Ok(to_sign_in_page(&state.config.public_url, &reason))
         }
-    })?;
-    Ok(see_other(&url, []))
+        Err(other) => Err(ApiError::internal(other)),
+    }
+}
+
+/// 303 to the UI's sign-in page, which shows `reason` (a browser navigation gets a page, not JSON).
+fn to_sign_in_page(public_url: &crate::config::PublicUrl, reason: &str) -> Response {
+    let reason: String = url::form_urlencoded::byte_serialize(reason.as_bytes()).collect();
+    see_other(
+        &public_url.join(&format!("/#/signin?sso_error={reason}")),
+        [],
+    )
 }
 
 /// Finishes a single sign-on (the redirect URI): the ID token verified (signature via the
@@ -128,10 +139,7 @@ pub(crate) async fn oidc_callback(
         Err(error) => {
             tracing::info!(code = error.code(), error = %switchboard_core::log_text(&error.to_string()), "a single sign-on was refused");
             super::audit::refused(&state, &oidc.config().workspace, &error).await;
-            let reason: String =
-                url::form_urlencoded::byte_serialize(error.to_string().as_bytes()).collect();
-            let location = public_url.join(&format!("/#/signin?sso_error={reason}"));
-            Ok(see_other(&location, []))
+            Ok(to_sign_in_page(public_url, &error.to_string()))
         }
     }
 }

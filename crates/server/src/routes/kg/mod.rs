@@ -2,11 +2,14 @@
 //! versions needs `schema:read`; editing the schema and importing, exporting or deleting
 //! objects and relationships needs `data:write` (or `admin`, which implies it). Every change
 //! goes through the same graphs the `/mcp` endpoint serves, so its answers follow at once.
+//! The web UI's Knowledge graph page reads through here (see [`changelog`] for why).
 //! The shapes are in `wire` (mirrors of `kg`'s types, so `kg` stays free of HTTP concerns).
 
+mod changelog;
 mod convert;
 mod wire;
 
+pub use changelog::ChangelogView;
 pub use wire::*;
 
 use crate::auth::{Scoped, scopes};
@@ -29,6 +32,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(get_schema, replace_schema))
         .routes(routes!(edit_schema))
         .routes(routes!(list_versions))
+        .routes(routes!(changelog::schema_changelog))
         .routes(routes!(export_graph))
         .routes(routes!(import_graph))
         .routes(routes!(delete_object))

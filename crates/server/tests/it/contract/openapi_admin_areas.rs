@@ -178,6 +178,27 @@ async fn kg_schema() {
         )
         .await;
     assert_eq!(versions["versions"].as_array().unwrap().len(), 2);
+    let changelog = contract
+        .expect(
+            &server,
+            admin,
+            Method::GET,
+            ("/api/kg/changelog", "/api/kg/changelog?limit=10"),
+            None,
+            200,
+        )
+        .await;
+    assert!(!changelog["changes"].as_array().unwrap().is_empty());
+    contract
+        .expect(
+            &server,
+            admin,
+            Method::GET,
+            ("/api/kg/changelog", "/api/kg/changelog?limit=0"),
+            None,
+            422,
+        )
+        .await;
     let alice = &server.alice;
     contract
         .expect(&server, alice, Method::PUT, schema, Some(json!({})), 403)

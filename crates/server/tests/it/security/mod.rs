@@ -10,6 +10,7 @@ mod malformed_input;
 mod my_tokens;
 mod people;
 mod revocation;
+mod sso_unreachable;
 mod ssrf_battery;
 mod upstream_kills;
 mod url_policy;
