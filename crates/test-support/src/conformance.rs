@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::process::Command;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
 
 #[derive(Clone, Copy, Debug)]
 pub enum SuiteVersion {
@@ -179,4 +180,27 @@ pub fn report(title: &str, outcome: &Outcome) {
         outcome.unscored.len(),
         outcome.summary
     );
+}
+
+/// Starts the `conformance-fixture` binary at `binary` on an ephemeral loopback port; returns
+/// it (killed on drop) and its URL.
+pub async fn start_fixture(binary: &Path) -> (Child, String) {
+    let mut child = Command::new(binary)
+        .args(["--bind", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start conformance-fixture");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("the fixture announced its address")
+        .unwrap()
+        .expect("a line");
+    let url = line
+        .strip_prefix("listening on ")
+        .expect("listening line")
+        .to_owned();
+    (child, url)
 }

@@ -8,12 +8,12 @@
 //! The suite is run by `switchboard_test_support::conformance`.
 
 use crate::TestServer;
-use std::process::Stdio;
-use std::time::Duration;
+use std::path::Path;
 use switchboard_mcp_server::KgConfig;
-use switchboard_test_support::conformance::{Outcome, SuiteVersion, report, run_suite};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use switchboard_test_support::conformance::{
+    Outcome, SuiteVersion, report, run_suite, start_fixture,
+};
+use tokio::process::Child;
 
 /// Scenarios that need no fixture tools: the kg endpoint must pass all of them.
 const PROTOCOL_SCENARIOS_2025_11_25: [&str; 12] = [
@@ -72,26 +72,9 @@ async fn kg_server() -> TestServer {
     TestServer::start_with(config).await
 }
 
-/// Starts the fixture binary on an ephemeral loopback port; returns it and its URL.
+/// Starts the fixture on an ephemeral loopback port; returns it and its URL.
 async fn fixture_server() -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_conformance-fixture"))
-        .args(["--bind", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start conformance-fixture");
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await
-        .expect("the fixture announced its address")
-        .unwrap()
-        .expect("a line");
-    let url = line
-        .strip_prefix("listening on ")
-        .expect("listening line")
-        .to_owned();
-    (child, url)
+    start_fixture(Path::new(env!("CARGO_BIN_EXE_conformance-fixture"))).await
 }
 
 #[tokio::test]

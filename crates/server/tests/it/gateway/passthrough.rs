@@ -23,13 +23,12 @@ use crate::support::chat::remote_server;
 use axum::body::Body;
 use axum::http::{HeaderName, Request, Response, StatusCode};
 use std::path::PathBuf;
-use std::process::Stdio;
-use std::time::Duration;
 use switchboard_approvals::ApprovalConfig;
-use switchboard_test_support::conformance::{Outcome, SuiteVersion, report, run_suite};
+use switchboard_test_support::conformance::{
+    Outcome, SuiteVersion, report, run_suite, start_fixture,
+};
 use switchboard_test_support::fake_openai::FakeOpenAi;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 /// Scenarios that pass against the fixture directly but not through the gateway, because
 /// they need something the gateway does not forward yet: (scenario, why).
@@ -88,24 +87,7 @@ fn fixture_binary() -> PathBuf {
 
 /// Starts the fixture on an ephemeral loopback port; returns it and its URL.
 async fn fixture_server() -> (Child, String) {
-    let mut child = Command::new(fixture_binary())
-        .args(["--bind", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start conformance-fixture");
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await
-        .expect("the fixture announced its address")
-        .unwrap()
-        .expect("a line");
-    let url = line
-        .strip_prefix("listening on ")
-        .expect("listening line")
-        .to_owned();
-    (child, url)
+    start_fixture(&fixture_binary()).await
 }
 
 /// Forwards every request to `target` with `Authorization: Bearer <token>` added.
