@@ -13,7 +13,8 @@
 //! - [`ChatEvent`] and its payloads: what an answer streams (the HTTP layer owns the JSON).
 //! - [`ApprovalGate`] (the seam the approvals module implements), [`GateRequest`],
 //!   [`GateDecision`], [`CallReport`], [`EventSink`]; without a gate every call is refused.
-//! - Tool calls from outside a turn (the MCP gateway): `ChatService::gateway_tools`,
+//! - Tool calls from outside a turn (the MCP gateway): `ChatService::gateway_tools` (or
+//!   `gateway_server_tools`, one server under [`GatewayNaming::Original`]),
 //!   `gateway_conversation`, `run_gateway_call` ([`GatewayCall`] → [`GatewayOutcome`]) — the
 //!   same catalog, gate, records and audit as a turn's calls.
 //! - [`mcp_config`]: bud `mcp_config` / conversation overrides and [`resolve_mcp_config`].
@@ -69,11 +70,11 @@ pub use service::{
     APP_MODEL_CONTEXT_MAX_BYTES, AppCall, AppContextUpdate, AppResourceRead, AttachmentRequest,
     BudInput, BudUpdate, BudgetExceeded, BudgetScope, ChatService, ChatServiceBuilder,
     CompletionRequest, ContextItems, ConversationDetail, ConversationPage, ConversationUpdate,
-    GATEWAY_URI_PREFIX, GatewayCall, GatewayListing, GatewayOutcome, LlmProviderInput,
-    LlmProviderUpdate, MAX_ATTACHMENTS, ModelEntry, ModelListing, NewConversationInput,
-    PromptRequest, RESOURCE_READ_TOOL, RemoteListing, ServerContextItems, ToolCallApp,
-    ToolResultPage, TurnRequest, TurnStream, UsageReport, UsageScope, app_of_request, gateway_uri,
-    upstream_uri,
+    GATEWAY_URI_PREFIX, GatewayCall, GatewayListing, GatewayNaming, GatewayOutcome,
+    LlmProviderInput, LlmProviderUpdate, MAX_ATTACHMENTS, ModelEntry, ModelListing,
+    NewConversationInput, PromptRequest, RESOURCE_READ_TOOL, RemoteListing, ServerContextItems,
+    ToolCallApp, ToolResultPage, TurnRequest, TurnStream, UsageReport, UsageScope, app_of_request,
+    gateway_uri, only_target, upstream_uri,
 };
 pub use sign_in::AuthorizationStarter;
 pub use switchboard_llm::{ApiKey, ModelInfo, ProviderKind, TokenUsage};

@@ -116,7 +116,7 @@ impl KnowledgeGraphService {
         .into_router()
     }
 
-    /// The gateway's routes (`/gateway/mcp`, `/gateway/buds/{bud}/mcp`) over `backend`, with
+    /// The gateway's routes (`/gateway/mcp`, `/gateway/buds/{bud}/mcp`, `/gateway/servers/{server}/mcp`) over `backend`, with
     /// `/mcp`'s hosts, origins, token verification and limits. Call inside the Tokio runtime.
     pub fn gateway_router<S: Clone + Send + Sync + 'static>(
         &self,

@@ -1,6 +1,7 @@
 //! Fakes and helpers shared by the test suites of several crates. Nothing here is linked
 //! into the product.
 
+pub mod conformance;
 pub mod fake_anthropic;
 pub mod fake_openai;
 pub mod figures;

@@ -26,7 +26,8 @@ use std::time::Instant;
 use switchboard_core::{BudId, ConversationId, Principal, ToolCallState, UserId, WorkspaceId};
 use switchboard_mcp_client::{CallContext, CallEvent, Caller, ToolResult};
 use switchboard_store::{
-    BudRecord, NewConversation, NewToolCall, StoreError, ToolCallOutcome, ToolCallRecord,
+    BudRecord, NewConversation, NewToolCall, ServerRecord, StoreError, ToolCallOutcome,
+    ToolCallRecord,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -94,6 +95,23 @@ impl ChatService {
             .ok_or_else(|| StoreError::NotFound { entity: "bud" }.into())
     }
 
+    /// The registered server a per-server gateway path names, by id or by name.
+    pub async fn gateway_server(
+        &self,
+        principal: &Principal,
+        reference: &str,
+    ) -> ChatResult<ServerRecord> {
+        let servers = self
+            .engine
+            .store
+            .list_servers(&principal.workspace_id)
+            .await?;
+        servers
+            .into_iter()
+            .find(|server| server.id.as_str() == reference || server.name == reference)
+            .ok_or_else(|| StoreError::NotFound { entity: "server" }.into())
+    }
+
     /// What a turn in a conversation of `bud` (none: the workspace's active servers) would
     /// offer `principal`: the same catalog, names and descriptions.
     pub async fn gateway_tools(
@@ -112,7 +130,39 @@ impl ChatService {
             .store
             .list_servers(&principal.workspace_id)
             .await?;
-        let resolved = resolve_mcp_config(&bud_config, &McpConfigOverrides::default(), &servers)?;
+        self.tools_of_servers(principal, credential, &bud_config, &servers)
+            .await
+    }
+
+    /// What a turn would offer `principal` if `server` were the workspace's only server (the
+    /// per-server gateway; nothing when it is switched off).
+    pub async fn gateway_server_tools(
+        &self,
+        principal: &Principal,
+        credential: Option<&UserCredential>,
+        server: &ServerRecord,
+    ) -> ChatResult<TurnTools> {
+        if !self.engine.config.enable_mcp_tools {
+            return Ok(TurnTools::default());
+        }
+        let bud_config = BudMcpConfig::parse(&Value::Null)?;
+        self.tools_of_servers(
+            principal,
+            credential,
+            &bud_config,
+            std::slice::from_ref(server),
+        )
+        .await
+    }
+
+    async fn tools_of_servers(
+        &self,
+        principal: &Principal,
+        credential: Option<&UserCredential>,
+        bud_config: &BudMcpConfig,
+        servers: &[ServerRecord],
+    ) -> ChatResult<TurnTools> {
+        let resolved = resolve_mcp_config(bud_config, &McpConfigOverrides::default(), servers)?;
         let caller = Caller {
             user_id: principal.user_id.clone(),
             conversation_id: None,

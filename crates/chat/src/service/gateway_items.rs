@@ -9,6 +9,9 @@
 //! - a prompt `P` of server `S` is offered as `S__P`, as tools are, and found again through
 //!   the listing (a server name may itself hold `__`).
 //!
+//! The per-server gateway ([`GatewayNaming::Original`]) offers exactly one server's items under
+//! their own URIs and names, untouched.
+//!
 //! Reading a resource or getting a prompt is not a tool call: it is not reviewed by the
 //! approval gate, but only reaches the caller's own servers.
 
@@ -35,6 +38,15 @@ pub fn upstream_uri(gateway_uri: &str) -> Option<(&str, &str)> {
     (!server.is_empty() && !uri.is_empty()).then_some((server, uri))
 }
 
+/// How the gateway names the items it offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GatewayNaming {
+    /// Several servers: `switchboard://S/U` and `S__P`.
+    PerServer,
+    /// One server (its tools are the only ones offered): the upstream's own URIs and names.
+    Original,
+}
+
 /// One aggregated list: the items as offered, and where each prompt name leads.
 #[derive(Clone, Debug, Default)]
 pub struct GatewayListing {
@@ -53,6 +65,7 @@ impl ChatService {
         principal: &Principal,
         tools: &TurnTools,
         list: ForwardedList,
+        naming: GatewayNaming,
     ) -> GatewayListing {
         let context = self.gateway_context(principal, CancellationToken::new());
         let client = self.engine.tools.client();
@@ -69,7 +82,7 @@ impl ChatService {
             match outcome {
                 Ok(items) => {
                     for mut item in items {
-                        rename_item(&mut item, server, list, &mut listing.prompts);
+                        rename_item(&mut item, server, list, naming, &mut listing.prompts);
                         listing.items.push(item);
                     }
                 }
@@ -88,14 +101,18 @@ impl ChatService {
         principal: &Principal,
         tools: &TurnTools,
         uri: &str,
+        naming: GatewayNaming,
         cancellation: CancellationToken,
     ) -> Result<Option<Value>, UpstreamError> {
-        let Some((server, own_uri)) = upstream_uri(uri) else {
+        let found = match naming {
+            GatewayNaming::PerServer => upstream_uri(uri)
+                .and_then(|(server, own_uri)| Some((target_named(tools, server)?, own_uri))),
+            GatewayNaming::Original => only_target(tools).map(|target| (target, uri)),
+        };
+        let Some((target, own_uri)) = found else {
             return Ok(None);
         };
-        let Some(target) = target_named(tools, server) else {
-            return Ok(None);
-        };
+        let server = target.upstream.name.as_str();
         let context = self.gateway_context(principal, cancellation);
         let mut result = self
             .engine
@@ -103,6 +120,9 @@ impl ChatService {
             .client()
             .read_resource_json(&target.upstream, own_uri, &context)
             .await?;
+        if naming == GatewayNaming::Original {
+            return Ok(Some(result));
+        }
         if let Some(Value::Array(contents)) = result.get_mut("contents") {
             for content in contents {
                 rename_uri(content, "uri", server);
@@ -118,6 +138,7 @@ impl ChatService {
         tools: &TurnTools,
         (server, prompt): (&str, &str),
         arguments: Option<serde_json::Map<String, Value>>,
+        naming: GatewayNaming,
         cancellation: CancellationToken,
     ) -> Result<Option<Value>, UpstreamError> {
         let Some(target) = target_named(tools, server) else {
@@ -130,6 +151,9 @@ impl ChatService {
             .client()
             .get_prompt_json(&target.upstream, prompt, arguments, &context)
             .await?;
+        if naming == GatewayNaming::Original {
+            return Ok(Some(result));
+        }
         if let Some(Value::Array(messages)) = result.get_mut("messages") {
             for message in messages {
                 if let Some(content) = message.get_mut("content") {
@@ -186,13 +210,28 @@ fn target_named<'a>(tools: &'a TurnTools, server: &str) -> Option<&'a CallTarget
         .find(|target| target.upstream.name == server)
 }
 
+/// The one server of a per-server gateway's tools.
+pub fn only_target(tools: &TurnTools) -> Option<&CallTarget> {
+    match tools.targets()[..] {
+        [target] => Some(target),
+        _ => None,
+    }
+}
+
 /// Gives one listed item its gateway name (prompts) or URI (resources, templates).
 fn rename_item(
     item: &mut Value,
     server: &str,
     list: ForwardedList,
+    naming: GatewayNaming,
     prompts: &mut HashMap<String, (String, String)>,
 ) {
+    if naming == GatewayNaming::Original {
+        if let (ForwardedList::Prompts, Some(Value::String(name))) = (list, item.get("name")) {
+            prompts.insert(name.clone(), (server.to_owned(), name.clone()));
+        }
+        return;
+    }
     match list {
         ForwardedList::Resources => rename_uri(item, "uri", server),
         ForwardedList::ResourceTemplates => rename_uri(item, "uriTemplate", server),
@@ -253,11 +292,27 @@ mod tests {
     fn prompts_are_named_after_their_server_and_found_again() {
         let mut prompts = HashMap::new();
         let mut item = serde_json::json!({"name": "simple-prompt", "arguments": []});
-        rename_item(&mut item, "a__b", ForwardedList::Prompts, &mut prompts);
+        rename_item(
+            &mut item,
+            "a__b",
+            ForwardedList::Prompts,
+            GatewayNaming::PerServer,
+            &mut prompts,
+        );
         assert_eq!(item["name"], "a__b__simple-prompt");
         assert_eq!(
             prompts["a__b__simple-prompt"],
             ("a__b".to_owned(), "simple-prompt".to_owned())
         );
+        let mut item = serde_json::json!({"name": "simple-prompt", "arguments": []});
+        rename_item(
+            &mut item,
+            "a__b",
+            ForwardedList::Prompts,
+            GatewayNaming::Original,
+            &mut prompts,
+        );
+        assert_eq!(item["name"], "simple-prompt", "one server: its own name");
+        assert_eq!(prompts["simple-prompt"].0, "a__b");
     }
 }

@@ -30,7 +30,9 @@ pub use conversations::{
     ConversationDetail, ConversationPage, ConversationUpdate, NewConversationInput, ToolResultPage,
 };
 pub use gateway::{GatewayCall, GatewayOutcome};
-pub use gateway_items::{GATEWAY_URI_PREFIX, GatewayListing, gateway_uri, upstream_uri};
+pub use gateway_items::{
+    GATEWAY_URI_PREFIX, GatewayListing, GatewayNaming, gateway_uri, only_target, upstream_uri,
+};
 pub use llm_providers::{
     LlmProviderInput, LlmProviderUpdate, ModelEntry, ModelListing, RemoteListing,
 };

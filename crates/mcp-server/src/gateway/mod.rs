@@ -3,7 +3,8 @@
 //! the aggregated resources, resource templates, prompts and completions ([`items`]), every
 //! list paged ([`pages`]), for a [`GatewayBackend`] (the host's registered servers, their policies and approvals — the
 //! server crate wires it to the chat engine and the approvals module), mounted with
-//! [`gateway_router`] at `/gateway/mcp` and `/gateway/buds/{bud}/mcp` behind the same guard
+//! [`gateway_router`] at `/gateway/mcp`, `/gateway/buds/{bud}/mcp` and
+//! `/gateway/servers/{server}/mcp` (one server under its own names) behind the same guard
 //! as `/mcp` (Host/Origin, bearer token, sessions), with `gateway:use` required of every
 //! request (403 without it) and its own per-token rate limit ([`rate_limit`]).
 //!
@@ -46,6 +47,10 @@ pub const GATEWAY_PATH: &str = "/gateway/mcp";
 /// A bud's gateway endpoint (its servers and tool selection).
 pub const BUD_GATEWAY_PATH: &str = "/gateway/buds/{bud}/mcp";
 const BUD_PREFIX: &str = "/gateway/buds/";
+/// One registered server's gateway endpoint: its tools, resources and prompts under their
+/// own names and URIs (so a client sees what the server itself offers, governed).
+pub const SERVER_GATEWAY_PATH: &str = "/gateway/servers/{server}/mcp";
+const SERVER_PREFIX: &str = "/gateway/servers/";
 /// `clientInfo.name` of a client that gave none.
 pub const UNNAMED_CLIENT: &str = "unnamed client";
 
@@ -57,6 +62,8 @@ pub struct GatewayRequest {
     pub bearer_token: Option<String>,
     /// The bud named by the path (its id or name), `None` at `/gateway/mcp`.
     pub bud: Option<String>,
+    /// The server named by the path (its id or name) at [`SERVER_GATEWAY_PATH`].
+    pub server: Option<String>,
     /// `clientInfo.name`, or [`UNNAMED_CLIENT`].
     pub client_name: String,
 }
@@ -66,6 +73,7 @@ impl fmt::Debug for GatewayRequest {
         f.debug_struct("GatewayRequest")
             .field("caller", &self.caller)
             .field("bud", &self.bud)
+            .field("server", &self.server)
             .field("client_name", &self.client_name)
             .finish_non_exhaustive()
     }
@@ -74,7 +82,7 @@ impl fmt::Debug for GatewayRequest {
 /// A `tools/call` as the client sent it.
 #[derive(Debug)]
 pub struct GatewayToolCall {
-    /// `server__tool`, as listed.
+    /// As listed: `server__tool`, or the tool's own name at [`SERVER_GATEWAY_PATH`].
     pub name: String,
     pub arguments: Value,
     /// The JSON-RPC id, as text.
@@ -133,6 +141,9 @@ pub enum GatewayError {
     /// The bud of the path is not one of the workspace's.
     #[error("unknown bud: {0}")]
     UnknownBud(String),
+    /// The server of the path is not one of the workspace's.
+    #[error("unknown server: {0}")]
+    UnknownServer(String),
     #[error("the gateway failed: {0}")]
     Internal(String),
 }
@@ -231,7 +242,7 @@ where
 {
     let limiter = settings.sessions.limiter.clone();
     streamable_router_at(
-        &[GATEWAY_PATH, BUD_GATEWAY_PATH],
+        &[GATEWAY_PATH, BUD_GATEWAY_PATH, SERVER_GATEWAY_PATH],
         move || GatewayServer {
             backend: backend.clone(),
             page_size,
@@ -255,7 +266,8 @@ impl GatewayServer {
             .and_then(|parts| parts.headers.get(axum::http::header::AUTHORIZATION))
             .and_then(|value| bearer_token(value.as_bytes()))
             .map(str::to_owned);
-        let bud = parts.and_then(|parts| bud_of_path(parts.uri.path()));
+        let bud = parts.and_then(|parts| named_by_path(parts.uri.path(), BUD_PREFIX));
+        let server = parts.and_then(|parts| named_by_path(parts.uri.path(), SERVER_PREFIX));
         let client_name = context
             .client_info()
             .map(|info| info.name)
@@ -265,6 +277,7 @@ impl GatewayServer {
             caller,
             bearer_token,
             bud,
+            server,
             client_name,
         })
     }
@@ -342,7 +355,7 @@ fn server_config(serves_resources_and_prompts: bool) -> ServerConfig {
                 .with_title("Switchboard gateway"),
         )
         .with_instructions(
-            "Switchboard's gateway: the tools of this workspace's MCP servers, named server__tool, under its approval policies; their resources as switchboard://server/uri and prompts as server__prompt.",
+            "Switchboard's gateway: the tools of this workspace's MCP servers, named server__tool, under its approval policies; their resources as switchboard://server/uri and prompts as server__prompt (at /gateway/servers/{server}/mcp: one server's, under their own names).",
         )
 }
 
@@ -417,9 +430,10 @@ impl ServerHandler for GatewayServer {
     }
 }
 
-/// The bud of `/gateway/buds/{bud}/mcp` (percent-decoded), `None` for any other path.
-fn bud_of_path(path: &str) -> Option<String> {
-    let encoded = path.strip_prefix(BUD_PREFIX)?.strip_suffix("/mcp")?;
+/// The bud of `/gateway/buds/{bud}/mcp` or the server of `/gateway/servers/{server}/mcp`
+/// (`prefix` says which; percent-decoded), `None` for any other path.
+fn named_by_path(path: &str, prefix: &str) -> Option<String> {
+    let encoded = path.strip_prefix(prefix)?.strip_suffix("/mcp")?;
     (!encoded.is_empty() && !encoded.contains('/')).then(|| percent_decode(encoded))
 }
 
@@ -467,7 +481,8 @@ fn to_error_data(error: GatewayError) -> ErrorData {
         | GatewayError::UnknownPrompt(_)
         | GatewayError::UnknownReference(_)
         | GatewayError::InvalidArguments(_)
-        | GatewayError::UnknownBud(_) => ErrorData::invalid_params(error.to_string(), None),
+        | GatewayError::UnknownBud(_)
+        | GatewayError::UnknownServer(_) => ErrorData::invalid_params(error.to_string(), None),
         GatewayError::UnknownResource(_) => ErrorData::resource_not_found(error.to_string(), None),
         GatewayError::Upstream {
             code,
@@ -484,6 +499,7 @@ mod tests {
 
     #[test]
     fn the_bud_comes_from_the_path() {
+        let bud_of_path = |path| named_by_path(path, BUD_PREFIX);
         assert_eq!(bud_of_path("/gateway/mcp"), None);
         assert_eq!(
             bud_of_path("/gateway/buds/research/mcp").as_deref(),
@@ -495,5 +511,18 @@ mod tests {
         );
         assert_eq!(bud_of_path("/gateway/buds//mcp"), None);
         assert_eq!(bud_of_path("/gateway/buds/a/b/mcp"), None);
+        assert_eq!(bud_of_path("/gateway/servers/a/mcp"), None);
+    }
+
+    #[test]
+    fn the_server_comes_from_the_path() {
+        let server_of_path = |path| named_by_path(path, SERVER_PREFIX);
+        assert_eq!(server_of_path("/gateway/mcp"), None);
+        assert_eq!(server_of_path("/gateway/buds/a/mcp"), None);
+        assert_eq!(
+            server_of_path("/gateway/servers/fixture/mcp").as_deref(),
+            Some("fixture")
+        );
+        assert_eq!(server_of_path("/gateway/servers//mcp"), None);
     }
 }

@@ -2,13 +2,14 @@
 //! lists aggregated by the chat engine (`ChatService::gateway_list`) from the servers of the
 //! caller's offer — the same servers its tools come from — kept with the offer ([`Offer`]:
 //! rebuilt when it is) once every server answered, and the requests routed back through the
-//! names those lists gave (`switchboard://server/uri`, `server__prompt`).
+//! names those lists gave (`switchboard://server/uri`, `server__prompt`; at
+//! `/gateway/servers/{server}/mcp` the server's own URIs and names).
 
 use super::ChatGateway;
 use super::offers::Offer;
 use serde_json::Value;
 use std::sync::Arc;
-use switchboard_chat::{GatewayListing, upstream_uri};
+use switchboard_chat::{GatewayListing, GatewayNaming, only_target, upstream_uri};
 use switchboard_mcp_client::{ForwardedList, UpstreamError};
 use switchboard_mcp_server::gateway::{GatewayError, GatewayList, GatewayRequest};
 use tokio_util::sync::CancellationToken;
@@ -27,7 +28,12 @@ impl ChatGateway {
         }
         let listing = Arc::new(
             self.chat
-                .gateway_list(&request.caller.principal, &offer.tools, forwarded(list))
+                .gateway_list(
+                    &request.caller.principal,
+                    &offer.tools,
+                    forwarded(list),
+                    offer.naming,
+                )
                 .await,
         );
         // A partial listing (a server did not answer) is served, not kept.
@@ -46,7 +52,13 @@ impl ChatGateway {
         let offer = self.offer(request).await?;
         let read = self
             .chat
-            .gateway_read_resource(&request.caller.principal, &offer.tools, &uri, cancellation)
+            .gateway_read_resource(
+                &request.caller.principal,
+                &offer.tools,
+                &uri,
+                offer.naming,
+                cancellation,
+            )
             .await
             .map_err(upstream_error)?;
         read.ok_or(GatewayError::UnknownResource(uri))
@@ -70,6 +82,7 @@ impl ChatGateway {
                 &offer.tools,
                 (server, prompt),
                 arguments,
+                offer.naming,
                 cancellation,
             )
             .await
@@ -95,6 +108,10 @@ impl ChatGateway {
                 let (server, prompt) = listing.prompts.get(name).ok_or_else(unknown)?;
                 params["ref"]["name"] = Value::String(prompt.clone());
                 server.clone()
+            }
+            Some("ref/resource") if offer.naming == GatewayNaming::Original => {
+                let target = only_target(&offer.tools).ok_or_else(unknown)?;
+                target.upstream.name.clone()
             }
             Some("ref/resource") => {
                 let uri = reference["uri"].as_str().unwrap_or_default();

@@ -14,8 +14,12 @@
 //! may have changed; each call is counted and timed per server and tool ([`metrics`]); whether
 //! offers can be built is check `gateway` of `/readyz` ([`health`]).
 //!
-//! Mounted by [`crate::app`] at `/gateway/mcp` and `/gateway/buds/{bud}/mcp` when the chat
-//! engine is configured.
+//! At `/gateway/servers/{server}/mcp` the offer is that one server's, as if it were the
+//! workspace's only server, under its own tool names, URIs and prompt names
+//! ([`GatewayNaming::Original`]); everything else (rules, approvals, audit, limits) is the same.
+//!
+//! Mounted by [`crate::app`] at `/gateway/mcp`, `/gateway/buds/{bud}/mcp` and
+//! `/gateway/servers/{server}/mcp` when the chat engine is configured.
 
 pub mod changes;
 mod client_link;
@@ -29,18 +33,21 @@ use changes::GatewayChanges;
 use health::GatewayHealth;
 use offers::{Offer, OfferCache, OfferKey};
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 use switchboard_approvals::Approvals;
+use switchboard_chat::tools::TurnTools;
 use switchboard_chat::{
-    ChatError, ChatService, ClientApprover, GatewayCall, GatewayOutcome, UserCredential,
+    ChatError, ChatService, ClientApprover, GatewayCall, GatewayNaming, GatewayOutcome,
+    UserCredential,
 };
 use switchboard_core::{ApprovalPolicy, ToolSpec};
 use switchboard_mcp_client::ToolResult;
 use switchboard_mcp_server::gateway::{
     GatewayBackend, GatewayError, GatewayList, GatewayRequest, GatewayToolCall,
 };
+use switchboard_store::BudRecord;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -77,6 +84,7 @@ impl ChatGateway {
             user_id: principal.user_id.clone(),
             bearer_token: request.bearer_token.clone(),
             bud: request.bud.clone(),
+            server: request.server.clone(),
         };
         if let Some(offer) = self.offers.get(&key, &self.changes) {
             return Ok(offer);
@@ -97,7 +105,8 @@ impl ChatGateway {
         Ok(offer)
     }
 
-    /// The turn's catalog for the caller and bud, and which of its tools rules refuse.
+    /// The turn's catalog for the caller and bud (or the one server of the path), and which
+    /// of its tools rules refuse.
     async fn build_offer(&self, request: &GatewayRequest) -> Result<Offer, GatewayError> {
         let principal = &request.caller.principal;
         let bud = match &request.bud {
@@ -110,14 +119,10 @@ impl ChatGateway {
             },
             None => None,
         };
-        let credential = request.bearer_token.as_deref().map(UserCredential::new);
-        let tools = self
-            .chat
-            .gateway_tools(principal, credential.as_ref(), bud.as_ref())
-            .await
-            .map_err(internal)?;
+        let (tools, naming) = self.offered_tools(request, bud.as_ref()).await?;
         let mut listed = Vec::with_capacity(tools.catalog.specs.len());
         let mut denied = HashSet::new();
+        let mut catalog_names = HashMap::new();
         for spec in &tools.catalog.specs {
             let Some((route, target)) = tools.lookup(&spec.name) else {
                 continue;
@@ -138,6 +143,12 @@ impl ChatGateway {
             };
             if policy == ApprovalPolicy::AlwaysDeny {
                 denied.insert(spec.name.clone());
+            } else if naming == GatewayNaming::Original {
+                catalog_names.insert(route.tool_name.clone(), spec.name.clone());
+                listed.push(ToolSpec {
+                    name: route.tool_name.clone(),
+                    ..spec.clone()
+                });
             } else {
                 listed.push(spec.clone());
             }
@@ -145,12 +156,45 @@ impl ChatGateway {
         Ok(Offer {
             tools,
             bud,
+            naming,
             listed,
             denied,
+            catalog_names,
             resources: Default::default(),
             resource_templates: Default::default(),
             prompts: Default::default(),
         })
+    }
+
+    /// The tools of the bud (or the workspace), or of the one server the path names.
+    async fn offered_tools(
+        &self,
+        request: &GatewayRequest,
+        bud: Option<&BudRecord>,
+    ) -> Result<(TurnTools, GatewayNaming), GatewayError> {
+        let principal = &request.caller.principal;
+        let credential = request.bearer_token.as_deref().map(UserCredential::new);
+        let Some(reference) = &request.server else {
+            let tools = self
+                .chat
+                .gateway_tools(principal, credential.as_ref(), bud)
+                .await
+                .map_err(internal)?;
+            return Ok((tools, GatewayNaming::PerServer));
+        };
+        let server = match self.chat.gateway_server(principal, reference).await {
+            Ok(server) => server,
+            Err(ChatError::NotFound(_)) => {
+                return Err(GatewayError::UnknownServer(reference.clone()));
+            }
+            Err(error) => return Err(internal(error)),
+        };
+        let tools = self
+            .chat
+            .gateway_server_tools(principal, credential.as_ref(), &server)
+            .await
+            .map_err(internal)?;
+        Ok((tools, GatewayNaming::Original))
     }
 
     /// Runs an offered call and turns its outcome into an MCP result.
@@ -219,10 +263,14 @@ impl GatewayBackend for ChatGateway {
         call: GatewayToolCall,
     ) -> Result<Value, GatewayError> {
         let offer = self.offer(request).await?;
-        if !offer.offers(&call.name) {
+        let Some(catalog_name) = offer.catalog_name(&call.name) else {
             metrics::unknown_tool_called();
             return Err(GatewayError::UnknownTool(call.name));
-        }
+        };
+        let call = GatewayToolCall {
+            name: catalog_name,
+            ..call
+        };
         let called = offer
             .tools
             .lookup(&call.name)

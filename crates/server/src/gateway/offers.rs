@@ -6,6 +6,10 @@
 //! one reads the bud, the servers, their tool lists, secrets and rules from the store; a call
 //! that rebuilt it every time spent most of its time there.
 //!
+//! At `/gateway/servers/{server}/mcp` the offer is one server's, under its own names
+//! ([`GatewayNaming::Original`]): tools are listed by the upstream's name and
+//! [`Offer::catalog_name`] maps a called name back to the catalog's `server__tool`.
+//!
 //! The key holds the bearer token because the catalog's call targets carry it (our own kg
 //! endpoint is reached with the caller's token); a token refused by the guard never gets here.
 //! Entries are few (one per token and bud in use) and bounded by [`MAX_ENTRIES`].
@@ -14,8 +18,8 @@ use super::changes::GatewayChanges;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use switchboard_chat::GatewayListing;
 use switchboard_chat::tools::TurnTools;
+use switchboard_chat::{GatewayListing, GatewayNaming};
 use switchboard_core::{ToolSpec, UserId, WorkspaceId};
 use switchboard_mcp_server::gateway::GatewayList;
 use switchboard_store::BudRecord;
@@ -31,10 +35,13 @@ const MAX_ENTRIES: usize = 4096;
 pub struct Offer {
     pub tools: TurnTools,
     pub bud: Option<BudRecord>,
+    pub naming: GatewayNaming,
     /// The names listed: the catalog minus [`Self::denied`], in the catalog's order.
     pub listed: Vec<ToolSpec>,
     /// Names an admin rule refuses outright (neither listed nor callable).
     pub denied: HashSet<String>,
+    /// Under [`GatewayNaming::Original`]: each listed tool's own name → its catalog name.
+    pub catalog_names: HashMap<String, String>,
     /// The servers' resources, templates and prompts, listed at first use (`items.rs`).
     pub resources: OnceCell<Arc<GatewayListing>>,
     pub resource_templates: OnceCell<Arc<GatewayListing>>,
@@ -42,9 +49,15 @@ pub struct Offer {
 }
 
 impl Offer {
-    /// Whether `name` may be called at all (listed; not unknown nor `ALWAYS_DENY`).
-    pub fn offers(&self, name: &str) -> bool {
-        !self.denied.contains(name) && self.tools.lookup(name).is_some()
+    /// The catalog's name (`server__tool`) of a tool the client called `listed`, when it may
+    /// be called at all (listed; not unknown nor `ALWAYS_DENY`).
+    pub fn catalog_name(&self, listed: &str) -> Option<String> {
+        let name = match self.naming {
+            GatewayNaming::PerServer => listed.to_owned(),
+            GatewayNaming::Original => self.catalog_names.get(listed)?.clone(),
+        };
+        let offered = !self.denied.contains(&name) && self.tools.lookup(&name).is_some();
+        offered.then_some(name)
     }
 
     /// Where `list`'s aggregated listing is kept.
@@ -65,6 +78,8 @@ pub struct OfferKey {
     pub bearer_token: Option<String>,
     /// The bud as the path named it (id or name).
     pub bud: Option<String>,
+    /// The server as the path named it (id or name).
+    pub server: Option<String>,
 }
 
 struct Cached {

@@ -15,6 +15,7 @@ mod catalog;
 mod client_calls;
 mod items;
 mod list_changed;
+mod passthrough;
 mod rate_limit;
 mod sdk_clients;
 mod wire;
