@@ -111,6 +111,7 @@ pub const TABLE: &[(&str, Access)] = &[
     // knowledge graph
     ("get_schema", scope(Scope::SchemaRead)),
     ("list_versions", scope(Scope::SchemaRead)),
+    ("schema_changelog", scope(Scope::SchemaRead)),
     ("replace_schema", scope(Scope::DataWrite)),
     ("edit_schema", scope(Scope::DataWrite)),
     ("export_graph", scope(Scope::DataWrite)),
