@@ -9,13 +9,11 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { launchChromium, repositoryRoot, saveScreenshot } from './support/chromium.js';
-import { apiCall, serveWebFromDiskWhenAsked, startSwitchboard } from './support/switchboard.js';
+import { launchChromium, saveScreenshot } from './support/chromium.js';
+import { apiCall, startSwitchboard } from './support/switchboard.js';
+import { appFrame, basicAppScript, paletteAppScript, registerApp as registerAppOf, setToolPolicy, signedInAppsPage } from './support/apps.js';
 import { askInNewConversation } from './support/chat.js';
 
-const basicAppScript = path.join(repositoryRoot, 'interop', 'apps', 'node_modules', '@modelcontextprotocol', 'server-basic-vanillajs', 'dist', 'index.js');
-const paletteAppScript = path.join(repositoryRoot, 'tests', 'apps', 'palette-app-server.mjs');
 const TIME = /\d{4}-\d\d-\d\dT/;
 
 let switchboard;
@@ -25,16 +23,8 @@ let basic;
 let palette;
 const pageErrors = [];
 
-async function registerApp(name, args) {
-  const server = await apiCall(switchboard, 'POST', '/api/mcp/servers', { name, transport: 'stdio', command: process.execPath, args });
-  const synced = await apiCall(switchboard, 'POST', `/api/mcp/servers/${server.id}/sync`);
-  assert.ok(synced.tool_count > 0, `${name} lists its tools`);
-  return server.id;
-}
-
-async function setPolicy(serverId, tool, policy) {
-  await apiCall(switchboard, 'PUT', `/api/mcp/servers/${serverId}/tools/${encodeURIComponent(tool)}/policy`, { policy });
-}
+const registerApp = (name, args) => registerAppOf(switchboard, name, args);
+const setPolicy = (serverId, tool, policy) => setToolPolicy(switchboard, serverId, tool, policy);
 
 before(async () => {
   switchboard = await startSwitchboard();
@@ -44,25 +34,13 @@ before(async () => {
   await setPolicy(basic, 'get-time', 'ALWAYS_ALLOW');
   await setPolicy(palette, 'palette', 'ALWAYS_ALLOW');
   browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  await serveWebFromDiskWhenAsked(context);
-  await context.addInitScript((token) => {
-    if (window === window.top) sessionStorage.setItem('switchboard.token', token);
-  }, switchboard.token);
-  page = await context.newPage();
-  page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.message}`));
+  ({ page } = await signedInAppsPage(browser, switchboard, pageErrors));
 });
 
 after(async () => {
   await browser?.close();
   await switchboard?.stop();
 });
-
-async function appFrame(turn) {
-  const iframe = turn.locator('.mcp-app iframe');
-  await iframe.waitFor({ timeout: 30000 });
-  return (await iframe.elementHandle()).contentFrame();
-}
 
 /** The approval card shown under the turn's app, once it appears. */
 async function appCard(turn) {

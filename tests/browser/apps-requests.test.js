@@ -11,13 +11,11 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { launchChromium, repositoryRoot, saveScreenshot } from './support/chromium.js';
-import { apiCall, serveWebFromDiskWhenAsked, startSwitchboard } from './support/switchboard.js';
+import { launchChromium, saveScreenshot } from './support/chromium.js';
+import { apiCall, startSwitchboard } from './support/switchboard.js';
+import { appFrame, basicAppScript, paletteAppScript, registerApp as registerAppOf, setToolPolicy, signedInAppsPage } from './support/apps.js';
 import { askInNewConversation as askInNewConversation_ } from './support/chat.js';
 
-const basicAppScript = path.join(repositoryRoot, 'interop', 'apps', 'node_modules', '@modelcontextprotocol', 'server-basic-vanillajs', 'dist', 'index.js');
-const paletteAppScript = path.join(repositoryRoot, 'tests', 'apps', 'palette-app-server.mjs');
 
 let switchboard;
 let browser;
@@ -25,16 +23,8 @@ let context;
 let page;
 const pageErrors = [];
 
-async function registerApp(name, args) {
-  const server = await apiCall(switchboard, 'POST', '/api/mcp/servers', { name, transport: 'stdio', command: process.execPath, args });
-  const synced = await apiCall(switchboard, 'POST', `/api/mcp/servers/${server.id}/sync`);
-  assert.ok(synced.tool_count > 0, `${name} lists its tools`);
-  return server.id;
-}
-
-async function allow(serverId, tool) {
-  await apiCall(switchboard, 'PUT', `/api/mcp/servers/${serverId}/tools/${encodeURIComponent(tool)}/policy`, { policy: 'ALWAYS_ALLOW' });
-}
+const registerApp = (name, args) => registerAppOf(switchboard, name, args);
+const allow = (serverId, tool) => setToolPolicy(switchboard, serverId, tool, 'ALWAYS_ALLOW');
 
 before(async () => {
   switchboard = await startSwitchboard();
@@ -45,27 +35,15 @@ before(async () => {
   // An app's resources/read is reviewed as the host's pseudo-tool `resources/read`.
   await allow(palette, 'resources/read');
   browser = await launchChromium();
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  await serveWebFromDiskWhenAsked(context);
   // The links apps open, answered here (no network in tests): the tab shows what it was sent to.
-  await context.route(/^https:\/\/(example\.com|modelcontextprotocol\.io)\//, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<title>linked</title>' }));
-  await context.addInitScript((token) => {
-    if (window === window.top) sessionStorage.setItem('switchboard.token', token);
-  }, switchboard.token);
-  page = await context.newPage();
-  page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.message}`));
+  const answerLinks = (opened) => opened.route(/^https:\/\/(example\.com|modelcontextprotocol\.io)\//, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<title>linked</title>' }));
+  ({ context, page } = await signedInAppsPage(browser, switchboard, pageErrors, answerLinks));
 });
 
 after(async () => {
   await browser?.close();
   await switchboard?.stop();
 });
-
-async function appFrame(turn) {
-  const iframe = turn.locator('.mcp-app iframe');
-  await iframe.waitFor({ timeout: 30000 });
-  return (await iframe.elementHandle()).contentFrame();
-}
 
 /** Clicks `#name` in the app and resolves to what it wrote into `#out-name` once settled. */
 async function press(frame, name, { whileWaiting } = {}) {
