@@ -6,5 +6,6 @@ pub mod fake_anthropic;
 pub mod fake_openai;
 pub mod figures;
 pub mod interop;
+pub mod local_server;
 pub mod ssrf_forms;
 pub mod upstream_bombs;

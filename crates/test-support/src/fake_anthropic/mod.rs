@@ -10,10 +10,10 @@
 mod script;
 
 use std::collections::{BTreeMap, VecDeque};
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use crate::local_server::LocalServer;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -21,7 +21,6 @@ use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
 use axum::routing::post;
 use serde_json::Value;
-use tokio::sync::oneshot;
 
 pub use crate::fake_openai::RecordedRequest;
 pub use script::{
@@ -38,9 +37,8 @@ struct FakeState {
 /// The running fake. Stops when dropped.
 #[derive(Debug)]
 pub struct FakeAnthropic {
-    address: SocketAddr,
+    server: LocalServer,
     state: Arc<FakeState>,
-    shutdown: Option<oneshot::Sender<()>>,
 }
 
 impl FakeAnthropic {
@@ -50,28 +48,13 @@ impl FakeAnthropic {
         let app = Router::new()
             .route("/v1/messages", post(messages))
             .with_state(state.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1:0 for the fake Anthropic server");
-        let address = listener.local_addr().expect("local address");
-        let (shutdown, shutdown_signal) = oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = shutdown_signal.await;
-                })
-                .await;
-        });
-        Self {
-            address,
-            state,
-            shutdown: Some(shutdown),
-        }
+        let server = LocalServer::start(app, "the fake Anthropic server").await;
+        Self { server, state }
     }
 
     /// `http://127.0.0.1:<port>`, the value for `llm.base_url`.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.address)
+        format!("http://{}", self.server.address())
     }
 
     /// Queues the reply for the next unanswered request.
@@ -88,14 +71,6 @@ impl FakeAnthropic {
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.state.requests.lock().unwrap().clone()
-    }
-}
-
-impl Drop for FakeAnthropic {
-    fn drop(&mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
     }
 }
 

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::local_server::LocalServer;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -26,7 +27,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures::StreamExt;
 use serde_json::Value;
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::Notify;
 
 pub use script::{
     ScriptedReply, ScriptedStream, ScriptedToolCall, StreamEnding, StreamStep, finish_chunk,
@@ -68,9 +69,8 @@ struct FakeState {
 /// The running fake. Stops when dropped.
 #[derive(Debug)]
 pub struct FakeOpenAi {
-    address: SocketAddr,
+    server: LocalServer,
     state: Arc<FakeState>,
-    shutdown: Option<oneshot::Sender<()>>,
 }
 
 impl std::fmt::Debug for FakeState {
@@ -95,32 +95,17 @@ impl FakeOpenAi {
             .route("/models", get(models))
             .route("/openai/v1/models", get(models))
             .with_state(state.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1:0 for the fake OpenAI server");
-        let address = listener.local_addr().expect("local address");
-        let (shutdown, shutdown_signal) = oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = shutdown_signal.await;
-                })
-                .await;
-        });
-        Self {
-            address,
-            state,
-            shutdown: Some(shutdown),
-        }
+        let server = LocalServer::start(app, "the fake OpenAI server").await;
+        Self { server, state }
     }
 
     /// `http://127.0.0.1:<port>/v1`, the value for `llm.base_url`.
     pub fn base_url(&self) -> String {
-        format!("http://{}/v1", self.address)
+        format!("http://{}/v1", self.server.address())
     }
 
     pub fn address(&self) -> SocketAddr {
-        self.address
+        self.server.address()
     }
 
     /// Queues the reply for the next unanswered request.
@@ -177,14 +162,6 @@ impl FakeOpenAi {
             if tokio::time::timeout_at(deadline, changed).await.is_err() {
                 return self.streams_abandoned_by_client() >= count;
             }
-        }
-    }
-}
-
-impl Drop for FakeOpenAi {
-    fn drop(&mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
         }
     }
 }
