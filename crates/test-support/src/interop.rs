@@ -1,7 +1,7 @@
 //! The interop peers the suites drive (installed by `bash interop/install.sh`): where they are,
-//! and `server-everything` and an OAuth-protected server started over Streamable HTTP as
-//! processes of their own. Shared by the integration tests of several crates so there is one way
-//! to find and start them.
+//! and `server-everything`, the Python SDK's FastMCP fixture and an OAuth-protected server
+//! started over HTTP as processes of their own. Shared by the integration tests of several
+//! crates so there is one way to find and start them.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -45,13 +45,20 @@ pub fn free_port() -> u16 {
 /// Starts `node --require interop/loopback.cjs <args>` in its own process group (so a kill takes
 /// its children too) and waits until every one of `ports` accepts connections on loopback.
 fn spawn_node(what: &str, args: &[String], env: &[(&str, String)], ports: &[u16]) -> Child {
-    use std::os::unix::process::CommandExt;
     let mut command = Command::new("node");
     command
         .arg("--require")
         .arg(interop("loopback.cjs"))
         .args(args)
-        .envs(env.iter().map(|(key, value)| (key, value)))
+        .envs(env.iter().map(|(key, value)| (key, value)));
+    spawn_listening(what, command, ports)
+}
+
+/// Starts `command` in its own process group, output discarded, and waits until every one of
+/// `ports` accepts connections on loopback (20 s at most, then it is killed and this panics).
+fn spawn_listening(what: &str, mut command: Command, ports: &[u16]) -> Child {
+    use std::os::unix::process::CommandExt;
+    command
         .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -104,6 +111,19 @@ impl Peer {
 
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    /// The Python SDK's FastMCP fixture server (`fastmcp_server.py` of the MCP client's tests,
+    /// run by `interop/.venv`) over `sse` (legacy HTTP+SSE, endpoint `/sse`) or
+    /// `streamable-http` (endpoint `/mcp`) on a free loopback port.
+    pub fn fastmcp(transport: &str) -> Peer {
+        let port = free_port();
+        let mut command = Command::new(interop(".venv/bin/python"));
+        command
+            .arg(repo_root().join("crates/mcp-client/tests/fixtures/fastmcp_server.py"))
+            .args([transport, &port.to_string()]);
+        let child = spawn_listening("the FastMCP fixture server", command, &[port]);
+        Peer { child, port }
     }
 
     /// Kills the peer's whole process group and reaps it.

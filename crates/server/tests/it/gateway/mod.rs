@@ -7,12 +7,14 @@
 //! per-server and per-tool metrics (`catalog`); `notifications/tools/list_changed` when a
 //! client's list changes (`list_changed`); resources, templates, prompts and completions
 //! aggregated per server, and every list paged (`items`); the official TypeScript and Python
-//! SDK clients listing, calling and reading through it (`sdk_clients`); an eliciting client's
-//! user approving its own calls, progress forwarded and cancellation (`client_calls`); the
-//! per-token rate limit (`rate_limit`).
+//! SDK clients listing, calling and reading through it (`sdk_clients`); the official
+//! Inspector's CLI listing and calling stdio, Streamable HTTP and legacy-SSE upstreams
+//! (`inspector`); an eliciting client's user approving its own calls, progress forwarded and
+//! cancellation (`client_calls`); the per-token rate limit (`rate_limit`).
 
 mod catalog;
 mod client_calls;
+mod inspector;
 mod items;
 mod list_changed;
 mod passthrough;
