@@ -8,7 +8,8 @@
 // provider's end-session page (RP-initiated logout) — after which her cookie is refused;
 // Carol, signed in the same way with no token, reads the Knowledge graph page.
 // Over HTTP (the same flow, driven by hand): a forged `state`, a replayed callback, a tampered
-// ID token and a disallowed e-mail domain are refused with no cookie; a cookie POST from
+// ID token, an ID token for another nonce (the provider asked for it), an expired one (signed
+// again by the provider's key) and a disallowed e-mail domain are refused with no cookie; a cookie POST from
 // another origin or without the CSRF header is refused; a member's session has no `admin`;
 // deactivating a person ends their session on the very next request; and after the provider
 // rotates its signing key the next sign-in is verified with the new one.
@@ -101,7 +102,7 @@ async function send(url, jar, { method = 'GET', body } = {}) {
  * Goes from Switchboard's login through the provider's sign-in as `login`, and stops at the
  * redirect back to Switchboard: resolves to that callback URL (not yet visited).
  */
-async function callbackFor(login) {
+async function callbackFor(login, { nonce } = {}) {
   const jar = cookieJar();
   let url = `${switchboard.origin}/auth/oidc/login`;
   let request = {};
@@ -115,9 +116,11 @@ async function callbackFor(login) {
     }
     const location = response.headers.get('location');
     assert.ok(location, `${url} answered ${response.status} without a redirect: ${await response.text()}`);
-    const next = new URL(location, url).href;
-    if (next.startsWith(`${switchboard.origin}/auth/oidc/callback`)) return next;
-    url = next;
+    const next = new URL(location, url);
+    if (next.href.startsWith(`${switchboard.origin}/auth/oidc/callback`)) return next.href;
+    // A nonce other than the one Switchboard sent, given to the provider itself.
+    if (nonce && next.searchParams.has('nonce')) next.searchParams.set('nonce', nonce);
+    url = next.href;
     request = {};
   }
   throw new Error('the sign-in did not come back to Switchboard');
@@ -262,6 +265,20 @@ test('a tampered ID token is refused', async () => {
   const outcome = await visitCallback(await callbackFor('carol'));
   assert.equal(outcome.session, null);
   assert.match(ssoError(outcome.location), /ID token was refused/);
+});
+
+test('an ID token for another nonce is refused', async () => {
+  const outcome = await visitCallback(await callbackFor('carol', { nonce: 'a-nonce-switchboard-never-sent' }));
+  assert.equal(outcome.session, null);
+  assert.match(ssoError(outcome.location), /ID token was refused: .*nonce/i);
+});
+
+test('an expired ID token, signed by the provider, is refused', async () => {
+  const now = Math.floor(Date.now() / 1000);
+  provider.reissueNextIdToken((claims) => ({ ...claims, iat: now - 600, exp: now - 300 }));
+  const outcome = await visitCallback(await callbackFor('carol'));
+  assert.equal(outcome.session, null);
+  assert.match(ssoError(outcome.location), /ID token was refused: .*expired/i);
 });
 
 test('an e-mail address outside the allowed domains is refused', async () => {
