@@ -301,6 +301,17 @@ async fn conversation_of(server: &ChatServer, token: &str, title: &str) -> Strin
     created["id"].as_str().unwrap().to_owned()
 }
 
+/// The JSON answer of `method path` sent with the owner's token.
+async fn owner_json(server: &ChatServer, method: reqwest::Method, path: &str) -> Value {
+    server.send(method, path, None).await.json().await.unwrap()
+}
+
+/// The status of `/api/me` with `token`.
+async fn me_status(server: &ChatServer, token: &str) -> StatusCode {
+    let me = server.client.get(server.url("/api/me")).bearer_auth(token);
+    me.send().await.unwrap().status()
+}
+
 async fn remove(server: &ChatServer, user_id: &str, query: &str) -> reqwest::Response {
     let path = format!("/api/people/{user_id}{query}");
     server.send(reqwest::Method::DELETE, &path, None).await
@@ -312,12 +323,7 @@ async fn removal_keeps_or_deletes_the_conversations(postgres: bool) {
         ..ChatOptions::default()
     })
     .await;
-    let me: Value = server
-        .send(reqwest::Method::GET, "/api/me", None)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let me = owner_json(&server, reqwest::Method::GET, "/api/me").await;
     let owner_id = me["user_id"].as_str().unwrap().to_owned();
     let workspace = &server.workspace_id;
     let (lena, lena_token) = person_with_token(
@@ -353,24 +359,11 @@ async fn removal_keeps_or_deletes_the_conversations(postgres: bool) {
     assert!(error_of(response).await.1.contains("not `maybe`"));
     let response = remove(&server, "no-such-person", "").await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND, "404 before 400");
-    assert_eq!(
-        server
-            .client
-            .get(server.url("/api/me"))
-            .bearer_auth(&lena_token)
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        StatusCode::OK
-    );
+    assert_eq!(me_status(&server, &lena_token).await, StatusCode::OK);
 
     // Keep: Lena's conversations become the removing admin's, readable and listed.
-    let removed: Value = remove(&server, lena.as_str(), "?conversations=keep")
-        .await
-        .json()
-        .await
-        .unwrap();
+    let path = format!("/api/people/{lena}?conversations=keep");
+    let removed = owner_json(&server, reqwest::Method::DELETE, &path).await;
     assert_eq!(
         removed,
         json!({"id": lena.as_str(), "name": "lena", "conversations": "keep",
@@ -383,35 +376,20 @@ async fn removal_keeps_or_deletes_the_conversations(postgres: bool) {
             "{conversation}"
         );
     }
-    let listed: Value = server
-        .send(reqwest::Method::GET, "/chat/conversations", None)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed = owner_json(&server, reqwest::Method::GET, "/chat/conversations").await;
     let listed = listed.to_string();
     assert!(
         kept.iter().all(|id| listed.contains(id.as_str())),
         "{listed}"
     );
     assert_eq!(
-        server
-            .client
-            .get(server.url("/api/me"))
-            .bearer_auth(&lena_token)
-            .send()
-            .await
-            .unwrap()
-            .status(),
+        me_status(&server, &lena_token).await,
         StatusCode::UNAUTHORIZED
     );
 
     // Delete: Max's conversation goes with him.
-    let removed: Value = remove(&server, max.as_str(), "?conversations=delete")
-        .await
-        .json()
-        .await
-        .unwrap();
+    let path = format!("/api/people/{max}?conversations=delete");
+    let removed = owner_json(&server, reqwest::Method::DELETE, &path).await;
     assert_eq!(removed["transferred_conversations"], 0);
     assert!(removed["conversations_owner"].is_null(), "{removed}");
     let path = format!("/chat/conversations/{dropped}");
@@ -419,12 +397,8 @@ async fn removal_keeps_or_deletes_the_conversations(postgres: bool) {
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
 
     // The audit says what became of the conversations.
-    let audit: Value = server
-        .send(reqwest::Method::GET, "/api/audit?action=user.deleted", None)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let path = "/api/audit?action=user.deleted";
+    let audit = owner_json(&server, reqwest::Method::GET, path).await;
     let audit = audit.to_string();
     assert!(
         audit.contains(r#""conversations":"keep""#)
