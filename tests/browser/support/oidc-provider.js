@@ -1,6 +1,7 @@
 // oidc-provider: a real, certified OpenID Provider we did not write (panva's `oidc-provider`
 // from npm, pinned in package-lock.json), for the single sign-on tests. It serves discovery,
-// JWKS, authorization (PKCE required), token, userinfo and RP-initiated logout; one static
+// JWKS, authorization (PKCE required), token, userinfo, RP-initiated and back-channel logout
+// (a signed `logout_token` POSTed to Switchboard when a session ends there); one static
 // client (Switchboard); and a minimal interaction of our own in place of its development
 // pages: a form asking which test person signs in, which logs them in and grants what was
 // asked in one step. People and their claims (`email`, `email_verified`, `groups`…) are given
@@ -33,6 +34,7 @@ export async function startOidcProvider({ port, switchboardOrigin, people }) {
       client_secret: CLIENT_SECRET,
       redirect_uris: [`${switchboardOrigin}/auth/oidc/callback`],
       post_logout_redirect_uris: [`${switchboardOrigin}/`],
+      backchannel_logout_uri: `${switchboardOrigin}/auth/oidc/backchannel-logout`,
       response_types: ['code'],
       grant_types: ['authorization_code'],
     }],
@@ -47,9 +49,13 @@ export async function startOidcProvider({ port, switchboardOrigin, people }) {
     interactions: { url: (ctx, interaction) => `/interaction/${interaction.uid}` },
     features: {
       devInteractions: { enabled: false },
+      backchannelLogout: { enabled: true },
       rpInitiatedLogout: { enabled: true, logoutSource, postLogoutSuccessSource: (ctx) => { ctx.body = page('Signed out', '<p>Signed out.</p>'); } },
     },
     pkce: { required: () => true },
+    // Its outgoing requests (the back-channel logout POST) refuse special-use addresses; the
+    // Switchboard under test is on loopback, so this test provider sends them without that check.
+    fetch: (url, { dispatcher, ...options }) => globalThis.fetch(url, options),
     cookies: { keys: ['oidc-provider-test-cookie-key'] },
     jwks: { keys: [control.key] },
   });
