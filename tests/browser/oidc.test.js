@@ -8,10 +8,13 @@
 // provider's end-session page (RP-initiated logout) — after which her cookie is refused;
 // Carol, signed in the same way with no token, reads the Knowledge graph page.
 // Over HTTP (the same flow, driven by hand): a forged `state`, a replayed callback, a tampered
-// ID token and a disallowed e-mail domain are refused with no cookie; a cookie POST from
+// ID token, an ID token for another nonce (the provider asked for it), an expired one (signed
+// again by the provider's key) and a disallowed e-mail domain are refused with no cookie; a cookie POST from
 // another origin or without the CSRF header is refused; a member's session has no `admin`;
 // deactivating a person ends their session on the very next request; and after the provider
-// rotates its signing key the next sign-in is verified with the new one.
+// rotates its signing key the next sign-in is verified with the new one. Back-channel logout:
+// Erin signs out at the provider and its signed logout token ends her session here; an
+// unsigned or malformed token is refused.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -28,6 +31,7 @@ const PEOPLE = {
   bob: { email: 'bob@example.com', email_verified: true, name: 'Bob', groups: ['staff'] },
   carol: { email: 'carol@example.com', email_verified: true, name: 'Carol' },
   mallory: { email: 'mallory@elsewhere.test', email_verified: true, name: 'Mallory' },
+  erin: { email: 'erin@example.com', email_verified: true, name: 'Erin', groups: ['staff'] },
 };
 
 let provider;
@@ -101,8 +105,7 @@ async function send(url, jar, { method = 'GET', body } = {}) {
  * Goes from Switchboard's login through the provider's sign-in as `login`, and stops at the
  * redirect back to Switchboard: resolves to that callback URL (not yet visited).
  */
-async function callbackFor(login) {
-  const jar = cookieJar();
+async function callbackFor(login, { nonce, jar = cookieJar() } = {}) {
   let url = `${switchboard.origin}/auth/oidc/login`;
   let request = {};
   for (let step = 0; step < 12; step += 1) {
@@ -115,9 +118,11 @@ async function callbackFor(login) {
     }
     const location = response.headers.get('location');
     assert.ok(location, `${url} answered ${response.status} without a redirect: ${await response.text()}`);
-    const next = new URL(location, url).href;
-    if (next.startsWith(`${switchboard.origin}/auth/oidc/callback`)) return next;
-    url = next;
+    const next = new URL(location, url);
+    if (next.href.startsWith(`${switchboard.origin}/auth/oidc/callback`)) return next.href;
+    // A nonce other than the one Switchboard sent, given to the provider itself.
+    if (nonce && next.searchParams.has('nonce')) next.searchParams.set('nonce', nonce);
+    url = next.href;
     request = {};
   }
   throw new Error('the sign-in did not come back to Switchboard');
@@ -262,6 +267,54 @@ test('a tampered ID token is refused', async () => {
   const outcome = await visitCallback(await callbackFor('carol'));
   assert.equal(outcome.session, null);
   assert.match(ssoError(outcome.location), /ID token was refused/);
+});
+
+test('an ID token for another nonce is refused', async () => {
+  const outcome = await visitCallback(await callbackFor('carol', { nonce: 'a-nonce-switchboard-never-sent' }));
+  assert.equal(outcome.session, null);
+  assert.match(ssoError(outcome.location), /ID token was refused: .*nonce/i);
+});
+
+test('an expired ID token, signed by the provider, is refused', async () => {
+  const now = Math.floor(Date.now() / 1000);
+  provider.reissueNextIdToken((claims) => ({ ...claims, iat: now - 600, exp: now - 300 }));
+  const outcome = await visitCallback(await callbackFor('carol'));
+  assert.equal(outcome.session, null);
+  assert.match(ssoError(outcome.location), /ID token was refused: .*expired/i);
+});
+
+test('back-channel logout: signing out at the provider ends the person\'s sessions here', async () => {
+  const jar = cookieJar();
+  const { session } = await visitCallback(await callbackFor('erin', { jar }));
+  assert.equal((await withSession(session, 'GET', '/api/me')).status, 200);
+  // Erin signs out at the provider itself (its end-session page, confirmed), not through us.
+  const confirm = await (await send(`${provider.issuer}/session/end`, jar)).text();
+  const action = confirm.match(/action="([^"]+)"/)[1];
+  const xsrf = confirm.match(/name="xsrf" value="([^"]+)"/)[1];
+  await send(new URL(action, provider.issuer).href, jar, { method: 'POST', body: new URLSearchParams({ xsrf, logout: 'yes' }).toString() });
+  let status = 200;
+  for (let attempt = 0; attempt < 50 && status !== 401; attempt += 1) {
+    status = (await withSession(session, 'GET', '/api/me')).status;
+    if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.equal(status, 401, 'the provider\'s logout token ended the session');
+  const audit = await apiCall(switchboard, 'GET', '/api/audit?action=auth.logged_out');
+  assert.ok(audit.entries.some((entry) => entry.details.name === 'erin@example.com' && entry.details.ended_sessions >= 1), JSON.stringify(audit.entries));
+});
+
+test('back-channel logout: an unsigned or malformed logout token is refused', async () => {
+  const post = (token) => fetch(`${switchboard.origin}/auth/oidc/backchannel-logout`, {
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: token }).toString(),
+  });
+  const piece = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const claims = { iss: provider.issuer, aud: CLIENT_ID, iat: now, jti: 'x', sub: 'alice', events: { 'http://schemas.openid.net/event/backchannel-logout': {} } };
+  const unsigned = await post(`${piece({ alg: 'none' })}.${piece(claims)}.`);
+  assert.equal(unsigned.status, 400);
+  assert.match((await unsigned.json()).error.message, /algorithm `none`/);
+  const malformed = await post('not-a-jwt');
+  assert.equal(malformed.status, 400);
+  assert.match((await malformed.json()).error.message, /not a signed JWT/);
 });
 
 test('an e-mail address outside the allowed domains is refused', async () => {

@@ -162,6 +162,7 @@ pub const TABLE: &[(&str, Access)] = &[
     ("oidc_login", PUBLIC),
     ("oidc_callback", PUBLIC),
     ("logout", PUBLIC),
+    ("backchannel_logout", PUBLIC),
 ];
 
 /// [`Access`] as written in the document under [`EXTENSION`].

@@ -36,7 +36,8 @@
 //!   `check_token_holder` (a member may not hold `admin`, a deactivated user no new token);
 //!   [`UserRole`], `UserRecord::active`.
 //! - [`user_access`]: `update_user_access(ws, id, UserAccessChange {role, active})`,
-//!   `delete_user` (both refuse to leave no active owner or admin: `Conflict`; both move the
+//!   `delete_user(ws, id, RemovedConversations::{Delete, TransferTo(heir)})` → [`RemovedUser`]
+//!   (both refuse to leave no active owner or admin: `Conflict`; both move the
 //!   revocation epoch).
 //! - [`tokens`]: `create_token` → [`IssuedToken`] (plaintext once), `import_token`, `get_token`,
 //!   `list_tokens`, `revoke_token`; `hash_token`.
@@ -220,7 +221,7 @@ pub use tool_pins::{ObservedInstructions, ToolPinSnapshot};
 pub use tool_rules::{NewToolRule, ToolRuleRecord, ToolRuleScope};
 pub use tools::{ToolRecord, definition_hash};
 pub use usage::{UsageFilter, UsageRow};
-pub use user_access::UserAccessChange;
+pub use user_access::{RemovedConversations, RemovedUser, UserAccessChange};
 pub use users::{UserRecord, UserRole};
 pub use web_sessions::{NewWebSession, SessionCheck};
 pub use workspaces::WorkspaceRecord;

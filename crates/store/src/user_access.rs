@@ -16,6 +16,26 @@ use crate::store::Store;
 use crate::users::{UserRecord, UserRole};
 use switchboard_core::{UserId, WorkspaceId};
 
+/// What becomes of a removed user's conversations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RemovedConversations {
+    /// They go with the user (with their messages, tool calls, approval and elicitation
+    /// requests: the foreign keys cascade).
+    Delete,
+    /// They are given to this user of the same workspace (the admin removing the person),
+    /// with their approval and elicitation requests, so that what the team learnt in them
+    /// stays readable and a pending request can still be decided.
+    TransferTo(UserId),
+}
+
+/// What a removal did: the user as they were and how many conversations were handed over.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RemovedUser {
+    pub user: UserRecord,
+    /// Conversations given to the new owner (0 with [`RemovedConversations::Delete`]).
+    pub transferred_conversations: u64,
+}
+
 /// What to change about a user; `None` leaves it as it is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct UserAccessChange {
@@ -89,17 +109,27 @@ impl Store {
         Ok(user)
     }
 
-    /// Removes a user with everything that is only theirs (tokens, conversations, their own
-    /// credentials and remembered approvals: the foreign keys cascade); the audit log keeps
-    /// its records. Returns the user as it was. `NotFound` outside the workspace; `Conflict`
-    /// for the last active owner or admin.
+    /// Removes a user with everything that is only theirs (tokens, their own credentials and
+    /// remembered approvals: the foreign keys cascade); their conversations are deleted or
+    /// handed over as `conversations` says, in the same transaction. The audit log keeps its
+    /// records. `NotFound` outside the workspace (for the user or the new owner); `Conflict`
+    /// for the last active owner or admin, or a transfer to the user being removed.
     pub async fn delete_user(
         &self,
         workspace_id: &WorkspaceId,
         user_id: &UserId,
-    ) -> StoreResult<UserRecord> {
+        conversations: RemovedConversations,
+    ) -> StoreResult<RemovedUser> {
         let user = self.get_user(workspace_id, user_id).await?;
-        write_transaction!(self, |tx| {
+        if let RemovedConversations::TransferTo(heir) = &conversations {
+            if heir == user_id {
+                return Err(StoreError::Conflict(
+                    "a removed person's conversations cannot be given to that person".into(),
+                ));
+            }
+            self.get_user(workspace_id, heir).await?;
+        }
+        let transferred = write_transaction!(self, |tx| {
             sqlx::query(LOCK_WORKSPACE_SQL)
                 .bind(workspace_id.as_str())
                 .execute(&mut *tx)
@@ -114,6 +144,21 @@ impl Store {
                     return Err(last_admin_conflict(&user.name, "removed"));
                 }
             }
+            let mut transferred = 0;
+            if let RemovedConversations::TransferTo(heir) = &conversations {
+                for (index, sql) in TRANSFER_SQL.iter().enumerate() {
+                    let changed = sqlx::query(*sql)
+                        .bind(heir.as_str())
+                        .bind(workspace_id.as_str())
+                        .bind(user_id.as_str())
+                        .execute(&mut *tx)
+                        .await?
+                        .rows_affected();
+                    if index == 0 {
+                        transferred = changed;
+                    }
+                }
+            }
             let deleted = sqlx::query("DELETE FROM users WHERE workspace_id = $1 AND id = $2")
                 .bind(workspace_id.as_str())
                 .bind(user_id.as_str())
@@ -123,11 +168,24 @@ impl Store {
             if deleted == 0 {
                 return Err(StoreError::not_found("user"));
             }
+            transferred
         });
         self.announce_revocation(user_id.as_str()).await;
-        Ok(user)
+        Ok(RemovedUser {
+            user,
+            transferred_conversations: transferred,
+        })
     }
 }
+
+/// Hands a removed user's conversations (first: its count is the one reported) and the
+/// approval and elicitation requests made in them to a new owner ($1 new owner, $2
+/// workspace, $3 removed user).
+const TRANSFER_SQL: [&str; 3] = [
+    "UPDATE conversations SET owner_user_id = $1 WHERE workspace_id = $2 AND owner_user_id = $3",
+    "UPDATE approval_requests SET owner_user_id = $1 WHERE workspace_id = $2 AND owner_user_id = $3",
+    "UPDATE elicitation_requests SET owner_user_id = $1 WHERE workspace_id = $2 AND owner_user_id = $3",
+];
 
 fn last_admin_conflict(name: &str, what: &str) -> StoreError {
     StoreError::Conflict(format!(

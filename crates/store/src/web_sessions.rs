@@ -134,6 +134,23 @@ impl Store {
         Ok(id_token.flatten())
     }
 
+    /// Ends every browser session of a person (the provider's back-channel logout); returns
+    /// how many there were.
+    pub async fn end_web_sessions_of(
+        &self,
+        workspace_id: &WorkspaceId,
+        user_id: &UserId,
+    ) -> StoreResult<u64> {
+        Ok(on_backend!(self, |pool| sqlx::query(
+            "DELETE FROM web_sessions WHERE workspace_id = $1 AND user_id = $2"
+        )
+        .bind(workspace_id.as_str())
+        .bind(user_id.as_str())
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?)
+    }
+
     /// How many live sessions a person has (the People API and tests read it).
     pub async fn count_web_sessions(
         &self,

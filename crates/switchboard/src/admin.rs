@@ -53,11 +53,12 @@ struct RevokedToken {
 }
 
 #[derive(Debug, Serialize)]
-struct UserRow {
-    id: String,
-    name: String,
-    role: String,
-    created_at: DateTime<Utc>,
+pub(crate) struct UserRow {
+    pub id: String,
+    pub name: String,
+    pub role: String,
+    pub active: bool,
+    pub created_at: DateTime<Utc>,
 }
 
 impl From<UserRecord> for UserRow {
@@ -66,6 +67,7 @@ impl From<UserRecord> for UserRow {
             id: user.id.to_string(),
             name: user.name,
             role: user.role.as_str().to_owned(),
+            active: user.active,
             created_at: user.created_at,
         }
     }
@@ -310,18 +312,23 @@ async fn run_user_command(
                 .map(UserRow::from)
                 .collect();
             output.emit(&rows, |rows| {
-                println!("{:<38} {:<24} {:<8} created", "id", "name", "role");
+                println!(
+                    "{:<38} {:<24} {:<8} {:<11} created",
+                    "id", "name", "role", "state"
+                );
                 for user in rows {
                     println!(
-                        "{:<38} {:<24} {:<8} {}",
+                        "{:<38} {:<24} {:<8} {:<11} {}",
                         user.id,
                         user.name,
                         user.role,
+                        if user.active { "active" } else { "deactivated" },
                         user.created_at.to_rfc3339()
                     );
                 }
             })?;
         }
+        change => crate::people::run(store, change, output).await?,
     }
     Ok(())
 }
@@ -397,7 +404,7 @@ async fn list_workspaces(store: &Store, output: Output) -> anyhow::Result<()> {
     })
 }
 
-async fn find_workspace(store: &Store, name: &str) -> anyhow::Result<WorkspaceRecord> {
+pub(crate) async fn find_workspace(store: &Store, name: &str) -> anyhow::Result<WorkspaceRecord> {
     store
         .find_workspace_by_name(name)
         .await?
@@ -405,7 +412,7 @@ async fn find_workspace(store: &Store, name: &str) -> anyhow::Result<WorkspaceRe
 }
 
 /// The user called `name` in the workspace, for `token create --user`.
-async fn find_user(
+pub(crate) async fn find_user(
     store: &Store,
     workspace: &WorkspaceRecord,
     name: &str,
@@ -423,7 +430,7 @@ async fn find_user(
 }
 
 /// The user new CLI tokens act as: the workspace's first owner, created if there is none.
-async fn owner_of(store: &Store, workspace: &WorkspaceRecord) -> anyhow::Result<UserId> {
+pub(crate) async fn owner_of(store: &Store, workspace: &WorkspaceRecord) -> anyhow::Result<UserId> {
     let users = store.list_users(&workspace.id).await?;
     if let Some(owner) = users.into_iter().find(|user| user.role == UserRole::Owner) {
         return Ok(owner.id);

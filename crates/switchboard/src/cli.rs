@@ -45,9 +45,13 @@ pub enum Command {
     /// Manage workspaces.
     #[command(subcommand)]
     Workspace(WorkspaceCommand),
-    /// Manage the users of a workspace (the people or automations tokens act as).
-    #[command(subcommand)]
+    /// Manage the users of a workspace (the people or automations tokens act as): list, add,
+    /// set-role, deactivate, reactivate, delete. `users` works too.
+    #[command(subcommand, visible_alias = "users")]
     User(UserCommand),
+    /// Search the MCP registry a running instance is configured with (`[registry] url`) and
+    /// add a server from it, over its HTTP API (URL and token as for `servers`).
+    Registry(Box<crate::registry::RegistryArgs>),
     /// Manage the MCP servers of a running instance over its HTTP API (URL and token from
     /// --api-url/--token or SWITCHBOARD_URL/SWITCHBOARD_TOKEN).
     Servers(Box<crate::servers::ServersArgs>),
@@ -119,6 +123,7 @@ pub enum WorkspaceCommand {
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
     /// Add a user to a workspace; issue its tokens with `token create --user NAME`.
+    #[command(visible_alias = "add")]
     Create {
         /// A display name or e-mail address, unique in the workspace.
         name: String,
@@ -130,11 +135,53 @@ pub enum UserCommand {
         #[arg(long, default_value = "default")]
         workspace: String,
     },
-    /// List a workspace's users.
+    /// List a workspace's users with their role and whether they are active.
     List {
         #[arg(long, default_value = "default")]
         workspace: String,
     },
+    /// Make a user an admin or a member; their tokens gain or lose `admin` at once.
+    SetRole {
+        name: String,
+        #[arg(value_enum)]
+        role: NewUserRole,
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
+    /// Deactivate a user: every token of theirs is refused and their browser sessions end,
+    /// until `reactivate`.
+    Deactivate {
+        name: String,
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
+    /// Reactivate a deactivated user.
+    Reactivate {
+        name: String,
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
+    /// Remove a user with their tokens and own credentials; say what becomes of their
+    /// conversations.
+    Delete {
+        name: String,
+        /// `keep`: they are given to `--to` (the workspace's owner by default); `delete`:
+        /// they are deleted with the user.
+        #[arg(long, value_enum)]
+        conversations: ConversationsChoice,
+        /// Who receives kept conversations, by name.
+        #[arg(long, value_name = "NAME")]
+        to: Option<String>,
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
+}
+
+/// What becomes of a removed user's conversations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ConversationsChoice {
+    Keep,
+    Delete,
 }
 
 /// The roles a user can be given here (the owner comes with the workspace).

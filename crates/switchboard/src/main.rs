@@ -7,6 +7,8 @@ mod cli;
 mod config;
 mod gateway;
 mod output;
+mod people;
+mod registry;
 mod serve;
 mod servers;
 mod shutdown;
@@ -94,6 +96,7 @@ async fn dispatch(command: Command, config: Config, json: bool) -> anyhow::Resul
         Command::Workspace(command) => admin::workspace(&config, command, output).await,
         Command::User(command) => admin::user(&config, command, output).await,
         Command::Servers(arguments) => servers::run(*arguments, json).await,
+        Command::Registry(arguments) => registry::run(*arguments, json).await,
         Command::Gateway(arguments) => gateway::run(arguments),
         Command::Completions { .. } => Ok(()),
     }

@@ -1,11 +1,13 @@
 // people-page: the People page (admins) — everyone of the workspace (GET /api/people) with their
 // role, state, working tokens and last use; add a person (POST /api/users), make admin or
-// member, deactivate or reactivate (PATCH /api/people/{id}), remove (DELETE). The server
+// member, deactivate or reactivate (PATCH /api/people/{id}), remove (DELETE, after a dialog
+// asking whether their conversations are kept or deleted: people-remove-dialog.js). The server
 // decides what is allowed (the last active admin, yourself): its refusal is shown as is.
 
 import { h, formatDateTime, showToast } from '../lib/dom.js';
 import { api, ApiError, segment } from '../lib/api.js';
 import { getIdentity } from '../lib/session.js';
+import { openRemoveDialog, removalMessage } from './people-remove-dialog.js';
 
 /** Draws the page. */
 export async function renderPage(container) {
@@ -41,13 +43,18 @@ export async function renderPage(container) {
     tableSlot.setAttribute('aria-busy', 'true');
     try {
       const people = await api.get('/api/people');
-      tableSlot.replaceChildren(renderTable(people, act));
+      tableSlot.replaceChildren(renderTable(people, act, removed));
     } catch (error) {
       showError(error);
     } finally {
       tableSlot.removeAttribute('aria-busy');
     }
   }
+
+  const removed = async (answer) => {
+    showToast(removalMessage(answer), 'success');
+    await load();
+  };
 
   form.addEventListener('submit', (event) => {
     event.preventDefault();
@@ -60,7 +67,7 @@ export async function renderPage(container) {
   await load();
 }
 
-function renderTable(people, act) {
+function renderTable(people, act, removed) {
   const me = getIdentity()?.user_id;
   const rows = people.filter((person) => !person.internal).map((person) => {
     const path = `/api/people/${segment(person.id)}`;
@@ -77,10 +84,7 @@ function renderTable(people, act) {
     });
     const remove = h('button', {
       type: 'button', class: 'button button-small button-danger', text: 'Remove', 'aria-label': `Remove ${person.name}`,
-      onclick: () => {
-        if (!window.confirm(`Remove ${person.name} with their tokens and conversations? The audit log keeps its records.`)) return;
-        act(() => api.delete(path), `${person.name} removed.`);
-      },
+      onclick: () => openRemoveDialog(person, { onRemoved: removed }),
     });
     return h('tr', { 'data-person': person.name },
       h('th', { scope: 'row', text: label }),

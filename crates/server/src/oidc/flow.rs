@@ -121,6 +121,15 @@ impl OidcService {
         self.provider.config()
     }
 
+    /// The provider (its metadata and keys), for the back-channel logout's verification.
+    pub(super) fn provider(&self) -> &Provider {
+        &self.provider
+    }
+
+    pub(super) fn store(&self) -> &Store {
+        &self.store
+    }
+
     /// Starts a sign-in: the provider's authorization URL to send the browser to.
     pub async fn start(&self) -> Result<String, SignInError> {
         let discovered = self.provider.discovered().await?;

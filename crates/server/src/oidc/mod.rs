@@ -7,7 +7,9 @@
 //!   with the reason when the provider cannot be reached);
 //! - `GET /auth/oidc/callback` (or `oidc.redirect_path`) — finishes it: a session cookie and
 //!   303 to the UI, or 303 to the sign-in page with the reason;
-//! - `POST /auth/logout` — ends the session (and names the provider's end-session URL).
+//! - `POST /auth/logout` — ends the session (and names the provider's end-session URL);
+//! - `POST /auth/oidc/backchannel-logout` — the provider's back-channel logout: a signed
+//!   `logout_token` ends every browser session of the person it names ([`backchannel`]).
 //!
 //! [`flow`] runs the protocol with the `openidconnect` crate, [`provider`] keeps the
 //! provider's metadata and keys, [`identity`] reads the claims, [`session`] is the cookie and
@@ -15,6 +17,7 @@
 //! (`switchboard_store::{oidc, web_sessions}`). Bearer tokens are unchanged.
 
 mod audit;
+pub mod backchannel;
 pub mod config;
 pub mod flow;
 pub mod identity;

@@ -23,6 +23,14 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(oidc_login))
         .routes(routes!(oidc_callback))
         .routes(routes!(logout))
+        .routes(routes!(backchannel_logout))
+}
+
+/// `POST /auth/oidc/backchannel-logout` body, form-encoded as the provider sends it.
+#[derive(Debug, serde::Deserialize, ToSchema)]
+pub struct BackChannelLogoutForm {
+    /// The provider's signed logout token (a JWT).
+    pub logout_token: String,
 }
 
 /// How people may sign in to the web UI.
@@ -173,6 +181,47 @@ async fn logout(State(state): State<AppState>, parts: Parts) -> Result<Response,
         response.headers_mut().append(header::SET_COOKIE, cookie);
     }
     Ok(response)
+}
+
+/// OpenID Connect Back-Channel Logout 1.0: the provider ends a person's sessions here. The
+/// `logout_token` is verified (signature against the provider's JWKS, `iss`, `aud`, `iat`,
+/// `exp`, the logout event, a `sub`, no `nonce`) and every browser session of the person linked
+/// to (issuer, `sub`) ends; nobody linked is a success too. Register
+/// `{public_url}/auth/oidc/backchannel-logout` as the client's back-channel logout URI.
+#[utoipa::path(
+    post,
+    path = "/auth/oidc/backchannel-logout",
+    tag = "auth",
+    request_body(content = BackChannelLogoutForm, content_type = "application/x-www-form-urlencoded"),
+    responses(
+        (status = 200, description = "The person's browser sessions ended (or there were none)"),
+        (status = 400, description = "No `logout_token`, or one that was refused (the message says why)", body = ErrorBody),
+        (status = 404, description = "Single sign-on is not configured (`[oidc]`)", body = ErrorBody),
+        (status = 502, description = "The provider's keys could not be read", body = ErrorBody),
+    )
+)]
+async fn backchannel_logout(
+    State(state): State<AppState>,
+    axum::Form(form): axum::Form<BackChannelLogoutForm>,
+) -> Result<Response, ApiError> {
+    use super::backchannel::{LogoutTokenError, log_out};
+    let oidc = state.oidc.as_ref().ok_or_else(not_configured)?;
+    match log_out(oidc, &form.logout_token, chrono::Utc::now().timestamp()).await {
+        Ok(done) => {
+            super::audit::logged_out_by_provider(&state, &done).await;
+            let mut response = StatusCode::OK.into_response();
+            response
+                .headers_mut()
+                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            Ok(response)
+        }
+        Err(LogoutTokenError::Provider(error)) => Err(ApiError::BadGateway(error.to_string())),
+        Err(LogoutTokenError::Store(error)) => Err(error.into()),
+        Err(refused) => {
+            tracing::info!(error = %refused, "a back-channel logout was refused");
+            Err(ApiError::BadRequest(refused.to_string()))
+        }
+    }
 }
 
 fn not_configured() -> ApiError {

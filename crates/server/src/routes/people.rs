@@ -16,15 +16,16 @@ use crate::routes::users::{UserRoleView, is_internal_user};
 use crate::state::AppState;
 use crate::wire_common::audit_details;
 use axum::Json;
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::extract::{Path, Query, State};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use switchboard_approvals::ConfigurationChange;
 use switchboard_core::{Principal, UserId};
-use switchboard_store::{TokenRecord, UserAccessChange, UserRecord, UserRole};
-use utoipa::ToSchema;
+use switchboard_store::{
+    RemovedConversations, TokenRecord, UserAccessChange, UserRecord, UserRole,
+};
+use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -95,6 +96,18 @@ impl PersonView {
             created_at: user.created_at,
         }
     }
+}
+
+/// What the audit log keeps of a removal: the person as they were and what became of their
+/// conversations.
+#[derive(Debug, Serialize)]
+struct PersonRemovalDetails<'a> {
+    name: &'a str,
+    role: UserRole,
+    conversations: ConversationsChoice,
+    transferred_conversations: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conversations_owner: Option<&'a str>,
 }
 
 /// What the audit log keeps of a change to a person.
@@ -188,15 +201,69 @@ async fn update_person(
     Ok(Json(PersonView::new(updated, &own, Utc::now())))
 }
 
-/// Remove a person with their tokens, conversations and own credentials (the audit log
-/// keeps its records).
+/// What becomes of a removed person's conversations: `keep` gives them to the admin who
+/// removes the person, `delete` deletes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConversationsChoice {
+    Keep,
+    Delete,
+}
+
+impl ConversationsChoice {
+    /// The choice of a `?conversations=` value (the whole of the 400's explanation otherwise).
+    fn parse(value: Option<&str>) -> Result<Self, ApiError> {
+        match value {
+            Some("keep") => Ok(Self::Keep),
+            Some("delete") => Ok(Self::Delete),
+            Some(other) => Err(ApiError::BadRequest(format!(
+                "`conversations` must be `keep` (they become yours) or `delete`, not `{other}`"
+            ))),
+            None => Err(ApiError::BadRequest(
+                "say what becomes of the person's conversations: `?conversations=keep` \
+                 (they become yours) or `?conversations=delete`"
+                    .into(),
+            )),
+        }
+    }
+}
+
+/// `DELETE /api/people/{user_id}` query. The value is read as text and checked after the
+/// person is found, so that an unknown person answers 404 whatever the query.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DeletePersonQuery {
+    /// Required. `keep`: the person's conversations (with their approval and elicitation
+    /// requests) become the removing admin's; `delete`: they are deleted with the person.
+    #[param(required = true, value_type = ConversationsChoice)]
+    #[serde(default)]
+    conversations: Option<String>,
+}
+
+/// What a removal did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RemovedPersonView {
+    #[schema(value_type = String)]
+    pub id: UserId,
+    pub name: String,
+    pub conversations: ConversationsChoice,
+    /// How many conversations became the caller's (0 with `delete`).
+    pub transferred_conversations: u64,
+    /// Who owns the kept conversations now (the caller); absent with `delete`.
+    #[schema(value_type = Option<String>)]
+    pub conversations_owner: Option<UserId>,
+}
+
+/// Remove a person with their tokens and own credentials; their conversations are kept (they
+/// become the caller's) or deleted, as `conversations` says. The audit log keeps its records.
 #[utoipa::path(
     delete,
     path = "/people/{user_id}",
     tag = "people",
-    params(("user_id" = String, Path, description = "The person")),
+    params(("user_id" = String, Path, description = "The person"), DeletePersonQuery),
     responses(
-        (status = 204, description = "Removed"),
+        (status = 200, description = "Removed", body = RemovedPersonView),
+        (status = 400, description = "`conversations` is missing or not `keep` or `delete`", body = ErrorBody),
         (status = 401, description = "No valid bearer token", body = ErrorBody),
         (status = 403, description = "The token lacks the `admin` scope", body = ErrorBody),
         (status = 404, description = "No such person in the workspace", body = ErrorBody),
@@ -208,20 +275,34 @@ async fn delete_person(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::Admin>,
     Path(user_id): Path<String>,
-) -> Result<StatusCode, ApiError> {
+    Query(query): Query<DeletePersonQuery>,
+) -> Result<Json<RemovedPersonView>, ApiError> {
     let user_id = UserId::from_string(user_id);
     let user = changeable_person(&state, &principal, &user_id).await?;
+    let choice = ConversationsChoice::parse(query.conversations.as_deref())?;
     if user.id == principal.user_id {
         return Err(ApiError::Conflict(
             "you cannot remove yourself; another admin can".into(),
         ));
     }
+    let conversations = match choice {
+        ConversationsChoice::Keep => RemovedConversations::TransferTo(principal.user_id.clone()),
+        ConversationsChoice::Delete => RemovedConversations::Delete,
+    };
     let removed = state
         .store
-        .delete_user(&principal.workspace_id, &user_id)
+        .delete_user(&principal.workspace_id, &user_id, conversations)
         .await?;
-    audit(&state, &principal, "user.deleted", &removed).await;
-    Ok(StatusCode::NO_CONTENT)
+    let view = RemovedPersonView {
+        conversations_owner: (choice == ConversationsChoice::Keep)
+            .then(|| principal.user_id.clone()),
+        id: removed.user.id,
+        name: removed.user.name,
+        conversations: choice,
+        transferred_conversations: removed.transferred_conversations,
+    };
+    audit_removal(&state, &principal, removed.user.role, &view).await;
+    Ok(Json(view))
 }
 
 /// The person `user_id` of the caller's workspace (404 otherwise), unless it is
@@ -259,6 +340,29 @@ async fn audit(state: &AppState, principal: &Principal, action: &str, user: &Use
                     active: user.active,
                 }),
             ),
+        )
+        .await;
+}
+
+async fn audit_removal(
+    state: &AppState,
+    principal: &Principal,
+    role: UserRole,
+    removed: &RemovedPersonView,
+) {
+    let details = PersonRemovalDetails {
+        name: &removed.name,
+        role,
+        conversations: removed.conversations,
+        transferred_conversations: removed.transferred_conversations,
+        conversations_owner: removed.conversations_owner.as_ref().map(UserId::as_str),
+    };
+    state
+        .approvals
+        .audit()
+        .configuration_change(
+            principal,
+            ConfigurationChange::new("user.deleted", removed.id.as_str(), audit_details(&details)),
         )
         .await;
 }

@@ -2,8 +2,8 @@
 //! (`/api/mcp/servers`), with the instance's URL and an API token from flags or the
 //! environment. Prints tables, or the API's JSON with the global `--json`.
 
-mod client;
-mod output;
+pub(crate) mod client;
+pub(crate) mod output;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
@@ -184,7 +184,10 @@ pub async fn run(arguments: ServersArgs, json: bool) -> anyhow::Result<()> {
 
 /// The API client: `--api-url` or `SWITCHBOARD_URL` (default the local server), and
 /// `--token` or `SWITCHBOARD_TOKEN` (required).
-fn api_client(api_url: Option<String>, token: Option<String>) -> anyhow::Result<ApiClient> {
+pub(crate) fn api_client(
+    api_url: Option<String>,
+    token: Option<String>,
+) -> anyhow::Result<ApiClient> {
     let url = api_url
         .or_else(|| std::env::var("SWITCHBOARD_URL").ok())
         .unwrap_or_else(|| "http://127.0.0.1:8080".to_owned());

@@ -12,7 +12,7 @@ pub fn print(json: bool, value: &Value, human: fn(&Value) -> String) -> anyhow::
     Ok(())
 }
 
-fn text(value: &Value) -> String {
+pub fn text(value: &Value) -> String {
     match value {
         Value::Null => "-".to_owned(),
         Value::String(text) => text.clone(),

@@ -8,6 +8,7 @@ mod kg_upstream;
 mod kill_host;
 mod log_escaping;
 mod log_noise;
+mod people_cli;
 mod process;
 mod secrets;
 mod servers_cli;

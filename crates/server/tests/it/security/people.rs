@@ -1,13 +1,16 @@
 //! `/api/people` and what it does to tokens, through the real HTTP interface: a demoted
 //! admin's token loses the admin routes on its next request, a deactivated person's tokens
 //! are refused (401, saying so) until they are reactivated, a removed person's tokens are
-//! gone; the workspace always keeps an active admin (409); only admins manage people; other
+//! gone and their conversations kept (given to the removing admin) or deleted as asked; the
+//! workspace always keeps an active admin (409); only admins manage people; other
 //! workspaces' people answer 404.
 
-use crate::support::{TestServer, error_of, other_workspace};
+use crate::support::chat::{ChatOptions, ChatServer};
+use crate::support::{TestServer, error_of, other_workspace, person_with_token};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use switchboard_core::ScopeSet;
+use switchboard_store::UserRole;
 
 async fn send(
     server: &TestServer,
@@ -181,10 +184,10 @@ async fn a_deactivated_persons_tokens_are_refused_until_reactivated() {
 async fn a_removed_persons_tokens_stop_and_the_person_is_gone() {
     let server = TestServer::start().await;
     let (gina, gina_token) = person(&server, "gina", "member", &["chat:use"]).await;
-    let path = format!("/api/people/{gina}");
+    let path = format!("/api/people/{gina}?conversations=delete");
     let owner = &server.owner_token;
     let response = send(&server, reqwest::Method::DELETE, owner, &path, None).await;
-    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(
         status_of(&server, &gina_token, "/api/me").await,
         StatusCode::UNAUTHORIZED
@@ -238,7 +241,7 @@ async fn the_last_active_admin_cannot_be_demoted_deactivated_or_removed() {
     );
     let response = patch(&server, &hugo_token, &hugo, json!({"role": "member"})).await;
     assert_eq!(response.status(), StatusCode::CONFLICT);
-    let path = format!("/api/people/{hugo}");
+    let path = format!("/api/people/{hugo}?conversations=keep");
     let response = send(&server, reqwest::Method::DELETE, &hugo_token, &path, None).await;
     assert_eq!(
         response.status(),
@@ -268,7 +271,7 @@ async fn only_admins_manage_people_and_other_workspaces_people_are_not_found() {
     let (_, other_admin) = other_workspace(&server.store, "elsewhere", ScopeSet::all()).await;
     let response = patch(&server, &other_admin, &ivan, json!({"active": false})).await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
-    let path = format!("/api/people/{ivan}");
+    let path = format!("/api/people/{ivan}?conversations=delete");
     let response = send(&server, reqwest::Method::DELETE, &other_admin, &path, None).await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
     assert_eq!(
@@ -281,4 +284,136 @@ async fn only_admins_manage_people_and_other_workspaces_people_are_not_found() {
     assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
     let response = patch(&server, owner, &ivan, json!({"role": "owner"})).await;
     assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+/// `person`'s new conversation titled `title`; its id.
+async fn conversation_of(server: &ChatServer, token: &str, title: &str) -> String {
+    let response = server
+        .client
+        .post(server.url("/chat/conversations"))
+        .bearer_auth(token)
+        .json(&json!({"title": title}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let created: Value = response.json().await.unwrap();
+    created["id"].as_str().unwrap().to_owned()
+}
+
+/// The JSON answer of `method path` sent with the owner's token.
+async fn owner_json(server: &ChatServer, method: reqwest::Method, path: &str) -> Value {
+    server.send(method, path, None).await.json().await.unwrap()
+}
+
+/// The status of `/api/me` with `token`.
+async fn me_status(server: &ChatServer, token: &str) -> StatusCode {
+    let me = server.client.get(server.url("/api/me")).bearer_auth(token);
+    me.send().await.unwrap().status()
+}
+
+async fn remove(server: &ChatServer, user_id: &str, query: &str) -> reqwest::Response {
+    let path = format!("/api/people/{user_id}{query}");
+    server.send(reqwest::Method::DELETE, &path, None).await
+}
+
+async fn removal_keeps_or_deletes_the_conversations(postgres: bool) {
+    let server = ChatServer::start(ChatOptions {
+        postgres,
+        ..ChatOptions::default()
+    })
+    .await;
+    let me = owner_json(&server, reqwest::Method::GET, "/api/me").await;
+    let owner_id = me["user_id"].as_str().unwrap().to_owned();
+    let workspace = &server.workspace_id;
+    let (lena, lena_token) = person_with_token(
+        &server.store,
+        workspace,
+        "lena",
+        UserRole::Member,
+        "chat:use",
+    )
+    .await;
+    let (max, max_token) = person_with_token(
+        &server.store,
+        workspace,
+        "max",
+        UserRole::Member,
+        "chat:use",
+    )
+    .await;
+    let kept = [
+        conversation_of(&server, &lena_token, "lena's research").await,
+        conversation_of(&server, &lena_token, "lena's notes").await,
+    ];
+    let dropped = conversation_of(&server, &max_token, "max's draft").await;
+
+    // No choice, or a wrong one: 400 saying what to send, and nothing is removed.
+    let response = remove(&server, lena.as_str(), "").await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let (code, message) = error_of(response).await;
+    assert_eq!(code, "bad_request");
+    assert!(message.contains("?conversations=keep"), "{message}");
+    let response = remove(&server, lena.as_str(), "?conversations=maybe").await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert!(error_of(response).await.1.contains("not `maybe`"));
+    let response = remove(&server, "no-such-person", "").await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND, "404 before 400");
+    assert_eq!(me_status(&server, &lena_token).await, StatusCode::OK);
+
+    // Keep: Lena's conversations become the removing admin's, readable and listed.
+    let path = format!("/api/people/{lena}?conversations=keep");
+    let removed = owner_json(&server, reqwest::Method::DELETE, &path).await;
+    assert_eq!(
+        removed,
+        json!({"id": lena.as_str(), "name": "lena", "conversations": "keep",
+               "transferred_conversations": 2, "conversations_owner": owner_id})
+    );
+    for id in &kept {
+        let conversation = server.conversation(id).await;
+        assert!(
+            conversation.to_string().contains("lena's"),
+            "{conversation}"
+        );
+    }
+    let listed = owner_json(&server, reqwest::Method::GET, "/chat/conversations").await;
+    let listed = listed.to_string();
+    assert!(
+        kept.iter().all(|id| listed.contains(id.as_str())),
+        "{listed}"
+    );
+    assert_eq!(
+        me_status(&server, &lena_token).await,
+        StatusCode::UNAUTHORIZED
+    );
+
+    // Delete: Max's conversation goes with him.
+    let path = format!("/api/people/{max}?conversations=delete");
+    let removed = owner_json(&server, reqwest::Method::DELETE, &path).await;
+    assert_eq!(removed["transferred_conversations"], 0);
+    assert!(removed["conversations_owner"].is_null(), "{removed}");
+    let path = format!("/chat/conversations/{dropped}");
+    let response = server.send(reqwest::Method::GET, &path, None).await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+
+    // The audit says what became of the conversations.
+    let path = "/api/audit?action=user.deleted";
+    let audit = owner_json(&server, reqwest::Method::GET, path).await;
+    let audit = audit.to_string();
+    assert!(
+        audit.contains(r#""conversations":"keep""#)
+            && audit.contains(r#""transferred_conversations":2"#),
+        "{audit}"
+    );
+    assert!(audit.contains(r#""conversations":"delete""#), "{audit}");
+}
+
+#[tokio::test]
+async fn a_removed_persons_conversations_are_kept_by_the_admin_or_deleted_as_asked() {
+    removal_keeps_or_deletes_the_conversations(false).await;
+}
+
+#[tokio::test]
+async fn a_removed_persons_conversations_are_kept_or_deleted_on_postgres() {
+    removal_keeps_or_deletes_the_conversations(true).await;
 }
