@@ -18,49 +18,84 @@ pub struct InteractiveApprovalGate {
     approvals: Approvals,
 }
 
+/// The rules left the call to a person (see [`Verdict::Ask`]).
+struct Asked {
+    diff: Option<serde_json::Value>,
+    pin: Option<Box<crate::waiting::PinContext>>,
+}
+
 impl InteractiveApprovalGate {
     pub fn new(approvals: Approvals) -> Self {
         Self { approvals }
+    }
+
+    /// What the rules decide (an unreadable rule denies), or that a person must.
+    async fn rules_decision(&self, request: &GateRequest) -> Result<GateDecision, Asked> {
+        match evaluate(&self.approvals.inner, request).await {
+            Err(error) => {
+                tracing::error!(%error, tool_call_id = %request.tool_call_id, "approval rules could not be read; denying the call");
+                Ok(GateDecision::Deny {
+                    reason: format!("the approval rules could not be read: {error}"),
+                    decided_by: "policy:unreadable".to_owned(),
+                })
+            }
+            Ok(Verdict::Allow { decided_by }) => {
+                metrics::decided_by_rule(request.target.metric_label(), true);
+                Ok(GateDecision::Allow { decided_by })
+            }
+            Ok(Verdict::Deny { decided_by, reason }) => {
+                metrics::decided_by_rule(request.target.metric_label(), false);
+                Ok(GateDecision::Deny { reason, decided_by })
+            }
+            Ok(Verdict::Ask { diff, pin }) => Err(Asked { diff, pin }),
+        }
+    }
+
+    /// An allowed call is registered as running (for elicitation routing) until it finishes.
+    fn register_if_allowed(
+        &self,
+        request: &GateRequest,
+        events: &EventSink,
+        decision: &GateDecision,
+    ) {
+        if matches!(decision, GateDecision::Allow { .. }) {
+            self.approvals.inner.waiting.call_started(ActiveCall {
+                workspace_id: request.principal.workspace_id.clone(),
+                conversation_id: request.conversation_id.clone(),
+                owner: request.conversation_owner.clone(),
+                tool_call_id: request.tool_call_id.clone(),
+                server_name: request.target.server_name().to_owned(),
+                events: events.clone(),
+                cancellation: request.cancellation.clone(),
+            });
+        }
     }
 }
 
 #[async_trait]
 impl ApprovalGate for InteractiveApprovalGate {
     async fn review(&self, request: &GateRequest, events: &EventSink) -> GateDecision {
-        let inner = &self.approvals.inner;
-        let server = request.target.server_name();
-        let decision = match evaluate(inner, request).await {
-            Err(error) => {
-                tracing::error!(%error, tool_call_id = %request.tool_call_id, "approval rules could not be read; denying the call");
-                GateDecision::Deny {
-                    reason: format!("the approval rules could not be read: {error}"),
-                    decided_by: "policy:unreadable".to_owned(),
-                }
-            }
-            Ok(Verdict::Allow { decided_by }) => {
-                metrics::decided_by_rule(request.target.metric_label(), true);
-                GateDecision::Allow { decided_by }
-            }
-            Ok(Verdict::Deny { decided_by, reason }) => {
-                metrics::decided_by_rule(request.target.metric_label(), false);
-                GateDecision::Deny { reason, decided_by }
-            }
-            Ok(Verdict::Ask { diff, pin }) => {
-                ask_person(inner, request, events, diff, pin.map(|pin| *pin)).await
+        let decision = match self.rules_decision(request).await {
+            Ok(decision) => decision,
+            Err(Asked { diff, pin }) => {
+                ask_person(
+                    &self.approvals.inner,
+                    request,
+                    events,
+                    diff,
+                    pin.map(|pin| *pin),
+                )
+                .await
             }
         };
-        if matches!(decision, GateDecision::Allow { .. }) {
-            inner.waiting.call_started(ActiveCall {
-                workspace_id: request.principal.workspace_id.clone(),
-                conversation_id: request.conversation_id.clone(),
-                owner: request.conversation_owner.clone(),
-                tool_call_id: request.tool_call_id.clone(),
-                server_name: server.to_owned(),
-                events: events.clone(),
-                cancellation: request.cancellation.clone(),
-            });
-        }
+        self.register_if_allowed(request, events, &decision);
         decision
+    }
+
+    async fn review_by_rules(&self, request: &GateRequest) -> Option<GateDecision> {
+        let decision = self.rules_decision(request).await.ok()?;
+        self.register_if_allowed(request, &EventSink::discard(), &decision);
+        Some(decision)
     }
 
     /// Every reviewed call is audited; the chat commits the row with the call's final state.

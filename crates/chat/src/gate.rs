@@ -33,6 +33,17 @@ pub trait ApprovalGate: Send + Sync + fmt::Debug {
     /// concurrently.
     async fn review(&self, request: &GateRequest, events: &EventSink) -> GateDecision;
 
+    /// What the rules alone decide, asking no one and waiting for nothing, called before the
+    /// call's row exists (its id is already `request.tool_call_id`): `Some` is the decision, as
+    /// [`ApprovalGate::review`] would have made it (an allowed call is then registered as
+    /// running, exactly as after `review`), and `review` is not called; `None` (a person must
+    /// decide, or the gate has no such fast path) means: record the call `proposed` and call
+    /// `review`. A call the rules allow can so be recorded `dispatched` in its first commit.
+    /// The default decides nothing.
+    async fn review_by_rules(&self, _request: &GateRequest) -> Option<GateDecision> {
+        None
+    }
+
     /// The audit row of a reviewed call that reached its final state (completed, failed,
     /// denied, unknown): the chat writes it in the same commit as that state, so a final
     /// state is never stored without it. The default audits nothing.
@@ -52,7 +63,8 @@ pub struct GateRequest {
     pub principal: Principal,
     pub conversation_id: ConversationId,
     pub conversation_owner: UserId,
-    /// Our record of the call, in state `proposed`.
+    /// Our record of the call: in state `proposed` during [`ApprovalGate::review`]; not yet
+    /// written during [`ApprovalGate::review_by_rules`].
     pub tool_call_id: ToolCallId,
     /// The model's id for the call.
     pub llm_call_id: String,

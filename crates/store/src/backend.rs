@@ -6,7 +6,7 @@
 //! does the same inside a write transaction (`BEGIN IMMEDIATE` on SQLite, so a transaction that
 //! reads before it writes waits for the write lock instead of failing with `SQLITE_BUSY`).
 
-use crate::config::{BackendKind, DatabaseConfig};
+use crate::config::{BackendKind, DatabaseConfig, SqliteSynchronousMode};
 use crate::error::StoreError;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
@@ -114,10 +114,11 @@ pub(crate) fn sqlite_path(data_dir: &Path) -> PathBuf {
     data_dir.join(SQLITE_FILE_NAME)
 }
 
-/// SQLite with WAL (readers never block the writer), foreign keys enforced, and
+/// SQLite with WAL (readers never block the writer), foreign keys enforced, and by default
 /// `synchronous=FULL`: every commit is fsynced before it is acknowledged, so a chat message or
-/// tool-call record survives power loss, not just a process kill (NORMAL may drop the last
-/// commits on power loss).
+/// tool-call record survives power loss, not just a process kill. `database.sqlite_synchronous
+/// = "normal"` trades that for fewer fsyncs: in WAL mode a commit then survives a process kill
+/// but the last ones may be lost on power loss or an OS crash.
 pub(crate) async fn connect_sqlite(
     options: SqliteConnectOptions,
     config: &DatabaseConfig,
@@ -125,7 +126,10 @@ pub(crate) async fn connect_sqlite(
     let options = options
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
-        .synchronous(SqliteSynchronous::Full)
+        .synchronous(match config.sqlite_synchronous {
+            SqliteSynchronousMode::Full => SqliteSynchronous::Full,
+            SqliteSynchronousMode::Normal => SqliteSynchronous::Normal,
+        })
         .foreign_keys(true)
         .busy_timeout(config.busy_timeout());
     let pool = SqlitePoolOptions::new()

@@ -18,6 +18,19 @@ pub struct DatabaseConfig {
     pub busy_timeout_ms: u64,
     /// How long a caller waits for a free pooled connection (default 10000 ms).
     pub acquire_timeout_ms: u64,
+    /// SQLite's `synchronous` (default `full`: every commit fsynced, survives power loss;
+    /// `normal` in WAL mode survives a process kill but may lose the last commits on power loss
+    /// or an OS crash). PostgreSQL ignores it (`synchronous_commit=on` always).
+    pub sqlite_synchronous: SqliteSynchronousMode,
+}
+
+/// `database.sqlite_synchronous`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SqliteSynchronousMode {
+    #[default]
+    Full,
+    Normal,
 }
 
 impl Default for DatabaseConfig {
@@ -27,6 +40,7 @@ impl Default for DatabaseConfig {
             max_connections: 10,
             busy_timeout_ms: 5_000,
             acquire_timeout_ms: 10_000,
+            sqlite_synchronous: SqliteSynchronousMode::Full,
         }
     }
 }
@@ -130,6 +144,7 @@ impl fmt::Debug for DatabaseConfig {
             .field("max_connections", &self.max_connections)
             .field("busy_timeout_ms", &self.busy_timeout_ms)
             .field("acquire_timeout_ms", &self.acquire_timeout_ms)
+            .field("sqlite_synchronous", &self.sqlite_synchronous)
             .finish()
     }
 }
@@ -204,6 +219,18 @@ mod tests {
             debug.contains("postgres://app:***@db:5432/switchboard"),
             "{debug}"
         );
+    }
+
+    #[test]
+    fn sqlite_synchronous_defaults_to_full_and_reads_normal() {
+        assert_eq!(
+            DatabaseConfig::default().sqlite_synchronous,
+            SqliteSynchronousMode::Full
+        );
+        let config = toml_like(r#"{"sqlite_synchronous": "normal"}"#).unwrap();
+        assert_eq!(config.sqlite_synchronous, SqliteSynchronousMode::Normal);
+        let error = toml_like(r#"{"sqlite_synchronous": "off"}"#).unwrap_err();
+        assert!(error.to_string().contains("off"), "{error}");
     }
 
     #[test]

@@ -27,7 +27,7 @@
 //!   `durability_settings` (what the database reports: WAL/`synchronous=full`, or
 //!   `synchronous_commit=on`).
 //! - [`config`]: [`DatabaseConfig`] (`[database]`: `url`, `max_connections`, `busy_timeout_ms`,
-//!   `acquire_timeout_ms`; `validate()`), [`BackendKind`], `redact_url`.
+//!   `acquire_timeout_ms`, `sqlite_synchronous`; `validate()`), [`BackendKind`], `redact_url`.
 //! - [`secrets`]: [`SecretCipher`] (`resolve(env_key, data_dir)`, `from_key_text`, `generate`,
 //!   `encrypt`/`decrypt` with associated data), `ENCRYPTION_KEY_ENV`, `KEY_FILE_NAME`.
 //! - [`workspaces`]: `create_workspace`, `get_workspace`, `find_workspace_by_name`,
@@ -142,6 +142,7 @@ mod backend;
 pub mod bootstrap;
 pub mod buds;
 mod clock;
+mod commit_queue;
 pub mod config;
 pub mod conversation_answers;
 pub mod conversation_pages;
@@ -186,7 +187,7 @@ pub use authentication::TokenCheck;
 pub use backend::SQLITE_FILE_NAME;
 pub use bootstrap::{Bootstrapped, DEFAULT_WORKSPACE_NAME};
 pub use buds::{BudFallback, BudPatch, BudRecord, NewBud};
-pub use config::{BackendKind, DatabaseConfig, DatabaseConfigError};
+pub use config::{BackendKind, DatabaseConfig, DatabaseConfigError, SqliteSynchronousMode};
 pub use conversation_answers::AnswerClaim;
 pub use conversation_pages::ConversationCursor;
 pub use conversations::{ConversationPatch, ConversationRecord, ModelChoice, NewConversation};

@@ -3,6 +3,7 @@
 //! as further `impl Store` blocks.
 
 use crate::backend::{self, Backend, on_backend};
+use crate::commit_queue::CommitQueue;
 use crate::config::{BackendKind, DatabaseConfig};
 use crate::error::StoreError;
 use crate::instances::Registration;
@@ -26,6 +27,8 @@ pub struct Store {
     pub(crate) registration: Arc<OnceLock<Registration>>,
     /// The revocation epoch (see `revocations`), shared by clones.
     pub(crate) revocations: Arc<crate::revocations::Revocations>,
+    /// SQLite's group commit (`commit_queue`) for the hot write paths; `None` on PostgreSQL.
+    pub(crate) commit_queue: Option<Arc<CommitQueue>>,
 }
 
 impl Store {
@@ -48,8 +51,13 @@ impl Store {
     ) -> Result<Store, StoreError> {
         let backend = backend::connect(config, data_dir).await?;
         tracing::debug!(backend = %backend.kind(), "store connected");
+        let commit_queue = match &backend {
+            Backend::Sqlite(pool) => Some(Arc::new(CommitQueue::start(pool.clone()))),
+            Backend::Postgres(_) => None,
+        };
         Ok(Store {
             backend,
+            commit_queue,
             cipher: Arc::new(cipher),
             registration: Arc::default(),
             revocations: Arc::default(),

@@ -4,8 +4,9 @@
 //! read in, so two tasks can never both dispatch one call.
 
 use crate::audit_events::{NewAuditEvent, StorableAuditEvent, insert_audit_event};
-use crate::backend::{on_backend, write_transaction};
+use crate::backend::on_backend;
 use crate::clock;
+use crate::commit_queue::grouped_write;
 use crate::error::{StoreError, StoreResult, insert_error};
 use crate::instances::orphaned;
 use crate::storable::{clean_optional_json, clean_optional_text, clean_text};
@@ -157,30 +158,66 @@ impl Store {
         workspace_id: &WorkspaceId,
         new_call: NewToolCall,
     ) -> StoreResult<ToolCallRecord> {
+        self.create_tool_call_with_id(workspace_id, ToolCallId::generate(), new_call)
+            .await
+    }
+
+    /// [`Store::create_tool_call`] under an id chosen by the caller (the one its review used).
+    pub async fn create_tool_call_with_id(
+        &self,
+        workspace_id: &WorkspaceId,
+        tool_call_id: ToolCallId,
+        new_call: NewToolCall,
+    ) -> StoreResult<ToolCallRecord> {
+        let record = proposed_record(workspace_id, tool_call_id, new_call, clock::now());
+        self.insert_tool_call(record).await
+    }
+
+    /// Records a call a rule allowed before its row existed directly as `dispatched` (approved
+    /// and dispatched at once), in one commit: call it last before the request leaves, like
+    /// the `dispatched` step of [`Store::advance_tool_call`]. `tool_call_id` is the id the gate
+    /// reviewed it under. Parents are checked as in [`Store::create_tool_call`].
+    pub async fn create_dispatched_tool_call(
+        &self,
+        workspace_id: &WorkspaceId,
+        tool_call_id: ToolCallId,
+        new_call: NewToolCall,
+    ) -> StoreResult<ToolCallRecord> {
         let now = clock::now();
-        let record = proposed_record(workspace_id, new_call, now);
-        write_transaction!(self, |tx| {
+        let mut record = proposed_record(workspace_id, tool_call_id, new_call, now);
+        record.state = ToolCallState::Dispatched;
+        record.decided_at = Some(now);
+        record.dispatched_at = Some(now);
+        self.insert_tool_call(record).await
+    }
+
+    /// Inserts `record` (its parents checked) in one grouped commit.
+    async fn insert_tool_call(&self, record: ToolCallRecord) -> StoreResult<ToolCallRecord> {
+        let row = record.clone();
+        let instance_id = self.owning_instance().map(str::to_owned);
+        grouped_write!(self, |tx| {
+            let workspace_id = row.workspace_id.as_str();
             let parents = [
                 (
                     "conversation",
                     "SELECT COUNT(*) FROM conversations WHERE workspace_id = $1 AND id = $2",
-                    Some(record.conversation_id.as_str()),
+                    Some(row.conversation_id.as_str()),
                 ),
                 (
                     "message",
                     "SELECT COUNT(*) FROM messages WHERE workspace_id = $1 AND id = $2",
-                    record.message_id.as_ref().map(MessageId::as_str),
+                    row.message_id.as_ref().map(MessageId::as_str),
                 ),
                 (
                     "server",
                     "SELECT COUNT(*) FROM mcp_servers WHERE workspace_id = $1 AND id = $2",
-                    record.server_id.as_ref().map(ServerId::as_str),
+                    row.server_id.as_ref().map(ServerId::as_str),
                 ),
             ];
             for (entity, sql, id) in parents {
                 let Some(id) = id else { continue };
                 let found: i64 = sqlx::query_scalar(sql)
-                    .bind(workspace_id.as_str())
+                    .bind(workspace_id)
                     .bind(id)
                     .fetch_one(&mut *tx)
                     .await?;
@@ -191,20 +228,23 @@ impl Store {
             sqlx::query(
                 "INSERT INTO tool_calls (id, workspace_id, conversation_id, message_id, llm_call_id, \
                  server_id, server_name, tool_name, arguments, state, created_at, updated_at, \
-                 instance_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)",
+                 instance_id, decided_at, dispatched_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $14)",
             )
-            .bind(record.id.as_str())
-            .bind(workspace_id.as_str())
-            .bind(record.conversation_id.as_str())
-            .bind(record.message_id.as_ref().map(MessageId::as_str))
-            .bind(&record.llm_call_id)
-            .bind(record.server_id.as_ref().map(ServerId::as_str))
-            .bind(&record.server_name)
-            .bind(&record.tool_name)
-            .bind(&record.arguments)
-            .bind(record.state.as_str())
-            .bind(now)
-            .bind(self.owning_instance())
+            .bind(row.id.as_str())
+            .bind(workspace_id)
+            .bind(row.conversation_id.as_str())
+            .bind(row.message_id.as_ref().map(MessageId::as_str))
+            .bind(&row.llm_call_id)
+            .bind(row.server_id.as_ref().map(ServerId::as_str))
+            .bind(&row.server_name)
+            .bind(&row.tool_name)
+            .bind(&row.arguments)
+            .bind(row.state.as_str())
+            .bind(row.created_at)
+            .bind(instance_id.as_deref())
+            .bind(row.decided_at)
+            .bind(row.dispatched_at)
             .execute(&mut *tx)
             .await?;
         });
@@ -267,32 +307,26 @@ impl Store {
         clean_optional_json(&mut call.result);
         clean_optional_text(&mut call.error);
         let audit = audit.map(StorableAuditEvent::new).transpose()?;
-        let conflict = || {
-            StoreError::Conflict(format!(
-                "tool call {tool_call_id} left state {previous} before it could move to {}",
-                call.state
-            ))
-        };
-        match &audit {
-            None => {
-                let affected = on_backend!(self, |pool| update_tool_call!(pool, &call, previous)
-                    .map(|result| result.rows_affected()))?;
-                if affected == 0 {
-                    return Err(conflict());
-                }
+        let conflict_message = format!(
+            "tool call {tool_call_id} left state {previous} before it could move to {}",
+            call.state
+        );
+        let conflict = move || StoreError::Conflict(conflict_message.clone());
+        let row = call.clone();
+        let workspace = workspace_id.clone();
+        grouped_write!(self, |tx| {
+            let affected = update_tool_call!(&mut *tx, &row, previous)?.rows_affected();
+            if affected == 0 {
+                return Err(conflict());
             }
-            Some(audit) => write_transaction!(self, |tx| {
-                let affected = update_tool_call!(&mut *tx, &call, previous)?.rows_affected();
-                if affected == 0 {
-                    return Err(conflict());
-                }
-                insert_audit_event!(&mut *tx, workspace_id, audit).map_err(insert_error(
+            if let Some(audit) = &audit {
+                insert_audit_event!(&mut *tx, workspace, audit).map_err(insert_error(
                     "audit event",
                     "id",
                     "workspace",
                 ))?;
-            }),
-        }
+            }
+        });
         Ok(call)
     }
 
@@ -371,11 +405,12 @@ impl Store {
 /// The record of a new call, in state `proposed`, its texts storable on every backend.
 fn proposed_record(
     workspace_id: &WorkspaceId,
+    id: ToolCallId,
     new_call: NewToolCall,
     now: DateTime<Utc>,
 ) -> ToolCallRecord {
     let mut record = ToolCallRecord {
-        id: ToolCallId::generate(),
+        id,
         workspace_id: workspace_id.clone(),
         conversation_id: new_call.conversation_id,
         message_id: new_call.message_id,

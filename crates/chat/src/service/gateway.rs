@@ -5,7 +5,8 @@
 //! conversation of that client (one per person, bud and client name), reviewed by the approval
 //! gate (policies, pins, a person through `GET /chat/approvals` — or the client's own user
 //! when it can ask them, [`GatewayCall::client_approver`]), recorded `approved` and
-//! `dispatched` in one commit before it leaves, sent over the MCP client's shared sessions (its
+//! `dispatched` in one commit before it leaves (a call the rules allow: recorded `dispatched`
+//! in its first commit, [`crate::ApprovalGate::review_by_rules`]), sent over the MCP client's shared sessions (its
 //! progress to [`GatewayCall::events`], the client's cancel to the upstream), finished with its
 //! audit row in one commit (origin `gateway` and the client's name), and reported to the gate.
 //!
@@ -23,7 +24,9 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
-use switchboard_core::{BudId, ConversationId, Principal, ToolCallState, UserId, WorkspaceId};
+use switchboard_core::{
+    BudId, ConversationId, Principal, ToolCallId, ToolCallState, UserId, WorkspaceId,
+};
 use switchboard_mcp_client::{CallContext, CallEvent, Caller, ToolResult};
 use switchboard_store::{
     BudRecord, NewConversation, NewToolCall, ServerRecord, StoreError, ToolCallOutcome,
@@ -255,33 +258,31 @@ impl ChatService {
         outcome
     }
 
-    /// A call made outside a chat turn (a gateway client's, an app's): recorded `proposed`,
-    /// reviewed by the gate under `call.origin`, dispatched, finished and reported.
+    /// A call made outside a chat turn (a gateway client's, an app's): reviewed by the gate
+    /// under `call.origin`, recorded, dispatched, finished and reported. A call the rules allow
+    /// is recorded `dispatched` in its first commit (two commits in all); any other is recorded
+    /// `proposed` first and reviewed in full (a person may be asked).
     pub(super) async fn run_call_outside_turn(
         &self,
         call: OutsideCall<'_>,
     ) -> ChatResult<GatewayOutcome> {
         let store = &self.engine.store;
         let workspace_id = &call.principal.workspace_id;
-        let record = store
-            .create_tool_call(
-                workspace_id,
-                NewToolCall {
-                    conversation_id: call.conversation_id.clone(),
-                    message_id: None,
-                    llm_call_id: call.request_id.clone(),
-                    server_id: call.target.registered_server_id.clone(),
-                    server_name: call.server_name.to_owned(),
-                    tool_name: call.tool.name.clone(),
-                    arguments: call.arguments.to_string(),
-                },
-            )
-            .await?;
+        let tool_call_id = ToolCallId::generate();
+        let new_call = NewToolCall {
+            conversation_id: call.conversation_id.clone(),
+            message_id: None,
+            llm_call_id: call.request_id.clone(),
+            server_id: call.target.registered_server_id.clone(),
+            server_name: call.server_name.to_owned(),
+            tool_name: call.tool.name.clone(),
+            arguments: call.arguments.to_string(),
+        };
         let request = GateRequest {
             principal: call.principal.clone(),
             conversation_id: call.conversation_id.clone(),
             conversation_owner: call.principal.user_id.clone(),
-            tool_call_id: record.id.clone(),
+            tool_call_id: tool_call_id.clone(),
             llm_call_id: call.request_id.clone(),
             target: call.target.gate_target.clone(),
             tool: call.tool.clone(),
@@ -290,11 +291,30 @@ impl ChatService {
             origin: call.origin.clone(),
             client_approver: call.client_approver.clone(),
         };
-        let decision = self
-            .engine
-            .gate
-            .review(&request, &EventSink::discard())
-            .await;
+        let by_rules = self.engine.gate.review_by_rules(&request).await;
+        if let Some(decision @ GateDecision::Allow { .. }) = &by_rules
+            && !call.cancellation.is_cancelled()
+        {
+            let record = store
+                .create_dispatched_tool_call(workspace_id, tool_call_id, new_call)
+                .await?;
+            let settled = self.send_outside_call(&call).await;
+            return self
+                .finish_gateway_call(&record, request, decision.clone(), settled)
+                .await;
+        }
+        let record = store
+            .create_tool_call_with_id(workspace_id, tool_call_id, new_call)
+            .await?;
+        let decision = match by_rules {
+            Some(decision) => decision,
+            None => {
+                self.engine
+                    .gate
+                    .review(&request, &EventSink::discard())
+                    .await
+            }
+        };
         let settled = match &decision {
             GateDecision::Deny { reason, .. } => {
                 let outcome = ToolCallOutcome {
@@ -327,6 +347,11 @@ impl ChatService {
             ));
         }
         call_records::dispatch(&self.engine.store, record).await?;
+        Ok(self.send_outside_call(call).await)
+    }
+
+    /// Sends a dispatched call upstream and settles its answer.
+    async fn send_outside_call(&self, call: &OutsideCall<'_>) -> Settled {
         let context = CallContext {
             caller: Caller {
                 user_id: call.principal.user_id.clone(),
@@ -351,7 +376,7 @@ impl ChatService {
                 .await
                 .map(resource_read_result),
         };
-        Ok(settle(outcome, started.elapsed()))
+        settle(outcome, started.elapsed())
     }
 
     /// The final record with its audit row (one commit), the gate's report, and what the

@@ -26,6 +26,7 @@ mod servers;
 mod storable_text;
 mod storable_upstream;
 mod tokens;
+mod tool_call_commits;
 mod tool_calls;
 mod tools;
 mod usage;

@@ -18,7 +18,7 @@
 //! offline and is not measured.
 //!
 //! Run: `cargo bench -p switchboard --bench gateway_figures` (`-- --calls 500 --clients 16
-//! --sessions 200`).
+//! --sessions 200 --synchronous normal`).
 
 mod load;
 mod proxy;
@@ -27,13 +27,31 @@ mod sessions;
 mod support;
 
 use load::{Endpoint, calls_per_second, connect, time_calls};
-use support::{Gate, Stack, start};
+use support::{Gate, Stack, start_with_database};
 use switchboard_core::ApprovalPolicy;
+use switchboard_store::{DatabaseConfig, SqliteSynchronousMode};
 use switchboard_test_support::figures::{flag_value, percentiles};
 
-/// The stack with `kg`'s `schema_version` `ALWAYS_ALLOW`, so no person is asked.
+/// The stack with `kg`'s `schema_version` `ALWAYS_ALLOW`, so no person is asked; SQLite's
+/// `synchronous` as `--synchronous normal` asks (default `full`).
 async fn start_with_allowed_tool() -> Stack {
-    let stack = start(None, Gate::Approvals).await;
+    let normal = std::env::args()
+        .skip_while(|argument| argument != "--synchronous")
+        .nth(1)
+        .is_some_and(|value| value == "normal");
+    let database = DatabaseConfig {
+        sqlite_synchronous: if normal {
+            SqliteSynchronousMode::Normal
+        } else {
+            SqliteSynchronousMode::Full
+        },
+        ..DatabaseConfig::default()
+    };
+    println!(
+        "SQLite synchronous={}",
+        if normal { "NORMAL" } else { "FULL" }
+    );
+    let stack = start_with_database(None, Gate::Approvals, &database).await;
     stack
         .approvals()
         .set_tool_policy(

@@ -1,5 +1,5 @@
 //! What every whole-stack bench starts from: the real HTTP server on a loopback port, SQLite
-//! (WAL, `synchronous=FULL`) in a temp dir, our own knowledge-graph endpoint at `/mcp`
+//! (WAL, `synchronous=FULL` unless the bench asks otherwise) in a temp dir, our own knowledge-graph endpoint at `/mcp`
 //! registered as the upstream `kg` (with the sample data, and rate limits out of the way: a
 //! bench makes thousands of calls a minute), and the chat engine with the given model; the
 //! TCP connections that reach `/mcp` are counted by their peer port ([`McpPeers`]). Each
@@ -75,14 +75,24 @@ impl Stack {
 
 /// Starts the stack; `provider` is the chat's model (the offline planner when `None`).
 pub async fn start(provider: Option<Arc<dyn LlmProvider>>, gate: Gate) -> Stack {
+    start_with_database(provider, gate, &DatabaseConfig::default()).await
+}
+
+/// [`start`] with the store opened with `database` (its `url` is ignored: the temp dir's
+/// SQLite file is used).
+pub async fn start_with_database(
+    provider: Option<Arc<dyn LlmProvider>>,
+    gate: Gate,
+    database: &DatabaseConfig,
+) -> Stack {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(
-        &DatabaseConfig::default(),
-        dir.path(),
-        SecretCipher::generate(),
-    )
-    .await
-    .unwrap();
+    let database = DatabaseConfig {
+        url: None,
+        ..database.clone()
+    };
+    let store = Store::open(&database, dir.path(), SecretCipher::generate())
+        .await
+        .unwrap();
     let boot = store.bootstrap_default(None).await.unwrap().unwrap();
     let workspace = boot.workspace.id.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -1,0 +1,150 @@
+//! How a tool call's records are committed: a call the rules allowed is created `dispatched`
+//! in one commit, and concurrent calls' writes share commits (SQLite's commit queue) while each
+//! caller still gets its own outcome — one that fails is rolled back alone.
+
+use crate::fixtures::{new_conversation, new_tool_call, workspace_with_owner};
+use crate::harness::{TestStore, store_test};
+use switchboard_core::{ConversationId, ToolCallId, ToolCallState};
+use switchboard_store::{AuditSearch, NewAuditEvent, StoreError, ToolCallOutcome};
+
+store_test!(
+    a_rule_allowed_call_is_created_dispatched,
+    concurrent_calls_share_commits_and_fail_alone,
+);
+
+async fn a_rule_allowed_call_is_created_dispatched(test: TestStore) {
+    let store = &test.store;
+    let (workspace, alice) = workspace_with_owner(store, "acme").await;
+    let conversation = store
+        .create_conversation(&workspace.id, new_conversation(&alice))
+        .await
+        .unwrap();
+    let id = ToolCallId::generate();
+    let call = store
+        .create_dispatched_tool_call(
+            &workspace.id,
+            id.clone(),
+            new_tool_call(&conversation.id, None, "call_1"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(call.id, id);
+    assert_eq!(call.state, ToolCallState::Dispatched);
+    assert!(call.decided_at.is_some() && call.dispatched_at == call.decided_at);
+    assert_eq!(store.get_tool_call(&workspace.id, &id).await.unwrap(), call);
+    let orphan = store
+        .create_dispatched_tool_call(
+            &workspace.id,
+            ToolCallId::generate(),
+            new_tool_call(&ConversationId::generate(), None, "call_2"),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            orphan,
+            StoreError::NotFound {
+                entity: "conversation"
+            }
+        ),
+        "{orphan:?}"
+    );
+    let taken = store
+        .create_tool_call_with_id(
+            &workspace.id,
+            id,
+            new_tool_call(&conversation.id, None, "call_3"),
+        )
+        .await
+        .unwrap_err();
+    assert!(!matches!(taken, StoreError::NotFound { .. }), "{taken:?}");
+}
+
+/// 24 calls at once, every third naming a conversation that does not exist: those fail with
+/// `NotFound` and leave nothing; the others are created, dispatched and completed with their
+/// audit rows, whatever batches they shared.
+async fn concurrent_calls_share_commits_and_fail_alone(test: TestStore) {
+    let store = &test.store;
+    let (workspace, alice) = workspace_with_owner(store, "acme").await;
+    let conversation = store
+        .create_conversation(&workspace.id, new_conversation(&alice))
+        .await
+        .unwrap();
+    let tasks: Vec<_> = (0..24)
+        .map(|index| {
+            let store = store.clone();
+            let workspace_id = workspace.id.clone();
+            let conversation_id = if index % 3 == 0 {
+                ConversationId::generate()
+            } else {
+                conversation.id.clone()
+            };
+            tokio::spawn(async move {
+                let call = store
+                    .create_dispatched_tool_call(
+                        &workspace_id,
+                        ToolCallId::generate(),
+                        new_tool_call(&conversation_id, None, &format!("call_{index}")),
+                    )
+                    .await?;
+                let audit = NewAuditEvent {
+                    actor: "test".to_owned(),
+                    action: "tool_call.completed".to_owned(),
+                    target: Some(call.id.as_str().to_owned()),
+                    ..NewAuditEvent::default()
+                };
+                store
+                    .advance_tool_call(
+                        &workspace_id,
+                        &call.id,
+                        &[ToolCallState::Completed],
+                        ToolCallOutcome::default(),
+                        Some(audit),
+                    )
+                    .await
+            })
+        })
+        .collect();
+    let mut completed = Vec::new();
+    for (index, task) in tasks.into_iter().enumerate() {
+        match task.await.unwrap() {
+            Ok(call) => {
+                assert_ne!(index % 3, 0, "call {index} should have failed");
+                completed.push(call);
+            }
+            Err(StoreError::NotFound { entity }) => {
+                assert_eq!(index % 3, 0, "call {index} failed");
+                assert_eq!(entity, "conversation");
+            }
+            Err(other) => panic!("call {index}: {other:?}"),
+        }
+    }
+    assert_eq!(completed.len(), 16);
+    let stored = store
+        .list_tool_calls(&workspace.id, &conversation.id)
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 16);
+    assert!(
+        stored
+            .iter()
+            .all(|call| call.state == ToolCallState::Completed)
+    );
+    let audit = store
+        .search_audit(&workspace.id, AuditSearch::default())
+        .await
+        .unwrap();
+    let audited: Vec<_> = audit
+        .iter()
+        .filter(|row| row.action == "tool_call.completed")
+        .filter_map(|row| row.target.clone())
+        .collect();
+    assert_eq!(audited.len(), 16);
+    for call in &completed {
+        assert!(
+            audited.contains(&call.id.as_str().to_owned()),
+            "{}",
+            call.id
+        );
+    }
+}
