@@ -131,6 +131,7 @@
 //! 3. Add your tests to `tests/it/<area>.rs` with `store_test!`: each runs on SQLite and on
 //!    PostgreSQL.
 
+pub mod answer_streams;
 pub mod app_model_contexts;
 pub mod app_resources;
 pub mod approval_requests;
@@ -150,6 +151,7 @@ pub mod elicitation_requests;
 pub mod error;
 pub mod instances;
 pub mod kg;
+mod listeners;
 pub mod llm_providers;
 pub mod mcp_observations;
 pub mod messages;
@@ -175,6 +177,10 @@ mod validate;
 pub mod web_sessions;
 pub mod workspaces;
 
+pub use answer_streams::{
+    ANSWER_STREAMS_CHANNEL, AnswerStreamEvent, AnswerStreamListener, AnswerStreamNotice,
+    StreamEventRow,
+};
 pub use approval_requests::{
     ApprovalRequestFilter, ApprovalRequestRecord, ApprovalResolution, ApprovalStatus,
     NewApprovalRequest,
