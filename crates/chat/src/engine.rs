@@ -28,4 +28,6 @@ pub(crate) struct Engine {
     pub schema_context: Option<Arc<dyn SchemaContextSource>>,
     /// Starts a sign-in for `auth_required` events (their URL is absent without one).
     pub authorization: Option<Arc<dyn AuthorizationStarter>>,
+    /// Followers here of answers running on other replicas (`relay`).
+    pub answer_notices: Arc<crate::relay::notices::AnswerNotices>,
 }

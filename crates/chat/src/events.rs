@@ -4,7 +4,8 @@
 //!
 //! These are plain Rust values: the JSON shape on the wire (one object per SSE `data:` line
 //! with a `type` field) is the HTTP layer's business (`server::routes::chat`), so this crate
-//! stays free of our API's wire format.
+//! stays free of our API's wire format. Their serde form (the derives) is only the relay's
+//! encoding between replicas of one deployment (`relay`), never shown to clients.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -16,7 +17,7 @@ use switchboard_core::{
 use switchboard_llm::TokenUsage;
 
 /// One event of a turn.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ChatEvent {
     Meta(MetaEvent),
     /// A piece of the answer text, to append to what came before.
@@ -59,7 +60,7 @@ impl ChatEvent {
 }
 
 /// The first event of every turn.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MetaEvent {
     pub conversation_id: ConversationId,
     /// The stored user message this turn answers.
@@ -85,7 +86,7 @@ pub struct MetaEvent {
 }
 
 /// `meta.schemaContext` of the design: the schema the answer works with.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SchemaContext {
     /// The current schema version (content hash).
     pub version: String,
@@ -116,7 +117,7 @@ pub fn tool_intent(provider: &str, tool: &str) -> String {
     tool.to_owned()
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OfferedTool {
     /// The name the model sees (`server__tool`).
     pub name: String,
@@ -124,7 +125,7 @@ pub struct OfferedTool {
     pub tool: String,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UnavailableServer {
     pub server: String,
     /// The registered server's id; `None` for a server the request brought.
@@ -135,7 +136,7 @@ pub struct UnavailableServer {
 }
 
 /// Where a tool call stands, as the `mcp_tool` event's `status`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ToolEventStatus {
     Started,
     /// The upstream reported progress (`notifications/progress`) while the call runs.
@@ -156,7 +157,7 @@ impl ToolEventStatus {
 }
 
 /// An `mcp_tool` event.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolEvent {
     /// The model's id for the call.
     pub call_id: String,
@@ -188,7 +189,7 @@ pub struct ToolEvent {
 }
 
 /// An upstream's `notifications/progress` for a running call, as its `progress` event says it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolProgress {
     /// Increases with every report; a fraction of `total` when there is one.
     pub progress: f64,
@@ -196,7 +197,7 @@ pub struct ToolProgress {
     pub message: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ApprovalRequiredEvent {
     pub approval_id: ApprovalId,
     pub tool_call_id: ToolCallId,
@@ -211,7 +212,7 @@ pub struct ApprovalRequiredEvent {
     pub details: Value,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ApprovalResolvedEvent {
     pub approval_id: ApprovalId,
     pub tool_call_id: ToolCallId,
@@ -221,7 +222,7 @@ pub struct ApprovalResolvedEvent {
     pub decided_by: String,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ElicitationRequiredEvent {
     pub elicitation_id: ElicitationId,
     pub server: String,
@@ -230,7 +231,7 @@ pub struct ElicitationRequiredEvent {
     pub expires_at: DateTime<Utc>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ElicitationResolvedEvent {
     pub elicitation_id: ElicitationId,
     /// `accept`, `decline`, `cancel` (also when nobody answered in time: `expired` is true).
@@ -238,7 +239,7 @@ pub struct ElicitationResolvedEvent {
     pub expired: bool,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AuthRequiredEvent {
     pub server: String,
     pub server_id: ServerId,
@@ -252,7 +253,7 @@ pub struct AuthRequiredEvent {
     pub message: String,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ErrorEvent {
     /// Stable code (`llm_rate_limited`, `llm_stream_interrupted`, `max_steps_reached`…).
     pub code: String,
@@ -260,7 +261,7 @@ pub struct ErrorEvent {
 }
 
 /// How the answer ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TurnOutcome {
     /// The model finished its answer.
     Completed,
@@ -281,7 +282,7 @@ impl TurnOutcome {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DoneEvent {
     pub conversation_id: ConversationId,
     /// The last assistant message of the turn, if one was stored.

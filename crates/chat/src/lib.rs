@@ -37,6 +37,7 @@ pub mod gate;
 pub mod mcp_config;
 mod metrics;
 mod providers;
+mod relay;
 mod replay;
 pub mod schema_context;
 mod service;

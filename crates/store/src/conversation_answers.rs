@@ -106,6 +106,23 @@ impl Store {
         Ok(released > 0)
     }
 
+    /// The conversation's answer claim when held by a live instance (this one included).
+    pub async fn conversation_answer_claim(
+        &self,
+        conversation_id: &ConversationId,
+    ) -> StoreResult<Option<AnswerClaim>> {
+        let row: Option<AnswerClaimRow> = on_backend!(self, |pool| sqlx::query_as(
+            "SELECT conversation_id, answer_id, instance_id, started_at \
+             FROM conversation_answers WHERE conversation_id = $1 \
+             AND instance_id IN (SELECT id FROM instances WHERE alive_until > $2)"
+        )
+        .bind(conversation_id.as_str())
+        .bind(clock::now())
+        .fetch_optional(pool)
+        .await)?;
+        Ok(row.map(AnswerClaim::from))
+    }
+
     /// The workspace's answers in flight in live instances (this one included), oldest first.
     pub async fn list_answers_in_flight(
         &self,

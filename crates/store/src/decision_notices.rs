@@ -12,15 +12,11 @@
 use crate::backend::Backend;
 use crate::error::{StoreError, StoreResult};
 use crate::store::Store;
-use sqlx::postgres::{PgListener, PgPoolOptions};
-use std::time::Duration;
+use sqlx::postgres::PgListener;
 use switchboard_core::{ApprovalId, ElicitationId};
 
 /// The PostgreSQL channel decisions are announced on.
 pub const DECISIONS_CHANNEL: &str = "switchboard_decisions";
-
-/// How long one attempt to open the listener's connection may take.
-const LISTENER_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Payload prefixes; the SQL that sends notices builds the same text (`'approval:' || id`).
 pub(crate) const APPROVAL_PREFIX: &str = "approval:";
@@ -117,27 +113,9 @@ impl Store {
         let Backend::Postgres(pool) = &self.backend else {
             return Ok(None);
         };
-        let own_pool = PgPoolOptions::new()
-            .max_connections(1)
-            // Opening it again after a lost connection gives up soon; the caller retries.
-            .acquire_timeout(LISTENER_CONNECT_TIMEOUT)
-            .min_connections(0)
-            .idle_timeout(None)
-            .max_lifetime(None)
-            .connect_with(
-                (*pool.connect_options())
-                    .clone()
-                    .application_name("switchboard-decisions"),
-            )
-            .await
-            .map_err(StoreError::Database)?;
-        let mut listener = PgListener::connect_with(&own_pool)
-            .await
-            .map_err(StoreError::Database)?;
-        listener
-            .listen(DECISIONS_CHANNEL)
-            .await
-            .map_err(StoreError::Database)?;
+        let listener =
+            crate::listeners::open_listener(pool, "switchboard-decisions", DECISIONS_CHANNEL)
+                .await?;
         Ok(Some(DecisionListener { listener }))
     }
 }

@@ -132,6 +132,7 @@
 //! 3. Add your tests to `tests/it/<area>.rs` with `store_test!`: each runs on SQLite and on
 //!    PostgreSQL.
 
+pub mod answer_streams;
 pub mod app_model_contexts;
 pub mod app_resources;
 pub mod approval_requests;
@@ -152,6 +153,7 @@ pub mod elicitation_requests;
 pub mod error;
 pub mod instances;
 pub mod kg;
+mod listeners;
 pub mod llm_providers;
 pub mod mcp_observations;
 pub mod messages;
@@ -177,6 +179,10 @@ mod validate;
 pub mod web_sessions;
 pub mod workspaces;
 
+pub use answer_streams::{
+    ANSWER_STREAMS_CHANNEL, AnswerStreamEvent, AnswerStreamListener, AnswerStreamNotice,
+    StreamEventRow,
+};
 pub use approval_requests::{
     ApprovalRequestFilter, ApprovalRequestRecord, ApprovalResolution, ApprovalStatus,
     NewApprovalRequest,

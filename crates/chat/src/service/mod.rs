@@ -163,6 +163,7 @@ impl ChatServiceBuilder {
                 shutdown: self.shutdown,
                 schema_context: self.schema_context,
                 authorization: self.authorization,
+                answer_notices: Arc::default(),
             }),
             drain: Arc::default(),
             gateway_conversations: Arc::default(),

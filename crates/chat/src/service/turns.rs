@@ -14,6 +14,8 @@ use crate::error::{ChatError, ChatResult};
 use crate::events::ChatEvent;
 use crate::mcp_config::{BudMcpConfig, McpConfigOverrides, ResolvedMcpConfig, resolve_mcp_config};
 use crate::providers::ModelChain;
+use crate::relay::follower::follow_remote_answer;
+use crate::relay::publisher::{prune_later, publish_answer};
 use crate::replay::replay_last_answer;
 use crate::tools::{EphemeralServer, UserCredential};
 use crate::turn::TurnPlan;
@@ -103,6 +105,9 @@ fn watcher_stream(watcher: TurnWatcher) -> BoxStream<'static, ChatEvent> {
     })
     .boxed()
 }
+
+/// Longest the end of an answer waits for its events to be relayed to other replicas.
+const RELAY_FLUSH_WAIT: Duration = Duration::from_secs(5);
 
 /// Longest `done` waits for the answer's claim to be released.
 const RELEASE_WAIT: Duration = Duration::from_secs(2);
@@ -380,11 +385,27 @@ impl ChatService {
     fn spawn_answer(&self, plan: TurnPlan, reservation: AnswerReservation) -> CancellationToken {
         let (handle, claim) = reservation.commit();
         let (engine, store) = (self.engine.clone(), self.engine.store.clone());
+        let relay = claim
+            .as_ref()
+            .filter(|_| store.relays_answer_streams())
+            .map(|claim| {
+                tokio::spawn(publish_answer(store.clone(), handle.clone(), claim.clone()))
+            });
         let released = CancellationToken::new();
         let release_done = released.clone().drop_guard();
         tokio::spawn(async move {
             run_turn(engine, plan, handle).await;
+            if let Some(relay) = relay {
+                // Every event (`done` included) is in the store before the claim goes, so a
+                // follower elsewhere that sees the claim gone reads the end.
+                if tokio::time::timeout(RELAY_FLUSH_WAIT, relay).await.is_err() {
+                    tracing::warn!("the answer's last events were not relayed in time");
+                }
+            }
             if let Some(claim) = claim {
+                if store.relays_answer_streams() {
+                    prune_later(store.clone(), claim.answer_id.clone());
+                }
                 release_claim(&store, &claim).await;
             }
             drop(release_done);
@@ -392,7 +413,8 @@ impl ChatService {
         released
     }
 
-    /// Follows the answer in flight (from its first event), or replays the last finished one.
+    /// Follows the answer in flight (from its first event) — here, or on another replica through
+    /// the store (`relay`) — or replays the last finished one.
     pub async fn attach(
         &self,
         principal: &Principal,
@@ -406,6 +428,25 @@ impl ChatService {
                 conversation_id: conversation.id,
                 live: true,
                 events: watcher_stream(handle.watch()),
+            });
+        }
+        if self.engine.store.relays_answer_streams()
+            && let Some(claim) = self
+                .engine
+                .store
+                .answer_in_flight_elsewhere(&conversation.id)
+                .await?
+        {
+            let engine = &self.engine;
+            return Ok(TurnStream {
+                conversation_id: conversation.id,
+                live: true,
+                events: follow_remote_answer(
+                    engine.store.clone(),
+                    &engine.answer_notices,
+                    &engine.shutdown,
+                    claim,
+                ),
             });
         }
         let events = replay_last_answer(

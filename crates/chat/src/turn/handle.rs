@@ -70,6 +70,28 @@ impl TurnHandle {
         }
     }
 
+    /// The events logged from `index` on, and whether the answer had finished when they were
+    /// read. Not a watcher: reading this way never keeps the answer going (the relay to other
+    /// replicas uses it).
+    pub fn events_from(&self, index: usize) -> (Vec<ChatEvent>, bool) {
+        let finished = self.is_finished();
+        let events = self
+            .log
+            .lock()
+            .map(|log| {
+                log.get(index..)
+                    .map(<[ChatEvent]>::to_vec)
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
+        (events, finished)
+    }
+
+    /// Changes with every logged event and at the end (subscribe before reading).
+    pub fn subscribe(&self) -> watch::Receiver<usize> {
+        self.published.subscribe()
+    }
+
     /// A watcher that starts at the first event of the answer.
     pub fn watch(self: &Arc<Self>) -> TurnWatcher {
         self.watchers.fetch_add(1, Ordering::SeqCst);

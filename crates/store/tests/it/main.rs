@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod answer_streams;
 mod app_model_contexts;
 mod approvals;
 mod audit;

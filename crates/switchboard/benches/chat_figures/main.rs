@@ -12,9 +12,14 @@
 //!    server's memory per stream — the clients run in a child process so only the server's
 //!    RSS is counted.
 //!
-//! Run: `cargo bench -p switchboard --bench chat_figures` (`-- --streams 2000`).
+//! 4. with `--relay` only: the lag of a live answer followed on another replica through
+//!    PostgreSQL (`relay.rs`).
+//!
+//! Run: `cargo bench -p switchboard --bench chat_figures` (`-- --streams 2000`,
+//! `-- --relay --answers 20`).
 
 mod model;
+mod relay;
 mod streams;
 #[path = "../support/mod.rs"]
 mod support;
@@ -46,6 +51,10 @@ fn main() {
     let streams = flag_value("--streams", 1000);
     runtime.block_on(async {
         println!("chat figures — loopback HTTP, SQLite (WAL, synchronous=FULL), kg endpoint over Streamable HTTP");
+        if arguments.iter().any(|argument| argument == "--relay") {
+            relay::measure_relay(flag_value("--answers", 20)).await;
+            return;
+        }
         if arguments.iter().any(|argument| argument == "--only-streams") {
             measure_open_streams(streams).await;
             return;

@@ -18,6 +18,8 @@ pub enum Script {
     OneTool,
     /// Never says anything (the stream stays open).
     Silent,
+    /// `tokens` pieces of text, one every `every_ms` (a slow model).
+    Paced { tokens: usize, every_ms: u64 },
 }
 
 #[derive(Debug)]
@@ -43,6 +45,7 @@ impl LlmProvider for InstantModel {
             .is_some_and(|message| message.role.as_str() == "tool");
         let events = match self.script {
             Script::Silent => return Ok(futures::stream::pending().boxed()),
+            Script::Paced { tokens, every_ms } => return Ok(paced(tokens, every_ms)),
             Script::OneTool if !has_result => {
                 let id = format!("call_{}", self.calls.fetch_add(1, Ordering::Relaxed));
                 vec![
@@ -64,4 +67,17 @@ impl LlmProvider for InstantModel {
         };
         Ok(futures::stream::iter(events.into_iter().map(Ok)).boxed())
     }
+}
+
+/// `tokens` text pieces (`t0 `, `t1 `…), one every `every_ms`, then the end.
+fn paced(tokens: usize, every_ms: u64) -> LlmEventStream {
+    let pieces = futures::stream::iter(0..tokens).then(move |index| async move {
+        tokio::time::sleep(std::time::Duration::from_millis(every_ms)).await;
+        Ok(LlmEvent::TextDelta(format!("t{index} ")))
+    });
+    pieces
+        .chain(futures::stream::iter([Ok(LlmEvent::Finished(
+            FinishReason::Stop,
+        ))]))
+        .boxed()
 }

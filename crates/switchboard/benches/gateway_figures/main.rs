@@ -27,7 +27,7 @@ mod sessions;
 mod support;
 
 use load::{Endpoint, calls_per_second, connect, time_calls};
-use support::{Gate, Stack, start_with_database};
+use support::{Gate, Stack, start_on};
 use switchboard_core::ApprovalPolicy;
 use switchboard_store::{DatabaseConfig, SqliteSynchronousMode};
 use switchboard_test_support::figures::{flag_value, percentiles};
@@ -51,7 +51,7 @@ async fn start_with_allowed_tool() -> Stack {
         "SQLite synchronous={}",
         if normal { "NORMAL" } else { "FULL" }
     );
-    let stack = start_with_database(None, Gate::Approvals, &database).await;
+    let stack = start_on(None, Gate::Approvals, &database).await;
     stack
         .approvals()
         .set_tool_policy(

@@ -75,28 +75,104 @@ impl Stack {
 
 /// Starts the stack; `provider` is the chat's model (the offline planner when `None`).
 pub async fn start(provider: Option<Arc<dyn LlmProvider>>, gate: Gate) -> Stack {
-    start_with_database(provider, gate, &DatabaseConfig::default()).await
+    start_on(provider, gate, &DatabaseConfig::default()).await
 }
 
-/// [`start`] with the store opened with `database` (its `url` is ignored: the temp dir's
-/// SQLite file is used).
-pub async fn start_with_database(
+/// [`start`] on the database `database` selects (a PostgreSQL one registers this replica's
+/// instance, as the binary does, so other replicas see its answers in flight).
+pub async fn start_on(
     provider: Option<Arc<dyn LlmProvider>>,
     gate: Gate,
     database: &DatabaseConfig,
 ) -> Stack {
-    let dir = tempfile::tempdir().unwrap();
-    let database = DatabaseConfig {
-        url: None,
-        ..database.clone()
-    };
-    let store = Store::open(&database, dir.path(), SecretCipher::generate())
-        .await
-        .unwrap();
+    let (dir, store) = open(database).await;
     let boot = store.bootstrap_default(None).await.unwrap().unwrap();
     let workspace = boot.workspace.id.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
+    register_kg_upstream(&store, &workspace, &format!("http://{address}/mcp"))
+        .await
+        .unwrap();
+    let kg_server = store
+        .find_server_by_name(&workspace, "kg")
+        .await
+        .unwrap()
+        .unwrap()
+        .id;
+    let identity = Identity {
+        token: boot.plaintext.expose().to_owned(),
+        principal: Principal {
+            workspace_id: workspace,
+            user_id: boot.owner.id,
+            token_id: Some(boot.token.id),
+            scopes: boot.token.scopes,
+        },
+        kg_server,
+    };
+    serve((dir, store), provider, gate, listener, identity, true).await
+}
+
+impl Stack {
+    /// A second replica on the same (PostgreSQL) database, serving the same workspace and
+    /// token, with its own chat engine (every call allowed) and `/mcp`.
+    pub async fn replica(
+        &self,
+        provider: Option<Arc<dyn LlmProvider>>,
+        database: &DatabaseConfig,
+    ) -> Stack {
+        let opened = open(database).await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let identity = Identity {
+            token: self.token.clone(),
+            principal: self.principal.clone(),
+            kg_server: self.kg_server.clone(),
+        };
+        serve(
+            opened,
+            provider,
+            Gate::AllowEveryCall,
+            listener,
+            identity,
+            false,
+        )
+        .await
+    }
+}
+
+/// Who the stack's requests are made as.
+struct Identity {
+    token: String,
+    principal: Principal,
+    kg_server: ServerId,
+}
+
+async fn open(database: &DatabaseConfig) -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(database, dir.path(), SecretCipher::generate())
+        .await
+        .unwrap();
+    if database.url.is_some() {
+        // Alive for three minutes without heartbeats: longer than a bench's run.
+        store
+            .register_instance(std::time::Duration::from_secs(60))
+            .await
+            .unwrap();
+    }
+    (dir, store)
+}
+
+/// Serves the stack on `listener`; `load_sample` fills the knowledge graph (once per
+/// database).
+async fn serve(
+    (dir, store): (tempfile::TempDir, Store),
+    provider: Option<Arc<dyn LlmProvider>>,
+    gate: Gate,
+    listener: tokio::net::TcpListener,
+    identity: Identity,
+    load_sample: bool,
+) -> Stack {
+    let address = listener.local_addr().unwrap();
+    let workspace = identity.principal.workspace_id.clone();
     let shutdown = CancellationToken::new();
     let approvals = match gate {
         Gate::Approvals => Some(Approvals::new(store.clone(), ApprovalConfig::default()).unwrap()),
@@ -110,20 +186,15 @@ pub async fn start_with_database(
         gateway_rate_limit_burst: 1_000_000,
         ..KgConfig::default()
     };
-    let kg = KnowledgeGraphService::for_store(store.clone(), kg_config, Some(workspace.clone()))
-        .unwrap();
-    kg.load_sample_if_configured().await.unwrap();
-    register_kg_upstream(&store, &workspace, &format!("http://{address}/mcp"))
-        .await
-        .unwrap();
-    let kg_server = store
-        .find_server_by_name(&workspace, "kg")
-        .await
-        .unwrap()
-        .unwrap()
-        .id;
+    let kg = KnowledgeGraphService::for_store(store.clone(), kg_config, Some(workspace)).unwrap();
+    if load_sample {
+        kg.load_sample_if_configured().await.unwrap();
+    }
     let config = ServerConfig {
         bind: address,
+        // The streams figure holds 10,000 streams open from one loopback address.
+        max_connections: 20_000,
+        max_connections_per_peer: 20_000,
         ..ServerConfig::default()
     };
     let mut state = AppState::new(store.clone(), config.clone())
@@ -154,19 +225,14 @@ pub async fn start_with_database(
     });
     Stack {
         base: format!("http://{address}"),
-        token: boot.plaintext.expose().to_owned(),
+        token: identity.token,
         client: reqwest::Client::builder()
             .pool_max_idle_per_host(64)
             .build()
             .unwrap(),
         store,
-        principal: Principal {
-            workspace_id: workspace,
-            user_id: boot.owner.id,
-            token_id: Some(boot.token.id),
-            scopes: boot.token.scopes,
-        },
-        kg_server,
+        principal: identity.principal,
+        kg_server: identity.kg_server,
         mcp_peers,
         approvals,
         shutdown,

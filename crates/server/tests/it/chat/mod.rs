@@ -21,6 +21,7 @@ mod offline_everything;
 mod offline_kg;
 mod openai;
 mod provider_switch;
+mod replicas;
 mod resources_prompts;
 mod rich_results;
 mod shutdown;
