@@ -87,7 +87,7 @@ impl CommitQueue {
 /// A write on the caller's task, in its own transaction (the writer is gone).
 async fn run_alone(pool: &SqlitePool, job: Job) -> StoreResult<()> {
     let mut transaction = pool.begin_with("BEGIN IMMEDIATE").await?;
-    job(&mut *transaction).await?;
+    job(&mut transaction).await?;
     transaction.commit().await?;
     Ok(())
 }
@@ -137,7 +137,7 @@ async fn run_batch(pool: &SqlitePool, jobs: Vec<Job>) -> Result<Vec<StoreResult<
     let mut outcomes = Vec::with_capacity(jobs.len());
     for job in jobs {
         let mut savepoint = Connection::begin(&mut *transaction).await?;
-        let outcome = job(&mut *savepoint).await;
+        let outcome = job(&mut savepoint).await;
         if outcome.is_ok() {
             savepoint.commit().await?;
         } else {
