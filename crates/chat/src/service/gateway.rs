@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 use switchboard_core::{BudId, ConversationId, Principal, ToolCallState, UserId, WorkspaceId};
-use switchboard_mcp_client::{CallContext, CallEvent, Caller, ToolResult};
+use switchboard_mcp_client::{CallContext, CallEvent, Caller, ClientLink, ToolResult};
 use switchboard_store::{
     BudRecord, NewConversation, NewToolCall, ServerRecord, StoreError, ToolCallOutcome,
     ToolCallRecord,
@@ -54,6 +54,9 @@ pub struct GatewayCall<'a> {
     pub client_approver: Option<Arc<dyn ClientApprover>>,
     /// Receives the upstream's progress and log notifications while the call runs.
     pub events: Option<mpsc::Sender<CallEvent>>,
+    /// The client, when it answers the upstream's own requests of this call
+    /// (`elicitation/create`, `sampling/createMessage`) itself.
+    pub client_link: Option<Arc<dyn ClientLink>>,
 }
 
 /// How a gateway call ended.
@@ -247,6 +250,7 @@ impl ChatService {
                 request: OutsideRequest::CallTool,
                 client_approver: call.client_approver.take(),
                 events: call.events.take(),
+                client_link: call.client_link.take(),
             })
             .await;
         if outcome.is_err() {
@@ -334,6 +338,7 @@ impl ChatService {
             },
             cancellation: call.cancellation.child_token(),
             events: call.events.clone(),
+            client_link: call.client_link.clone(),
         };
         let started = Instant::now();
         let outcome = match &call.request {
@@ -426,6 +431,8 @@ pub(super) struct OutsideCall<'a> {
     pub client_approver: Option<Arc<dyn ClientApprover>>,
     /// See [`GatewayCall::events`].
     pub events: Option<mpsc::Sender<CallEvent>>,
+    /// See [`GatewayCall::client_link`].
+    pub client_link: Option<Arc<dyn ClientLink>>,
 }
 
 /// What a call from outside a turn asks of its server.

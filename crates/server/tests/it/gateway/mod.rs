@@ -9,10 +9,13 @@
 //! aggregated per server, and every list paged (`items`); the official TypeScript and Python
 //! SDK clients listing, calling and reading through it (`sdk_clients`); an eliciting client's
 //! user approving its own calls, progress forwarded and cancellation (`client_calls`); the
-//! per-token rate limit (`rate_limit`).
+//! per-token rate limit (`rate_limit`); the upstream's elicitation, sampling and log
+//! messages passed on to the client whose call caused them (`forwarding`); the official
+//! conformance suite through `/gateway/servers/{server}/mcp` (`passthrough`).
 
 mod catalog;
 mod client_calls;
+mod forwarding;
 mod items;
 mod list_changed;
 mod passthrough;
