@@ -96,6 +96,34 @@ impl AuditLog {
         .await;
     }
 
+    /// An upstream's request during a gateway client's call (`method`:
+    /// `elicitation/create`, `sampling/createMessage`) was put to that client; `outcome` is
+    /// the answer's action (`accept`, `decline`, `cancel`), `answered` or `failed` — never
+    /// its content.
+    pub async fn upstream_request_forwarded(
+        &self,
+        principal: &Principal,
+        server_name: &str,
+        method: &str,
+        client_name: &str,
+        outcome: &str,
+    ) {
+        self.record(
+            &principal.workspace_id,
+            NewAuditEvent {
+                actor: principal.user_id.as_str().to_owned(),
+                action: "upstream_request.forwarded".to_owned(),
+                target: Some(server_name.to_owned()),
+                user_id: Some(principal.user_id.clone()),
+                server_name: Some(server_name.to_owned()),
+                status: Some(outcome.to_owned()),
+                details: json!({ "method": method, "origin": "gateway", "client_name": client_name }),
+                ..NewAuditEvent::default()
+            },
+        )
+        .await;
+    }
+
     /// A person changed configuration (a policy, a server, a token, a bud).
     pub async fn configuration_change(
         &self,

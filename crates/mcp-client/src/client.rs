@@ -51,6 +51,8 @@ pub(crate) struct ClientInner {
     server_names: Mutex<HashMap<ServerId, String>>,
     list_changed: Mutex<Option<ServerListChangedHandler>>,
     elicitation: Option<Arc<dyn ElicitationResponder>>,
+    /// Sampling is declared to upstreams (answered only by a call's gateway client).
+    sampling: bool,
     session_events: Option<SessionEventHandler>,
     pub shutdown: CancellationToken,
 }
@@ -70,6 +72,7 @@ pub struct McpClientBuilder {
     policy: Option<UrlPolicy>,
     host_lookup: Option<Arc<dyn HostLookup>>,
     elicitation: Option<Arc<dyn ElicitationResponder>>,
+    sampling: bool,
     session_events: Option<SessionEventHandler>,
 }
 
@@ -89,6 +92,14 @@ impl McpClientBuilder {
     /// Declares the elicitation capability and answers `elicitation/create` with `responder`.
     pub fn elicitation(mut self, responder: Arc<dyn ElicitationResponder>) -> Self {
         self.elicitation = Some(responder);
+        self
+    }
+
+    /// Declares sampling to upstreams: their `sampling/createMessage` goes to the client of
+    /// the call that caused it when that client answers sampling (a gateway client,
+    /// [`crate::CallContext::client_link`]), and is refused otherwise.
+    pub fn forward_sampling(mut self) -> Self {
+        self.sampling = true;
         self
     }
 
@@ -128,6 +139,7 @@ impl McpClientBuilder {
             server_names: Mutex::new(HashMap::new()),
             list_changed: Mutex::new(None),
             elicitation: self.elicitation,
+            sampling: self.sampling,
             session_events: self.session_events,
             shutdown: CancellationToken::new(),
         });
@@ -188,6 +200,7 @@ impl McpClient {
             policy: None,
             host_lookup: None,
             elicitation: None,
+            sampling: false,
             session_events: None,
         }
     }
@@ -366,6 +379,7 @@ impl McpClient {
             versions: &self.inner.versions,
             list_changed,
             elicitation: self.inner.elicitation.clone(),
+            sampling: self.inner.sampling,
             session_events: self.inner.session_events.clone(),
             shutdown: self.inner.shutdown.clone(),
         }

@@ -1,15 +1,19 @@
 //! The client side of each MCP session as rmcp sees it (`ClientHandler`): who we are
 //! (`clientInfo` and capabilities), and where server-initiated traffic goes — progress and log
 //! notifications to the call that caused them, list-changed notifications to the capability
-//! cache, elicitation requests to an optional responder.
+//! cache, elicitation and sampling requests to the call's own client when it answers them
+//! ([`crate::client_link`]: the gateway's client), else elicitation to an optional responder
+//! (Switchboard's forms) and sampling to a refusal.
 
 #![allow(deprecated)] // LoggingMessageNotificationParam: see `on_logging_message`.
 
+use crate::client_link::{ClientLink, ForwardedKind, ForwardedRequest, check_elicitation_content};
 use crate::notifications::{ListChangeKind, NotificationRouter};
 use futures::future::BoxFuture;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    Implementation, LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, Implementation,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
 };
 use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData};
@@ -71,9 +75,10 @@ impl ElicitationResponder for AcceptSchemaDefaults {
 }
 
 /// What we declare to every upstream, in `initialize` and (2026-07-28) in every request's
-/// `_meta`: form elicitation when a responder is wired in, and the MCP Apps extension
-/// (`io.modelcontextprotocol/ui`, its HTML MIME type) in `extensions`.
-pub(crate) fn client_capabilities(elicitation: bool) -> ClientCapabilities {
+/// `_meta`: form elicitation when a responder is wired in, sampling when it may be forwarded
+/// to a gateway client, and the MCP Apps extension (`io.modelcontextprotocol/ui`, its HTML
+/// MIME type) in `extensions`.
+pub(crate) fn client_capabilities(elicitation: bool, sampling: bool) -> ClientCapabilities {
     let mut capabilities = serde_json::json!({
         "extensions": {
             switchboard_core::UI_EXTENSION_ID: {
@@ -83,6 +88,9 @@ pub(crate) fn client_capabilities(elicitation: bool) -> ClientCapabilities {
     });
     if elicitation {
         capabilities["elicitation"] = serde_json::json!({"form": {}});
+    }
+    if sampling {
+        capabilities["sampling"] = serde_json::json!({});
     }
     serde_json::from_value(capabilities).unwrap_or_default()
 }
@@ -100,8 +108,9 @@ impl SessionHandler {
         protocol_version: ProtocolVersion,
         router: Arc<NotificationRouter>,
         elicitation: Option<Arc<dyn ElicitationResponder>>,
+        sampling: bool,
     ) -> Self {
-        let capabilities = client_capabilities(elicitation.is_some());
+        let capabilities = client_capabilities(elicitation.is_some(), sampling);
         let mut client_info = Implementation::new("switchboard", env!("CARGO_PKG_VERSION"));
         client_info.title = Some("Switchboard".to_owned());
         let info =
@@ -124,22 +133,22 @@ impl ClientHandler for SessionHandler {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let Some(responder) = self.elicitation.clone() else {
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
-        };
         let wire = serde_json::to_value(&request).unwrap_or(Value::Null);
         if wire.get("mode").and_then(Value::as_str) == Some("url") {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         }
-        let origin = match context.extensions.get::<InboundStreamOrigin>() {
-            Some(InboundStreamOrigin::OutboundRequest(id)) => Some(id.clone()),
-            _ => None,
-        };
+        let origin = origin_of(&context);
         self.router
             .await_call(origin.as_ref(), CALL_REGISTRATION_WAIT)
             .await;
         // A person is being asked: the call's timeout waits for them.
         let _paused = self.router.pause_calls(origin.as_ref());
+        if let Some(link) = self.link_answering(origin.as_ref(), ForwardedKind::Elicitation) {
+            return self.forward_elicitation(link, wire).await;
+        }
+        let Some(responder) = self.elicitation.clone() else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
         let elicitation = ElicitationRequest {
             server_name: self.router.server_name().to_owned(),
             conversation_id: self.router.conversation_for(origin.as_ref()),
@@ -158,6 +167,35 @@ impl ClientHandler for SessionHandler {
             }
             ElicitationResponse::Decline => ElicitResult::new(ElicitationAction::Decline),
             ElicitationResponse::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
+    }
+
+    /// Passed on to the call's client when it declared sampling; otherwise refused (no model
+    /// of Switchboard's answers an upstream's sampling).
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let origin = origin_of(&context);
+        self.router
+            .await_call(origin.as_ref(), CALL_REGISTRATION_WAIT)
+            .await;
+        let Some(link) = self.link_answering(origin.as_ref(), ForwardedKind::Sampling) else {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "sampling is only answered during a call of a gateway client that declared sampling",
+                None,
+            ));
+        };
+        let _paused = self.router.pause_calls(origin.as_ref());
+        let params = serde_json::to_value(&params).unwrap_or(Value::Null);
+        let answer = self.forward(link, ForwardedKind::Sampling, params).await?;
+        serde_json::from_value(answer).map_err(|error| {
+            ErrorData::internal_error(
+                format!("the client's sampling answer is not a CreateMessageResult: {error}"),
+                None,
+            )
         })
     }
 
@@ -201,6 +239,70 @@ impl ClientHandler for SessionHandler {
     }
 }
 
+/// The call whose response stream carried an upstream request (Streamable HTTP only).
+fn origin_of(context: &RequestContext<RoleClient>) -> Option<rmcp::model::RequestId> {
+    match context.extensions.get::<InboundStreamOrigin>() {
+        Some(InboundStreamOrigin::OutboundRequest(id)) => Some(id.clone()),
+        _ => None,
+    }
+}
+
+impl SessionHandler {
+    fn link_answering(
+        &self,
+        origin: Option<&rmcp::model::RequestId>,
+        kind: ForwardedKind,
+    ) -> Option<Arc<dyn ClientLink>> {
+        self.router
+            .link_for(origin)
+            .filter(|link| link.answers(kind))
+    }
+
+    async fn forward(
+        &self,
+        link: Arc<dyn ClientLink>,
+        kind: ForwardedKind,
+        params: Value,
+    ) -> Result<Value, ErrorData> {
+        let request = ForwardedRequest {
+            kind,
+            server_name: self.router.server_name().to_owned(),
+            params,
+        };
+        link.forward(request)
+            .await
+            .map_err(|error| ErrorData::new(ErrorCode(error.code), error.message, None))
+    }
+
+    /// The client's answer to a form, checked against the form before it goes upstream.
+    async fn forward_elicitation(
+        &self,
+        link: Arc<dyn ClientLink>,
+        wire: Value,
+    ) -> Result<ElicitResult, ErrorData> {
+        let schema = wire.get("requestedSchema").cloned().unwrap_or(Value::Null);
+        let answer = self.forward(link, ForwardedKind::Elicitation, wire).await?;
+        let result: ElicitResult = serde_json::from_value(answer).map_err(|error| {
+            ErrorData::internal_error(
+                format!("the client's elicitation answer is not an ElicitResult: {error}"),
+                None,
+            )
+        })?;
+        if result.action == ElicitationAction::Accept {
+            let content = result.content.clone().unwrap_or(Value::Null);
+            check_elicitation_content(&schema, &content).map_err(|reason| {
+                ErrorData::internal_error(
+                    format!(
+                        "the client's accepted form does not fit the requested schema: {reason}"
+                    ),
+                    None,
+                )
+            })?;
+        }
+        Ok(result)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,13 +310,16 @@ mod tests {
     #[test]
     fn the_mcp_apps_extension_is_advertised_with_or_without_elicitation() {
         for elicitation in [false, true] {
-            let declared = serde_json::to_value(client_capabilities(elicitation)).unwrap();
+            let declared = serde_json::to_value(client_capabilities(elicitation, false)).unwrap();
             assert_eq!(
                 declared["extensions"]["io.modelcontextprotocol/ui"]["mimeTypes"],
                 serde_json::json!(["text/html;profile=mcp-app"]),
                 "{declared}"
             );
             assert_eq!(declared.get("elicitation").is_some(), elicitation);
+            assert!(declared.get("sampling").is_none());
         }
+        let declared = serde_json::to_value(client_capabilities(false, true)).unwrap();
+        assert!(declared.get("sampling").is_some(), "{declared}");
     }
 }

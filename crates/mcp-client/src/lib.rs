@@ -50,6 +50,7 @@ mod calls;
 pub mod capabilities;
 pub mod catalog;
 mod client;
+pub mod client_link;
 pub mod config;
 pub mod error;
 #[cfg(fuzzing)]
@@ -74,6 +75,7 @@ pub use capabilities::{
 };
 pub use catalog::{CatalogServer, ToolCatalog, ToolRoute, is_valid_tool_name};
 pub use client::{McpClient, McpClientBuilder, ServerListChangedHandler};
+pub use client_link::{ClientLink, ForwardError, ForwardedKind, ForwardedRequest};
 pub use config::{McpClientConfig, RequestUrlPolicyConfig, StdioConfig, UrlPolicyConfig};
 pub use error::{AuthChallenge, UpstreamError};
 pub use handler::{

@@ -10,6 +10,7 @@
 //! holds it still.
 
 use crate::call_clock::{CallClock, ClockPause};
+use crate::client_link::ClientLink;
 use rmcp::model::{ProgressToken, RequestId};
 use serde::Serialize;
 use serde_json::Value;
@@ -51,6 +52,14 @@ pub type ListChangedCallback = Arc<dyn Fn(ListChangeKind) + Send + Sync>;
 
 const UNCLAIMED_PROGRESS_LIMIT: usize = 64;
 
+/// What a running call registers with the router besides its token and id.
+pub(crate) struct RegisteredCall {
+    pub conversation_id: Option<ConversationId>,
+    pub sink: mpsc::Sender<CallEvent>,
+    pub clock: Arc<CallClock>,
+    pub link: Option<Arc<dyn ClientLink>>,
+}
+
 pub(crate) struct NotificationRouter {
     server_name: String,
     state: Mutex<RouterState>,
@@ -68,6 +77,8 @@ struct RouterState {
     /// The conversation and timeout clock of each running call, by request id (elicitation
     /// routing and pausing).
     calls: HashMap<String, (Option<ConversationId>, Arc<CallClock>)>,
+    /// The client of each running call that can answer upstream requests itself, by request id.
+    links: HashMap<String, Arc<dyn ClientLink>>,
     /// The timeout clock of each running call, by progress token.
     clocks: HashMap<String, Arc<CallClock>>,
 }
@@ -92,6 +103,7 @@ impl ProgressRegistration {
     pub fn finish(&self) {
         if let Ok(mut state) = self.router.state.lock() {
             state.calls.remove(&self.call_key);
+            state.links.remove(&self.call_key);
             state.clocks.remove(&self.key);
             if let Some((_, active)) = state.sinks.get_mut(&self.key) {
                 *active = false;
@@ -105,6 +117,7 @@ impl Drop for ProgressRegistration {
         if let Ok(mut state) = self.router.state.lock() {
             state.sinks.remove(&self.key);
             state.calls.remove(&self.call_key);
+            state.links.remove(&self.call_key);
             state.clocks.remove(&self.key);
         }
     }
@@ -137,19 +150,26 @@ impl NotificationRouter {
         self.list_changed.is_some()
     }
 
-    /// Routes the notifications for `token` to `sink` (and its signs of life to `clock`)
-    /// until the registration is dropped.
+    /// Routes the notifications for `token` to `sink` (and its signs of life to `clock`, the
+    /// upstream's requests of the call to `link`) until the registration is dropped.
     pub fn register(
         self: &Arc<Self>,
         token: &ProgressToken,
         request_id: &RequestId,
-        conversation_id: Option<ConversationId>,
-        sink: mpsc::Sender<CallEvent>,
-        clock: Arc<CallClock>,
+        call: RegisteredCall,
     ) -> ProgressRegistration {
+        let RegisteredCall {
+            conversation_id,
+            sink,
+            clock,
+            link,
+        } = call;
         let key = token_key(token);
         let call_key = request_key(request_id);
         if let Ok(mut state) = self.state.lock() {
+            if let Some(link) = link {
+                state.links.insert(call_key.clone(), link);
+            }
             state
                 .calls
                 .insert(call_key.clone(), (conversation_id, clock.clone()));
@@ -245,6 +265,18 @@ impl NotificationRouter {
             .then_some(first)
     }
 
+    /// The client link of the call an upstream request belongs to: the call whose response
+    /// stream carried it (`origin`), else the only call running on the session. `None` when
+    /// that call has no link or the call cannot be told.
+    pub fn link_for(&self, origin: Option<&RequestId>) -> Option<Arc<dyn ClientLink>> {
+        let state = self.state.lock().ok()?;
+        match origin {
+            Some(origin) => state.links.get(&request_key(origin)).cloned(),
+            None if state.calls.len() == 1 => state.links.values().next().cloned(),
+            None => None,
+        }
+    }
+
     /// Holds still the timeout clock of the call an upstream request (an elicitation) belongs
     /// to — the call whose response stream carried it, else, when that cannot be told, every
     /// running call of the session (each stays bounded by the hard maximum).
@@ -299,19 +331,22 @@ mod tests {
     use super::*;
     use rmcp::model::NumberOrString;
 
+    fn call(conversation: &str, sink: mpsc::Sender<CallEvent>) -> RegisteredCall {
+        RegisteredCall {
+            conversation_id: Some(conversation.into()),
+            sink,
+            clock: CallClock::new(),
+            link: None,
+        }
+    }
+
     #[test]
     fn early_progress_is_delivered_on_registration_and_logs_only_reach_a_lone_call() {
         let router = Arc::new(NotificationRouter::new("srv".into(), None));
         let token = ProgressToken(NumberOrString::Number(7));
         router.progress(&token, 1.0, Some(3.0), None);
         let (sink, mut events) = mpsc::channel(8);
-        let registration = router.register(
-            &token,
-            &RequestId::Number(1),
-            Some("c1".into()),
-            sink,
-            CallClock::new(),
-        );
+        let registration = router.register(&token, &RequestId::Number(1), call("c1", sink));
         assert_eq!(
             events.try_recv().unwrap(),
             CallEvent::Progress {
@@ -325,13 +360,8 @@ mod tests {
 
         let other = ProgressToken(NumberOrString::Number(8));
         let (other_sink, mut other_events) = mpsc::channel(8);
-        let _other_registration = router.register(
-            &other,
-            &RequestId::Number(2),
-            Some("c2".into()),
-            other_sink,
-            CallClock::new(),
-        );
+        let _other_registration =
+            router.register(&other, &RequestId::Number(2), call("c2", other_sink));
         router.log("info".into(), None, Value::from("ambiguous"));
         assert!(events.try_recv().is_err());
         assert!(other_events.try_recv().is_err());

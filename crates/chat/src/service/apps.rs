@@ -235,6 +235,7 @@ impl ChatService {
             request: OutsideRequest::CallTool,
             client_approver: None,
             events: None,
+            client_link: None,
         })
         .await
     }
@@ -280,6 +281,7 @@ impl ChatService {
             },
             client_approver: None,
             events: None,
+            client_link: None,
         })
         .await
     }

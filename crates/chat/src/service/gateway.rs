@@ -27,7 +27,7 @@ use std::time::Instant;
 use switchboard_core::{
     BudId, ConversationId, Principal, ToolCallId, ToolCallState, UserId, WorkspaceId,
 };
-use switchboard_mcp_client::{CallContext, CallEvent, Caller, ToolResult};
+use switchboard_mcp_client::{CallContext, CallEvent, Caller, ClientLink, ToolResult};
 use switchboard_store::{
     BudRecord, NewConversation, NewToolCall, ServerRecord, StoreError, ToolCallOutcome,
     ToolCallRecord,
@@ -57,6 +57,9 @@ pub struct GatewayCall<'a> {
     pub client_approver: Option<Arc<dyn ClientApprover>>,
     /// Receives the upstream's progress and log notifications while the call runs.
     pub events: Option<mpsc::Sender<CallEvent>>,
+    /// The client, when it answers the upstream's own requests of this call
+    /// (`elicitation/create`, `sampling/createMessage`) itself.
+    pub client_link: Option<Arc<dyn ClientLink>>,
 }
 
 /// How a gateway call ended.
@@ -250,6 +253,7 @@ impl ChatService {
                 request: OutsideRequest::CallTool,
                 client_approver: call.client_approver.take(),
                 events: call.events.take(),
+                client_link: call.client_link.take(),
             })
             .await;
         if outcome.is_err() {
@@ -359,6 +363,7 @@ impl ChatService {
             },
             cancellation: call.cancellation.child_token(),
             events: call.events.clone(),
+            client_link: call.client_link.clone(),
         };
         let started = Instant::now();
         let outcome = match &call.request {
@@ -451,6 +456,8 @@ pub(super) struct OutsideCall<'a> {
     pub client_approver: Option<Arc<dyn ClientApprover>>,
     /// See [`GatewayCall::events`].
     pub events: Option<mpsc::Sender<CallEvent>>,
+    /// See [`GatewayCall::client_link`].
+    pub client_link: Option<Arc<dyn ClientLink>>,
 }
 
 /// What a call from outside a turn asks of its server.

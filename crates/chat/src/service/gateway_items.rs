@@ -199,7 +199,62 @@ impl ChatService {
             },
             cancellation,
             events: None,
+            client_link: None,
         }
+    }
+
+    /// `logging/setLevel` to `level` on every server of `tools` that declares `logging`
+    /// (the one server of a per-server gateway); the names of the servers that took it.
+    pub async fn gateway_set_log_level(
+        &self,
+        principal: &Principal,
+        tools: &TurnTools,
+        level: &str,
+    ) -> Result<Vec<String>, UpstreamError> {
+        let context = self.gateway_context(principal, CancellationToken::new());
+        let client = self.engine.tools.client();
+        let targets = tools.targets();
+        let outcomes = futures::future::join_all(
+            targets
+                .iter()
+                .map(|target| client.set_log_level(&target.upstream, level, &context)),
+        )
+        .await;
+        let mut applied = Vec::new();
+        for (target, outcome) in targets.iter().zip(outcomes) {
+            if outcome? {
+                applied.push(target.upstream.name.clone());
+            }
+        }
+        Ok(applied)
+    }
+
+    /// `resources/subscribe` (or, not `subscribe`, `resources/unsubscribe`) of a gateway URI
+    /// at the server that owns it; `Ok(None)`: no server of the caller's has it, `Ok(Some(false))`:
+    /// its server does not offer subscriptions.
+    pub async fn gateway_subscribe(
+        &self,
+        principal: &Principal,
+        tools: &TurnTools,
+        uri: &str,
+        naming: GatewayNaming,
+        subscribe: bool,
+    ) -> Result<Option<bool>, UpstreamError> {
+        let found = match naming {
+            GatewayNaming::PerServer => upstream_uri(uri)
+                .and_then(|(server, own_uri)| Some((target_named(tools, server)?, own_uri))),
+            GatewayNaming::Original => only_target(tools).map(|target| (target, uri)),
+        };
+        let Some((target, own_uri)) = found else {
+            return Ok(None);
+        };
+        let context = self.gateway_context(principal, CancellationToken::new());
+        self.engine
+            .tools
+            .client()
+            .subscribe_resource(&target.upstream, own_uri, subscribe, &context)
+            .await
+            .map(Some)
     }
 }
 

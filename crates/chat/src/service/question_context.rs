@@ -231,6 +231,7 @@ pub(super) fn question_context(
         },
         cancellation: CancellationToken::new(),
         events: None,
+        client_link: None,
     }
 }
 

@@ -320,6 +320,7 @@ impl ReviewedCall<'_, '_> {
             caller: run.caller.clone(),
             cancellation: run.handle.cancellation.child_token(),
             events: Some(progress_sender),
+            client_link: None,
         };
         let started = Instant::now();
         let call = run

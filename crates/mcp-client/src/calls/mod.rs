@@ -9,12 +9,14 @@
 
 mod forward;
 mod request;
+mod session_requests;
 
 pub use forward::ForwardedList;
 
 use crate::UpstreamError;
 use crate::capabilities::{CapabilitySnapshot, ServerDescription, list_tools, snapshot};
 use crate::client::McpClient;
+use crate::client_link::ClientLink;
 use crate::metrics;
 use crate::notifications::CallEvent;
 use crate::result::{PromptResult, ResourceContent, ToolResult};
@@ -52,6 +54,9 @@ pub struct CallContext {
     pub cancellation: CancellationToken,
     /// Receives progress and log notifications while the call runs (dropped when full).
     pub events: Option<mpsc::Sender<CallEvent>>,
+    /// The caller's client, when it answers the upstream's requests of this call itself
+    /// (the gateway's client: see [`crate::client_link`]).
+    pub client_link: Option<Arc<dyn ClientLink>>,
 }
 
 impl CallContext {
@@ -60,6 +65,7 @@ impl CallContext {
             caller,
             cancellation: CancellationToken::new(),
             events: None,
+            client_link: None,
         }
     }
 }
@@ -342,6 +348,7 @@ impl McpClient {
             // lists its form tool only to clients that can answer forms); a form asked here, with no
             // call of a conversation behind it, is declined by the responder.
             elicitation: context.elicitation.clone(),
+            sampling: context.sampling,
             latency: latency.clone(),
         };
         let init_timeout = server.init_timeout(self.inner.config.session_init_timeout());

@@ -7,6 +7,7 @@ use super::{CallContext, Limits};
 use crate::UpstreamError;
 use crate::call_clock::CallClock;
 use crate::error::from_process::with_detail;
+use crate::notifications::RegisteredCall;
 use crate::session::live::LiveSession;
 use crate::session::slot::SessionSlot;
 use rmcp::model::{CancelledNotificationParam, ClientRequest, ServerResult};
@@ -46,9 +47,12 @@ pub(super) async fn run_request(
     let registration = live.router.register(
         &handle.progress_token,
         &handle.id,
-        conversation_id,
-        sink,
-        clock.clone(),
+        RegisteredCall {
+            conversation_id,
+            sink,
+            clock: clock.clone(),
+            link: context.client_link.clone(),
+        },
     );
     // rmcp dispatches notifications on tasks of their own, so the last progress report can
     // still be on its way when the answer is in: keep listening a moment after the call.

@@ -50,6 +50,8 @@ pub(crate) struct ConnectParams<'a> {
     pub lifecycle: Lifecycle,
     pub router: Arc<NotificationRouter>,
     pub elicitation: Option<Arc<dyn ElicitationResponder>>,
+    /// Declare sampling (see `McpClientBuilder::forward_sampling`).
+    pub sampling: bool,
     /// The server's latency window, kept by the session for its requests.
     pub latency: Arc<LatencyWindow>,
 }
@@ -246,6 +248,7 @@ async fn connect_once(
         handler_version,
         params.router.clone(),
         params.elicitation.clone(),
+        params.sampling,
     );
     let (served, extras) = serve_endpoint(params, handler, mode, &errors).await?;
     let service = match served {

@@ -118,6 +118,7 @@ pub(crate) struct StartContext<'a> {
     pub versions: &'a VersionMemory,
     pub list_changed: Option<ListChangedCallback>,
     pub elicitation: Option<Arc<dyn ElicitationResponder>>,
+    pub sampling: bool,
     /// Told when the session connects, fails to start or closes.
     pub session_events: Option<crate::session_events::SessionEventHandler>,
     /// Cancelled at shutdown: a start in progress gives up.

@@ -83,6 +83,7 @@ fn connect_params<'a>(
         lifecycle,
         router,
         elicitation: context.elicitation.clone(),
+        sampling: context.sampling,
         latency: latency.clone(),
     }
 }

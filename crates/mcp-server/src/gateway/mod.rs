@@ -11,7 +11,11 @@
 //! While a call runs, [`client_link`] carries what goes back to the client on its request's
 //! stream: the approval question of an `ASK_USER` call as an elicitation form (to a client
 //! that declared elicitation) and the upstream's progress under the client's `progressToken`;
-//! the client's `notifications/cancelled` fires the call's cancellation token.
+//! the client's `notifications/cancelled` fires the call's cancellation token. What the
+//! upstream itself asks or tells during the call — `elicitation/create`,
+//! `sampling/createMessage`, `notifications/message` — is passed on by [`forwarding`] to a
+//! client that declared the matching capability. `logging/setLevel` and
+//! `resources/subscribe`/`unsubscribe` go to the backend, which applies them upstream.
 //!
 //! This module owns the wire only: who is calling (the guard's [`Caller`], the bearer token,
 //! the bud named by the path, `clientInfo.name`), the rmcp shapes, and the JSON-RPC errors
@@ -19,13 +23,19 @@
 //! `-32002`, an upstream's own JSON-RPC error is passed on with its code). It decides nothing
 //! about policies and opens no upstream connection.
 
+// Logging, sampling and resources/subscribe are deprecated by 2026-07-28; the gateway forwards
+// them for the clients and upstreams of earlier protocol versions.
+#![allow(deprecated)]
+
 mod client_link;
+mod forwarding;
 mod items;
 mod list_changed;
 mod pages;
 mod rate_limit;
 
 pub use client_link::{GatewayAsker, GatewayProgress};
+pub use forwarding::{ForwardFailure, GatewayClientLink};
 pub use pages::DEFAULT_PAGE_SIZE;
 
 use crate::auth::{Caller, bearer_token};
@@ -93,6 +103,9 @@ pub struct GatewayToolCall {
     pub asker: Option<GatewayAsker>,
     /// Set when the request carried a `progressToken`: reports progress under it.
     pub progress: Option<GatewayProgress>,
+    /// The client in a session (not a stateless request): the upstream's requests of the
+    /// call it declared capabilities for, and its log messages, go there.
+    pub client_link: Option<GatewayClientLink>,
 }
 
 /// A list the gateway aggregates besides tools.
@@ -210,6 +223,29 @@ pub trait GatewayBackend: Send + Sync + fmt::Debug + 'static {
         Err(GatewayError::UnknownReference(params["ref"].to_string()))
     }
 
+    /// `logging/setLevel` from a client: applied to the upstream of a per-server endpoint, or
+    /// to each upstream of the caller's offer that declared `logging`.
+    async fn set_log_level(
+        &self,
+        _request: &GatewayRequest,
+        level: &str,
+    ) -> Result<(), GatewayError> {
+        Err(GatewayError::Internal(format!(
+            "logging/setLevel {level} is not supported"
+        )))
+    }
+
+    /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe` of a listed URI,
+    /// forwarded to the upstream that owns it.
+    async fn subscribe_resource(
+        &self,
+        _request: &GatewayRequest,
+        uri: String,
+        _subscribe: bool,
+    ) -> Result<(), GatewayError> {
+        Err(GatewayError::UnknownResource(uri))
+    }
+
     /// Moves on whenever what some caller is offered may have changed (an upstream's list, a
     /// policy, a switch); `None`: never (sessions are not told `list_changed`).
     fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
@@ -228,6 +264,8 @@ pub struct GatewayServer {
     /// The per-token budget of requests that reach an upstream ([`rate_limit`]), shared by
     /// every session and the guard's `initialize`.
     limiter: Option<crate::rate_limit::RateLimiter>,
+    /// This session's `logging/setLevel`: what of the upstreams' log messages it hears.
+    log_level: forwarding::SessionLogLevel,
 }
 
 /// A router serving the gateway at [`GATEWAY_PATH`] and [`BUD_GATEWAY_PATH`], its lists in
@@ -248,6 +286,7 @@ where
             page_size,
             watching: Arc::default(),
             limiter: limiter.clone(),
+            log_level: Default::default(),
         },
         settings,
     )
@@ -326,6 +365,9 @@ impl GatewayServer {
             cancellation: context.ct.clone(),
             asker: GatewayAsker::of(&context),
             progress: GatewayProgress::of(&context),
+            client_link: context.peer.peer_info().is_some().then(|| {
+                GatewayClientLink::of(&context, &self.log_level, request.server.is_none())
+            }),
         };
         let answer = self
             .backend
@@ -337,15 +379,54 @@ impl GatewayServer {
         })?;
         Ok(CallToolResponse::from(result))
     }
+
+    async fn answer_set_level(
+        &self,
+        params: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let request = self.admitted(&context, "logging/setLevel")?;
+        let level = serde_json::to_value(params.level)
+            .ok()
+            .and_then(|level| level.as_str().map(str::to_owned))
+            .unwrap_or_else(|| "info".to_owned());
+        self.backend
+            .set_log_level(&request, &level)
+            .await
+            .map_err(to_error_data)?;
+        self.log_level.set(params.level);
+        Ok(())
+    }
+
+    async fn answer_subscribe(
+        &self,
+        uri: String,
+        subscribe: bool,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let method = if subscribe {
+            "resources/subscribe"
+        } else {
+            "resources/unsubscribe"
+        };
+        let request = self.admitted(&context, method)?;
+        self.backend
+            .subscribe_resource(&request, uri, subscribe)
+            .await
+            .map_err(to_error_data)
+    }
 }
 
 fn server_config(serves_resources_and_prompts: bool) -> ServerConfig {
     let mut capabilities = ServerCapabilities::builder()
         .enable_tools()
         .enable_tool_list_changed()
+        .enable_logging()
         .build();
     if serves_resources_and_prompts {
-        capabilities.resources = Some(ResourcesCapability::default());
+        let mut resources = ResourcesCapability::default();
+        resources.subscribe = Some(true);
+        capabilities.resources = Some(resources);
         capabilities.prompts = Some(PromptsCapability::default());
         capabilities.completions = Some(JsonObject::default());
     }
@@ -419,6 +500,30 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<CompleteResult, ErrorData>> + MaybeSendFuture + '_ {
         Box::pin(self.answer_complete(request, context))
+    }
+
+    fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
+        Box::pin(self.answer_set_level(request, context))
+    }
+
+    fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
+        Box::pin(self.answer_subscribe(request.uri, true, context))
+    }
+
+    fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
+        Box::pin(self.answer_subscribe(request.uri, false, context))
     }
 
     fn call_tool(

@@ -145,7 +145,7 @@ fn forwarded(list: GatewayList) -> ForwardedList {
 
 /// An upstream's JSON-RPC error is passed on with its code; any other failure is the
 /// gateway's.
-fn upstream_error(error: UpstreamError) -> GatewayError {
+pub(super) fn upstream_error(error: UpstreamError) -> GatewayError {
     match error {
         UpstreamError::Rpc {
             code,

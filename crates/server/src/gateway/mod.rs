@@ -43,7 +43,7 @@ use switchboard_chat::{
     UserCredential,
 };
 use switchboard_core::{ApprovalPolicy, ToolSpec};
-use switchboard_mcp_client::ToolResult;
+use switchboard_mcp_client::{ClientLink, ToolResult};
 use switchboard_mcp_server::gateway::{
     GatewayBackend, GatewayError, GatewayList, GatewayRequest, GatewayToolCall,
 };
@@ -205,7 +205,26 @@ impl ChatGateway {
         call: GatewayToolCall,
     ) -> Result<ToolResult, GatewayError> {
         let principal = &request.caller.principal;
-        let relay = call.progress.map(client_link::ProgressRelay::start);
+        let server_name = offer
+            .tools
+            .lookup(&call.name)
+            .map(|(route, _)| route.server_name.clone())
+            .unwrap_or_default();
+        let relay = (call.progress.is_some() || call.client_link.is_some()).then(|| {
+            client_link::CallRelay::start(client_link::RelayTargets {
+                progress: call.progress,
+                link: call.client_link.clone(),
+                server_name,
+            })
+        });
+        let forwarding = call.client_link.map(|link| {
+            Arc::new(client_link::ForwardingClient {
+                link,
+                audit: self.approvals.audit().clone(),
+                principal: principal.clone(),
+                client_name: request.client_name.clone(),
+            }) as Arc<dyn ClientLink>
+        });
         let conversation_id = self
             .chat
             .gateway_conversation(
@@ -230,6 +249,7 @@ impl ChatGateway {
                     Arc::new(client_link::ElicitingClient(asker)) as Arc<dyn ClientApprover>
                 }),
                 events: relay.as_ref().map(|relay| relay.events.clone()),
+                client_link: forwarding,
             })
             .await;
         if let Some(relay) = relay {
@@ -321,6 +341,50 @@ impl GatewayBackend for ChatGateway {
         cancellation: CancellationToken,
     ) -> Result<Value, GatewayError> {
         self.completion(request, params, cancellation).await
+    }
+
+    async fn set_log_level(
+        &self,
+        request: &GatewayRequest,
+        level: &str,
+    ) -> Result<(), GatewayError> {
+        let offer = self.offer(request).await?;
+        let applied = self
+            .chat
+            .gateway_set_log_level(&request.caller.principal, &offer.tools, level)
+            .await
+            .map_err(items::upstream_error)?;
+        tracing::debug!(?applied, level, "gateway logging/setLevel applied upstream");
+        Ok(())
+    }
+
+    async fn subscribe_resource(
+        &self,
+        request: &GatewayRequest,
+        uri: String,
+        subscribe: bool,
+    ) -> Result<(), GatewayError> {
+        let offer = self.offer(request).await?;
+        let subscribed = self
+            .chat
+            .gateway_subscribe(
+                &request.caller.principal,
+                &offer.tools,
+                &uri,
+                offer.naming,
+                subscribe,
+            )
+            .await
+            .map_err(items::upstream_error)?;
+        match subscribed {
+            Some(true) => Ok(()),
+            Some(false) => Err(GatewayError::Upstream {
+                code: -32601,
+                message: format!("the server of {uri} does not offer resource subscriptions"),
+                data: None,
+            }),
+            None => Err(GatewayError::UnknownResource(uri)),
+        }
     }
 
     fn changes(&self) -> Option<watch::Receiver<u64>> {

@@ -51,7 +51,12 @@ async fn resources_and_prompts_of_the_callers_servers_come_through_named_per_ser
         .await;
     let client = connect(&server, "/gateway/mcp", &carol.token).await;
     let capabilities = serde_json::to_value(&client.peer_info().unwrap().capabilities).unwrap();
-    assert_eq!(capabilities["resources"], json!({}), "{capabilities}");
+    assert_eq!(
+        capabilities["resources"],
+        json!({"subscribe": true}),
+        "{capabilities}"
+    );
+    assert_eq!(capabilities["logging"], json!({}), "{capabilities}");
     assert_eq!(capabilities["prompts"], json!({}), "{capabilities}");
     assert_eq!(capabilities["completions"], json!({}), "{capabilities}");
 

@@ -10,10 +10,14 @@
 //! SDK clients listing, calling and reading through it (`sdk_clients`); the official
 //! Inspector's CLI listing and calling stdio, Streamable HTTP and legacy-SSE upstreams
 //! (`inspector`); an eliciting client's user approving its own calls, progress forwarded and
-//! cancellation (`client_calls`); the per-token rate limit (`rate_limit`).
+//! cancellation (`client_calls`); the per-token rate limit (`rate_limit`); the upstream's
+//! elicitation, sampling and log messages passed on to the client whose call caused them
+//! (`forwarding`); the official conformance suite through `/gateway/servers/{server}/mcp`
+//! (`passthrough`).
 
 mod catalog;
 mod client_calls;
+mod forwarding;
 mod inspector;
 mod items;
 mod list_changed;

@@ -1,0 +1,75 @@
+//! Requests a gateway passes on that change what an upstream session sends rather than
+//! asking it for something: `logging/setLevel` and `resources/subscribe` /
+//! `resources/unsubscribe`. They go through the caller's session (the one its calls use, so
+//! the log messages and `notifications/resources/updated` they govern arrive where the
+//! caller listens) under the same limits as a call. An upstream that did not declare the
+//! capability is not asked: the answer says so (`Ok(false)`).
+
+#![allow(deprecated)] // logging and resources/subscribe are deprecated by 2026-07-28; this forwards them
+
+use super::CallContext;
+use crate::UpstreamError;
+use crate::client::McpClient;
+use crate::server::UpstreamServer;
+use rmcp::model::{
+    ClientRequest, LoggingLevel, SetLevelRequest, SetLevelRequestParams, SubscribeRequest,
+    SubscribeRequestParams, UnsubscribeRequest, UnsubscribeRequestParams,
+};
+use serde_json::Value;
+
+impl McpClient {
+    /// `logging/setLevel` to `level` (`debug` … `emergency`); `Ok(false)`: the upstream
+    /// declares no `logging` capability and was not asked.
+    pub async fn set_log_level(
+        &self,
+        server: &UpstreamServer,
+        level: &str,
+        context: &CallContext,
+    ) -> Result<bool, UpstreamError> {
+        let level: LoggingLevel = serde_json::from_value(Value::from(level))
+            .map_err(|_| UpstreamError::Protocol(format!("{level:?} is not a logging level")))?;
+        let (_, live) = self.session_for_call(server, context).await?;
+        let declared = live
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.logging.is_some());
+        if !declared {
+            return Ok(false);
+        }
+        let request =
+            ClientRequest::SetLevelRequest(SetLevelRequest::new(SetLevelRequestParams::new(level)));
+        self.send(server, request, context).await?;
+        Ok(true)
+    }
+
+    /// `resources/subscribe` (`subscribe: true`) or `resources/unsubscribe` of the upstream's
+    /// own `uri`; `Ok(false)`: the upstream does not declare `resources.subscribe`.
+    pub async fn subscribe_resource(
+        &self,
+        server: &UpstreamServer,
+        uri: &str,
+        subscribe: bool,
+        context: &CallContext,
+    ) -> Result<bool, UpstreamError> {
+        let (_, live) = self.session_for_call(server, context).await?;
+        let declared = live.peer.peer_info().is_some_and(|info| {
+            info.capabilities
+                .resources
+                .as_ref()
+                .and_then(|resources| resources.subscribe)
+                .unwrap_or(false)
+        });
+        if !declared {
+            return Ok(false);
+        }
+        let request = if subscribe {
+            ClientRequest::SubscribeRequest(SubscribeRequest::new(SubscribeRequestParams::new(uri)))
+        } else {
+            ClientRequest::UnsubscribeRequest(UnsubscribeRequest::new(
+                UnsubscribeRequestParams::new(uri),
+            ))
+        };
+        self.send(server, request, context).await?;
+        Ok(true)
+    }
+}
