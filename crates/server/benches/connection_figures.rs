@@ -154,10 +154,7 @@ async fn trickle(
 }
 
 /// `/healthz` every 10 ms from 127.0.0.1 until `stop`; the latencies and the failures.
-async fn legitimate_client(
-    server: SocketAddr,
-    stop: CancellationToken,
-) -> (Vec<Duration>, usize) {
+async fn legitimate_client(server: SocketAddr, stop: CancellationToken) -> (Vec<Duration>, usize) {
     let mut latencies = Vec::new();
     let mut failures = 0;
     while !stop.is_cancelled() {
@@ -194,9 +191,12 @@ async fn trickle_figures(arguments: &[usize]) {
         for peer in 0..peers {
             let source = [127, 0, (peer / 250) as u8, 2 + (peer % 250) as u8];
             match connect_from(source, address).await {
-                Ok(stream) => {
-                    waiting.push(tokio::spawn(trickle(stream, Instant::now(), interval, limit)))
-                }
+                Ok(stream) => waiting.push(tokio::spawn(trickle(
+                    stream,
+                    Instant::now(),
+                    interval,
+                    limit,
+                ))),
                 Err(_) => failed_to_connect += 1,
             }
         }

@@ -167,7 +167,10 @@ async fn connections_trickling_their_headers_are_closed_at_the_header_timeout() 
     }
     for index in 0..KEEP_ALIVE_TRICKLING {
         let mut stream = connect_from([127, 0, 0, 6 + (index % 2) as u8], server.address).await;
-        assert!(serves_healthz(&mut stream).await, "keep-alive request {index}");
+        assert!(
+            serves_healthz(&mut stream).await,
+            "keep-alive request {index}"
+        );
         waiting.push(tokio::spawn(trickle_until_closed(
             stream,
             trickled_head(),
@@ -213,7 +216,10 @@ async fn connections_trickling_their_headers_are_closed_at_the_header_timeout() 
         latencies[latencies.len() / 2],
         latencies[latencies.len() - 1]
     );
-    assert!(fds_after <= fds_before, "{fds_after} fds against {fds_before}");
+    assert!(
+        fds_after <= fds_before,
+        "{fds_after} fds against {fds_before}"
+    );
     assert!(
         tasks_after <= tasks_before,
         "{tasks_after} tasks against {tasks_before}"
