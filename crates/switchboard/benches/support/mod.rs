@@ -75,6 +75,15 @@ impl Stack {
 
 /// Starts the stack; `provider` is the chat's model (the offline planner when `None`).
 pub async fn start(provider: Option<Arc<dyn LlmProvider>>, gate: Gate) -> Stack {
+    start_with(provider, gate, McpClientConfig::default()).await
+}
+
+/// [`start`] with the chat's MCP client configured by `mcp` (timeouts, URL policy).
+pub async fn start_with(
+    provider: Option<Arc<dyn LlmProvider>>,
+    gate: Gate,
+    mcp: McpClientConfig,
+) -> Stack {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(
         &DatabaseConfig::default(),
@@ -92,7 +101,14 @@ pub async fn start(provider: Option<Arc<dyn LlmProvider>>, gate: Gate) -> Stack 
         Gate::Approvals => Some(Approvals::new(store.clone(), ApprovalConfig::default()).unwrap()),
         Gate::AllowEveryCall => None,
     };
-    let chat = chat_engine(&store, provider, approvals.as_ref(), address, &shutdown);
+    let chat = chat_engine(
+        &store,
+        provider,
+        approvals.as_ref(),
+        address,
+        &shutdown,
+        mcp,
+    );
     let kg_config = KgConfig {
         rate_limit_per_minute: 1_000_000,
         rate_limit_burst: 1_000_000,
@@ -201,6 +217,11 @@ pub fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// This process's open file descriptors.
+pub fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, |entries| entries.count())
+}
+
 /// The chat engine: the real approvals (and their elicitation responder) or every call allowed.
 fn chat_engine(
     store: &Store,
@@ -208,8 +229,9 @@ fn chat_engine(
     approvals: Option<&Approvals>,
     address: std::net::SocketAddr,
     shutdown: &CancellationToken,
+    mcp: McpClientConfig,
 ) -> ChatService {
-    let mut client = McpClient::builder(McpClientConfig::default());
+    let mut client = McpClient::builder(mcp);
     if let Some(approvals) = approvals {
         client = client.elicitation(approvals.elicitation_responder());
     }
