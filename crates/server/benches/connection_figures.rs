@@ -11,6 +11,14 @@
 //! fills `max_connections` (more peers than it divided by the per-peer cap), legitimate
 //! connections are refused too until the flood is reaped: the cap protects the process's
 //! descriptors, not its availability to everyone.
+//!
+//! `… -- trickle PEERS PER_PEER INTERVAL_MS [MAX_CONNECTIONS]` (issue 18, target 8) opens
+//! PER_PEER connections from each of PEERS addresses that send a request head one byte per
+//! INTERVAL_MS, while a legitimate client on 127.0.0.1 asks `/healthz` on fresh connections every
+//! 10 ms until the flood is gone. It prints how many were closed at once by the caps, when the
+//! rest were closed after connecting (against the header timeout + 1 s), the legitimate
+//! latencies and the descriptors and tokio tasks before, at the peak and after. MAX_CONNECTIONS
+//! (default 8,192) must exceed PEERS × PER_PEER for the legitimate client to get in.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -70,19 +78,20 @@ fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * fraction).round() as usize]
 }
 
-#[tokio::main]
-async fn main() {
-    let arguments: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|argument| argument.parse().ok())
-        .collect();
-    let attackers = arguments.first().copied().unwrap_or(4).clamp(1, 200);
-    let per_attacker = arguments.get(1).copied().unwrap_or(2_000);
+fn alive_tasks() -> usize {
+    tokio::runtime::Handle::current()
+        .metrics()
+        .num_alive_tasks()
+}
 
-    let data_dir = tempfile::tempdir().unwrap();
+/// Starts the real accept loop with the bench's header timeout and `max_connections`.
+async fn start_server(
+    max_connections: usize,
+    data_dir: &std::path::Path,
+) -> (SocketAddr, ServerConfig, CancellationToken) {
     let store = Store::open(
         &DatabaseConfig::default(),
-        data_dir.path(),
+        data_dir,
         SecretCipher::generate(),
     )
     .await
@@ -90,6 +99,7 @@ async fn main() {
     let config = ServerConfig {
         bind: SocketAddr::from(([127, 0, 0, 1], 0)),
         header_read_timeout_secs: HEADER_TIMEOUT_SECS,
+        max_connections,
         ..ServerConfig::default()
     };
     let listener = TcpListener::bind(config.bind).await.unwrap();
@@ -108,6 +118,159 @@ async fn main() {
         )
         .await
     });
+    (address, config, shutdown)
+}
+
+/// Sends a never-finished request head one byte per `interval` until the server closes the
+/// connection; how long after `connected` that was, or `None` after `limit`.
+async fn trickle(
+    stream: TcpStream,
+    connected: Instant,
+    interval: Duration,
+    limit: Duration,
+) -> Option<Duration> {
+    let mut head = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ".to_vec();
+    head.extend(std::iter::repeat_n(b'a', 4096));
+    let mut bytes = head.into_iter();
+    let (mut reader, mut writer) = stream.into_split();
+    let mut buffer = [0u8; 256];
+    let mut next_byte = tokio::time::Instant::now();
+    loop {
+        tokio::select! {
+            read = reader.read(&mut buffer) => if matches!(read, Ok(0) | Err(_)) {
+                return Some(connected.elapsed());
+            },
+            () = tokio::time::sleep_until(next_byte) => {
+                if let Some(byte) = bytes.next()
+                    && writer.write_all(&[byte]).await.is_err()
+                {
+                    return Some(connected.elapsed());
+                }
+                next_byte += interval;
+            }
+            () = tokio::time::sleep_until((connected + limit).into()) => return None,
+        }
+    }
+}
+
+/// `/healthz` every 10 ms from 127.0.0.1 until `stop`; the latencies and the failures.
+async fn legitimate_client(server: SocketAddr, stop: CancellationToken) -> (Vec<Duration>, usize) {
+    let mut latencies = Vec::new();
+    let mut failures = 0;
+    while !stop.is_cancelled() {
+        match healthz(server).await {
+            Some(latency) => latencies.push(latency),
+            None => failures += 1,
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    latencies.sort();
+    (latencies, failures)
+}
+
+async fn trickle_figures(arguments: &[usize]) {
+    let peers = arguments.first().copied().unwrap_or(10).clamp(1, 200);
+    let per_peer = arguments.get(1).copied().unwrap_or(1_000);
+    let interval = Duration::from_millis(arguments.get(2).copied().unwrap_or(10_000) as u64);
+    let max_connections = arguments.get(3).copied().unwrap_or(8_192);
+    let data_dir = tempfile::tempdir().unwrap();
+    let (address, config, shutdown) = start_server(max_connections, data_dir.path()).await;
+    let header_timeout = Duration::from_secs(HEADER_TIMEOUT_SECS);
+    let limit = header_timeout * 10;
+    // A first request, so the baseline holds what the server keeps for good.
+    healthz(address).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (fds_before, tasks_before) = (open_descriptors(), alive_tasks());
+
+    let stop_legitimate = CancellationToken::new();
+    let legitimate = tokio::spawn(legitimate_client(address, stop_legitimate.clone()));
+    let flood_started = Instant::now();
+    let mut waiting = Vec::new();
+    let mut failed_to_connect = 0usize;
+    for _ in 0..per_peer {
+        for peer in 0..peers {
+            let source = [127, 0, (peer / 250) as u8, 2 + (peer % 250) as u8];
+            match connect_from(source, address).await {
+                Ok(stream) => waiting.push(tokio::spawn(trickle(
+                    stream,
+                    Instant::now(),
+                    interval,
+                    limit,
+                ))),
+                Err(_) => failed_to_connect += 1,
+            }
+        }
+    }
+    let opened_in = flood_started.elapsed();
+    let (fds_peak, tasks_peak) = (open_descriptors(), alive_tasks());
+    let mut closed_at_once = 0usize;
+    let mut reaped = Vec::new();
+    let mut never_closed = 0usize;
+    for waiter in waiting {
+        match waiter.await.unwrap() {
+            Some(after) if after < Duration::from_millis(500) => closed_at_once += 1,
+            Some(after) => reaped.push(after),
+            None => never_closed += 1,
+        }
+    }
+    stop_legitimate.cancel();
+    let (latencies, failures) = legitimate.await.unwrap();
+    reaped.sort();
+    let late = reaped
+        .iter()
+        .filter(|after| **after > header_timeout + Duration::from_secs(1))
+        .count();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (open_descriptors() > fds_before || alive_tasks() > tasks_before)
+        && Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (fds_after, tasks_after) = (open_descriptors(), alive_tasks());
+    shutdown.cancel();
+
+    println!(
+        "trickle: {peers} peers x {per_peer} connections sending 1 byte per {interval:?} (header-read timeout {HEADER_TIMEOUT_SECS} s, max_connections {}, max_connections_per_peer {})",
+        config.max_connections, config.max_connections_per_peer
+    );
+    println!("  opened in {opened_in:?}; {failed_to_connect} could not connect");
+    println!("  closed at once by the caps: {closed_at_once}");
+    println!(
+        "  closed by the header timeout: {} (after their connect: first {:?}, p50 {:?}, last {:?}); later than the timeout + 1 s: {late}; never closed: {never_closed}",
+        reaped.len(),
+        reaped.first().copied().unwrap_or_default(),
+        percentile(&reaped, 0.5),
+        reaped.last().copied().unwrap_or_default()
+    );
+    println!(
+        "  /healthz every 10 ms from 127.0.0.1 meanwhile: {} answered, {failures} failed; p50 {:?}, p99 {:?}, max {:?}",
+        latencies.len(),
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.99),
+        latencies.last().copied().unwrap_or_default()
+    );
+    println!(
+        "  open descriptors (server and flood in one process): before {fds_before}, peak {fds_peak}, after {fds_after}; tokio tasks: before {tasks_before}, peak {tasks_peak}, after {tasks_after}"
+    );
+    assert_eq!(never_closed, 0, "trickling connections were never closed");
+}
+
+#[tokio::main]
+async fn main() {
+    let trickle_mode = std::env::args().any(|argument| argument == "trickle");
+    let arguments: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|argument| argument.parse().ok())
+        .collect();
+    if trickle_mode {
+        return trickle_figures(&arguments).await;
+    }
+    let attackers = arguments.first().copied().unwrap_or(4).clamp(1, 200);
+    let per_attacker = arguments.get(1).copied().unwrap_or(2_000);
+
+    let data_dir = tempfile::tempdir().unwrap();
+    let max_connections = ServerConfig::default().max_connections;
+    let (address, config, shutdown) = start_server(max_connections, data_dir.path()).await;
     let baseline = open_descriptors();
 
     let flood_started = Instant::now();

@@ -1,4 +1,5 @@
-//! Upstream MCP servers that send memory bombs (issue 18, target 7), on a raw tokio socket (a
+//! Upstream MCP servers (Streamable HTTP, legacy HTTP+SSE, WebSocket) that send memory bombs
+//! (issue 18, target 7), on a raw tokio socket (a
 //! framework would buffer or refuse what they send). The bombs are generated lazily, 64 KiB at
 //! a time, so a test never holds one; the client hanging up stops the server, and `sent`
 //! counts the bomb bytes that went out.
@@ -284,6 +285,166 @@ async fn legacy_event_stream(
         if let Some(answer) = ordinary_answer(&message) {
             let event = format!("event: message\ndata: {answer}\n\n");
             if writer.write_all(event.as_bytes()).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// How the WebSocket server sends the `big` answer.
+#[derive(Clone, Copy, Debug)]
+pub enum WsBomb {
+    /// One text frame whose header announces 1 GiB.
+    GiantFrame,
+    /// A text message that never ends: 64 KiB continuation frames up to 1 GiB, none final.
+    EndlessMessage,
+}
+
+/// A WebSocket upstream (handshake and frames written here, so nothing buffers the bomb)
+/// whose `big` tool answers with `bomb`.
+pub async fn websocket_bomb_server(bomb: WsBomb) -> BombServer {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}/mcp", listener.local_addr().unwrap());
+    let counters = Counters::default();
+    let server = counters.server(url);
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(serve_websocket(stream, bomb, counters.clone()));
+        }
+    });
+    server
+}
+
+/// Answers the upgrade (with the `mcp` subprotocol when asked for); `false` if it failed.
+async fn websocket_handshake(reader: &mut BufReader<TcpStream>) -> bool {
+    let mut key = None;
+    let mut subprotocol = false;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).await.unwrap_or(0) == 0 {
+            return false;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            if name.eq_ignore_ascii_case("sec-websocket-key") {
+                key = Some(value.trim().to_owned());
+            }
+            if name.eq_ignore_ascii_case("sec-websocket-protocol") {
+                subprotocol = value.split(',').any(|offered| offered.trim() == "mcp");
+            }
+        }
+    }
+    let Some(key) = key else { return false };
+    let accept = tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes());
+    let protocol = if subprotocol {
+        "sec-websocket-protocol: mcp\r\n"
+    } else {
+        ""
+    };
+    let head = format!(
+        "HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\
+         sec-websocket-accept: {accept}\r\n{protocol}\r\n"
+    );
+    reader.get_mut().write_all(head.as_bytes()).await.is_ok()
+}
+
+/// Reads one client frame (always masked); its opcode and unmasked payload.
+async fn read_client_frame(reader: &mut BufReader<TcpStream>) -> Option<(u8, Vec<u8>)> {
+    let mut head = [0u8; 2];
+    reader.read_exact(&mut head).await.ok()?;
+    let length = match head[1] & 0x7f {
+        126 => u64::from(reader.read_u16().await.ok()?),
+        127 => reader.read_u64().await.ok()?,
+        short => u64::from(short),
+    };
+    let mut mask = [0u8; 4];
+    reader.read_exact(&mut mask).await.ok()?;
+    let mut payload = vec![0; usize::try_from(length).ok()?];
+    reader.read_exact(&mut payload).await.ok()?;
+    for (index, byte) in payload.iter_mut().enumerate() {
+        *byte ^= mask[index % 4];
+    }
+    Some((head[0] & 0x0f, payload))
+}
+
+/// The header of a server frame (unmasked) with `opcode`, final or not, of `length` bytes.
+fn frame_header(fin: bool, opcode: u8, length: u64) -> Vec<u8> {
+    let mut header = vec![if fin { 0x80 } else { 0 } | opcode];
+    match length {
+        0..=125 => header.push(length as u8),
+        126..=0xffff => {
+            header.push(126);
+            header.extend_from_slice(&(length as u16).to_be_bytes());
+        }
+        _ => {
+            header.push(127);
+            header.extend_from_slice(&length.to_be_bytes());
+        }
+    }
+    header
+}
+
+async fn send_text(writer: &mut TcpStream, text: &[u8]) -> bool {
+    let mut frame = frame_header(true, 1, text.len() as u64);
+    frame.extend_from_slice(text);
+    writer.write_all(&frame).await.is_ok()
+}
+
+async fn send_ws_bomb(writer: &mut TcpStream, bomb: WsBomb, id: &Value, sent: &AtomicU64) {
+    let prefix = bomb_prefix(id);
+    match bomb {
+        WsBomb::GiantFrame => {
+            let header = frame_header(true, 1, prefix.len() as u64 + BOMB);
+            if writer.write_all(&header).await.is_ok() {
+                stream_filler(writer, prefix.as_bytes(), sent).await;
+            }
+        }
+        WsBomb::EndlessMessage => {
+            let mut first = frame_header(false, 1, prefix.len() as u64);
+            first.extend_from_slice(prefix.as_bytes());
+            if writer.write_all(&first).await.is_err() {
+                return;
+            }
+            let mut fragment = frame_header(false, 0, CHUNK as u64);
+            fragment.extend(std::iter::repeat_n(b'x', CHUNK));
+            let mut written = 0u64;
+            while written < BOMB {
+                if writer.write_all(&fragment).await.is_err() {
+                    return;
+                }
+                written += CHUNK as u64;
+                sent.fetch_add(CHUNK as u64, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+async fn serve_websocket(stream: TcpStream, bomb: WsBomb, counters: Counters) {
+    let mut reader = BufReader::new(stream);
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).await.unwrap_or(0) == 0
+        || !websocket_handshake(&mut reader).await
+    {
+        return;
+    }
+    while let Some((opcode, payload)) = read_client_frame(&mut reader).await {
+        if opcode == 8 {
+            return;
+        }
+        if opcode != 1 {
+            continue;
+        }
+        let message: Value = serde_json::from_slice(&payload).unwrap_or_default();
+        if is_bomb_call(&message) {
+            send_ws_bomb(reader.get_mut(), bomb, &message["id"], &counters.sent).await;
+            return;
+        }
+        if let Some(answer) = ordinary_answer(&message) {
+            let text = serde_json::to_vec(&answer).unwrap();
+            if !send_text(reader.get_mut(), &text).await {
                 return;
             }
         }

@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use switchboard_core::TransportKind;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 /// How the handshake is done on this connect.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,6 +66,9 @@ pub(crate) struct LiveSession {
     transport_closed: Option<CancellationToken>,
     /// Streamable HTTP: requests whose answer was cut for size.
     pub oversized: Option<OversizedAnswers>,
+    /// Streamable HTTP: ends every answer stream still open when the session goes (see
+    /// `http_measured`: rmcp's worker would otherwise wait on a silent one forever).
+    _http_streams: Option<DropGuard>,
     pub fingerprint: u64,
     /// Where the session goes, for error messages (see [`ErrorContext`]).
     pub errors: ErrorContext,
@@ -279,6 +282,9 @@ struct TransportExtras {
     transport_closed: Option<CancellationToken>,
     /// Streamable HTTP: the log of answers cut for size.
     oversized: Option<OversizedAnswers>,
+    /// Streamable HTTP: cancels the attempt's answer streams when dropped — with the attempt
+    /// (a session start that timed out) or with the session.
+    http_streams: Option<DropGuard>,
 }
 
 /// Opens the transport the server's endpoint names and runs the handshake over it. Errors here
@@ -307,8 +313,10 @@ async fn serve_endpoint(
             let measured = MeasuredHttpClient {
                 inner: params.http_client.clone(),
                 oversized: OversizedAnswers::default(),
+                ended: CancellationToken::new(),
             };
             extras.oversized = Some(measured.oversized.clone());
+            extras.http_streams = Some(measured.ended.clone().drop_guard());
             let transport = streamable_http::connect(
                 remote,
                 &measured,
@@ -388,6 +396,7 @@ async fn open_session(
         process: extras.process,
         transport_closed: extras.transport_closed,
         oversized: extras.oversized,
+        _http_streams: extras.http_streams,
         fingerprint: params.server.connection_fingerprint(),
         errors,
         latency: params.latency.clone(),

@@ -9,6 +9,12 @@
 //! answers each such POST with a stream and then stays silent would pin a socket and a few
 //! tasks per timed-out call for the session's life, so that stream is dropped (its
 //! connection closed) and the POST counted as accepted.
+//!
+//! And one end: rmcp's worker awaits the answer to `initialize` without watching its own
+//! cancellation, so a session start that timed out (the server sent event-stream headers,
+//! then nothing) left that worker task, its stream and its socket behind for good, one per
+//! attempt. Every request and answer stream here ends when `ended` is cancelled, which the
+//! session (or the attempt that failed to become one) does when it goes.
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -19,6 +25,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
 
 /// Requests whose answer was refused for size (drained by the caller that sees the error).
 #[derive(Clone, Debug, Default)]
@@ -44,6 +51,8 @@ impl OversizedAnswers {
 pub(crate) struct MeasuredHttpClient {
     pub inner: reqwest::Client,
     pub oversized: OversizedAnswers,
+    /// Cancelled when the session (or the start attempt) goes: ends every stream.
+    pub ended: CancellationToken,
 }
 
 type HttpResult<T> = Result<T, StreamableHttpError<reqwest::Error>>;
@@ -60,10 +69,10 @@ impl StreamableHttpClient for MeasuredHttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<StreamableHttpPostResponse> {
         let request_id = request_id(&message);
-        let response = self
-            .inner
-            .post_message(uri, message, session_id, auth_header, custom_headers)
-            .await?;
+        let response =
+            self.inner
+                .post_message(uri, message, session_id, auth_header, custom_headers);
+        let response = self.until_ended(response).await?;
         Ok(self.watch(response, request_id))
     }
 
@@ -77,17 +86,15 @@ impl StreamableHttpClient for MeasuredHttpClient {
         max_sse_event_size: usize,
     ) -> HttpResult<StreamableHttpPostResponse> {
         let request_id = request_id(&message);
-        let response = self
-            .inner
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await?;
+        let response = self.inner.post_message_with_max_sse_event_size(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            max_sse_event_size,
+        );
+        let response = self.until_ended(response).await?;
         Ok(self.watch(response, request_id))
     }
 
@@ -112,9 +119,10 @@ impl StreamableHttpClient for MeasuredHttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<BoxStream<'static, Result<sse_stream_types::Sse, sse_stream_types::SseError>>>
     {
-        self.inner
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await
+        let stream =
+            self.inner
+                .get_stream(uri, session_id, last_event_id, auth_header, custom_headers);
+        Ok(self.ending(self.until_ended(stream).await?))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -127,16 +135,15 @@ impl StreamableHttpClient for MeasuredHttpClient {
         max_sse_event_size: usize,
     ) -> HttpResult<BoxStream<'static, Result<sse_stream_types::Sse, sse_stream_types::SseError>>>
     {
-        self.inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
+        let stream = self.inner.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            max_sse_event_size,
+        );
+        Ok(self.ending(self.until_ended(stream).await?))
     }
 }
 
@@ -161,6 +168,21 @@ mod sse_stream_types {
 }
 
 impl MeasuredHttpClient {
+    /// `request`, or a closed-channel error as soon as the session ends.
+    async fn until_ended<T>(&self, request: impl Future<Output = HttpResult<T>>) -> HttpResult<T> {
+        tokio::select! {
+            result = request => result,
+            () = self.ended.cancelled() => Err(StreamableHttpError::TransportChannelClosed),
+        }
+    }
+
+    /// `stream`, ending when the session ends.
+    fn ending<T: Send + 'static>(&self, stream: BoxStream<'static, T>) -> BoxStream<'static, T> {
+        stream
+            .take_until(self.ended.clone().cancelled_owned())
+            .boxed()
+    }
+
     fn watch(
         &self,
         response: StreamableHttpPostResponse,
@@ -169,7 +191,8 @@ impl MeasuredHttpClient {
         match (request_id, response) {
             (Some(request_id), StreamableHttpPostResponse::Sse(stream, session_id)) => {
                 let oversized = self.oversized.clone();
-                let watched = stream
+                let watched = self
+                    .ending(stream)
                     .map(move |item| {
                         if let Err(error) = &item
                             && error.to_string().contains("exceeded the maximum size")

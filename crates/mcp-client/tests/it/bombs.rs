@@ -1,6 +1,7 @@
 //! Memory bombs from an upstream (issue 18, target 7): a 1 GiB SSE event and a 1 GiB JSON body
 //! over Streamable HTTP, a 1 GiB event over legacy HTTP+SSE, and a gzip body that would inflate
-//! to 256 MiB (64 × the cap). The stdio case (a line that never ends) is in `faults.rs`.
+//! to 256 MiB (64 × the cap), and over WebSocket a 1 GiB frame and a message whose continuation
+//! frames never end. The stdio case (a line that never ends) is in `faults.rs`.
 //!
 //! The bomb servers (`switchboard_test_support::upstream_bombs`) generate their bytes lazily,
 //! so the test never holds a bomb. The client hangs up once it refuses, so only about a cap's
@@ -17,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use switchboard_core::TransportKind;
 use switchboard_mcp_client::{McpClient, McpClientConfig, UpstreamError};
 use switchboard_test_support::upstream_bombs::{
-    BOMB, Bomb, legacy_bomb_server, streamable_bomb_server,
+    BOMB, Bomb, WsBomb, legacy_bomb_server, streamable_bomb_server, websocket_bomb_server,
 };
 
 const CAP: usize = 4 * 1024 * 1024;
@@ -162,6 +163,38 @@ async fn a_gigabyte_event_over_legacy_sse_is_refused_at_the_cap() {
     let bomb = legacy_bomb_server().await;
     survives_bomb(TransportKind::Sse, &bomb.url, &bomb.sent, "legacy-sse").await;
     assert_eq!(bomb.accept_encodings.load(Ordering::Relaxed), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gigabyte_websocket_frame_is_refused_at_the_cap() {
+    let bomb = websocket_bomb_server(WsBomb::GiantFrame).await;
+    let error = survives_bomb(
+        TransportKind::Websocket,
+        &bomb.url,
+        &bomb.sent,
+        "ws-giant-frame",
+    )
+    .await;
+    assert!(
+        matches!(error, UpstreamError::ResponseTooLarge { .. }),
+        "{error:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_websocket_message_is_refused_at_the_cap() {
+    let bomb = websocket_bomb_server(WsBomb::EndlessMessage).await;
+    let error = survives_bomb(
+        TransportKind::Websocket,
+        &bomb.url,
+        &bomb.sent,
+        "ws-endless-message",
+    )
+    .await;
+    assert!(
+        matches!(error, UpstreamError::ResponseTooLarge { .. }),
+        "{error:?}"
+    );
 }
 
 /// The same bombs at the default cap (10 MiB), where the JSON-body ceiling of rmcp is within

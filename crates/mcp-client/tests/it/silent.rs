@@ -10,6 +10,11 @@
 //! normally, then holds every `tools/call` answer and every GET stream silent, reading until
 //! the client hangs up (so its own side of each socket closes with the client's). N is 200;
 //! `SWITCHBOARD_SILENT_STREAMS=1000` runs the full figure.
+//!
+//! The sync variant: servers under `/q/{i}` (Streamable HTTP) hold their `initialize` answer
+//! silent, and those under `/m/{i}` (legacy) never send the `endpoint` event on their stream;
+//! every capability sync must fail with `InitTimeout` at the configured session-start timeout,
+//! leaving nothing behind either.
 
 use crate::faults::tool;
 use crate::support::{caller, context, quick_config, remote_server};
@@ -110,8 +115,9 @@ async fn respond(reader: &mut BufReader<TcpStream>, status: &str, body: &[u8]) -
 /// Whether the server answers `message` with silence: tool calls and every notification but
 /// `notifications/initialized` (the client's `notifications/cancelled` after a timeout among
 /// them). A session cannot start without `initialized` accepted.
-fn silenced(message: &Value) -> bool {
+fn silenced(message: &Value, path: &str) -> bool {
     message["method"] == "tools/call"
+        || (path.starts_with("/q/") && message["method"] == "initialize")
         || (message.get("id").is_none() && message["method"] != "notifications/initialized")
 }
 
@@ -134,7 +140,7 @@ async fn serve(stream: TcpStream, streams: Streams, held: Arc<AtomicUsize>) {
         if request.method == "GET" {
             return hold_silent(reader).await;
         }
-        if silenced(&message) {
+        if silenced(&message, &request.path) {
             held.fetch_add(1, Ordering::Relaxed);
             hold_silent(reader).await;
             held.fetch_sub(1, Ordering::Relaxed);
@@ -342,6 +348,86 @@ async fn silent_upstreams_all_time_out_and_leave_nothing_behind() {
     assert!(
         tasks_second <= tasks_first + TASK_SLACK,
         "round 2 left {tasks_second} tasks alive against {tasks_first} after round 1"
+    );
+    assert!(
+        fds_after <= fds_before + FD_SLACK,
+        "{fds_after} fds open against {fds_before} before"
+    );
+    assert!(
+        tasks_after <= tasks_before + TASK_SLACK,
+        "{tasks_after} tasks alive against {tasks_before} before"
+    );
+}
+
+/// A server whose session never starts: `initialize` held silent (Streamable HTTP, even
+/// indices) or an event stream without its `endpoint` event (legacy, odd).
+fn never_starting_server(base: &str, index: usize) -> UpstreamServer {
+    let (kind, url) = if index.is_multiple_of(2) {
+        (
+            TransportKind::StreamableHttp,
+            format!("{base}/q/{index}/mcp"),
+        )
+    } else {
+        (TransportKind::Sse, format!("{base}/m/{index}/sse"))
+    };
+    remote_server(&format!("never-{index}"), kind, &url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_upstreams_time_out_their_sync_at_the_session_start_timeout() {
+    const INIT_TIMEOUT: Duration = Duration::from_secs(2);
+    let count: usize = std::env::var("SWITCHBOARD_SILENT_STREAMS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(50);
+    let (fds_before, tasks_before) = (open_fds(), alive_tasks());
+    let (base, held, accept) = silent_servers().await;
+    let client = Arc::new(
+        McpClient::new(McpClientConfig {
+            session_init_timeout_secs: INIT_TIMEOUT.as_secs(),
+            session_init_retries: 0,
+            ..quick_config()
+        })
+        .unwrap(),
+    );
+    let started = Instant::now();
+    let syncs = (0..count).map(|index| {
+        let client = client.clone();
+        let server = never_starting_server(&base, index);
+        tokio::spawn(async move {
+            let sync_started = Instant::now();
+            let outcome = client.fetch_capabilities(&server, &caller("erin")).await;
+            (index, sync_started.elapsed(), outcome)
+        })
+    });
+    let mut slowest = Duration::ZERO;
+    for outcome in futures::future::join_all(syncs).await {
+        let (index, elapsed, outcome) = outcome.unwrap();
+        slowest = slowest.max(elapsed);
+        assert!(
+            matches!(outcome, Err(UpstreamError::InitTimeout { .. })),
+            "server {index}: {outcome:?}"
+        );
+        assert!(
+            elapsed >= INIT_TIMEOUT && elapsed <= INIT_TIMEOUT + TIMEOUT_SLACK,
+            "server {index} took {elapsed:?}"
+        );
+    }
+    let all_done = started.elapsed();
+    let still_held = held_after_hang_up(&held).await;
+    client.shutdown().await;
+    drop(client);
+    accept.abort();
+    let (fds_after, tasks_after) = settle(fds_before, tasks_before).await;
+    eprintln!(
+        "{count} never-starting upstreams: every sync timed out in {all_done:?} (slowest \
+         {slowest:?}; session-start timeout {INIT_TIMEOUT:?}); silent answers still held \
+         {still_held}; fds {fds_before} before, {fds_after} after; tasks {tasks_before} before, \
+         {tasks_after} after"
+    );
+    assert_eq!(
+        still_held, 0,
+        "silent initialize answers left open by the client"
     );
     assert!(
         fds_after <= fds_before + FD_SLACK,

@@ -85,6 +85,24 @@ pub async fn start_on(
     gate: Gate,
     database: &DatabaseConfig,
 ) -> Stack {
+    start_configured(provider, gate, database, McpClientConfig::default()).await
+}
+
+/// [`start`] with the chat's MCP client configured by `mcp` (timeouts, URL policy).
+pub async fn start_with(
+    provider: Option<Arc<dyn LlmProvider>>,
+    gate: Gate,
+    mcp: McpClientConfig,
+) -> Stack {
+    start_configured(provider, gate, &DatabaseConfig::default(), mcp).await
+}
+
+async fn start_configured(
+    provider: Option<Arc<dyn LlmProvider>>,
+    gate: Gate,
+    database: &DatabaseConfig,
+    mcp: McpClientConfig,
+) -> Stack {
     let (dir, store) = open(database).await;
     let boot = store.bootstrap_default(None).await.unwrap().unwrap();
     let workspace = boot.workspace.id.clone();
@@ -109,7 +127,7 @@ pub async fn start_on(
         },
         kg_server,
     };
-    serve((dir, store), provider, gate, listener, identity, true).await
+    serve((dir, store), provider, gate, listener, identity, true, mcp).await
 }
 
 impl Stack {
@@ -134,6 +152,7 @@ impl Stack {
             listener,
             identity,
             false,
+            McpClientConfig::default(),
         )
         .await
     }
@@ -170,6 +189,7 @@ async fn serve(
     listener: tokio::net::TcpListener,
     identity: Identity,
     load_sample: bool,
+    mcp: McpClientConfig,
 ) -> Stack {
     let address = listener.local_addr().unwrap();
     let workspace = identity.principal.workspace_id.clone();
@@ -178,7 +198,14 @@ async fn serve(
         Gate::Approvals => Some(Approvals::new(store.clone(), ApprovalConfig::default()).unwrap()),
         Gate::AllowEveryCall => None,
     };
-    let chat = chat_engine(&store, provider, approvals.as_ref(), address, &shutdown);
+    let chat = chat_engine(
+        &store,
+        provider,
+        approvals.as_ref(),
+        address,
+        &shutdown,
+        mcp,
+    );
     let kg_config = KgConfig {
         rate_limit_per_minute: 1_000_000,
         rate_limit_burst: 1_000_000,
@@ -277,6 +304,11 @@ pub fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// This process's open file descriptors.
+pub fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, |entries| entries.count())
+}
+
 /// The chat engine: the real approvals (and their elicitation responder) or every call allowed.
 fn chat_engine(
     store: &Store,
@@ -284,8 +316,9 @@ fn chat_engine(
     approvals: Option<&Approvals>,
     address: std::net::SocketAddr,
     shutdown: &CancellationToken,
+    mcp: McpClientConfig,
 ) -> ChatService {
-    let mut client = McpClient::builder(McpClientConfig::default());
+    let mut client = McpClient::builder(mcp);
     if let Some(approvals) = approvals {
         client = client.elicitation(approvals.elicitation_responder());
     }

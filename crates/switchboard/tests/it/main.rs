@@ -13,4 +13,5 @@ mod process;
 mod secrets;
 mod servers_cli;
 mod shutdown;
+mod soak;
 mod startup;

@@ -1,6 +1,7 @@
-//! Connections that send nothing (or only the HTTP/2 preface) are reaped, connections are
-//! capped overall and per peer address, slow bodies get 408, answers carry `nosniff`, and
-//! `/metrics` can ask for a token.
+//! Connections that send nothing (or only the HTTP/2 preface) are reaped, connections that
+//! trickle their headers a byte at a time are reaped at the header timeout (not kept alive by
+//! each byte), connections are capped overall and per peer address, slow bodies get 408,
+//! answers carry `nosniff`, and `/metrics` can ask for a token.
 
 use crate::support::{TestServer, error_of, test_config};
 use reqwest::StatusCode;
@@ -81,6 +82,148 @@ async fn connections_sending_nothing_or_only_the_http2_preface_are_closed_in_tim
     }
     let mut fresh = TcpStream::connect(server.address).await.unwrap();
     assert!(serves_healthz(&mut fresh).await);
+}
+
+/// Bytes of a request head that is never finished in time.
+fn trickled_head() -> Vec<u8> {
+    let mut head = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ".to_vec();
+    head.extend(std::iter::repeat_n(b'a', 200));
+    head.extend_from_slice(b"\r\n\r\n");
+    head
+}
+
+/// Sends `head` one byte per `interval` until the server closes the connection; how long after
+/// the first byte that took, or `None` if it was still open after `limit`.
+async fn trickle_until_closed(
+    stream: TcpStream,
+    head: Vec<u8>,
+    interval: Duration,
+    limit: Duration,
+) -> Option<Duration> {
+    let started = Instant::now();
+    let (mut reader, mut writer) = stream.into_split();
+    let mut buffer = [0u8; 1024];
+    let mut bytes = head.into_iter();
+    let mut next_byte = tokio::time::Instant::now();
+    loop {
+        tokio::select! {
+            read = reader.read(&mut buffer) => match read {
+                Ok(0) | Err(_) => return Some(started.elapsed()),
+                Ok(_) => {}
+            },
+            () = tokio::time::sleep_until(next_byte) => {
+                if let Some(byte) = bytes.next()
+                    && writer.write_all(&[byte]).await.is_err()
+                {
+                    return Some(started.elapsed());
+                }
+                next_byte += interval;
+            }
+            () = tokio::time::sleep_until((started + limit).into()) => return None,
+        }
+    }
+}
+
+fn alive_tasks() -> usize {
+    tokio::runtime::Handle::current()
+        .metrics()
+        .num_alive_tasks()
+}
+
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+/// Issue 18, target 8 (CI version; `connection_figures -- trickle` is the 10,000-connection
+/// bench): 200 connections from four loopback addresses trickle a request head at one byte per
+/// 250 ms — a byte well within every header timeout, so a timer restarted by each byte would
+/// never fire — and 20 more send one whole request on a keep-alive connection and then trickle
+/// the next. Every one is closed within the header timeout + 1 s of its (last) request starting,
+/// `/healthz` from 127.0.0.1 is answered throughout, and the process's tasks and descriptors
+/// come back to what they were.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_trickling_their_headers_are_closed_at_the_header_timeout() {
+    const TRICKLING: usize = 200;
+    const KEEP_ALIVE_TRICKLING: usize = 20;
+    const INTERVAL: Duration = Duration::from_millis(250);
+    let server = TestServer::start().await;
+    let mut warm = connect_from([127, 0, 0, 1], server.address).await;
+    assert!(serves_healthz(&mut warm).await);
+    drop(warm);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (fds_before, tasks_before) = (open_fds(), alive_tasks());
+
+    let limit = HEADER_TIMEOUT + Duration::from_secs(4);
+    let mut waiting = Vec::new();
+    for index in 0..TRICKLING {
+        let source = [127, 0, 0, 2 + (index % 4) as u8];
+        let stream = connect_from(source, server.address).await;
+        waiting.push(tokio::spawn(trickle_until_closed(
+            stream,
+            trickled_head(),
+            INTERVAL,
+            limit,
+        )));
+    }
+    for index in 0..KEEP_ALIVE_TRICKLING {
+        let mut stream = connect_from([127, 0, 0, 6 + (index % 2) as u8], server.address).await;
+        assert!(
+            serves_healthz(&mut stream).await,
+            "keep-alive request {index}"
+        );
+        waiting.push(tokio::spawn(trickle_until_closed(
+            stream,
+            trickled_head(),
+            INTERVAL,
+            limit,
+        )));
+    }
+
+    let mut latencies = Vec::new();
+    for request in 0..50 {
+        let started = Instant::now();
+        let mut fresh = connect_from([127, 0, 0, 1], server.address).await;
+        assert!(
+            serves_healthz(&mut fresh).await,
+            "legitimate request {request} during the trickle"
+        );
+        latencies.push(started.elapsed());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    latencies.sort();
+
+    let mut slowest = Duration::ZERO;
+    for (index, closed) in waiting.into_iter().enumerate() {
+        let closed_after = closed
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("trickling connection {index} still open after {limit:?}"));
+        slowest = slowest.max(closed_after);
+        assert!(
+            closed_after <= HEADER_TIMEOUT + Duration::from_secs(1),
+            "trickling connection {index} closed only after {closed_after:?}"
+        );
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while (open_fds() > fds_before || alive_tasks() > tasks_before) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (fds_after, tasks_after) = (open_fds(), alive_tasks());
+    eprintln!(
+        "{TRICKLING} + {KEEP_ALIVE_TRICKLING} trickling connections closed at most {slowest:?} \
+         after their request began; /healthz meanwhile p50 {:?}, max {:?}; fds {fds_before} → \
+         {fds_after}, tasks {tasks_before} → {tasks_after}",
+        latencies[latencies.len() / 2],
+        latencies[latencies.len() - 1]
+    );
+    assert!(
+        fds_after <= fds_before,
+        "{fds_after} fds against {fds_before}"
+    );
+    assert!(
+        tasks_after <= tasks_before,
+        "{tasks_after} tasks against {tasks_before}"
+    );
 }
 
 #[tokio::test]
