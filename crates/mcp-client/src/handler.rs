@@ -72,13 +72,16 @@ impl ElicitationResponder for AcceptSchemaDefaults {
 
 /// What we declare to every upstream, in `initialize` and (2026-07-28) in every request's
 /// `_meta`: form elicitation when a responder is wired in, and the MCP Apps extension
-/// (`io.modelcontextprotocol/ui`, its HTML MIME type) in `extensions`.
+/// (`io.modelcontextprotocol/ui`, its HTML MIME type) and the tasks extension
+/// (`io.modelcontextprotocol/tasks`) in `extensions`.
 pub(crate) fn client_capabilities(elicitation: bool) -> ClientCapabilities {
     let mut capabilities = serde_json::json!({
         "extensions": {
             switchboard_core::UI_EXTENSION_ID: {
                 "mimeTypes": [switchboard_core::UI_RESOURCE_MIME_TYPE],
             },
+            // A tool call may become a task (`calls/task.rs` follows it).
+            rmcp::model::TASKS_EXTENSION_ID: {},
         },
     });
     if elicitation {

@@ -7,4 +7,5 @@ pub mod fake_openai;
 pub mod figures;
 pub mod interop;
 pub mod ssrf_forms;
+pub mod task_server;
 pub mod upstream_bombs;
