@@ -24,6 +24,7 @@ mod provider_switch;
 mod resources_prompts;
 mod rich_results;
 mod shutdown;
+mod tasks;
 mod tool_choice;
 mod tool_search;
 mod tools;
