@@ -26,6 +26,27 @@ pub(crate) async fn dispatch(store: &Store, record: &ToolCallRecord) -> ChatResu
     .await
 }
 
+/// Keeps the task a `dispatched` call became, before anything else is heard of it: a host
+/// that restarts from here on follows the task instead of marking the call `unknown`. Stored
+/// once per call (a later status change is only shown).
+pub(crate) async fn keep_task(
+    store: &Store,
+    record: &ToolCallRecord,
+    task_id: &str,
+) -> ChatResult<()> {
+    match store
+        .set_tool_call_task(&record.workspace_id, &record.id, task_id)
+        .await
+    {
+        Ok(()) => Ok(()),
+        Err(StoreError::Conflict(message)) => {
+            tracing::warn!(tool_call_id = %record.id, %message, "could not keep the call's task");
+            Ok(())
+        }
+        Err(error) => Err(ChatError::from(error)),
+    }
+}
+
 /// The call's final state (`completed`, `failed`, `unknown`, or `denied` already recorded)
 /// with its audit row, if the gate gave one.
 pub(crate) async fn finish(

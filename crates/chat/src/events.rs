@@ -141,6 +141,9 @@ pub enum ToolEventStatus {
     Started,
     /// The upstream reported progress (`notifications/progress`) while the call runs.
     Progress,
+    /// The call became a task (the upstream answered with one), or its task's status or
+    /// status message changed (see `task`).
+    Task,
     Completed,
     Error,
 }
@@ -150,6 +153,7 @@ impl ToolEventStatus {
         match self {
             ToolEventStatus::Started => "started",
             ToolEventStatus::Progress => "progress",
+            ToolEventStatus::Task => "task",
             ToolEventStatus::Completed => "completed",
             ToolEventStatus::Error => "error",
         }
@@ -186,6 +190,8 @@ pub struct ToolEvent {
     pub app: Option<ToolApp>,
     /// On a `progress` event: what the upstream reported.
     pub progress: Option<ToolProgress>,
+    /// On a `task` event: the upstream task the call became, with its latest status.
+    pub task: Option<switchboard_core::ToolTask>,
 }
 
 /// An upstream's `notifications/progress` for a running call, as its `progress` event says it.

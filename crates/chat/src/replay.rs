@@ -252,5 +252,6 @@ pub(crate) fn final_tool_event(
         // event is rebuilt from the call's record alone.
         app: None,
         progress: None,
+        task: None,
     }
 }

@@ -20,6 +20,7 @@ pub mod sync;
 pub mod tool;
 pub mod tool_call;
 pub mod tool_message;
+pub mod tool_task;
 pub mod transport;
 
 pub use client_approval::{ApprovalQuestion, ClientAnswer};
@@ -38,4 +39,5 @@ pub use tool::{
 };
 pub use tool_call::{ToolCallState, ToolCallTransitionError};
 pub use tool_message::{ToolApp, ToolMessageMetadata};
+pub use tool_task::{ToolTask, ToolTaskStatus};
 pub use transport::{SessionScope, SessionState, TransportKind};

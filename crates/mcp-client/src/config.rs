@@ -30,6 +30,13 @@ pub struct McpClientConfig {
     pub tool_call_timeout_secs: u64,
     /// Hard maximum for one call, however much progress the upstream reports.
     pub tool_call_max_timeout_secs: u64,
+    /// Longest a tool call that became a task (the MCP tasks extension) is followed, polls
+    /// included; the call timeout applies to each poll, not to the task. A task's own `ttl`
+    /// ends it earlier.
+    pub task_max_secs: u64,
+    /// How often a task is polled when its server suggests no `pollInterval`; a suggested
+    /// one is honoured between 100 ms and 60 s.
+    pub task_poll_interval_ms: u64,
     /// Largest single message (and so largest tool result) accepted from an upstream, in bytes.
     /// A message is refused as soon as it passes the cap (never buffered whole), even one
     /// that never ends.
@@ -70,6 +77,8 @@ impl Default for McpClientConfig {
             shutdown_timeout_secs: 30,
             tool_call_timeout_secs: 30,
             tool_call_max_timeout_secs: 300,
+            task_max_secs: 24 * 60 * 60,
+            task_poll_interval_ms: 1000,
             max_tool_response_bytes: 10 * 1024 * 1024,
             max_concurrent_calls_per_server: 10,
             max_concurrent_calls_per_conversation: 10,
@@ -224,6 +233,8 @@ impl McpClientConfig {
             "tool_call_max_timeout_secs",
             self.tool_call_max_timeout_secs,
         )?;
+        InvalidSetting::require_positive("task_max_secs", self.task_max_secs)?;
+        InvalidSetting::require_positive("task_poll_interval_ms", self.task_poll_interval_ms)?;
         if self.tool_call_max_timeout_secs < self.tool_call_timeout_secs {
             return Err(InvalidSetting::new(
                 "tool_call_max_timeout_secs",
@@ -321,6 +332,14 @@ impl McpClientConfig {
 
     pub fn tool_call_max_timeout(&self) -> Duration {
         Duration::from_secs(self.tool_call_max_timeout_secs)
+    }
+
+    pub fn task_max(&self) -> Duration {
+        Duration::from_secs(self.task_max_secs)
+    }
+
+    pub fn task_poll_interval(&self) -> Duration {
+        Duration::from_millis(self.task_poll_interval_ms)
     }
 
     pub fn capability_cache_ttl(&self) -> Duration {

@@ -77,13 +77,15 @@ impl ElicitationResponder for AcceptSchemaDefaults {
 /// What we declare to every upstream, in `initialize` and (2026-07-28) in every request's
 /// `_meta`: form elicitation when a responder is wired in, sampling when it may be forwarded
 /// to a gateway client, and the MCP Apps extension (`io.modelcontextprotocol/ui`, its HTML
-/// MIME type) in `extensions`.
+/// MIME type) and the tasks extension (`io.modelcontextprotocol/tasks`) in `extensions`.
 pub(crate) fn client_capabilities(elicitation: bool, sampling: bool) -> ClientCapabilities {
     let mut capabilities = serde_json::json!({
         "extensions": {
             switchboard_core::UI_EXTENSION_ID: {
                 "mimeTypes": [switchboard_core::UI_RESOURCE_MIME_TYPE],
             },
+            // A tool call may become a task (`calls/task.rs` follows it).
+            rmcp::model::TASKS_EXTENSION_ID: {},
         },
     });
     if elicitation {

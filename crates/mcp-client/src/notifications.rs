@@ -36,6 +36,10 @@ pub enum CallEvent {
         logger: Option<String>,
         data: Value,
     },
+    /// The call became a task: sent when the server creates it (never dropped: the caller
+    /// keeps its id to follow it after a restart) and at every change of its status or
+    /// message.
+    Task(switchboard_core::ToolTask),
 }
 
 /// Which capability list an upstream says changed.

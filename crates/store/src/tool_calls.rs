@@ -64,6 +64,9 @@ pub struct ToolCallRecord {
     /// When it completed, failed or became unknown.
     pub finished_at: Option<DateTime<Utc>>,
     pub updated_at: DateTime<Utc>,
+    /// The upstream's task, when the call became one (migration 0018): a `dispatched` call
+    /// with a task is followed again after a restart, never marked `unknown`.
+    pub task_id: Option<String>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -85,6 +88,7 @@ struct ToolCallRow {
     dispatched_at: Option<DateTime<Utc>>,
     finished_at: Option<DateTime<Utc>>,
     updated_at: DateTime<Utc>,
+    task_id: Option<String>,
 }
 
 impl TryFrom<ToolCallRow> for ToolCallRecord {
@@ -109,6 +113,7 @@ impl TryFrom<ToolCallRow> for ToolCallRecord {
             dispatched_at: row.dispatched_at,
             finished_at: row.finished_at,
             updated_at: row.updated_at,
+            task_id: row.task_id,
         })
     }
 }
@@ -118,7 +123,7 @@ macro_rules! select_tool_calls {
         concat!(
             "SELECT id, workspace_id, conversation_id, message_id, llm_call_id, server_id, ",
             "server_name, tool_name, arguments, state, result, error, created_at, decided_at, ",
-            "dispatched_at, finished_at, updated_at FROM tool_calls ",
+            "dispatched_at, finished_at, updated_at, task_id FROM tool_calls ",
             $tail
         )
     };
@@ -362,9 +367,61 @@ impl Store {
         rows.into_iter().map(ToolCallRecord::try_from).collect()
     }
 
+    /// Keeps the task a `dispatched` call became (its upstream answered with one), so a
+    /// restarted host follows it. `Conflict` when the call is no longer `dispatched`.
+    pub async fn set_tool_call_task(
+        &self,
+        workspace_id: &WorkspaceId,
+        tool_call_id: &ToolCallId,
+        task_id: &str,
+    ) -> StoreResult<()> {
+        let now = clock::now();
+        let mut task_id = task_id.to_owned();
+        clean_text(&mut task_id);
+        let affected = on_backend!(self, |pool| sqlx::query(
+            "UPDATE tool_calls SET task_id = $3, updated_at = $4 \
+             WHERE workspace_id = $1 AND id = $2 AND state = 'dispatched'"
+        )
+        .bind(workspace_id.as_str())
+        .bind(tool_call_id.as_str())
+        .bind(&task_id)
+        .bind(now)
+        .execute(pool)
+        .await
+        .map(|result| result.rows_affected()))?;
+        if affected == 0 {
+            return Err(StoreError::Conflict(format!(
+                "tool call {tool_call_id} is no longer dispatched"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Takes over the task calls dead instances left `dispatched` (across all workspaces):
+    /// each becomes this instance's, so exactly one live process follows it (a live
+    /// replica's are left alone). Returns them for following.
+    pub async fn claim_orphaned_task_calls(&self) -> StoreResult<Vec<ToolCallRecord>> {
+        let now = clock::now();
+        let me = self.me_for_recovery();
+        let rows: Vec<ToolCallRow> = on_backend!(self, |pool| sqlx::query_as(concat!(
+            "UPDATE tool_calls SET instance_id = $2, updated_at = $1 \
+             WHERE state = 'dispatched' AND task_id IS NOT NULL AND ",
+            orphaned!("$2", "$1"),
+            " RETURNING id, workspace_id, conversation_id, message_id, llm_call_id, server_id, \
+             server_name, tool_name, arguments, state, result, error, created_at, decided_at, \
+             dispatched_at, finished_at, updated_at, task_id"
+        ))
+        .bind(now)
+        .bind(me)
+        .fetch_all(pool)
+        .await)?;
+        rows.into_iter().map(ToolCallRecord::try_from).collect()
+    }
+
     /// Recovery of dead instances' calls (at start-up and in each sweep), across all
     /// workspaces: calls that were `dispatched` when their process died become `unknown` (they
-    /// may have run upstream; never re-run them silently), and calls that never left
+    /// may have run upstream; never re-run them silently) unless they became a task (those
+    /// are claimed and followed, [`Store::claim_orphaned_task_calls`]), and calls that never left
     /// (`proposed`, `approved`) become `failed`. Calls of live instances (other replicas, and
     /// this one) are left alone; see `instances`. Returns how many changed.
     pub async fn recover_interrupted_tool_calls(&self) -> StoreResult<u64> {
@@ -374,7 +431,7 @@ impl Store {
             let unknown = sqlx::query(concat!(
                 "UPDATE tool_calls SET state = 'unknown', finished_at = $1, updated_at = $1, \
                  error = COALESCE(error, 'interrupted by a restart after dispatch; outcome unknown') \
-                 WHERE state = 'dispatched' AND ",
+                 WHERE state = 'dispatched' AND task_id IS NULL AND ",
                 orphaned!("$2", "$1")
             ))
             .bind(now)
@@ -427,6 +484,7 @@ fn proposed_record(
         dispatched_at: None,
         finished_at: None,
         updated_at: now,
+        task_id: None,
     };
     for text in [
         &mut record.llm_call_id,

@@ -309,6 +309,10 @@ async fn chat_engine(
             "tool calls interrupted by the previous process were marked unknown (dispatched) or failed (never sent); none is run again"
         );
     }
+    // Calls that became tasks are not lost: their tasks are polled again (never re-run).
+    chat.resume_task_calls()
+        .await
+        .context("following the tasks of tool calls interrupted by the previous process")?;
     Ok(chat)
 }
 

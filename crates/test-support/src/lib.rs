@@ -8,4 +8,5 @@ pub mod figures;
 pub mod interop;
 pub mod local_server;
 pub mod ssrf_forms;
+pub mod task_server;
 pub mod upstream_bombs;

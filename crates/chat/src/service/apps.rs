@@ -287,7 +287,7 @@ impl ChatService {
     }
 
     /// The registered servers a turn of the conversation would use (bud and overrides).
-    async fn conversation_tools(
+    pub(super) async fn conversation_tools(
         &self,
         principal: &Principal,
         conversation_id: &ConversationId,

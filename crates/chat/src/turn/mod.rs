@@ -11,7 +11,7 @@ mod llm_step;
 mod progress_throttle;
 pub(crate) mod runner;
 mod search_call;
-mod tool_step;
+pub(crate) mod tool_step;
 
 use crate::engine::Engine;
 use crate::events::FailedAttempt;

@@ -222,6 +222,7 @@ impl EventTemplate {
             duration_ms: duration.map(|duration| duration.as_millis() as u64),
             app: self.app.clone(),
             progress: None,
+            task: None,
         }
     }
 }
@@ -331,12 +332,15 @@ impl ReviewedCall<'_, '_> {
         // Progress is forwarded while the call runs, paced by the throttle; a report after the
         // answer is dropped, so `progress` never follows the call's last event.
         let mut throttle = ProgressThrottle::new(PROGRESS_MIN_INTERVAL);
+        let mut task_kept = false;
         let outcome = loop {
             let due = throttle.due_at();
             tokio::select! {
                 outcome = &mut call => break outcome,
                 Some(event) = progress.recv() => {
-                    if let Some(event) = throttle.offer(event, Instant::now()) {
+                    if let CallEvent::Task(task) = event {
+                        self.on_task(task, &mut task_kept).await?;
+                    } else if let Some(event) = throttle.offer(event, Instant::now()) {
                         self.forward_progress(event);
                     }
                 }
@@ -348,6 +352,21 @@ impl ReviewedCall<'_, '_> {
             }
         };
         Ok(settle(outcome, started.elapsed()))
+    }
+
+    /// The call became a task, or its task moved on: the task's id is stored with the call
+    /// at once (a restarted host follows it; see `crate::task_resume`), and a `task` event
+    /// shows its status.
+    async fn on_task(&self, task: switchboard_core::ToolTask, kept: &mut bool) -> ChatResult<()> {
+        if !std::mem::replace(kept, true) {
+            call_records::keep_task(&self.run.engine.store, self.record, &task.task_id).await?;
+        }
+        let mut tool_event =
+            self.event
+                .event(ToolEventStatus::Task, ToolCallState::Dispatched, None);
+        tool_event.task = Some(task);
+        self.run.handle.emit(ChatEvent::McpTool(tool_event));
+        Ok(())
     }
 
     /// An upstream's progress report as a `progress` event (log messages are not shown).
@@ -407,6 +426,53 @@ pub(super) async fn finish_call(
     audit: Option<NewAuditEvent>,
 ) -> ChatResult<ChatMessage> {
     let config = &run.engine.config;
+    let stored = store_settled_call(
+        &run.engine.store,
+        config,
+        record,
+        &call.id,
+        &settled,
+        event.app.clone(),
+        audit,
+    )
+    .await?;
+    let status = if stored.is_error {
+        ToolEventStatus::Error
+    } else {
+        ToolEventStatus::Completed
+    };
+    let mut tool_event = event.event(status, settled.state, settled.duration);
+    if let Some(result) = &settled.result {
+        let (shown, truncated) = event_result(result, config.tool_result_max_chars);
+        tool_event.result = Some(shown);
+        tool_event.result_truncated = truncated;
+    }
+    if let Some((code, message)) = settled.error {
+        tool_event.error = Some(message);
+        tool_event.error_code = Some(code);
+    }
+    run.handle.emit(ChatEvent::McpTool(tool_event));
+    Ok(stored.message)
+}
+
+/// What [`store_settled_call`] stored: the tool message as the model gets it.
+pub(crate) struct StoredCall {
+    pub message: ChatMessage,
+    pub is_error: bool,
+}
+
+/// Records a call's final state (with `audit` in the same commit) and stores its tool message
+/// (the result cut for the model, its content blocks and structured content in the metadata):
+/// shared by a turn's calls and a task call followed again after a restart.
+pub(crate) async fn store_settled_call(
+    store: &switchboard_store::Store,
+    config: &crate::ChatConfig,
+    record: &ToolCallRecord,
+    llm_call_id: &str,
+    settled: &Settled,
+    app: Option<ToolApp>,
+    audit: Option<NewAuditEvent>,
+) -> ChatResult<StoredCall> {
     let outcome = ToolCallOutcome {
         result: settled
             .result
@@ -414,7 +480,7 @@ pub(super) async fn finish_call(
             .and_then(|result| serde_json::to_value(result).ok()),
         error: settled.error.as_ref().map(|(_, message)| message.clone()),
     };
-    call_records::finish(&run.engine.store, record, settled.state, outcome, audit).await?;
+    call_records::finish(store, record, settled.state, outcome, audit).await?;
     let model_text = match (&settled.result, &settled.error) {
         (Some(result), _) => result_text_for_model(result),
         (None, Some((code, message))) => error_text_for_model(code, message),
@@ -439,48 +505,34 @@ pub(super) async fn finish_call(
         duration_ms: settled.duration.map(|duration| duration.as_millis() as u64),
         error: settled.error.as_ref().map(|(_, message)| message.clone()),
         error_code: settled.error.as_ref().map(|(code, _)| code.clone()),
-        app: event.app.clone(),
+        app,
         content,
         structured_content,
     };
-    run.engine
-        .store
+    store
         .append_message(
-            &run.plan.conversation.workspace_id,
-            &run.plan.conversation.id,
+            &record.workspace_id,
+            &record.conversation_id,
             NewMessage {
                 role: ChatRole::Tool,
                 content: cut.text.clone(),
                 tool_calls: Vec::new(),
-                tool_call_id: Some(call.id.clone()),
+                tool_call_id: Some(llm_call_id.to_owned()),
                 metadata: metadata.to_stored(),
                 status: MessageStatus::Complete,
             },
         )
         .await?;
     crate::metrics::tool_call_finished(settled.state);
-    let status = if is_error {
-        ToolEventStatus::Error
-    } else {
-        ToolEventStatus::Completed
-    };
-    let mut tool_event = event.event(status, settled.state, settled.duration);
-    if let Some(result) = &settled.result {
-        let (shown, truncated) = event_result(result, config.tool_result_max_chars);
-        tool_event.result = Some(shown);
-        tool_event.result_truncated = truncated;
-    }
-    if let Some((code, message)) = settled.error {
-        tool_event.error = Some(message);
-        tool_event.error_code = Some(code);
-    }
-    run.handle.emit(ChatEvent::McpTool(tool_event));
     let message = if is_error {
-        ChatMessage::tool_error(call.id.clone(), cut.text)
+        ChatMessage::tool_error(llm_call_id.to_owned(), cut.text)
     } else {
-        ChatMessage::tool_result(call.id.clone(), cut.text)
+        ChatMessage::tool_result(llm_call_id.to_owned(), cut.text)
     };
-    Ok(message.with_images(images))
+    Ok(StoredCall {
+        message: message.with_images(images),
+        is_error,
+    })
 }
 
 /// Moves the call on; a conflict (someone else moved it) is logged, not fatal.

@@ -10,6 +10,7 @@
 mod forward;
 mod request;
 mod session_requests;
+mod task;
 
 pub use forward::ForwardedList;
 
@@ -155,21 +156,28 @@ impl McpClient {
                     "the tool asked for more input (multi round-trip requests are not supported yet)".into(),
                 ));
             }
-            ServerResult::CreateTaskResult(_) => {
-                return Err(UpstreamError::Protocol(
-                    "the tool answered with a task, which is not supported yet".into(),
-                ));
+            ServerResult::CreateTaskResult(created) => {
+                let result = self
+                    .follow_created_task(server, created.task.clone(), context)
+                    .await?;
+                return Ok(self.checked_output(tool, result));
             }
             _ => {}
         }
         let result: ToolResult = decode(&result, limits.max_bytes, "tools/call")?;
+        Ok(self.checked_output(tool, result))
+    }
+
+    /// `result`, or an error result when its `structuredContent` does not match the tool's
+    /// `outputSchema`.
+    fn checked_output(&self, tool: &ToolDefinition, result: ToolResult) -> ToolResult {
         match self
             .inner
             .validator
             .check_output(&tool.name, tool.output_schema.as_ref(), &result)
         {
-            Ok(()) => Ok(result),
-            Err(message) => Ok(ToolResult::error_text(message)),
+            Ok(()) => result,
+            Err(message) => ToolResult::error_text(message),
         }
     }
 

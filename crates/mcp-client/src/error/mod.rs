@@ -83,6 +83,20 @@ pub enum UpstreamError {
     Protocol(String),
     #[error("the MCP client is shutting down")]
     ShuttingDown,
+    /// A task (the call's `tools/call` answered with one) ended `failed` or `cancelled`
+    /// upstream, or asked for input the host cannot give.
+    #[error("the tool's task {task_id} {reason}")]
+    TaskFailed { task_id: String, reason: String },
+    /// A task outlived `mcp.task_max_secs` or its own `ttl`: it was cancelled upstream.
+    #[error(
+        "the tool's task {task_id} did not finish within {} ({limit}); it was cancelled",
+        human_duration(*after)
+    )]
+    TaskExpired {
+        task_id: String,
+        after: Duration,
+        limit: &'static str,
+    },
 }
 
 /// An upstream's `WWW-Authenticate` challenge (RFC 6750, RFC 9728 `resource_metadata`).
@@ -124,6 +138,8 @@ impl UpstreamError {
             UpstreamError::Busy { .. } => "busy",
             UpstreamError::Protocol(_) => "protocol_error",
             UpstreamError::ShuttingDown => "shutting_down",
+            UpstreamError::TaskFailed { .. } => "task_failed",
+            UpstreamError::TaskExpired { .. } => "task_expired",
         }
     }
 

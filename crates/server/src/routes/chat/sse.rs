@@ -230,6 +230,22 @@ pub struct McpTool<'a> {
     /// On a `progress` event: the upstream's latest `notifications/progress`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub progress: Option<ToolProgressWire<'a>>,
+    /// On a `task` event: the upstream task the call became (MCP tasks extension) and its
+    /// latest status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<ToolTaskWire<'a>>,
+}
+
+/// The upstream task a tool call became, as its server last reported it.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ToolTask)]
+pub struct ToolTaskWire<'a> {
+    pub task_id: &'a str,
+    /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
+    pub status: &'static str,
+    /// The server's `statusMessage`, meant for people.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<&'a str>,
 }
 
 /// An upstream's progress report for a running call.
@@ -512,6 +528,11 @@ impl<'a> From<&'a ToolEvent> for McpTool<'a> {
                 progress: progress.progress,
                 total: progress.total,
                 message: progress.message.as_deref(),
+            }),
+            task: tool.task.as_ref().map(|task| ToolTaskWire {
+                task_id: &task.task_id,
+                status: task.status.as_str(),
+                status_message: task.status_message.as_deref(),
             }),
         }
     }

@@ -25,6 +25,7 @@ mod replicas;
 mod resources_prompts;
 mod rich_results;
 mod shutdown;
+mod tasks;
 mod tool_choice;
 mod tool_search;
 mod tools;

@@ -1,0 +1,285 @@
+//! Tool calls that became tasks (the MCP tasks extension, SEP-2663,
+//! `io.modelcontextprotocol/tasks`, as rmcp models it): the client declares the extension, a
+//! server that declares it too may answer `tools/call` with a `CreateTaskResult`, and the
+//! client polls `tasks/get` until the task is `completed` (its result inline), `failed` or
+//! `cancelled`; `tasks/cancel` asks the server to stop it.
+//!
+//! Why a loop of its own and not one long request: the call timeout bounds each request (each
+//! poll), not the task, so a task may run for hours; what bounds it is `mcp.task_max_secs`
+//! or the task's own `ttl`, whichever ends first, counted from when this process began
+//! following it. Each poll takes the concurrency places of one request and gives them back,
+//! so a waiting task holds none. A poll that fails on the way (connection lost, timeout,
+//! server restarting) is tried again at the next interval, up to [`MAX_POLL_FAILURES`] in a
+//! row; a task is never started again here — the caller owns the task id, which is all a
+//! restarted host needs to follow the same task ([`McpClient::resume_tool_task`]).
+
+use super::CallContext;
+use crate::UpstreamError;
+use crate::client::McpClient;
+use crate::notifications::CallEvent;
+use crate::result::ToolResult;
+use crate::server::UpstreamServer;
+use rmcp::model::{
+    CancelTaskParams, CancelTaskRequest, ClientRequest, GetTaskParams, GetTaskRequest,
+    ServerResult, Task, TaskPayload, TaskStatus,
+};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+use switchboard_core::{ToolTask, ToolTaskStatus};
+
+/// Polls in a row that may fail on the way before the task is given up.
+const MAX_POLL_FAILURES: u32 = 5;
+/// The range a server's suggested `pollInterval` is held to.
+const MIN_POLL_INTERVAL: Duration = Duration::from_millis(100);
+const MAX_POLL_INTERVAL: Duration = Duration::from_secs(60);
+/// How long the caller is waited for to take the task's id (it stores it).
+const CREATED_EVENT_WAIT: Duration = Duration::from_secs(5);
+
+/// What one poll said.
+enum Polled {
+    Running(Task),
+    Done(Box<Result<ToolResult, UpstreamError>>),
+}
+
+/// The limits a followed task is held to.
+struct TaskClock {
+    started: Instant,
+    max: Duration,
+    ttl: Option<Duration>,
+}
+
+impl TaskClock {
+    /// The earlier of the two ends and which one it is.
+    fn deadline(&self) -> (Instant, Duration, &'static str) {
+        match self.ttl {
+            Some(ttl) if ttl < self.max => (self.started + ttl, ttl, "its ttl"),
+            _ => (self.started + self.max, self.max, "mcp.task_max_secs"),
+        }
+    }
+}
+
+impl McpClient {
+    /// Follows the task a `tools/call` just created until it ends; the caller hears of it
+    /// first (its id, to keep) and at every change of status.
+    pub(super) async fn follow_created_task(
+        &self,
+        server: &UpstreamServer,
+        task: Task,
+        context: &CallContext,
+    ) -> Result<ToolResult, UpstreamError> {
+        let reported = reported(&task);
+        if let Some(events) = &context.events {
+            let event = CallEvent::Task(reported.clone());
+            let _ = tokio::time::timeout(CREATED_EVENT_WAIT, events.send(event)).await;
+        }
+        self.follow_task(server, &task.task_id, Some(task.clone()), reported, context)
+            .await
+    }
+
+    /// Follows a task created earlier (by this process before a restart): polls `tasks/get`
+    /// for `task_id` until it ends. The tool is never called again.
+    pub async fn resume_tool_task(
+        &self,
+        server: &UpstreamServer,
+        tool: &switchboard_core::ToolDefinition,
+        task_id: &str,
+        context: &CallContext,
+    ) -> Result<ToolResult, UpstreamError> {
+        let reported = ToolTask {
+            task_id: task_id.to_owned(),
+            status: ToolTaskStatus::Working,
+            status_message: None,
+        };
+        let result = self
+            .follow_task(server, task_id, None, reported, context)
+            .await?;
+        Ok(self.checked_output(tool, result))
+    }
+
+    async fn follow_task(
+        &self,
+        server: &UpstreamServer,
+        task_id: &str,
+        first: Option<Task>,
+        mut reported: ToolTask,
+        context: &CallContext,
+    ) -> Result<ToolResult, UpstreamError> {
+        let config = &self.inner.config;
+        let mut clock = TaskClock {
+            started: Instant::now(),
+            max: config.task_max(),
+            ttl: None,
+        };
+        let mut interval = config.task_poll_interval();
+        if let Some(task) = &first {
+            apply_hints(task, &mut interval, &mut clock);
+        }
+        let mut failures = 0;
+        // The first poll of a resumed task goes at once.
+        let mut poll_now = first.is_none();
+        loop {
+            let wait = if std::mem::take(&mut poll_now) {
+                Duration::ZERO
+            } else {
+                interval
+            };
+            let (deadline, after, limit) = clock.deadline();
+            tokio::select! {
+                biased;
+                () = context.cancellation.cancelled() => {
+                    self.cancel_task(server, task_id, context).await;
+                    return Err(UpstreamError::Cancelled);
+                }
+                () = tokio::time::sleep_until(deadline.into()) => {
+                    self.cancel_task(server, task_id, context).await;
+                    return Err(UpstreamError::TaskExpired { task_id: task_id.to_owned(), after, limit });
+                }
+                () = tokio::time::sleep(wait) => {}
+            }
+            match self.poll_task(server, task_id, context).await {
+                Ok(Polled::Done(outcome)) => {
+                    if matches!(*outcome, Err(UpstreamError::TaskFailed { .. }))
+                        && reported.status == ToolTaskStatus::InputRequired
+                    {
+                        self.cancel_task(server, task_id, context).await;
+                    }
+                    return *outcome;
+                }
+                Ok(Polled::Running(task)) => {
+                    failures = 0;
+                    apply_hints(&task, &mut interval, &mut clock);
+                    let now = reported_from(&task, task_id);
+                    if now != reported {
+                        reported = now;
+                        if let Some(events) = &context.events {
+                            let _ = events.try_send(CallEvent::Task(reported.clone()));
+                        }
+                    }
+                }
+                Err(UpstreamError::Cancelled) => {
+                    self.cancel_task(server, task_id, context).await;
+                    return Err(UpstreamError::Cancelled);
+                }
+                Err(error) if poll_may_recover(&error) && failures < MAX_POLL_FAILURES => {
+                    failures += 1;
+                    tracing::info!(server = %server.name, %error, failures, "a task poll failed; polling again");
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// One `tasks/get`.
+    async fn poll_task(
+        &self,
+        server: &UpstreamServer,
+        task_id: &str,
+        context: &CallContext,
+    ) -> Result<Polled, UpstreamError> {
+        let request = ClientRequest::GetTaskRequest(GetTaskRequest::new(GetTaskParams::new(
+            task_id.to_owned(),
+        )));
+        let (answer, limits) = self.send(server, request, context).await?;
+        let ServerResult::GetTaskResult(answer) = answer else {
+            return Err(UpstreamError::Protocol(
+                "the tasks/get answer is not a task".into(),
+            ));
+        };
+        let detailed = answer.task;
+        let ended = |reason: String| {
+            Polled::Done(Box::new(Err(UpstreamError::TaskFailed {
+                task_id: task_id.to_owned(),
+                reason,
+            })))
+        };
+        Ok(match detailed.payload {
+            TaskPayload::Completed { result } => {
+                let result = Value::Object(result);
+                Polled::Done(Box::new(decode_result(&result, limits.max_bytes)))
+            }
+            TaskPayload::Failed { error } => {
+                let message = error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(no message)");
+                ended(format!("failed upstream: {message}"))
+            }
+            TaskPayload::Cancelled => ended("was cancelled by its server".to_owned()),
+            TaskPayload::InputRequired { .. } => ended(
+                "asked for input, which Switchboard does not give to tasks yet; it was cancelled"
+                    .to_owned(),
+            ),
+            _ => Polled::Running(detailed.task),
+        })
+    }
+
+    /// `tasks/cancel`, sent even when the caller's own token is cancelled (that is often
+    /// why); bounded by the call timeout, and a failure is only logged: cancellation is
+    /// cooperative and the ack promises nothing.
+    async fn cancel_task(&self, server: &UpstreamServer, task_id: &str, context: &CallContext) {
+        let own = CallContext::new(context.caller.clone());
+        let request = ClientRequest::CancelTaskRequest(CancelTaskRequest::new(
+            CancelTaskParams::new(task_id.to_owned()),
+        ));
+        if let Err(error) = self.send(server, request, &own).await {
+            tracing::warn!(server = %server.name, %error, "tasks/cancel failed");
+        }
+    }
+}
+
+/// The task's suggested poll interval (held to a sane range) and its ttl.
+fn apply_hints(task: &Task, interval: &mut Duration, clock: &mut TaskClock) {
+    if let Some(millis) = task.poll_interval_ms {
+        *interval = Duration::from_millis(millis).clamp(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL);
+    }
+    clock.ttl = task.ttl_ms.map(Duration::from_millis);
+}
+
+fn reported(task: &Task) -> ToolTask {
+    reported_from(task, &task.task_id)
+}
+
+fn reported_from(task: &Task, task_id: &str) -> ToolTask {
+    ToolTask {
+        task_id: task_id.to_owned(),
+        status: status_of(task.status),
+        status_message: task.status_message.clone(),
+    }
+}
+
+fn status_of(status: TaskStatus) -> ToolTaskStatus {
+    match status {
+        TaskStatus::InputRequired => ToolTaskStatus::InputRequired,
+        TaskStatus::Completed => ToolTaskStatus::Completed,
+        TaskStatus::Failed => ToolTaskStatus::Failed,
+        TaskStatus::Cancelled => ToolTaskStatus::Cancelled,
+        _ => ToolTaskStatus::Working,
+    }
+}
+
+/// A poll failure after which the task may still be there (the task lives on the server,
+/// not in the session).
+fn poll_may_recover(error: &UpstreamError) -> bool {
+    matches!(
+        error,
+        UpstreamError::ConnectionLost(_)
+            | UpstreamError::Timeout(_)
+            | UpstreamError::Connect { .. }
+            | UpstreamError::Busy { .. }
+            | UpstreamError::SessionUnavailable { .. }
+            | UpstreamError::InitTimeout { .. }
+            | UpstreamError::Initialize { .. }
+    )
+}
+
+/// A completed task's result (a `CallToolResult`) in our shape, under the size cap.
+fn decode_result(result: &Value, max_bytes: usize) -> Result<ToolResult, UpstreamError> {
+    let bytes =
+        serde_json::to_vec(result).map_err(|error| UpstreamError::Protocol(error.to_string()))?;
+    if bytes.len() > max_bytes {
+        return Err(UpstreamError::ResponseTooLarge { limit: max_bytes });
+    }
+    serde_json::from_slice(&bytes).map_err(|error| {
+        UpstreamError::Protocol(format!("the task's result is malformed: {error}"))
+    })
+}

@@ -1,0 +1,214 @@
+//! An MCP server with a task tool, built on rmcp's server side and its `TaskManager` (an
+//! official SDK's implementation of the tasks extension, SEP-2663), over Streamable HTTP on
+//! 127.0.0.1: `slow_report` answers `tools/call` with a task when the client declared the
+//! extension, works for `seconds`, and completes with "report ready: {topic}". It counts how
+//! often the tool started and which tasks were cancelled (`tasks/cancel`), so tests can prove
+//! a call ran exactly once and a cancellation reached it. It runs in the test process, so it
+//! outlives a Switchboard that is killed and started again.
+
+use axum::Router;
+use rmcp::ErrorData;
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    CreateTaskResult, GetTaskParams, GetTaskResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use serde_json::json;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How often a client is told to poll.
+pub const POLL_INTERVAL_MS: u64 = 200;
+
+/// What the server saw.
+#[derive(Debug, Default)]
+pub struct TaskServerLog {
+    started: AtomicUsize,
+    finished: AtomicUsize,
+    cancelled: Mutex<Vec<String>>,
+}
+
+impl TaskServerLog {
+    /// How many times `slow_report` began working.
+    pub fn started(&self) -> usize {
+        self.started.load(Ordering::SeqCst)
+    }
+
+    /// How many of its tasks completed.
+    pub fn finished(&self) -> usize {
+        self.finished.load(Ordering::SeqCst)
+    }
+
+    /// The ids of the tasks a client cancelled with `tasks/cancel`.
+    pub fn cancelled(&self) -> Vec<String> {
+        self.cancelled
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+}
+
+#[derive(Clone)]
+struct TaskFixture {
+    tasks: TaskManager,
+    log: Arc<TaskServerLog>,
+}
+
+impl ServerHandler for TaskFixture {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
+        .with_server_info(Implementation::new("task-fixture", "1"))
+    }
+
+    async fn list_tools(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let schema = json!({
+            "type": "object",
+            "properties": {"topic": {"type": "string"}, "seconds": {"type": "number"}},
+            "required": ["topic", "seconds"],
+        });
+        let tool = Tool::new(
+            "slow_report",
+            "Writes a report on a topic; takes a while, so it runs as a task",
+            Arc::new(schema.as_object().cloned().unwrap_or_default()),
+        );
+        Ok(ListToolsResult::with_all_items(vec![tool]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = request.arguments.unwrap_or_default();
+        let topic = arguments
+            .get("topic")
+            .and_then(|topic| topic.as_str())
+            .unwrap_or("nothing")
+            .to_owned();
+        let seconds = arguments
+            .get("seconds")
+            .and_then(|seconds| seconds.as_f64())
+            .unwrap_or(1.0);
+        let declared = context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks());
+        if !declared {
+            return Err(ErrorData::invalid_request(
+                "slow_report runs only as a task; declare io.modelcontextprotocol/tasks",
+                None,
+            ));
+        }
+        self.log.started.fetch_add(1, Ordering::SeqCst);
+        let log = Arc::clone(&self.log);
+        let options = TaskOptions::new()
+            .with_poll_interval_ms(POLL_INTERVAL_MS)
+            .with_status_message("gathering sources");
+        let task = self.tasks.spawn(options, move |task| {
+            Box::pin(async move {
+                let half = Duration::from_secs_f64(seconds / 2.0);
+                tokio::select! {
+                    () = task.cancelled() => return Err(TaskExit::Cancelled),
+                    () = tokio::time::sleep(half) => {}
+                }
+                task.set_status_message("writing the report");
+                tokio::select! {
+                    () = task.cancelled() => Err(TaskExit::Cancelled),
+                    () = tokio::time::sleep(half) => {
+                        log.finished.fetch_add(1, Ordering::SeqCst);
+                        Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                            "report ready: {topic}"
+                        ))]))
+                    }
+                }
+            })
+        });
+        Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(self.tasks.get_task(&request.task_id)?))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log
+            .cancelled
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(request.task_id.clone());
+        self.tasks.cancel_task(&request.task_id)
+    }
+}
+
+/// The running fixture: its `/mcp` URL and what it saw.
+#[derive(Debug)]
+pub struct TaskServer {
+    pub address: SocketAddr,
+    pub log: Arc<TaskServerLog>,
+    _server: tokio::task::JoinHandle<()>,
+}
+
+impl TaskServer {
+    /// Starts it on 127.0.0.1 and a free port. Every session shares one task manager, so a
+    /// client that comes back on a new session still finds its task.
+    pub async fn start() -> Self {
+        let fixture = TaskFixture {
+            tasks: TaskManager::new(),
+            log: Arc::new(TaskServerLog::default()),
+        };
+        let log = Arc::clone(&fixture.log);
+        let service: StreamableHttpService<TaskFixture, LocalSessionManager> =
+            StreamableHttpService::new(
+                move || Ok(fixture.clone()),
+                Default::default(),
+                StreamableHttpServerConfig::default(),
+            );
+        let router = Router::new().nest_service("/mcp", service);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("binding the task fixture");
+        let address = listener.local_addr().expect("the fixture's address");
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+        TaskServer {
+            address,
+            log,
+            _server: server,
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.address)
+    }
+}
+
+impl Drop for TaskServer {
+    fn drop(&mut self) {
+        self._server.abort();
+    }
+}
