@@ -191,7 +191,7 @@ pub struct ToolEvent {
     /// On a `progress` event: what the upstream reported.
     pub progress: Option<ToolProgress>,
     /// On a `task` event: the upstream task the call became, with its latest status.
-    pub task: Option<switchboard_core::ToolTask>,
+    pub task: Option<Box<switchboard_core::ToolTask>>,
 }
 
 /// An upstream's `notifications/progress` for a running call, as its `progress` event says it.

@@ -196,11 +196,11 @@ impl McpClient {
 
     pub fn builder(config: McpClientConfig) -> McpClientBuilder {
         McpClientBuilder {
+            sampling: config.forward_sampling,
             config,
             policy: None,
             host_lookup: None,
             elicitation: None,
-            sampling: false,
             session_events: None,
         }
     }

@@ -37,6 +37,11 @@ pub struct McpClientConfig {
     /// How often a task is polled when its server suggests no `pollInterval`; a suggested
     /// one is honoured between 100 ms and 60 s.
     pub task_poll_interval_ms: u64,
+    /// Declare `sampling` to upstreams so that their `sampling/createMessage` reaches a gateway
+    /// client that answers sampling (the client whose call caused it). Off by default: the
+    /// chat's own models do not answer upstreams, so a chat call's sampling request would be
+    /// refused, and some servers offer sampling tools only to clients that declare it.
+    pub forward_sampling: bool,
     /// Largest single message (and so largest tool result) accepted from an upstream, in bytes.
     /// A message is refused as soon as it passes the cap (never buffered whole), even one
     /// that never ends.
@@ -79,6 +84,7 @@ impl Default for McpClientConfig {
             tool_call_max_timeout_secs: 300,
             task_max_secs: 24 * 60 * 60,
             task_poll_interval_ms: 1000,
+            forward_sampling: false,
             max_tool_response_bytes: 10 * 1024 * 1024,
             max_concurrent_calls_per_server: 10,
             max_concurrent_calls_per_conversation: 10,

@@ -408,7 +408,6 @@ fn mcp_registry(
 ) -> anyhow::Result<ServerRegistry> {
     let client = McpClient::builder(config.mcp.clone())
         .elicitation(approvals.elicitation_responder())
-        .forward_sampling()
         .on_session_event(approvals.session_event_handler())
         .build()
         .context("starting the MCP client")?;

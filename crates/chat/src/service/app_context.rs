@@ -171,6 +171,7 @@ mod tests {
             dispatched_at: None,
             finished_at: None,
             updated_at: now,
+            task_id: None,
         }
     }
 

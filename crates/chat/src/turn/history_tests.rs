@@ -51,6 +51,7 @@ fn record(llm_call_id: &str, state: ToolCallState) -> ToolCallRecord {
         dispatched_at: None,
         finished_at: None,
         updated_at: Utc::now(),
+        task_id: None,
     }
 }
 

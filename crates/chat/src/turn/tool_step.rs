@@ -364,7 +364,7 @@ impl ReviewedCall<'_, '_> {
         let mut tool_event =
             self.event
                 .event(ToolEventStatus::Task, ToolCallState::Dispatched, None);
-        tool_event.task = Some(task);
+        tool_event.task = Some(Box::new(task));
         self.run.handle.emit(ChatEvent::McpTool(tool_event));
         Ok(())
     }

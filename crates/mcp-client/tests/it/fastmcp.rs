@@ -79,6 +79,7 @@ async fn exercise(client: &McpClient, server: &UpstreamServer) {
                 assert!(message.unwrap_or_default().starts_with("step"));
             }
             CallEvent::Log { level, data, .. } => logs.push((level, data)),
+            CallEvent::Task(task) => panic!("a plain call became a task: {task:?}"),
         }
     }
     assert_eq!(progress_count, 3);

@@ -153,5 +153,8 @@ async fn forward(targets: &RelayTargets, event: CallEvent) {
                 link.log(&targets.server_name, &level, logger, data).await;
             }
         }
+        // The gateway follows an upstream task itself and answers the client's `tools/call`
+        // with the task's result; its status changes have no place in that call.
+        CallEvent::Task(_) => {}
     }
 }

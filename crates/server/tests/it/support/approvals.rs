@@ -165,7 +165,6 @@ impl ApprovalServer {
             ..McpClientConfig::default()
         })
         .elicitation(approvals.elicitation_responder())
-        .forward_sampling()
         .on_session_event(approvals.session_event_handler())
         .build()
         .unwrap();
