@@ -32,7 +32,11 @@ async fn events_until(response: reqwest::Response, stop_at: impl Fn(&Value) -> b
     panic!("the answer stream ended early: {events:#?}");
 }
 
-fn ask(client: &reqwest::Client, service: &Service, body: Value) -> reqwest::RequestBuilder {
+pub(crate) fn ask(
+    client: &reqwest::Client,
+    service: &Service,
+    body: Value,
+) -> reqwest::RequestBuilder {
     client
         .post(service.url("/chat/stream"))
         .bearer_auth(ADMIN_TOKEN)

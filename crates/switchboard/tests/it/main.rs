@@ -15,3 +15,4 @@ mod servers_cli;
 mod shutdown;
 mod soak;
 mod startup;
+mod task_restart;

@@ -1,0 +1,136 @@
+//! A tool call that became a task survives a `kill -9` of Switchboard: the task's id is kept
+//! with the call, the restarted process polls the same task (on a fixture server built on
+//! rmcp's server side and `TaskManager`, running in this test so it outlives the host) and
+//! stores its result as the call's outcome and tool message; the tool ran exactly once. The
+//! call timeout (1 s) is shorter than the task.
+
+use crate::chat::{ask, with_model};
+use crate::process::{ADMIN_TOKEN, Service};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use std::time::Duration;
+use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedReply, ScriptedToolCall};
+use switchboard_test_support::task_server::TaskServer;
+
+async fn conversation(client: &reqwest::Client, service: &Service, id: &str) -> Value {
+    client
+        .get(service.url(&format!("/chat/conversations/{id}")))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+fn with_short_call_timeout(data_dir: &std::path::Path, fake: &FakeOpenAi) -> std::process::Command {
+    let mut command = with_model(data_dir, fake);
+    command
+        .env("SWITCHBOARD_MCP_TOOL_CALL_TIMEOUT_SECS", "1")
+        .env("SWITCHBOARD_MCP_TOOL_CALL_MAX_TIMEOUT_SECS", "1");
+    command
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_call_survives_a_kill_9_and_its_result_is_stored_after_the_restart() {
+    let tasks = TaskServer::start().await;
+    let fake = FakeOpenAi::start().await;
+    fake.enqueue(ScriptedReply::tool_calls(&[ScriptedToolCall::new(
+        "call_report",
+        "reports__slow_report",
+        json!({"topic": "tides", "seconds": 4}),
+    )]));
+    let data_dir = tempfile::tempdir().unwrap();
+    let client = reqwest::Client::new();
+    let service = Service::start_command(with_short_call_timeout(data_dir.path(), &fake));
+    let registered = client
+        .post(service.url("/api/mcp/servers"))
+        .bearer_auth(ADMIN_TOKEN)
+        .json(&json!({"name": "reports", "transport": "streamable_http", "url": tasks.url()}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        registered.status(),
+        201,
+        "{}",
+        registered.text().await.unwrap()
+    );
+
+    // The answer's stream stays open until the kill (a client that leaves cancels the answer,
+    // and with it the task): it is read in a task of its own, which tells when the call became
+    // a task.
+    let request = ask(&client, &service, json!({"message": "report on tides"}));
+    let (became_task, task_event) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let mut stream = request.send().await.unwrap().bytes_stream();
+        let mut buffer = String::new();
+        let mut became_task = Some(became_task);
+        while let Some(Ok(chunk)) = stream.next().await {
+            buffer.push_str(&String::from_utf8_lossy(&chunk));
+            let task = buffer
+                .lines()
+                .filter_map(|line| line.strip_prefix("data: "))
+                .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+                .find(|event| event["type"] == "mcp_tool" && event["status"] == "task");
+            if let Some(event) = task
+                && let Some(sender) = became_task.take()
+            {
+                let _ = sender.send(event);
+            }
+        }
+    });
+    let task_event = tokio::time::timeout(Duration::from_secs(15), task_event)
+        .await
+        .expect("the call became a task")
+        .unwrap();
+    let listed: Value = client
+        .get(service.url("/chat/conversations"))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let conversation_id = listed["conversations"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(task_event["task"]["task_id"].is_string(), "{task_event:#}");
+    service.kill_9();
+    assert_eq!(tasks.log.finished(), 0, "killed while the task works");
+
+    let service = Service::start_command(with_short_call_timeout(data_dir.path(), &fake));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let detail = loop {
+        let detail = conversation(&client, &service, &conversation_id).await;
+        if detail["tool_calls"][0]["state"] != "dispatched" {
+            break detail;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never finished: {detail:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(detail["tool_calls"][0]["state"], "completed", "{detail:#}");
+    let tool_message = detail["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .unwrap_or_else(|| panic!("the result is stored as a tool message: {detail:#}"));
+    assert!(
+        tool_message["content"]
+            .as_str()
+            .unwrap()
+            .contains("report ready: tides"),
+        "{tool_message:#}"
+    );
+    assert_eq!(tasks.log.started(), 1, "the tool ran exactly once");
+    assert_eq!(tasks.log.finished(), 1);
+    assert!(tasks.log.cancelled().is_empty());
+    drop(service);
+}
