@@ -28,6 +28,20 @@ pub struct ToolDefinition {
 }
 
 impl ToolDefinition {
+    /// A tool known only by its name (its server no longer lists it): no description, any
+    /// arguments.
+    pub fn named(name: &str) -> Self {
+        Self {
+            name: name.to_owned(),
+            title: None,
+            description: String::new(),
+            input_schema: Value::Object(serde_json::Map::new()),
+            output_schema: None,
+            annotations: None,
+            meta: ToolMeta::default(),
+        }
+    }
+
     /// The `ui://` resource of the tool's MCP App, if it declares one.
     pub fn app_resource_uri(&self) -> Option<&str> {
         self.meta.ui.as_ref()?.resource_uri.as_deref()

@@ -16,12 +16,14 @@
 
 use super::ChatService;
 use crate::error::ChatResult;
+use crate::gate::{CallOrigin, CallReport, GateDecision, GateRequest, GateTarget};
 use crate::turn::call_outcome::{Settled, failure, settle};
 use crate::turn::tool_step::store_settled_call;
 use std::time::Instant;
-use switchboard_core::{Principal, ScopeSet, ToolApp, ToolCallState};
+use switchboard_core::{Principal, ScopeSet, ToolApp, ToolCallState, ToolDefinition, UserId};
 use switchboard_mcp_client::{CallContext, Caller};
-use switchboard_store::ToolCallRecord;
+use switchboard_store::{NewAuditEvent, ToolCallRecord};
+use tokio_util::sync::CancellationToken;
 
 impl ChatService {
     /// Claims the task calls dead processes left `dispatched` and follows each in the
@@ -64,7 +66,59 @@ impl ChatService {
                 None,
             ),
         };
-        self.store_resumed(record, &settled, app).await
+        let audit = match self.audit_request(record).await {
+            Some(request) => self
+                .engine
+                .gate
+                .audit_event(&resumed_report(request, &settled)),
+            None => None,
+        };
+        self.store_resumed(record, &settled, app, audit).await
+    }
+
+    /// The call as the gate saw it when it was reviewed (before the restart), rebuilt from its
+    /// row for the audit row of its final state: a final state is never stored without one.
+    /// `None` when the conversation is gone (the call's row went with it).
+    async fn audit_request(&self, record: &ToolCallRecord) -> Option<GateRequest> {
+        let store = &self.engine.store;
+        let conversation = store
+            .get_conversation(&record.workspace_id, &record.conversation_id)
+            .await
+            .ok()?;
+        let listed = match &record.server_id {
+            Some(server_id) => store
+                .list_server_tools(&record.workspace_id, server_id)
+                .await
+                .unwrap_or_default()
+                .into_iter()
+                .find(|tool| tool.name == record.tool_name)
+                .map(|tool| tool.definition()),
+            None => None,
+        };
+        let tool = listed.unwrap_or_else(|| ToolDefinition::named(&record.tool_name));
+        let target = match &record.server_id {
+            Some(server_id) => GateTarget::Registered {
+                server_id: server_id.clone(),
+                server_name: record.server_name.clone(),
+            },
+            None => GateTarget::Ephemeral {
+                server_name: record.server_name.clone(),
+                url: String::new(),
+            },
+        };
+        Some(GateRequest {
+            principal: owner_principal(record, &conversation.owner_user_id),
+            conversation_id: record.conversation_id.clone(),
+            conversation_owner: conversation.owner_user_id,
+            tool_call_id: record.id.clone(),
+            llm_call_id: record.llm_call_id.clone(),
+            target,
+            tool,
+            arguments: serde_json::from_str(&record.arguments).unwrap_or_default(),
+            cancellation: CancellationToken::new(),
+            origin: CallOrigin::Chat,
+            client_approver: None,
+        })
     }
 
     async fn resumed_outcome(
@@ -87,12 +141,7 @@ impl ChatService {
             .map_err(|error| error.to_string())?;
         // The owner, with no scope: only what rebuilds the call's target (the registered
         // server as the owner's sessions see it); the call was reviewed before it left.
-        let principal = Principal {
-            workspace_id: record.workspace_id.clone(),
-            user_id: conversation.owner_user_id.clone(),
-            token_id: None,
-            scopes: ScopeSet::empty(),
-        };
+        let principal = owner_principal(record, &conversation.owner_user_id);
         let tool = store
             .list_server_tools(&record.workspace_id, server_id)
             .await
@@ -127,6 +176,7 @@ impl ChatService {
         record: &ToolCallRecord,
         settled: &Settled,
         app: Option<ToolApp>,
+        audit: Option<NewAuditEvent>,
     ) -> ChatResult<()> {
         let store = &self.engine.store;
         let current = store
@@ -142,10 +192,38 @@ impl ChatService {
             &record.llm_call_id,
             settled,
             app,
-            None,
+            audit,
         )
         .await?;
         tracing::info!(tool_call_id = %record.id, state = %settled.state, "stored a resumed task's outcome");
         Ok(())
+    }
+}
+
+/// The conversation's owner with no scope: who a resumed call is followed and audited as.
+fn owner_principal(record: &ToolCallRecord, owner: &UserId) -> Principal {
+    Principal {
+        workspace_id: record.workspace_id.clone(),
+        user_id: owner.clone(),
+        token_id: None,
+        scopes: ScopeSet::empty(),
+    }
+}
+
+/// What the gate audits for a resumed call: allowed before the restart, ended as `settled`.
+fn resumed_report(request: GateRequest, settled: &Settled) -> CallReport {
+    CallReport {
+        request,
+        decision: GateDecision::Allow {
+            decided_by: "reviewed before a restart; its task followed after it".to_owned(),
+        },
+        final_state: settled.state,
+        duration: settled.duration,
+        result_bytes: settled
+            .result
+            .as_ref()
+            .and_then(|result| serde_json::to_vec(result).ok())
+            .map(|bytes| bytes.len()),
+        error: settled.error.as_ref().map(|(_, message)| message.clone()),
     }
 }

@@ -1,8 +1,8 @@
 //! A tool call that became a task survives a `kill -9` of Switchboard: the task's id is kept
 //! with the call, the restarted process polls the same task (on a fixture server built on
 //! rmcp's server side and `TaskManager`, running in this test so it outlives the host) and
-//! stores its result as the call's outcome and tool message; the tool ran exactly once. The
-//! call timeout (1 s) is shorter than the task.
+//! stores its result as the call's outcome, tool message and audit row; the tool ran exactly
+//! once. The call timeout (1 s) is shorter than the task.
 
 use crate::chat::{ask, with_model};
 use crate::process::{ADMIN_TOKEN, Service};
@@ -129,6 +129,25 @@ async fn a_task_call_survives_a_kill_9_and_its_result_is_stored_after_the_restar
             .contains("report ready: tides"),
         "{tool_message:#}"
     );
+    // Its final state has its audit row, as a turn's call would.
+    let audit: Value = client
+        .get(service.url("/api/audit?action=tool_call.completed"))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let call_id = detail["tool_calls"][0]["id"].clone();
+    let rows: Vec<&Value> = audit["entries"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no audit entries: {audit:#}"))
+        .iter()
+        .filter(|entry| entry["details"]["tool_call_id"] == call_id)
+        .collect();
+    assert_eq!(rows.len(), 1, "{audit:#}");
+    assert_eq!(rows[0]["tool_name"], "slow_report", "{:#}", rows[0]);
     assert_eq!(tasks.log.started(), 1, "the tool ran exactly once");
     assert_eq!(tasks.log.finished(), 1);
     assert!(tasks.log.cancelled().is_empty());
