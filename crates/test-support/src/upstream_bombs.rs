@@ -6,6 +6,7 @@
 //!
 //! The `work` tool answers `worked`; the `big` tool answers with the bomb.
 
+use crate::raw_http::RawRequest;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -58,45 +59,16 @@ pub enum Bomb {
     GzipBody,
 }
 
-/// One parsed request: method line, headers we care about, body.
-struct Request {
-    path: String,
-    method: String,
-    body: Vec<u8>,
-}
-
+/// The next request, counting the ones that offered compressed answers (`Accept-Encoding`).
 async fn read_request(
     reader: &mut BufReader<TcpStream>,
     accept_encodings: &AtomicU64,
-) -> Option<Request> {
-    let mut line = String::new();
-    if reader.read_line(&mut line).await.ok()? == 0 {
-        return None;
+) -> Option<RawRequest> {
+    let request = crate::raw_http::read_request(reader).await?;
+    if request.header("accept-encoding").is_some() {
+        accept_encodings.fetch_add(1, Ordering::Relaxed);
     }
-    let mut parts = line.split_whitespace();
-    let method = parts.next()?.to_owned();
-    let path = parts.next()?.to_owned();
-    let mut length = 0usize;
-    loop {
-        let mut header = String::new();
-        reader.read_line(&mut header).await.ok()?;
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        let Some((name, value)) = header.split_once(':') else {
-            continue;
-        };
-        if name.eq_ignore_ascii_case("content-length") {
-            length = value.trim().parse().ok()?;
-        }
-        if name.eq_ignore_ascii_case("accept-encoding") {
-            accept_encodings.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).await.ok()?;
-    Some(Request { path, method, body })
+    Some(request)
 }
 
 async fn respond(stream: &mut BufReader<TcpStream>, status: &str, content_type: &str, body: &[u8]) {

@@ -25,7 +25,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use switchboard_core::TransportKind;
 use switchboard_mcp_client::{McpClient, McpClientConfig, UpstreamError, UpstreamServer};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use switchboard_test_support::raw_http::read_request;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
@@ -37,39 +38,6 @@ const TASK_SLACK: usize = 4;
 
 /// Legacy streams by server path, so a POST's answer goes out on its server's stream.
 type Streams = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Value>>>>;
-
-struct Request {
-    method: String,
-    path: String,
-    body: Vec<u8>,
-}
-
-async fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
-    let mut line = String::new();
-    if reader.read_line(&mut line).await.ok()? == 0 {
-        return None;
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next()?.to_owned();
-    let path = parts.next()?.to_owned();
-    let mut length = 0usize;
-    loop {
-        let mut header = String::new();
-        reader.read_line(&mut header).await.ok()?;
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = header.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse().ok()?;
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).await.ok()?;
-    Some(Request { method, path, body })
-}
 
 /// The answer to anything but a tool call (which is never answered), or `None` for a
 /// notification.

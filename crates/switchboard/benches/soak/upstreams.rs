@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use switchboard_test_support::raw_http::read_request;
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
 /// How long a slow server takes to answer a call.
@@ -21,39 +22,6 @@ pub struct Faults {
     pub crashed: AtomicUsize,
     pub garbage: AtomicUsize,
     pub answered: AtomicUsize,
-}
-
-struct Request {
-    method: String,
-    path: String,
-    body: Vec<u8>,
-}
-
-async fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
-    let mut line = String::new();
-    if reader.read_line(&mut line).await.ok()? == 0 {
-        return None;
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next()?.to_owned();
-    let path = parts.next()?.to_owned();
-    let mut length = 0usize;
-    loop {
-        let mut header = String::new();
-        reader.read_line(&mut header).await.ok()?;
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = header.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse().ok()?;
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).await.ok()?;
-    Some(Request { method, path, body })
 }
 
 async fn respond(reader: &mut BufReader<TcpStream>, status: &str, body: &[u8]) -> bool {
