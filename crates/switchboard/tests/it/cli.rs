@@ -160,7 +160,7 @@ fn listings_print_aligned_columns() {
                 data_dir.path(),
                 &["user", "list", "--workspace", "acme"],
             )),
-            4,
+            5,
         ),
     ] {
         let mut lines = listing.lines();

@@ -318,15 +318,23 @@ async fn an_upstream_dying_mid_call_leaves_the_call_unknown_and_nothing_is_lost(
         "The operation's outcome is unknown.",
     ]));
     let server = ChatServer::start(ChatOptions::openai(&fake.base_url())).await;
-    server
-        .register_server(remote_server("slow", &peer.url()))
-        .await;
+    // A dead peer is noticed when its stream's silence outlasts the call timeout (rmcp tries
+    // to resume the stream): 4 s here; progress comes every second until the kill.
+    let mut slow = remote_server("slow", &peer.url());
+    slow.connection.timeout_ms = Some(4_000);
+    server.register_server(slow).await;
 
     let mut reader = server
         .ask(json!({"message": "run the long operation"}))
         .await;
-    let before = reader.until("mcp_tool").await;
+    let mut before = reader.until("mcp_tool").await;
     assert_eq!(before.last().unwrap()["status"], "started");
+    // `started` is sent as the call leaves, maybe before its request is on the wire; the
+    // first progress report proves the upstream has it (killed earlier, the call was never
+    // sent and is `failed`, not `unknown`).
+    while before.last().unwrap()["status"] != "progress" {
+        before.extend(reader.until("mcp_tool").await);
+    }
     peer.kill();
     let mut events = before;
     events.extend(reader.until_done().await);
@@ -450,9 +458,11 @@ async fn a_client_leaving_mid_call_cancels_the_call_and_keeps_its_record() {
         json!({"duration": 30, "steps": 30}),
     )]));
     let server = ChatServer::start(ChatOptions::openai(&fake.base_url())).await;
-    server
-        .register_server(remote_server("slow", &peer.url()))
-        .await;
+    // A dead peer is noticed when its stream's silence outlasts the call timeout (rmcp tries
+    // to resume the stream): 4 s here; progress comes every second until the kill.
+    let mut slow = remote_server("slow", &peer.url());
+    slow.connection.timeout_ms = Some(4_000);
+    server.register_server(slow).await;
 
     let mut reader = server
         .ask(json!({"message": "run the long operation"}))
