@@ -29,7 +29,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// `POST /auth/oidc/backchannel-logout` body, form-encoded as the provider sends it.
 #[derive(Debug, serde::Deserialize, ToSchema)]
 pub struct BackChannelLogoutForm {
-    /// The provider's signed logout token (a JWT).
+    /// The provider's signed logout token (a JWT). Missing or empty is a 400, as Back-Channel
+    /// Logout 1.0 answers a request it cannot honour (not the form extractor's 422).
+    #[serde(default)]
     pub logout_token: String,
 }
 
@@ -206,6 +208,11 @@ async fn backchannel_logout(
 ) -> Result<Response, ApiError> {
     use super::backchannel::{LogoutTokenError, log_out};
     let oidc = state.oidc.as_ref().ok_or_else(not_configured)?;
+    if form.logout_token.is_empty() {
+        return Err(ApiError::BadRequest(
+            "the request has no `logout_token` (the form field holding the provider's signed logout token)".into(),
+        ));
+    }
     match log_out(oidc, &form.logout_token, chrono::Utc::now().timestamp()).await {
         Ok(done) => {
             super::audit::logged_out_by_provider(&state, &done).await;
