@@ -44,7 +44,7 @@ pub use state::CapabilityState;
 pub use sync::{SyncReport, SyncedCapabilities, SyncedHandler};
 pub use user_fields::{NEEDS_USER_CREDENTIALS, has_user_fields};
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use switchboard_core::{ServerId, WorkspaceId};
 use switchboard_mcp_client::McpClient;
@@ -62,7 +62,9 @@ pub(crate) struct RegistryInner {
     client: McpClient,
     store: Store,
     sync_locks: Mutex<HashMap<ServerId, Arc<tokio::sync::Mutex<()>>>>,
-    syncing: Mutex<HashSet<ServerId>>,
+    /// Servers with a sync running, and since when (the view tells a failure recorded while
+    /// a sync ran from one recorded before it began).
+    syncing: Mutex<HashMap<ServerId, chrono::DateTime<chrono::Utc>>>,
     /// The failure of each server's last sync (cleared by a success), for callers that waited
     /// on a sync someone else started.
     last_failures: Mutex<HashMap<ServerId, switchboard_mcp_client::UpstreamError>>,
@@ -94,7 +96,7 @@ impl ServerRegistry {
             client,
             store,
             sync_locks: Mutex::new(HashMap::new()),
-            syncing: Mutex::new(HashSet::new()),
+            syncing: Mutex::new(HashMap::new()),
             last_failures: Mutex::new(HashMap::new()),
             own_endpoints: Mutex::new(Vec::new()),
             workspaces: Mutex::new(HashMap::new()),

@@ -30,6 +30,8 @@ pub struct ServerOverview {
     pub observation: McpObservation,
     pub tool_count: usize,
     pub sessions: Vec<SessionStatus>,
+    /// When the sync running now began, if one runs.
+    pub sync_started_at: Option<DateTime<Utc>>,
     /// Its recent request latencies and last start.
     pub latency: ServerLatency,
     /// `Some(why)` when those figures pass the configured limits (`slow_call_ms`, or a start
@@ -158,6 +160,7 @@ impl ServerRegistry {
             observation,
             tool_count: cache_len(&record.tools_cache),
             sessions,
+            sync_started_at: self.syncing_since(&record.id),
             latency,
             slowness: latency.slowness(config.slow_call(), init_timeout),
         }
@@ -177,11 +180,7 @@ impl ServerRegistry {
             crate::metrics::cache_lookup("stale");
             let registry = self.clone();
             let stale_record = record.clone();
-            self.inner
-                .syncing
-                .lock()
-                .map(|mut set| set.insert(record.id.clone()))
-                .ok();
+            self.mark_syncing(&record.id, true);
             state = CapabilityState::Syncing;
             tokio::spawn(async move {
                 registry.sync_record(&stale_record).await;

@@ -369,20 +369,26 @@ impl ServerRegistry {
     }
 
     pub(crate) fn mark_syncing(&self, server_id: &ServerId, syncing: bool) {
-        let mut set = self.inner.syncing.lock_unpoisoned();
+        let mut running = self.inner.syncing.lock_unpoisoned();
         if syncing {
-            set.insert(server_id.clone());
+            running
+                .entry(server_id.clone())
+                .or_insert_with(chrono::Utc::now);
         } else {
-            set.remove(server_id);
+            running.remove(server_id);
         }
     }
 
     pub(crate) fn is_syncing(&self, server_id: &ServerId) -> bool {
-        self.inner
-            .syncing
-            .lock()
-            .map(|set| set.contains(server_id))
-            .unwrap_or(false)
+        self.syncing_since(server_id).is_some()
+    }
+
+    /// When the sync running for `server_id` began, if one runs.
+    pub(crate) fn syncing_since(
+        &self,
+        server_id: &ServerId,
+    ) -> Option<chrono::DateTime<chrono::Utc>> {
+        self.inner.syncing.lock_unpoisoned().get(server_id).copied()
     }
 }
 

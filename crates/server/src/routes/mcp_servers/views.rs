@@ -43,17 +43,28 @@ pub(super) fn shown_state(
         .filter(|_| record.last_error.is_some());
     // A start that began before the failure was recorded is the one that failed (or a retry
     // running beside it); one that began afterwards is a new attempt and is shown as such.
-    // Without sessions the state is the stored outcome already; a sync running then (a
-    // per-user server synced over a connection of its own) is a new attempt.
+    // A sync that began before the failure was recorded runs beside it too, whether its own
+    // start has begun yet or not (a connection test may fail before the add's background
+    // sync reaches its start). Without sessions the state is the stored outcome already; a
+    // sync that began after it (a per-user server synced over a connection of its own) is a
+    // new attempt.
+    let sync_beside_failure = stored_failure.is_some_and(|recorded_at| {
+        overview
+            .sync_started_at
+            .is_some_and(|began| began <= recorded_at)
+    });
     let start_failed = match overview.state {
-        SessionState::Error => failed_session.is_some(),
-        SessionState::Initializing => stored_failure.is_some_and(|recorded_at| {
-            overview
-                .sessions
-                .iter()
-                .filter(|session| session.state == SessionState::Initializing)
-                .all(|session| session.since <= recorded_at)
-        }),
+        SessionState::Error => failed_session.is_some() || sync_beside_failure,
+        SessionState::Initializing => {
+            sync_beside_failure
+                || stored_failure.is_some_and(|recorded_at| {
+                    overview
+                        .sessions
+                        .iter()
+                        .filter(|session| session.state == SessionState::Initializing)
+                        .all(|session| session.since <= recorded_at)
+                })
+        }
         _ => false,
     };
     let last_error = record
@@ -456,6 +467,7 @@ mod tests {
             },
             tool_count: 0,
             sessions,
+            sync_started_at: None,
             latency: ServerLatency::default(),
             slowness: None,
         }
@@ -559,6 +571,49 @@ mod tests {
         );
         assert_eq!(
             shown_state(&stored, &per_user, Some(failed_at)),
+            shown(SessionState::Error, CapabilityState::Syncing, Some(EXITED))
+        );
+    }
+
+    #[test]
+    fn a_sync_that_began_before_the_failure_failed_with_it_even_before_its_own_start() {
+        let failed_at = Utc::now();
+        let stored = record(ServerStatus::Error, Some(EXITED));
+        let syncing_since = |began, sessions| ServerOverview {
+            sync_started_at: Some(began),
+            ..overview(
+                SessionState::Error,
+                CapabilityState::Syncing,
+                Some("connect_failed"),
+                sessions,
+            )
+        };
+        // The add's background sync had not reached its start when the test failed.
+        let before = failed_at - Duration::milliseconds(5);
+        assert_eq!(
+            shown_state(&stored, &syncing_since(before, vec![]), Some(failed_at)),
+            shown(SessionState::Error, CapabilityState::Error, Some(EXITED))
+        );
+        // Its start then begins after the recorded failure: still the same sync, still failed.
+        let late_start = ServerOverview {
+            state: SessionState::Initializing,
+            ..syncing_since(
+                before,
+                vec![session(
+                    SessionState::Initializing,
+                    failed_at + Duration::milliseconds(50),
+                    None,
+                )],
+            )
+        };
+        assert_eq!(
+            shown_state(&stored, &late_start, Some(failed_at)),
+            shown(SessionState::Error, CapabilityState::Error, Some(EXITED))
+        );
+        // A sync begun after the failure (Sync tools) is a new attempt.
+        let after = failed_at + Duration::milliseconds(5);
+        assert_eq!(
+            shown_state(&stored, &syncing_since(after, vec![]), Some(failed_at)),
             shown(SessionState::Error, CapabilityState::Syncing, Some(EXITED))
         );
     }
