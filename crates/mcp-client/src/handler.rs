@@ -212,6 +212,7 @@ impl ClientHandler for SessionHandler {
             params.total,
             params.message,
         );
+        self.router.note_routed();
     }
 
     // `notifications/message` is deprecated by SEP-2577 but servers up to 2025-11-25 send it.
@@ -226,6 +227,7 @@ impl ClientHandler for SessionHandler {
             .and_then(|value| value.as_str().map(str::to_owned))
             .unwrap_or_else(|| "info".to_owned());
         self.router.log(level, params.logger, params.data);
+        self.router.note_routed();
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -63,6 +63,10 @@ pub(super) async fn run_request(
         () = clock.silent_for(limits.timeout) => Outcome::TimedOut,
         () = cancellation.cancelled() => Outcome::Cancelled,
     };
+    if matches!(outcome, Outcome::Answered(_)) {
+        // What the server sent before its answer reaches the caller before the answer does.
+        live.router.settle(SETTLE_LIMIT).await;
+    }
     // Every answer and failure counts, a timeout as its whole wait; a call the caller gave
     // up on counts once it had already waited as long as a slow call. Time spent waiting on a
     // person (an open form of this call) is the person's, not the server's.
@@ -110,6 +114,10 @@ enum Outcome<T> {
     TimedOut,
     Cancelled,
 }
+
+/// How long an answer waits for the routing of the notifications received before it (it
+/// takes microseconds; the bound only keeps a stuck handler from holding answers).
+const SETTLE_LIMIT: Duration = Duration::from_secs(1);
 
 const NOTIFICATION_LINGER: Duration = Duration::from_millis(250);
 

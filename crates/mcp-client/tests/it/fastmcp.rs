@@ -15,10 +15,10 @@ async fn exercise(client: &McpClient, server: &UpstreamServer) {
         .fetch_capabilities(server, &caller("bob"))
         .await
         .unwrap();
-    // 6 hand-written tools + 25 generated, served 10 per page.
+    // 7 hand-written tools + 25 generated, served 10 per page.
     assert_eq!(
         snapshot.tools.len(),
-        31,
+        32,
         "{:?}",
         snapshot
             .tools
@@ -62,30 +62,48 @@ async fn exercise(client: &McpClient, server: &UpstreamServer) {
         .await
         .unwrap();
     assert!(slow.text_for_model().contains("slept"));
+    // What the server sent before its answer is in before the call returns, on every run:
+    // nothing is waited for here.
+    let progress = arrived(&mut received);
+    assert_eq!(progress.len(), 3, "{progress:?}");
+    for event in progress {
+        let CallEvent::Progress { message, .. } = event else {
+            panic!("only progress was sent: {event:?}");
+        };
+        assert!(message.unwrap_or_default().starts_with("step"));
+    }
     let logged = client
         .call_tool(server, &find("log_and_answer"), json!({}), &with_events)
         .await
         .unwrap();
     assert_eq!(logged.text_for_model(), "logged");
-    // Notifications are dispatched concurrently with the answer: give stragglers a moment.
-    let mut progress_count = 0;
-    let mut logs = Vec::new();
-    while let Ok(Some(event)) =
-        tokio::time::timeout(Duration::from_millis(300), received.recv()).await
-    {
-        match event {
-            CallEvent::Progress { message, .. } => {
-                progress_count += 1;
-                assert!(message.unwrap_or_default().starts_with("step"));
-            }
-            CallEvent::Log { level, data, .. } => logs.push((level, data)),
-            CallEvent::Task(task) => panic!("a plain call became a task: {task:?}"),
-        }
-    }
-    assert_eq!(progress_count, 3);
     assert_eq!(
-        logs,
-        vec![("info".to_owned(), json!("the fixture is working"))]
+        arrived(&mut received),
+        vec![CallEvent::Log {
+            level: "info".to_owned(),
+            logger: None,
+            data: json!("the fixture is working"),
+        }]
+    );
+
+    // A burst right before the answer: all of it is in before the call returns.
+    let (burst, mut burst_received) = mpsc::channel(256);
+    let mut with_burst = context("bob");
+    with_burst.events = Some(burst);
+    let chatty = client
+        .call_tool(server, &find("chatty"), json!({"count": 150}), &with_burst)
+        .await
+        .unwrap();
+    assert_eq!(chatty.text_for_model(), "sent 150");
+    let logs = arrived(&mut burst_received);
+    assert_eq!(logs.len(), 150, "{:?}", logs.last());
+    assert_eq!(
+        logs.last(),
+        Some(&CallEvent::Log {
+            level: "info".to_owned(),
+            logger: None,
+            data: json!("message 149"),
+        })
     );
 
     let item = client
@@ -103,6 +121,11 @@ async fn exercise(client: &McpClient, server: &UpstreamServer) {
         .await
         .unwrap();
     assert!(serde_json::to_string(&prompt).unwrap().contains("Ada"));
+}
+
+/// The events already in the channel, without waiting.
+fn arrived(received: &mut mpsc::Receiver<CallEvent>) -> Vec<CallEvent> {
+    std::iter::from_fn(|| received.try_recv().ok()).collect()
 }
 
 async fn list_changed_is_reported(client: &McpClient, server: &UpstreamServer) {
