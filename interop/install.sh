@@ -16,7 +16,7 @@ if [ ! -d conformance-next/node_modules ] || [ conformance-next/package-lock.jso
   (cd conformance-next && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.install-stamp)
 fi
 
-# The MCP Apps example server (SDK 2.x) in its own folder, like conformance-next.
+# The MCP Apps example servers (SDK 2.x) in their own folder, like conformance-next.
 if [ ! -d apps/node_modules ] || [ apps/package-lock.json -nt apps/node_modules/.install-stamp ]; then
   (cd apps && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.install-stamp)
 fi

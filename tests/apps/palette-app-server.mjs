@@ -3,10 +3,13 @@
 // installed by interop/install.sh; its bundle is inlined into the page at start, nothing of it is
 // committed), for the browser tests of what an app may ask its host (issue 12): open a link,
 // send a message as the person, update the model's context, change its display mode, read a
-// resource of its own server (and try one of another server), and use the browser permissions
+// resource of its own server (and try one of another server), list its server's resources, have
+// files downloaded, log, ask to sample (refused) and to be closed, follow the host's theme and
+// styles (with the SDK's `applyHostStyleVariables`), and use the browser permissions
 // its resource declares (`_meta.ui.permissions`: camera and clipboard write) if the person
 // allows them. An MCP server over stdio in plain JSON-RPC (no server SDK), with one tool,
-// `palette`, and its `ui://palette/app.html`; a text resource `palette://colours`.
+// `palette`, and its `ui://palette/app.html`; a text resource `palette://colours`, a template
+// `palette://colours/{name}` and a prompt `describe-colour`.
 //
 // The page has one button per request (#<name>) and writes each outcome into #out-<name>, so a
 // test drives it step by step through the browser and answers the host's dialogs in between.
@@ -35,15 +38,40 @@ function sdkAsScript() {
 }
 
 const APP_SCRIPT = `
-const { App } = globalThis.McpApps;
+const { App, applyHostStyleVariables } = globalThis.McpApps;
 const app = new App({ name: 'palette', version: '1.0.0' }, { availableDisplayModes: ['inline', 'fullscreen'] });
+// A request the SDK's App does not send (or refuses to send itself), straight to the host.
+const raw = (method, params) => new Promise((resolve) => {
+  const id = 'raw-' + Math.random().toString(36).slice(2);
+  const listener = (event) => {
+    if (event.source !== window.parent || event.data?.id !== id) return;
+    window.removeEventListener('message', listener);
+    resolve(event.data);
+  };
+  window.addEventListener('message', listener);
+  window.parent.postMessage({ jsonrpc: '2.0', id, method, params }, '*');
+});
 const out = (name, value) => { document.getElementById('out-' + name).textContent = typeof value === 'string' ? value : JSON.stringify(value); };
 const run = (name, action) => document.getElementById(name).addEventListener('click', async () => {
   out(name, 'waiting');
   try { out(name, await action()); } catch (error) { out(name, 'error: ' + (error && error.message)); }
 });
 app.ontoolresult = (result) => out('result', result.structuredContent || null);
-app.onhostcontextchanged = (context) => { if (context.displayMode) out('context-mode', context.displayMode); };
+// Host styles: applied with the SDK's helper; #out-styles shows the theme and what the page's
+// root then resolves two of the spec's variables to.
+const showStyles = (context) => {
+  if (context.styles?.variables) applyHostStyleVariables(context.styles.variables);
+  const root = getComputedStyle(document.documentElement);
+  out('styles', { theme: context.theme, background: root.getPropertyValue('--color-background-primary').trim(), text: root.getPropertyValue('--color-text-primary').trim(), count: Object.keys(context.styles?.variables ?? {}).length });
+};
+app.onhostcontextchanged = (context) => {
+  if (context.displayMode) out('context-mode', context.displayMode);
+  if (context.theme || context.styles) showStyles({ ...app.getHostContext(), ...context });
+};
+app.onteardown = async () => {
+  await app.sendLog({ level: 'info', data: 'palette torn down' });
+  return {};
+};
 run('open-link', () => app.openLink({ url: 'https://example.com/teal' }));
 run('open-bad-link', () => app.openLink({ url: 'javascript:alert(1)' }));
 run('send-message', () => app.sendMessage({ role: 'user', content: [{ type: 'text', text: 'Tell me about the colour teal' }] }));
@@ -53,6 +81,14 @@ run('inline', async () => (await app.requestDisplayMode({ mode: 'inline' })).mod
 run('pip', async () => (await app.requestDisplayMode({ mode: 'pip' })).mode);
 run('read-own', async () => (await app.readServerResource({ uri: '${COLOURS_URI}' })).contents[0].text);
 run('read-other', async () => JSON.stringify(await app.readServerResource({ uri: 'ui://get-time/mcp-app.html' })).slice(0, 80));
+run('download-embedded', async () => app.downloadFile({ contents: [{ type: 'resource', resource: { uri: 'file:///exports/palette.csv', mimeType: 'text/csv', text: 'colour\\nteal\\ncoral\\n' } }] }));
+run('download-link', async () => app.downloadFile({ contents: [{ type: 'resource_link', uri: '${COLOURS_URI}', name: 'colours.txt', mimeType: 'text/plain' }] }));
+run('list-resources', async () => (await app.listServerResources()).resources.map((resource) => resource.uri).join(' '));
+run('sample', async () => JSON.stringify((await raw('sampling/createMessage', { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 })).error));
+run('list-templates', async () => JSON.stringify((await raw('resources/templates/list', {})).result));
+run('list-prompts', async () => JSON.stringify((await raw('prompts/list', {})).result));
+run('log', async () => { await app.sendLog({ level: 'warning', data: 'palette says hello' }); return 'sent'; });
+run('close', async () => { app.requestTeardown(); return 'asked'; });
 app.connect().then(() => {
   const policy = document.permissionsPolicy || document.featurePolicy;
   out('init', {
@@ -60,18 +96,20 @@ app.connect().then(() => {
     display_mode: app.getHostContext()?.displayMode,
     available: app.getHostContext()?.availableDisplayModes,
     capabilities: app.getHostCapabilities(),
+    theme: app.getHostContext()?.theme,
     allows: Object.fromEntries(['camera', 'microphone', 'clipboard-write', 'geolocation'].map((feature) => [feature, policy ? policy.allowsFeature(feature) : null])),
   });
+  showStyles(app.getHostContext() ?? {});
   document.body.dataset.ready = 'true';
 });
 `;
 
 function appHtml() {
-  const buttons = ['open-link', 'open-bad-link', 'send-message', 'update-context', 'fullscreen', 'inline', 'pip', 'read-own', 'read-other'];
+  const buttons = ['open-link', 'open-bad-link', 'send-message', 'update-context', 'fullscreen', 'inline', 'pip', 'read-own', 'read-other', 'download-embedded', 'download-link', 'list-resources', 'list-templates', 'list-prompts', 'sample', 'log', 'close'];
   return `<!doctype html>
 <html><head><meta charset="utf-8"><title>Palette</title></head>
 <body><h1>Palette</h1>
-<pre id="out-init"></pre><pre id="out-result"></pre><pre id="out-context-mode"></pre>
+<pre id="out-init"></pre><pre id="out-result"></pre><pre id="out-context-mode"></pre><pre id="out-styles"></pre>
 ${buttons.map((name) => `<p><button id="${name}">${name}</button> <code id="out-${name}"></code></p>`).join('\n')}
 <script>${sdkAsScript()}</script>
 <script>${APP_SCRIPT}</script>
@@ -97,7 +135,7 @@ function fail(id, code, message) {
 function handle({ id, method, params }) {
   switch (method) {
     case 'initialize':
-      return answer(id, { protocolVersion: '2025-06-18', capabilities: { tools: {}, resources: {} }, serverInfo: { name: 'palette-app', version: '1.0.0' } });
+      return answer(id, { protocolVersion: '2025-06-18', capabilities: { tools: {}, resources: {}, prompts: {} }, serverInfo: { name: 'palette-app', version: '1.0.0' } });
     case 'ping':
       return answer(id, {});
     case 'tools/list':
@@ -108,7 +146,9 @@ function handle({ id, method, params }) {
     case 'resources/list':
       return answer(id, { resources: [{ uri: RESOURCE_URI, name: 'palette', mimeType: MIME_TYPE }, { uri: COLOURS_URI, name: 'colours', mimeType: 'text/plain' }] });
     case 'resources/templates/list':
-      return answer(id, { resourceTemplates: [] });
+      return answer(id, { resourceTemplates: [{ uriTemplate: 'palette://colours/{name}', name: 'colour', mimeType: 'text/plain' }] });
+    case 'prompts/list':
+      return answer(id, { prompts: [{ name: 'describe-colour', description: 'Describes a colour.', arguments: [{ name: 'colour', required: true }] }] });
     case 'resources/read':
       if (params?.uri === RESOURCE_URI) {
         return answer(id, { contents: [{ uri: RESOURCE_URI, mimeType: MIME_TYPE, text: appHtml(), _meta: { ui: { permissions: DECLARED_PERMISSIONS } } }] });

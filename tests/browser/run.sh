@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the web UI's browser tests: installs Debian's Chromium if it is missing (never a downloaded
 # browser), installs playwright-core from package-lock.json, builds the switchboard binary, installs
-# the interop peers the tests start (server-everything, the MCP Apps example server), then runs every *.test.js with node's test
+# the interop peers the tests start (server-everything, the MCP Apps example servers), then runs every *.test.js with node's test
 # runner. Screenshots land in artifacts/screenshots/ at the repository root.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -20,7 +20,8 @@ if [ ! -d node_modules/playwright-core ] || [ package-lock.json -nt node_modules
 fi
 
 if [ ! -f "$repository_root/interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ] \
-  || [ ! -f "$repository_root/interop/apps/node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js" ]; then
+  || [ ! -f "$repository_root/interop/apps/node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js" ] \
+  || [ ! -f "$repository_root/interop/apps/node_modules/@modelcontextprotocol/server-system-monitor/dist/index.js" ]; then
   bash "$repository_root/interop/install.sh"
 fi
 

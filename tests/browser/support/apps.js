@@ -48,3 +48,33 @@ export async function appFrame(turn) {
   await iframe.waitFor({ timeout: 30000 });
   return (await iframe.elementHandle()).contentFrame();
 }
+
+/**
+ * A `prepare` for `signedInAppsPage`: every app frame keeps what its window is sent, in order
+ * (`window.__hostMessages`, recorded before the app's own scripts run), and the UI's page notes
+ * when each tool call's view first shows it completed (`window.__toolCallCompletedAt`, by the
+ * view's `data-call-id`, in ms since the epoch like `performance.timeOrigin + performance.now()`).
+ */
+export async function recordAppMessages(context) {
+  await context.addInitScript(() => {
+    if (window !== window.top) {
+      window.__hostMessages = [];
+      window.addEventListener('message', (event) => window.__hostMessages.push(event.data));
+      return;
+    }
+    window.__toolCallCompletedAt = {};
+    const note = () => {
+      for (const element of document.querySelectorAll('.tool-call[data-status=completed]')) {
+        const id = element.dataset.callId;
+        if (!(id in window.__toolCallCompletedAt)) window.__toolCallCompletedAt[id] = performance.timeOrigin + performance.now();
+      }
+    };
+    new MutationObserver(note).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-status'] });
+  });
+}
+
+/** When the page first showed `toolCall` (a `.tool-call` locator) completed; needs `recordAppMessages`. */
+export async function toolCallCompletedAt(page, toolCall) {
+  const id = await toolCall.getAttribute('data-call-id');
+  return page.evaluate((key) => window.__toolCallCompletedAt?.[key] ?? null, id);
+}

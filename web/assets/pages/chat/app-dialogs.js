@@ -1,7 +1,8 @@
 // app-dialogs: what an MCP App may ask of the person, asked in the UI's own chrome (never inside
 // the app's frame, which the app draws): opening a link (`ui/open-link`), sending a message as
-// the person (`ui/message`), and the browser permissions its resource declares. Each resolves
-// to the person's answer; closing a dialog (Escape) is a refusal.
+// the person (`ui/message`), saving the files it offers (`ui/download-file`), and the browser
+// permissions its resource declares. Each resolves to the person's answer; closing a dialog
+// (Escape) is a refusal.
 
 import { h } from '../../lib/dom.js';
 
@@ -82,4 +83,24 @@ export async function askPermissions(declared, appLabel) {
     ],
   });
   return allowed ? declared.filter((_, index) => boxes[index].checked) : [];
+}
+
+/** Shows the files an app offers to download (`{name, type, size}`); true: save them. */
+export function confirmDownload(files, appLabel) {
+  return ask({
+    title: files.length === 1 ? 'Download this file?' : `Download these ${files.length} files?`,
+    className: 'mcp-app-download',
+    confirm: 'Download',
+    body: [
+      h('p', { text: `The app of ${appLabel} offers:` }),
+      h('ul', { class: 'plain-list' }, files.map((file) => h('li', {},
+        h('code', { text: file.name }), ` · ${file.type || 'unknown type'} · ${formatBytes(file.size)}`))),
+    ],
+  });
+}
+
+function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }

@@ -3,27 +3,37 @@
 // into <iframe sandbox="allow-scripts">: an opaque origin, so it reaches no cookie, storage or
 // token of ours, cannot touch this document, and the page's policy (its resource's declared
 // CSP, none = no network) comes with the response. This module is the host side of the app's
-// `ui/*` JSON-RPC over postMessage: `ui/initialize` (host context: theme, locale, time zone,
-// display mode, container size), `ui/notifications/initialized`, then tool input and tool
-// result, size changes, the app's `tools/call` and `resources/read` to its own server (through
-// the API, so the approval gate, policies, pins and audit apply; while one waits for a person, its
-// approval card shows under the app: app-approvals.js), `ui/open-link` and `ui/message`
-// (the person is asked first, in app-dialogs.js; an accepted message is sent as the person's next
-// message), `ui/update-model-context` (stored by the API, given to the model on the next turn),
-// display modes (inline, fullscreen; told back with `host-context-changed`), the permissions the
-// resource declares and the person allows (the iframe's `allow`), and `ui/resource-teardown`
-// before removal. Every message is checked: from this iframe's own window, from the opaque
-// origin `null`.
+// `ui/*` JSON-RPC over postMessage: `ui/initialize` (host context: theme and host styles from
+// app-host-context.js, locale, time zone, display mode, container size; theme changes told with
+// `host-context-changed`), `ui/notifications/initialized`, then tool input and tool result, size
+// changes, the app's `tools/call` and `resources/read` to its own server (through the API, so
+// the approval gate, policies, pins and audit apply; while one waits for a person, its approval
+// card shows under the app: app-approvals.js), its own server's lists (app-server-lists.js),
+// `ui/open-link`, `ui/message` and `ui/download-file` (the person is asked first, in
+// app-dialogs.js; an accepted message is sent as the person's next message; files are saved by
+// app-downloads.js), `ui/update-model-context` (stored by the API, given to the model on the
+// next turn), display modes (inline, fullscreen; told back with `host-context-changed`), the
+// permissions the resource declares and the person allows (the iframe's `allow`), log messages
+// (to the console, capped), `ui/notifications/request-teardown` (granted) and
+// `ui/resource-teardown` before removal. `sampling/createMessage` is refused: an app does not
+// ask the chat's models. Partial tool input is never sent: the model path hands the chat a call
+// only once its arguments are complete. Every message is checked: from this iframe's own
+// window, from the opaque origin `null`.
 
 import { h } from '../../lib/dom.js';
 import { api, segment } from '../../lib/api.js';
 import { PERMISSION_FEATURES, askPermissions, confirmAppMessage, confirmOpenLink } from './app-dialogs.js';
 import { AppApprovals } from './app-approvals.js';
+import { DownloadRequestError, downloadFiles } from './app-downloads.js';
+import { hostStyles, hostTheme, watchTheme } from './app-host-context.js';
+import { listOwnServer } from './app-server-lists.js';
 
 const PROTOCOL_VERSION = '2026-01-26';
 const TEARDOWN_WAIT_MS = 500;
 const MIN_HEIGHT = 48;
 const MAX_HEIGHT = 720;
+/** Log messages of one app shown in the console, at most. */
+const MAX_LOGGED = 100;
 
 /** What the person allowed each app (server, resource, hash) for this page's life. */
 const grantedPermissions = new Map();
@@ -82,6 +92,7 @@ export class AppFrame {
     if (this.app.prefers_border === false) this.element.classList.add('mcp-app-borderless');
     window.addEventListener('message', this.onMessage);
     window.addEventListener('keydown', this.onKey);
+    this.stopWatchingTheme = watchTheme((change) => this.#notifyWhenReady('ui/notifications/host-context-changed', change));
     this.element.append(this.approvals.element, this.iframe);
   }
 
@@ -123,6 +134,7 @@ export class AppFrame {
     }
     window.removeEventListener('message', this.onMessage);
     window.removeEventListener('keydown', this.onKey);
+    this.stopWatchingTheme?.();
     for (const { reject } of this.pending.values()) reject(new Error('the app was removed'));
     this.pending.clear();
     this.approvals.dispose();
@@ -168,6 +180,14 @@ export class AppFrame {
         return this.#callTool(params);
       case 'resources/read':
         return this.#readResource(params);
+      case 'resources/list':
+      case 'resources/templates/list':
+      case 'prompts/list':
+        return listOwnServer(method, { conversationId: this.conversationId, server: this.app.server ?? this.server });
+      case 'ui/download-file':
+        return this.#downloadFile(params);
+      case 'sampling/createMessage':
+        throw Object.assign(new Error('sampling/createMessage is refused: this host does not let an app ask its models'), { code: METHOD_NOT_FOUND });
       case 'ui/open-link':
         return this.#openLink(params);
       case 'ui/message':
@@ -183,7 +203,6 @@ export class AppFrame {
 
   #initializeResult(params) {
     const asked = typeof params.protocolVersion === 'string' ? params.protocolVersion : PROTOCOL_VERSION;
-    const dark = window.matchMedia?.('(prefers-color-scheme: dark)').matches;
     return {
       protocolVersion: asked === PROTOCOL_VERSION ? asked : PROTOCOL_VERSION,
       hostInfo: { name: 'Switchboard', version: '1' },
@@ -192,12 +211,14 @@ export class AppFrame {
         serverResources: {},
         logging: {},
         openLinks: {},
+        downloadFile: {},
         message: { text: {} },
         updateModelContext: { text: {}, structuredContent: {} },
         sandbox: { permissions: Object.fromEntries(this.granted.map((name) => [name, {}])) },
       },
       hostContext: {
-        theme: dark ? 'dark' : 'light',
+        theme: hostTheme(),
+        styles: hostStyles(),
         locale: navigator.language,
         timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
         displayMode: this.displayMode,
@@ -257,6 +278,17 @@ export class AppFrame {
     return {};
   }
 
+  /** Files the app offers (embedded resources, or links read from its own server, gated), once the person agrees. */
+  async #downloadFile(params) {
+    if (this.asking) return { isError: true };
+    try {
+      const readLink = (uri) => this.#readResource({ uri });
+      return (await this.#askPerson(() => downloadFiles(params.contents, this.#label(), readLink))) || { isError: true };
+    } catch (error) {
+      throw error instanceof DownloadRequestError ? invalidParams(error.message) : error;
+    }
+  }
+
   /** One question to the person at a time per app: an app cannot stack dialogs. */
   async #askPerson(question) {
     this.asking = true;
@@ -309,7 +341,26 @@ export class AppFrame {
         this.inlineHeight = Math.min(MAX_HEIGHT, Math.max(MIN_HEIGHT, Math.ceil(height)));
         if (this.displayMode === 'inline') this.iframe.style.height = `${this.inlineHeight}px`;
       }
+    } else if (method === 'notifications/message') {
+      this.#log(params);
+    } else if (method === 'ui/notifications/request-teardown') {
+      this.#closeOnRequest();
     }
+  }
+
+  /** The app's log message, to the console (for whoever debugs it), at most MAX_LOGGED of them. */
+  #log(params) {
+    this.logged = (this.logged ?? 0) + 1;
+    if (this.logged > MAX_LOGGED) return;
+    const data = typeof params?.data === 'string' ? params.data : JSON.stringify(params?.data);
+    console.debug(`[MCP App ${this.#label()}] ${String(params?.level ?? 'info')}: ${data}`);
+  }
+
+  /** The app asked to be closed: it is torn down as on removal, and a note stays in its place. */
+  async #closeOnRequest() {
+    if (this.disposed) return;
+    await this.dispose();
+    this.element.append(h('p', { class: 'muted small mcp-app-closed', text: 'The app closed itself.' }));
   }
 
   #notifyWhenReady(method, params) {
