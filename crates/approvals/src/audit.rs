@@ -148,6 +148,39 @@ impl AuditLog {
     }
 }
 
+/// The actor of the changes made with the binary's admin subcommands.
+pub const COMMAND_LINE_ACTOR: &str = "cli";
+
+impl AuditLog {
+    /// Configuration changed with the binary's admin subcommands, on the store directly. No
+    /// principal made it (whoever runs the binary on the machine is not a user of the
+    /// workspace), so the actor is [`COMMAND_LINE_ACTOR`] and the details say `origin: cli`.
+    pub async fn command_line_change(
+        &self,
+        workspace_id: &WorkspaceId,
+        change: ConfigurationChange<'_>,
+    ) {
+        let mut details = change.details;
+        if let Value::Object(fields) = &mut details {
+            fields.insert("origin".to_owned(), Value::from(COMMAND_LINE_ACTOR));
+        }
+        self.record(
+            workspace_id,
+            NewAuditEvent {
+                actor: COMMAND_LINE_ACTOR.to_owned(),
+                action: change.action.to_owned(),
+                target: Some(change.target.to_owned()),
+                server_name: change.server_name.map(str::to_owned),
+                tool_name: change.tool_name.map(str::to_owned),
+                status: Some("changed".to_owned()),
+                details,
+                ..NewAuditEvent::default()
+            },
+        )
+        .await;
+    }
+}
+
 /// The audit row of a tool call that reached its final state: who, which conversation,
 /// server and tool, arguments (redacted by the store), result size, final state, duration,
 /// the decision and who made it, and where the call came from.

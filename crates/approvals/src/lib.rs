@@ -42,6 +42,7 @@
 pub mod asking;
 mod asking_client;
 pub mod audit;
+pub mod audit_details;
 pub mod bud_policies;
 pub mod config;
 pub mod decisions;

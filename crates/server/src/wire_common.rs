@@ -3,7 +3,6 @@
 //! module only describes it, from [`Scope::ALL`], so the spec cannot miss a scope), and the
 //! typed details of the configuration changes the routes audit.
 
-use serde::Serialize;
 use std::borrow::Cow;
 use switchboard_core::Scope;
 use utoipa::openapi::RefOr;
@@ -30,8 +29,5 @@ impl utoipa::ToSchema for ScopeName {
     }
 }
 
-/// The `details` of an audited configuration change, from its typed struct. These structs
-/// hold strings, ids and times only, so serializing them cannot fail.
-pub fn audit_details(details: &impl Serialize) -> serde_json::Value {
-    serde_json::to_value(details).unwrap_or_default()
-}
+/// The `details` of an audited configuration change, from its typed struct.
+pub use switchboard_approvals::audit_details::to_details as audit_details;

@@ -3,6 +3,7 @@
 //! text for people or, with `--json`, as the JSON of the result types below (`output`).
 
 use crate::cli::{NewUserRole, TokenCommand, UserCommand, WorkspaceCommand};
+use crate::command_audit::CommandAudit;
 use crate::config::Config;
 use crate::output::Output;
 use anyhow::{Context, bail};
@@ -159,6 +160,7 @@ async fn run_token_command(
                 )
                 .await
                 .context("creating the token")?;
+            CommandAudit::new(store).token_created(&issued.record).await;
             let issued = IssuedToken {
                 id: issued.record.id.to_string(),
                 name: issued.record.name.clone(),
@@ -188,6 +190,7 @@ async fn run_token_command(
                 .revoke_token(&workspace.id, &TokenId::from_string(token_id))
                 .await
                 .context("revoking the token")?;
+            CommandAudit::new(store).token_revoked(&token).await;
             let revoked = RevokedToken {
                 id: token.id.to_string(),
                 name: token.name,
@@ -297,6 +300,7 @@ async fn run_user_command(
                 .with_context(|| {
                     format!("creating user '{name}' in workspace '{}'", workspace.name)
                 })?;
+            CommandAudit::new(store).user_created(&user).await;
             output.emit(&UserRow::from(user), |user| {
                 println!("user id: {}", user.id);
                 println!("name:    {}", user.name);
@@ -360,7 +364,7 @@ async fn create_workspace(store: &Store, name: &str, output: Output) -> anyhow::
         .create_token(
             &workspace.id,
             NewToken {
-                user_id: owner.id,
+                user_id: owner.id.clone(),
                 name: "owner".into(),
                 scopes: ScopeSet::all(),
                 expires_at: None,
@@ -368,6 +372,9 @@ async fn create_workspace(store: &Store, name: &str, output: Output) -> anyhow::
         )
         .await
         .context("creating the owner token")?;
+    let audit = CommandAudit::new(store);
+    audit.user_created(&owner).await;
+    audit.token_created(&issued.record).await;
     let created = CreatedWorkspace {
         id: workspace.id.to_string(),
         name: workspace.name,

@@ -4,6 +4,7 @@
 
 mod admin;
 mod cli;
+mod command_audit;
 mod config;
 mod gateway;
 mod output;

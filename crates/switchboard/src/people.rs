@@ -6,6 +6,7 @@
 
 use crate::admin::{UserRow, find_user, find_workspace, owner_of};
 use crate::cli::{ConversationsChoice, NewUserRole, UserCommand};
+use crate::command_audit::CommandAudit;
 use crate::output::Output;
 use anyhow::{Context, bail};
 use serde::Serialize;
@@ -99,6 +100,7 @@ async fn change_access(
         .update_user_access(&workspace.id, &user_id, change)
         .await
         .with_context(|| format!("changing user '{name}'"))?;
+    CommandAudit::new(store).user_changed(&user).await;
     output.emit(&UserRow::from(user), |user| {
         let state = if user.active { "active" } else { "deactivated" };
         println!("{}: {}, {state}", user.name, user.role);
@@ -138,6 +140,9 @@ async fn delete(
         .delete_user(&workspace.id, &user_id, choice)
         .await
         .with_context(|| format!("removing user '{name}'"))?;
+    CommandAudit::new(store)
+        .user_removed(&removed, heir.as_deref())
+        .await;
     let row = RemovedUserRow {
         id: removed.user.id.to_string(),
         name: removed.user.name,

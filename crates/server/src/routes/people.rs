@@ -21,6 +21,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use switchboard_approvals::ConfigurationChange;
+use switchboard_approvals::audit_details::{PersonChanged, PersonRemoved};
 use switchboard_core::{Principal, UserId};
 use switchboard_store::{
     RemovedConversations, TokenRecord, UserAccessChange, UserRecord, UserRole,
@@ -96,26 +97,6 @@ impl PersonView {
             created_at: user.created_at,
         }
     }
-}
-
-/// What the audit log keeps of a removal: the person as they were and what became of their
-/// conversations.
-#[derive(Debug, Serialize)]
-struct PersonRemovalDetails<'a> {
-    name: &'a str,
-    role: UserRole,
-    conversations: ConversationsChoice,
-    transferred_conversations: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    conversations_owner: Option<&'a str>,
-}
-
-/// What the audit log keeps of a change to a person.
-#[derive(Debug, Serialize)]
-struct PersonChangeDetails<'a> {
-    name: &'a str,
-    role: UserRole,
-    active: bool,
 }
 
 /// List the workspace's people with their role, state and tokens' use.
@@ -211,6 +192,13 @@ pub enum ConversationsChoice {
 }
 
 impl ConversationsChoice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConversationsChoice::Keep => "keep",
+            ConversationsChoice::Delete => "delete",
+        }
+    }
+
     /// The choice of a `?conversations=` value (the whole of the 400's explanation otherwise).
     fn parse(value: Option<&str>) -> Result<Self, ApiError> {
         match value {
@@ -334,7 +322,7 @@ async fn audit(state: &AppState, principal: &Principal, action: &str, user: &Use
             ConfigurationChange::new(
                 action,
                 user.id.as_str(),
-                audit_details(&PersonChangeDetails {
+                audit_details(&PersonChanged {
                     name: &user.name,
                     role: user.role,
                     active: user.active,
@@ -350,10 +338,10 @@ async fn audit_removal(
     role: UserRole,
     removed: &RemovedPersonView,
 ) {
-    let details = PersonRemovalDetails {
+    let details = PersonRemoved {
         name: &removed.name,
         role,
-        conversations: removed.conversations,
+        conversations: removed.conversations.as_str(),
         transferred_conversations: removed.transferred_conversations,
         conversations_owner: removed.conversations_owner.as_ref().map(UserId::as_str),
     };

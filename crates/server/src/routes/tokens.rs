@@ -15,6 +15,7 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use switchboard_approvals::ConfigurationChange;
+use switchboard_approvals::audit_details::{TokenCreated, TokenRevoked};
 use switchboard_core::{Principal, ScopeSet, TokenId, UserId};
 use switchboard_store::{NewToken, StoreError, TokenRecord};
 use utoipa::ToSchema;
@@ -85,21 +86,6 @@ pub struct IssuedTokenView {
     pub token: TokenView,
     /// The bearer token itself; Switchboard keeps only its hash.
     pub plaintext: String,
-}
-
-/// What the audit log keeps of a new token (never its secret).
-#[derive(Debug, Serialize)]
-struct TokenCreatedDetails<'a> {
-    user_id: &'a UserId,
-    name: &'a str,
-    scopes: &'a ScopeSet,
-    expires_at: Option<DateTime<Utc>>,
-}
-
-/// What the audit log keeps of a revoked token.
-#[derive(Debug, Serialize)]
-struct TokenRevokedDetails<'a> {
-    name: &'a str,
 }
 
 /// List the workspace's tokens (never their secrets).
@@ -212,7 +198,7 @@ pub(crate) async fn issue(
             ConfigurationChange::new(
                 "token.created",
                 issued.record.id.as_str(),
-                audit_details(&TokenCreatedDetails {
+                audit_details(&TokenCreated {
                     user_id: &issued.record.user_id,
                     name: &issued.record.name,
                     scopes: &issued.record.scopes,
@@ -245,7 +231,7 @@ pub(crate) async fn revoke(
             ConfigurationChange::new(
                 "token.revoked",
                 record.id.as_str(),
-                audit_details(&TokenRevokedDetails { name: &record.name }),
+                audit_details(&TokenRevoked { name: &record.name }),
             ),
         )
         .await;

@@ -17,6 +17,7 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use switchboard_approvals::ConfigurationChange;
+use switchboard_approvals::audit_details::UserCreated;
 use switchboard_core::UserId;
 use switchboard_registry::OWN_ENDPOINT_SYNC_USER;
 use switchboard_store::{StoreError, UserRecord, UserRole};
@@ -109,13 +110,6 @@ fn requested_role(role: Option<&str>) -> Result<UserRole, ApiError> {
     }
 }
 
-/// What the audit log keeps of a new user.
-#[derive(Debug, Serialize)]
-struct UserCreatedDetails<'a> {
-    name: &'a str,
-    role: UserRole,
-}
-
 /// List the workspace's users (people, and Switchboard's own service user).
 #[utoipa::path(
     get,
@@ -186,7 +180,7 @@ async fn create_user(
             ConfigurationChange::new(
                 "user.created",
                 user.id.as_str(),
-                audit_details(&UserCreatedDetails {
+                audit_details(&UserCreated {
                     name: &user.name,
                     role: user.role,
                 }),

@@ -2,7 +2,7 @@
 //! promoted, deactivated, reactivated and removed on the store while the service runs (their
 //! tokens follow at once over HTTP; a removed person's conversation kept by the owner), and
 //! the registry searched and a server added through a running instance configured with a
-//! local MCP registry.
+//! local MCP registry. Each change made on the command line is audited with the actor `cli`.
 
 use crate::process::{ADMIN_TOKEN, Service, command, json_of, run_cli, stdout_of};
 use axum::Json;
@@ -148,6 +148,58 @@ async fn people_are_managed_on_the_command_line_and_their_tokens_follow() {
         StatusCode::OK,
         "the owner reads the kept conversation"
     );
+
+    // Every change made on the command line is in the audit log, as the API writes it.
+    let audit: Value = client
+        .get(format!("{}/api/audit?limit=100", service.base_url))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let by_cli: Vec<&Value> = audit["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|entry| entry["actor"] == "cli")
+        .collect();
+    let actions: Vec<&str> = by_cli
+        .iter()
+        .map(|entry| entry["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            "user.deleted",
+            "user.updated",
+            "user.updated",
+            "user.updated",
+            "user.updated",
+            "token.created",
+            "user.created",
+        ],
+        "{audit}"
+    );
+    let removal = &by_cli[0]["details"];
+    assert_eq!(
+        (
+            &removal["name"],
+            &removal["conversations"],
+            &removal["transferred_conversations"],
+            &removal["origin"]
+        ),
+        (&json!("lena"), &json!("keep"), &json!(1), &json!("cli")),
+        "{removal}"
+    );
+    let deactivation = &by_cli[3]["details"];
+    assert_eq!(
+        (&deactivation["role"], &deactivation["active"]),
+        (&json!("admin"), &json!(false)),
+        "{deactivation}"
+    );
+    assert_eq!(by_cli[5]["target"], issued["id"], "{}", by_cli[5]);
 }
 
 /// A local MCP registry speaking the official API (`/v0.1/servers`, `…/versions/{version}`)
