@@ -4,6 +4,9 @@
 //!   service on every replica) although the replica started last — whose address a start
 //!   writes into `kg`'s stored URL — is gone: a chat's write through the kg tools completes
 //!   and is stored once;
+//! - a client following an answer from the other replica (`GET /chat/{id}/stream`) whose
+//!   answering replica is killed mid-answer gets what was relayed, then `error`
+//!   `answer_lost` and `done` (failed) once that replica is known dead, instead of hanging.
 
 use crate::chat::{ask, with_model};
 use crate::process::{ADMIN_TOKEN, Service};
@@ -12,11 +15,12 @@ use futures::stream::BoxStream;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedReply, ScriptedToolCall};
 use switchboard_test_support::postgres::PostgresSchema;
 
-/// How long an event may take (a loaded machine gets room).
+/// How long an event may take: a replica is presumed dead after three missed heartbeats (15
+/// s); a loaded machine gets room beyond that.
 const EVENT_DEADLINE: Duration = Duration::from_secs(90);
 
 /// A replica of the real binary on `schema`, answering with `fake`, every call allowed.
@@ -168,4 +172,79 @@ async fn the_survivor_of_the_replica_started_last_still_writes_through_its_own_k
     let kg = listed_kg(&client, &survivor).await;
     assert_eq!(kg["url"], survivor.url("/mcp").as_str(), "{kg:#}");
     assert_eq!(kg["managed_by_switchboard"], true, "{kg:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_whose_answering_replica_is_killed_gets_answer_lost() {
+    let schema = PostgresSchema::create();
+    let fake = FakeOpenAi::start().await;
+    let data_dir = tempfile::tempdir().unwrap();
+    let client = reqwest::Client::new();
+    let answering = Service::start_command(replica(data_dir.path(), &fake, &schema));
+    let following = Service::start_command(replica(data_dir.path(), &fake, &schema));
+    // Two words, then the model says nothing more: the answer is in flight when A dies.
+    fake.enqueue(ScriptedReply::text_then_hang(&["first ", "second "]));
+    let response = ask(&client, &answering, json!({"message": "take your time"}))
+        .send()
+        .await
+        .unwrap();
+    let mut asked = Events::new(response);
+    let meta = asked.next().await;
+    assert_eq!(meta["type"], "meta", "{meta}");
+    let conversation_id = meta["conversation_id"].as_str().unwrap().to_owned();
+    while asked.next().await["token"] != "second " {}
+
+    let response = client
+        .get(following.url(&format!("/chat/{conversation_id}/stream")))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["x-answer-source"], "live");
+    let mut followed = Events::new(response);
+    let mut relayed = Vec::new();
+    loop {
+        let event = followed.next().await;
+        let second = event["token"] == "second ";
+        relayed.push(event);
+        if second {
+            break;
+        }
+    }
+    assert_eq!(
+        relayed, asked.seen,
+        "what was relayed before the kill is what A's client got"
+    );
+    let killed_at = Instant::now();
+    answering.kill_9();
+
+    let ending = followed.until_done().await;
+    let types: Vec<&str> = ending
+        .iter()
+        .map(|event| event["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["error", "done"], "{ending:#?}");
+    assert_eq!(ending[0]["code"], "answer_lost", "{ending:#?}");
+    assert_eq!(ending[1]["outcome"], "failed", "{ending:#?}");
+    println!(
+        "the follower learnt the answer was lost {:.1} s after the kill",
+        killed_at.elapsed().as_secs_f64()
+    );
+
+    // The dead replica's claim no longer holds the conversation: the survivor answers there.
+    fake.enqueue(ScriptedReply::text(&["Back."]));
+    let response = ask(
+        &client,
+        &following,
+        json!({"conversation_id": conversation_id, "message": "still there?"}),
+    )
+    .send()
+    .await
+    .unwrap();
+    let events = Events::new(response).until_done().await;
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
 }
