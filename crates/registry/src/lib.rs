@@ -48,7 +48,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use switchboard_core::{ServerId, WorkspaceId};
 use switchboard_mcp_client::McpClient;
-use switchboard_mcp_client::server::UpstreamServer;
+use switchboard_mcp_client::server::{UpstreamEndpoint, UpstreamServer};
 use switchboard_store::{ServerRecord, Store};
 use tokio_util::sync::CancellationToken;
 
@@ -148,7 +148,8 @@ impl ServerRegistry {
     }
 
     /// [`Self::upstream`] with the stored secrets as they are (for our own endpoint: its
-    /// service token, and only while it points at one of our own URLs).
+    /// service token, and only while it is reached at one of our own URLs — this process's,
+    /// see [`Self::connection_url`]).
     pub(crate) async fn stored_upstream(
         &self,
         record: &ServerRecord,
@@ -158,6 +159,14 @@ impl ServerRegistry {
             .server_secrets(&record.workspace_id, &record.id)
             .await?;
         let mut upstream = upstream::upstream_for_record(record, secrets)?;
+        if Self::is_marked_own_endpoint(record)
+            && let Some(own) = self.connection_url(record)
+            && let UpstreamEndpoint::Remote(remote) = &mut upstream.endpoint
+        {
+            // The same service on every replica: reached here, never at another replica's
+            // address (the stored one is the listener of whichever started last).
+            remote.url = own;
+        }
         let own_url = self.points_at_own_endpoint(record);
         if Self::is_marked_own_endpoint(record) && !own_url {
             // The service credential of our own endpoint goes nowhere else.

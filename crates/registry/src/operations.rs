@@ -37,6 +37,10 @@ pub struct ServerOverview {
     /// `Some(why)` when those figures pass the configured limits (`slow_call_ms`, or a start
     /// longer than half the server's init timeout).
     pub slowness: Option<Slowness>,
+    /// Our own knowledge-graph endpoint only: the URL this process reaches it at (its own
+    /// `/mcp`), which is what it is on this replica — the stored URL names the replica that
+    /// started last. `None` for every other server (its stored URL is where it is reached).
+    pub own_endpoint_url: Option<String>,
 }
 
 /// Cached capabilities and what is known about their freshness.
@@ -163,6 +167,10 @@ impl ServerRegistry {
             sync_started_at: self.syncing_since(&record.id),
             latency,
             slowness: latency.slowness(config.slow_call(), init_timeout),
+            own_endpoint_url: Self::is_marked_own_endpoint(record)
+                .then(|| self.connection_url(record))
+                .flatten()
+                .map(String::from),
         }
     }
 

@@ -5,8 +5,10 @@
 //! acting as a dedicated service user, stored encrypted as the server's own secret.
 //!
 //! At every start the binary calls [`ServerRegistry::prepare_own_endpoints`]: each marked server
-//! is pointed at this process's listener (the port may change between starts) and given a
-//! working token (a missing or revoked one is replaced). Deleting the server revokes its
+//! is pointed at this process's listener (the port may change between starts; with replicas the
+//! stored URL names whichever started last, and no process connects there but that one — each
+//! reaches its own, see [`super::own_endpoint`]) and given a working token (a missing or
+//! revoked one is replaced). Deleting the server revokes its
 //! token ([`ServerRegistry::own_endpoint_removed`]).
 
 use super::{RegistryError, ServerRegistry};

@@ -1,9 +1,14 @@
 //! Our own knowledge-graph endpoint, registered as an upstream like any other (marked by the
-//! mcp-server crate with `switchboard_own_kg_endpoint` in its connection config). It applies
-//! the *caller's* scopes: a caller's token is forwarded to it — only when the server is marked
-//! **and** its URL is one this process serves (set by the binary), so a re-pointed
-//! registration never receives a user's token. For background syncs it has a service token of
-//! its own ([`super::own_credential`]), which likewise goes only to our own URLs.
+//! mcp-server crate with `switchboard_own_kg_endpoint` in its connection config, which no API
+//! request may set or remove). It is the same service on every replica, so a marked server is
+//! reached at **this process's own** `/mcp` whatever its stored URL says: the stored URL is
+//! the listener of the replica that started last (each start writes its own, see
+//! [`super::own_credential`]), which another replica must not depend on — that replica may be
+//! gone. It applies the *caller's* scopes: a caller's token is forwarded to it — only when the
+//! server is marked **and** the URL it is reached at is one this process serves (set by the
+//! binary), so a re-pointed registration never receives a user's token. For background syncs
+//! it has a service token of its own ([`super::own_credential`]), which likewise goes only to
+//! our own URLs.
 
 use super::ServerRegistry;
 use switchboard_core::SessionScope;
@@ -15,7 +20,8 @@ use url::Url;
 pub const OWN_ENDPOINT_MARKER: &str = "switchboard_own_kg_endpoint";
 
 impl ServerRegistry {
-    /// The URLs at which this process serves its own MCP endpoint.
+    /// The URLs at which this process serves its own MCP endpoint; the first is where a
+    /// marked server is reached ([`Self::connection_url`]).
     pub fn set_own_endpoints(&self, urls: Vec<Url>) {
         if let Ok(mut own) = self.inner.own_endpoints.lock() {
             *own = urls;
@@ -48,11 +54,28 @@ impl ServerRegistry {
             == Some(true)
     }
 
+    /// Where this process reaches `record`: a marked server at this process's own endpoint
+    /// (once the binary said where that is), any other at its stored URL.
+    pub fn connection_url(&self, record: &ServerRecord) -> Option<Url> {
+        if Self::is_marked_own_endpoint(record)
+            && let Some(own) = self.own_endpoint_url()
+        {
+            return Some(own);
+        }
+        record.url.as_deref().and_then(|text| Url::parse(text).ok())
+    }
+
+    /// The first of this process's own endpoint URLs (`/mcp`), when known.
+    fn own_endpoint_url(&self) -> Option<Url> {
+        self.inner
+            .own_endpoints
+            .lock()
+            .ok()
+            .and_then(|own| own.first().cloned())
+    }
+
     pub(super) fn points_at_own_endpoint(&self, record: &ServerRecord) -> bool {
-        record
-            .url
-            .as_deref()
-            .and_then(|text| Url::parse(text).ok())
+        self.connection_url(record)
             .is_some_and(|url| self.is_own_endpoint_url(&url))
     }
 

@@ -7,6 +7,7 @@ pub mod fake_openai;
 pub mod figures;
 pub mod interop;
 pub mod local_server;
+pub mod postgres;
 pub mod raw_http;
 pub mod ssrf_forms;
 pub mod task_server;

@@ -145,13 +145,10 @@ impl McpTools {
         .await;
     }
 
-    /// Whether `record` is this process's own knowledge-graph server (decided by its URL).
+    /// Whether `record` is this process's own knowledge-graph server (decided by the URL it
+    /// is reached at, see [`OwnEndpoints::connection_url`]).
     pub fn is_own_server(&self, record: &ServerRecord) -> bool {
-        record
-            .url
-            .as_deref()
-            .and_then(|url| url::Url::parse(url).ok())
-            .is_some_and(|url| self.own_endpoints.contains(&url))
+        self.own_endpoints.reaches_own_endpoint(record)
     }
 
     /// Builds the turn's catalog from `resolved` servers and the request's `ephemeral` ones.
@@ -264,12 +261,7 @@ impl McpTools {
                 ),
             };
         }
-        let own_with_token = credential.is_some()
-            && record
-                .url
-                .as_deref()
-                .and_then(|url| url::Url::parse(url).ok())
-                .is_some_and(|url| self.own_endpoints.contains(&url));
+        let own_with_token = credential.is_some() && self.is_own_server(record);
         if let Some(registry) = self.registry.as_ref().filter(|_| !own_with_token) {
             let upstream = match registry.upstream(record).await {
                 Ok(upstream) => upstream,

@@ -4,12 +4,15 @@
 //! the kg server applies that user's scopes. The decision is made on the destination URL (it
 //! must be one of [`OwnEndpoints`]), never on a server's name, so no other upstream can ever
 //! receive a user's token. The same identity exempts our own endpoint from the URL policy
-//! ([`ServerOrigin::OwnEndpoint`]).
+//! ([`ServerOrigin::OwnEndpoint`]). The server Switchboard registered as its own (marked, see
+//! `switchboard_registry::OWN_ENDPOINT_MARKER`) is the same service on every replica, so its
+//! destination is this process's own `/mcp`, never the stored URL (the listener of whichever
+//! replica started last, which may be gone).
 
 use std::fmt;
 use switchboard_core::SessionScope;
 use switchboard_mcp_client::{ServerConfigError, ServerOrigin, UpstreamEndpoint, UpstreamServer};
-use switchboard_registry::is_same_endpoint;
+use switchboard_registry::{ServerRegistry, is_same_endpoint};
 use switchboard_store::{ServerRecord, ServerSecrets};
 use url::Url;
 
@@ -33,7 +36,8 @@ impl fmt::Debug for UserCredential {
     }
 }
 
-/// The URLs at which this process serves its own MCP endpoint (`/mcp`, `/mcp/rpc`).
+/// The URLs at which this process serves its own MCP endpoint (`/mcp`, `/mcp/rpc`); the first
+/// is where our own registered server is reached.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OwnEndpoints {
     urls: Vec<Url>,
@@ -61,6 +65,23 @@ impl OwnEndpoints {
     pub fn contains(&self, url: &Url) -> bool {
         self.urls.iter().any(|own| is_same_endpoint(own, url))
     }
+
+    /// Where this process reaches `record`: our own registered server (marked) at this
+    /// process's own endpoint, any other at its stored URL.
+    pub fn connection_url(&self, record: &ServerRecord) -> Option<Url> {
+        if ServerRegistry::is_marked_own_endpoint(record)
+            && let Some(own) = self.urls.first()
+        {
+            return Some(own.clone());
+        }
+        record.url.as_deref().and_then(|text| Url::parse(text).ok())
+    }
+
+    /// Whether `record` is reached at one of this process's own endpoint URLs.
+    pub fn reaches_own_endpoint(&self, record: &ServerRecord) -> bool {
+        self.connection_url(record)
+            .is_some_and(|url| self.contains(&url))
+    }
 }
 
 /// Builds the upstream description `mcp-client` needs (its own mapping of a record, with the
@@ -74,6 +95,12 @@ pub fn upstream_for_record(
     credential: Option<&UserCredential>,
 ) -> Result<UpstreamServer, ServerConfigError> {
     let mut upstream = switchboard_registry::upstream::upstream_for_record(record, secrets)?;
+    if ServerRegistry::is_marked_own_endpoint(record)
+        && let Some(own) = own_endpoints.connection_url(record)
+        && let UpstreamEndpoint::Remote(remote) = &mut upstream.endpoint
+    {
+        remote.url = own;
+    }
     if let UpstreamEndpoint::Remote(remote) = &upstream.endpoint
         && own_endpoints.contains(&remote.url)
     {
@@ -146,6 +173,36 @@ mod tests {
             assert_eq!(api_key(&theirs), None, "{other}");
             assert_eq!(theirs.session_scope, SessionScope::Shared);
         }
+    }
+
+    #[test]
+    fn our_own_registered_server_is_reached_here_whatever_replica_it_names() {
+        let own = OwnEndpoints::for_listener("127.0.0.1:8080".parse().unwrap());
+        let credential = UserCredential::new("sb_user_token");
+        // Registered (and last pointed) by another replica, at its own listener.
+        let mut marked = record("http://127.0.0.1:9090/mcp");
+        marked.connection.extra.insert(
+            switchboard_registry::OWN_ENDPOINT_MARKER.to_owned(),
+            serde_json::Value::Bool(true),
+        );
+        assert!(own.reaches_own_endpoint(&marked));
+        let ours = upstream_for_record(&marked, ServerSecrets::default(), &own, Some(&credential))
+            .unwrap();
+        match &ours.endpoint {
+            UpstreamEndpoint::Remote(remote) => {
+                assert_eq!(remote.url.as_str(), "http://127.0.0.1:8080/mcp");
+            }
+            UpstreamEndpoint::Stdio(_) => unreachable!(),
+        }
+        assert_eq!(api_key(&ours).as_deref(), Some("sb_user_token"));
+        assert_eq!(ours.origin, ServerOrigin::OwnEndpoint);
+        // The same address unmarked is someone else's server: it gets no token.
+        let unmarked = record("http://127.0.0.1:9090/mcp");
+        assert!(!own.reaches_own_endpoint(&unmarked));
+        let theirs =
+            upstream_for_record(&unmarked, ServerSecrets::default(), &own, Some(&credential))
+                .unwrap();
+        assert_eq!(api_key(&theirs), None);
     }
 
     #[test]

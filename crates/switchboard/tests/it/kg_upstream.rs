@@ -1,7 +1,7 @@
 //! Our own knowledge-graph endpoint as upstream `kg`, across restarts of the real binary: the
 //! registry syncs it in the background with a read-only token of its own (so the servers API
-//! shows it synced with its tools), and its URL follows the listener, whose port changes from
-//! one start to the next.
+//! shows it synced with its tools), and it is reached at the listener — the URL shown — whose
+//! port changes from one start to the next.
 
 use crate::process::{ADMIN_TOKEN, Service};
 use serde_json::Value;

@@ -10,6 +10,7 @@ mod log_escaping;
 mod log_noise;
 mod people_cli;
 mod process;
+mod replicas;
 mod secrets;
 mod servers_cli;
 mod shutdown;

@@ -357,7 +357,7 @@ impl UpdateServerBody {
     }
 
     /// For Switchboard's own knowledge-graph server: its name, address and credentials are
-    /// Switchboard's (the address follows the listener at every start, the token is the
+    /// Switchboard's (every process reaches it at its own `/mcp`, the token is the
     /// registry's own); switching it on or off and its timeouts stay editable.
     pub fn check_own_endpoint_change(&self) -> Result<(), ApiError> {
         let managed = [

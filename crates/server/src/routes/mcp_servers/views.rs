@@ -103,6 +103,9 @@ pub struct ServerView {
     pub name: String,
     #[schema(value_type = mirrors::TransportKind)]
     pub transport: TransportKind,
+    /// Where the server is reached. For Switchboard's own knowledge-graph server
+    /// (`managed_by_switchboard`): the `/mcp` of the instance answering — every replica
+    /// reaches its own.
     pub url: Option<String>,
     pub command: Option<String>,
     pub args: Vec<String>,
@@ -289,7 +292,10 @@ pub(super) fn server_view(
         id: record.id.clone(),
         name: record.name.clone(),
         transport: record.transport,
-        url: record.url.clone(),
+        url: overview
+            .own_endpoint_url
+            .clone()
+            .or_else(|| record.url.clone()),
         command: record.command.clone(),
         args: record.args.clone(),
         working_dir: record.connection.extra.get("working_dir").cloned(),
@@ -470,6 +476,7 @@ mod tests {
             sync_started_at: None,
             latency: ServerLatency::default(),
             slowness: None,
+            own_endpoint_url: None,
         }
     }
 

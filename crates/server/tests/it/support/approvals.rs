@@ -122,8 +122,20 @@ impl ApprovalServer {
     /// Another replica on the same (PostgreSQL) database: its own store pool, approvals,
     /// MCP client, chat engine and listener; the same workspace, people and tokens.
     pub async fn replica(&self, config: ApprovalConfig, llm_base_url: &str) -> Self {
+        let database = self.database.clone();
+        self.replica_on(config, llm_base_url, &database).await
+    }
+
+    /// [`Self::replica`] connecting with `database` (the same database, e.g. another
+    /// `search_path`).
+    pub async fn replica_on(
+        &self,
+        config: ApprovalConfig,
+        llm_base_url: &str,
+        database: &DatabaseConfig,
+    ) -> Self {
         let data_dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&self.database, data_dir.path(), SecretCipher::generate())
+        let store = Store::open(database, data_dir.path(), SecretCipher::generate())
             .await
             .unwrap();
         let same = |person: &Person| Person {
@@ -133,7 +145,7 @@ impl ApprovalServer {
         Self::serve(
             (config, KgConfig::default()),
             llm_base_url,
-            (store, self.database.clone()),
+            (store, database.clone()),
             self.workspace_id.clone(),
             [same(&self.admin), same(&self.alice), same(&self.bob)],
             data_dir,

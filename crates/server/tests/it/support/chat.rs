@@ -4,8 +4,6 @@
 
 use serde_json::{Value, json};
 use std::net::SocketAddr;
-
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use switchboard_chat::{ApprovalGate, ChatConfig, ChatService, OwnEndpoints};
@@ -130,6 +128,7 @@ pub async fn member_token(server: &ChatServer, name: &str, scopes: &str) -> Stri
     token
 }
 pub use switchboard_test_support::interop::{Peer, everything_js};
+pub use switchboard_test_support::postgres::PostgresSchema;
 
 pub struct ChatServer {
     pub address: SocketAddr,
@@ -411,56 +410,4 @@ pub fn remote_server(name: &str, url: &str) -> NewServer {
         secrets: ServerSecrets::default(),
         is_active: true,
     }
-}
-
-/// A fresh PostgreSQL schema (in the database at `SWITCHBOARD_TEST_POSTGRES_URL`, default
-/// `postgres://postgres@127.0.0.1:5432/test`), dropped on drop. Made with `psql`.
-pub struct PostgresSchema {
-    base: String,
-    name: String,
-}
-
-impl PostgresSchema {
-    pub fn create() -> Self {
-        let base = std::env::var("SWITCHBOARD_TEST_POSTGRES_URL")
-            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
-        let name = format!("chat_test_{}", uuid_like());
-        let schema = Self { base, name };
-        schema.psql(&format!("CREATE SCHEMA \"{}\"", schema.name));
-        schema
-    }
-
-    pub fn url(&self) -> String {
-        let separator = if self.base.contains('?') { '&' } else { '?' };
-        format!("{}{separator}options[search_path]={}", self.base, self.name)
-    }
-
-    fn psql(&self, sql: &str) {
-        let output = Command::new("psql")
-            .arg(&self.base)
-            .args(["-v", "ON_ERROR_STOP=1", "-c", sql])
-            .output()
-            .expect("run psql (the chat tests on PostgreSQL need the psql client)");
-        assert!(
-            output.status.success(),
-            "psql failed on {} ({sql}): {} — start PostgreSQL (CI does) or point \
-             SWITCHBOARD_TEST_POSTGRES_URL at one",
-            self.base,
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-}
-
-impl Drop for PostgresSchema {
-    fn drop(&mut self) {
-        self.psql(&format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.name));
-    }
-}
-
-fn uuid_like() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos();
-    format!("{:x}_{}", nanos, std::process::id())
 }
