@@ -14,8 +14,9 @@
 //! the client's `notifications/cancelled` fires the call's cancellation token. What the
 //! upstream itself asks or tells during the call — `elicitation/create`,
 //! `sampling/createMessage`, `notifications/message` — is passed on by [`forwarding`] to a
-//! client that declared the matching capability. `logging/setLevel` and
-//! `resources/subscribe`/`unsubscribe` go to the backend, which applies them upstream.
+//! client that declared the matching capability. `logging/setLevel` goes to the backend,
+//! which applies it upstream; `resources/subscribe` becomes a watch the backend hands back,
+//! whose updates the session is told until it unsubscribes or ends ([`resource_updates`]).
 //!
 //! This module owns the wire only: who is calling (the guard's [`Caller`], the bearer token,
 //! the bud named by the path, `clientInfo.name`), the rmcp shapes, and the JSON-RPC errors
@@ -33,10 +34,12 @@ mod items;
 mod list_changed;
 mod pages;
 mod rate_limit;
+mod resource_updates;
 
 pub use client_link::{GatewayAsker, GatewayProgress};
 pub use forwarding::{ForwardFailure, GatewayClientLink};
 pub use pages::DEFAULT_PAGE_SIZE;
+pub use resource_updates::ResourceUpdates;
 
 use crate::auth::{Caller, bearer_token};
 use crate::http::{McpHttpSettings, streamable_router_at};
@@ -235,14 +238,14 @@ pub trait GatewayBackend: Send + Sync + fmt::Debug + 'static {
         )))
     }
 
-    /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe` of a listed URI,
-    /// forwarded to the upstream that owns it.
-    async fn subscribe_resource(
+    /// `resources/subscribe` of a listed URI: that resource's updates, under the gateway's
+    /// name for each updated URI, until the stream is dropped (the session unsubscribed or
+    /// ended), which releases the upstream's subscription when no one else wants it.
+    async fn watch_resource(
         &self,
         _request: &GatewayRequest,
         uri: String,
-        _subscribe: bool,
-    ) -> Result<(), GatewayError> {
+    ) -> Result<ResourceUpdates, GatewayError> {
         Err(GatewayError::UnknownResource(uri))
     }
 
@@ -266,6 +269,8 @@ pub struct GatewayServer {
     limiter: Option<crate::rate_limit::RateLimiter>,
     /// This session's `logging/setLevel`: what of the upstreams' log messages it hears.
     log_level: forwarding::SessionLogLevel,
+    /// This session's `resources/subscribe`s ([`resource_updates`]).
+    subscriptions: resource_updates::SessionSubscriptions,
 }
 
 /// A router serving the gateway at [`GATEWAY_PATH`] and [`BUD_GATEWAY_PATH`], its lists in
@@ -287,6 +292,7 @@ where
             watching: Arc::default(),
             limiter: limiter.clone(),
             log_level: Default::default(),
+            subscriptions: Default::default(),
         },
         settings,
     )
@@ -396,24 +402,6 @@ impl GatewayServer {
             .map_err(to_error_data)?;
         self.log_level.set(params.level);
         Ok(())
-    }
-
-    async fn answer_subscribe(
-        &self,
-        uri: String,
-        subscribe: bool,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let method = if subscribe {
-            "resources/subscribe"
-        } else {
-            "resources/unsubscribe"
-        };
-        let request = self.admitted(&context, method)?;
-        self.backend
-            .subscribe_resource(&request, uri, subscribe)
-            .await
-            .map_err(to_error_data)
     }
 }
 
