@@ -3,9 +3,10 @@
 //! the items (URIs and prompt names unambiguous per server) and maps them back; this module
 //! pages the lists ([`super::pages`]) and turns the upstream's JSON answers into rmcp's
 //! shapes. Advertised only when the backend serves them
-//! ([`GatewayBackend::serves_resources_and_prompts`]); no `subscribe` nor `listChanged` for
-//! them.
+//! ([`GatewayBackend::serves_resources_and_prompts`]); a session that listed them is told when
+//! they change ([`super::list_changed`]), and subscriptions are [`super::resource_updates`]'.
 
+use super::list_changed::Listing;
 use super::pages::page_of;
 use super::{GatewayList, GatewayServer, to_error_data};
 use rmcp::ErrorData;
@@ -28,6 +29,7 @@ impl GatewayServer {
             .list_items(&request, list)
             .await
             .map_err(to_error_data)?;
+        self.watch_list(context, &request, Listing::Items(list, &items));
         let cursor = params.and_then(|params| params.cursor);
         let page = page_of(list.name(), items, cursor.as_deref(), self.page_size)?;
         let items = page

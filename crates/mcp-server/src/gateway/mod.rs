@@ -1,5 +1,5 @@
 //! The gateway's MCP face: an rmcp `ServerHandler` that serves `tools/list` and `tools/call`
-//! (and tells a session's client `notifications/tools/list_changed`, [`list_changed`]), and
+//! (and tells a session's client when a list it has listed changes, [`list_changed`]), and
 //! the aggregated resources, resource templates, prompts and completions ([`items`]), every
 //! list paged ([`pages`]), for a [`GatewayBackend`] (the host's registered servers, their policies and approvals — the
 //! server crate wires it to the chat engine and the approvals module), mounted with
@@ -262,8 +262,9 @@ pub struct GatewayServer {
     backend: Arc<dyn GatewayBackend>,
     /// Items per page of every list.
     page_size: usize,
-    /// Set once this session's `list_changed` watcher runs (started by its first `tools/list`).
-    watching: Arc<std::sync::atomic::AtomicBool>,
+    /// What this session was last given of each list; its `list_changed` watcher (started by
+    /// its first listing) compares against it.
+    listings: list_changed::SessionListings,
     /// The per-token budget of requests that reach an upstream ([`rate_limit`]), shared by
     /// every session and the guard's `initialize`.
     limiter: Option<crate::rate_limit::RateLimiter>,
@@ -289,7 +290,7 @@ where
         move || GatewayServer {
             backend: backend.clone(),
             page_size,
-            watching: Arc::default(),
+            listings: Default::default(),
             limiter: limiter.clone(),
             log_level: Default::default(),
             subscriptions: Default::default(),
@@ -349,7 +350,7 @@ impl GatewayServer {
             .list_tools(&request)
             .await
             .map_err(to_error_data)?;
-        self.watch_list(&context, &request, &specs);
+        self.watch_list(&context, &request, list_changed::Listing::Tools(&specs));
         let cursor = params.and_then(|params| params.cursor);
         let page = pages::page_of("tools", specs, cursor.as_deref(), self.page_size)?;
         let mut result =
@@ -405,17 +406,23 @@ impl GatewayServer {
     }
 }
 
-fn server_config(serves_resources_and_prompts: bool) -> ServerConfig {
+/// The gateway's capabilities: resources, prompts and completions when the backend serves
+/// them, their `listChanged` when it says when something changed.
+fn server_config(serves_resources_and_prompts: bool, announces_changes: bool) -> ServerConfig {
     let mut capabilities = ServerCapabilities::builder()
         .enable_tools()
         .enable_tool_list_changed()
         .enable_logging()
         .build();
     if serves_resources_and_prompts {
+        let list_changed = announces_changes.then_some(true);
         let mut resources = ResourcesCapability::default();
         resources.subscribe = Some(true);
+        resources.list_changed = list_changed;
         capabilities.resources = Some(resources);
-        capabilities.prompts = Some(PromptsCapability::default());
+        let mut prompts = PromptsCapability::default();
+        prompts.list_changed = list_changed;
+        capabilities.prompts = Some(prompts);
         capabilities.completions = Some(JsonObject::default());
     }
     ServerConfig::new(capabilities)
@@ -430,7 +437,10 @@ fn server_config(serves_resources_and_prompts: bool) -> ServerConfig {
 
 impl ServerHandler for GatewayServer {
     fn get_info(&self) -> ServerConfig {
-        server_config(self.backend.serves_resources_and_prompts())
+        server_config(
+            self.backend.serves_resources_and_prompts(),
+            self.backend.changes().is_some(),
+        )
     }
 
     fn list_tools(

@@ -87,11 +87,18 @@ pub(super) async fn start_with_notes() -> (FakeOpenAi, ApprovalServer, Peer, Str
     let notes = Peer::resource_updates();
     let fake = FakeOpenAi::start().await;
     let server = ApprovalServer::start(ApprovalConfig::default(), &fake.base_url()).await;
-    server
+    let record = server
         .store
         .create_server(&server.workspace_id, remote_server("notes", &notes.url()))
         .await
         .unwrap();
+    // Synced once, as a server added through the API is: the registry then follows its
+    // list changes.
+    let sync = format!("/api/mcp/servers/{}/sync", record.id);
+    let (status, answer) = server
+        .send(&server.admin, reqwest::Method::POST, &sync, None)
+        .await;
+    assert!(status.is_success(), "{status} {answer}");
     let carol = server
         .person_via_api("carol", "member", &["gateway:use"])
         .await;
