@@ -351,12 +351,9 @@ impl GatewayServer {
             .await
             .map_err(to_error_data)?;
         self.watch_list(&context, &request, list_changed::Listing::Tools(&specs));
-        let cursor = params.and_then(|params| params.cursor);
-        let page = pages::page_of("tools", specs, cursor.as_deref(), self.page_size)?;
-        let mut result =
-            ListToolsResult::with_all_items(page.items.into_iter().map(tool_of_spec).collect());
-        result.next_cursor = page.next_cursor;
-        Ok(result)
+        pages::paged("tools", specs, params, self.page_size, |spec| {
+            Ok(tool_of_spec(spec))
+        })
     }
 
     async fn answer_call_tool(

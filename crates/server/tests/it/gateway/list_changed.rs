@@ -5,7 +5,7 @@
 //! upstream's resources or prompts change (the FastMCP fixture of `resource_updates` adding
 //! one and saying so), each only for the list that changed.
 
-use super::resource_updates::{Heard, connect_listening, control, start_with_notes};
+use super::resource_updates::{Client, Heard, connect_listening, control, start_with_notes};
 use super::wire::echo;
 use crate::support::approvals::*;
 use rmcp::ClientHandler;
@@ -105,6 +105,16 @@ async fn add_until_told(
     panic!("never told of the new {kind}s {added:?}");
 }
 
+/// The resource URIs and prompt names the client is offered now.
+async fn listed(client: &Client) -> (Vec<String>, Vec<String>) {
+    let resources = client.list_all_resources().await.unwrap();
+    let prompts = client.list_all_prompts().await.unwrap();
+    (
+        resources.into_iter().map(|resource| resource.uri).collect(),
+        prompts.into_iter().map(|prompt| prompt.name).collect(),
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_is_told_when_an_upstreams_resources_or_prompts_change() {
     let (_fake, server, notes, token) = start_with_notes().await;
@@ -119,13 +129,7 @@ async fn a_client_is_told_when_an_upstreams_resources_or_prompts_change() {
 
     let (told, added) = add_until_told(&notes, "resource", &mut heard).await;
     assert_eq!(told, Heard::ResourcesChanged, "only the resources changed");
-    let uris: Vec<String> = client
-        .list_all_resources()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|resource| resource.uri.clone())
-        .collect();
+    let (uris, _) = listed(&client).await;
     for name in &added {
         let uri = format!("switchboard://notes/fixture://note/{name}");
         assert!(uris.contains(&uri), "{uri} in {uris:?}");
@@ -133,13 +137,7 @@ async fn a_client_is_told_when_an_upstreams_resources_or_prompts_change() {
 
     let (told, added) = add_until_told(&notes, "prompt", &mut heard).await;
     assert_eq!(told, Heard::PromptsChanged, "only the prompts changed");
-    let names: Vec<String> = client
-        .list_all_prompts()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|prompt| prompt.name.clone())
-        .collect();
+    let (_, names) = listed(&client).await;
     for name in &added {
         assert!(
             names.contains(&format!("notes__{name}")),
