@@ -506,3 +506,50 @@ fn gateway_connect_config_prints_what_each_client_takes() {
     );
     assert!(!refused.status.success());
 }
+
+#[test]
+fn gateway_connect_config_names_one_servers_endpoint() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let config = |client: &str, extra: &[&str]| {
+        let mut args = vec![
+            "gateway",
+            "connect-config",
+            "--client",
+            client,
+            "--api-url",
+            "https://sb.example.com/",
+            "--token",
+            "sb_gateway_token",
+            "--server",
+            "files",
+        ];
+        args.extend(extra);
+        run_cli(data_dir.path(), &args)
+    };
+    let cursor: Value = serde_json::from_str(&stdout_of(&config("cursor", &[]))).unwrap();
+    let entry = &cursor["mcpServers"]["switchboard-files"];
+    assert_eq!(
+        entry["url"],
+        "https://sb.example.com/gateway/servers/files/mcp"
+    );
+    assert_eq!(entry["headers"]["Authorization"], "Bearer sb_gateway_token");
+    let vscode: Value = serde_json::from_str(&stdout_of(&config("vscode", &[]))).unwrap();
+    let entry = &vscode["servers"]["switchboard-files"];
+    assert_eq!(entry["type"], "http");
+    assert_eq!(
+        entry["url"],
+        "https://sb.example.com/gateway/servers/files/mcp"
+    );
+    assert_eq!(
+        stdout_of(&config("claude-code", &[])).trim(),
+        "claude mcp add --transport http 'switchboard-files' 'https://sb.example.com/gateway/servers/files/mcp' --header 'Authorization: Bearer sb_gateway_token'"
+    );
+    // A bud and a server are two different endpoints: asking for both is refused.
+    let both = config("cursor", &["--bud", "research"]);
+    assert!(!both.status.success());
+    assert!(
+        String::from_utf8_lossy(&both.stderr).contains("cannot be used with"),
+        "{}",
+        String::from_utf8_lossy(&both.stderr)
+    );
+}
