@@ -465,24 +465,32 @@ fn completions_are_printed_for_each_shell_without_a_store() {
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("possible values"));
 }
 
+/// `gateway connect-config --client CLIENT` for https://sb.example.com with a token, and `extra`.
+fn connect_config(
+    data_dir: &std::path::Path,
+    client: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    let mut args = vec![
+        "gateway",
+        "connect-config",
+        "--client",
+        client,
+        "--api-url",
+        "https://sb.example.com",
+        "--token",
+        "sb_gateway_token",
+    ];
+    args.extend(extra);
+    run_cli(data_dir, &args)
+}
+
 #[test]
 fn gateway_connect_config_prints_what_each_client_takes() {
     let data_dir = tempfile::tempdir().unwrap();
     let config = |client: &str, bud: Option<&str>| {
-        let mut args = vec![
-            "gateway",
-            "connect-config",
-            "--client",
-            client,
-            "--api-url",
-            "https://sb.example.com",
-            "--token",
-            "sb_gateway_token",
-        ];
-        if let Some(bud) = bud {
-            args.extend(["--bud", bud]);
-        }
-        stdout_of(&run_cli(data_dir.path(), &args))
+        let extra: Vec<&str> = bud.map(|bud| vec!["--bud", bud]).unwrap_or_default();
+        stdout_of(&connect_config(data_dir.path(), client, &extra))
     };
     let cursor: Value = serde_json::from_str(&config("cursor", None)).unwrap();
     let entry = &cursor["mcpServers"]["switchboard"];
@@ -511,20 +519,9 @@ fn gateway_connect_config_prints_what_each_client_takes() {
 fn gateway_connect_config_names_one_servers_endpoint() {
     let data_dir = tempfile::tempdir().unwrap();
     let config = |client: &str, extra: &[&str]| {
-        let mut args = vec![
-            "gateway",
-            "connect-config",
-            "--client",
-            client,
-            "--api-url",
-            "https://sb.example.com/",
-            "--token",
-            "sb_gateway_token",
-            "--server",
-            "files",
-        ];
-        args.extend(extra);
-        run_cli(data_dir.path(), &args)
+        let mut extra = extra.to_vec();
+        extra.extend(["--server", "files"]);
+        connect_config(data_dir.path(), client, &extra)
     };
     let cursor: Value = serde_json::from_str(&stdout_of(&config("cursor", &[]))).unwrap();
     let entry = &cursor["mcpServers"]["switchboard-files"];
