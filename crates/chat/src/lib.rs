@@ -72,10 +72,11 @@ pub use service::{
     BudInput, BudUpdate, BudgetExceeded, BudgetScope, ChatService, ChatServiceBuilder,
     CompletionRequest, ContextItems, ConversationDetail, ConversationPage, ConversationUpdate,
     GATEWAY_URI_PREFIX, GatewayCall, GatewayListing, GatewayNaming, GatewayOutcome,
-    LlmProviderInput, LlmProviderUpdate, MAX_ATTACHMENTS, ModelEntry, ModelListing,
-    NewConversationInput, PromptRequest, RESOURCE_READ_TOOL, RemoteListing, ServerContextItems,
-    ToolCallApp, ToolResultPage, TurnRequest, TurnStream, UsageReport, UsageScope, app_of_request,
-    gateway_uri, only_target, upstream_uri,
+    GatewayResourceWatch, GatewaySubscription, LlmProviderInput, LlmProviderUpdate,
+    MAX_ATTACHMENTS, ModelEntry, ModelListing, NewConversationInput, PromptRequest,
+    RESOURCE_READ_TOOL, RemoteListing, ServerContextItems, ToolCallApp, ToolResultPage,
+    TurnRequest, TurnStream, UsageReport, UsageScope, app_of_request, gateway_uri, only_target,
+    upstream_uri,
 };
 pub use sign_in::AuthorizationStarter;
 pub use switchboard_llm::{ApiKey, ModelInfo, ProviderKind, TokenUsage};

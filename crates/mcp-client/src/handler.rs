@@ -1,7 +1,7 @@
 //! The client side of each MCP session as rmcp sees it (`ClientHandler`): who we are
 //! (`clientInfo` and capabilities), and where server-initiated traffic goes — progress and log
 //! notifications to the call that caused them, list-changed notifications to the capability
-//! cache, elicitation and sampling requests to the call's own client when it answers them
+//! cache, resource updates to the session's watchers of that URI, elicitation and sampling requests to the call's own client when it answers them
 //! ([`crate::client_link`]: the gateway's client), else elicitation to an optional responder
 //! (Switchboard's forms) and sampling to a refusal.
 
@@ -14,6 +14,7 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, Implementation,
     LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
+    ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData};
@@ -240,6 +241,14 @@ impl ClientHandler for SessionHandler {
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.router.list_changed(ListChangeKind::Prompts);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.router.resource_updated(&params.uri);
     }
 }
 

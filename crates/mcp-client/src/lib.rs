@@ -60,6 +60,7 @@ mod latency;
 mod metrics;
 pub mod notifications;
 pub mod oauth;
+mod resource_watch;
 pub mod result;
 pub mod server;
 pub mod session;
@@ -83,6 +84,7 @@ pub use handler::{
 };
 pub use latency::{ServerLatency, Slowness};
 pub use notifications::{CallEvent, ListChangeKind};
+pub use resource_watch::ResourceWatch;
 pub use result::{PromptMessage, PromptResult, ResourceContent, ToolContent, ToolResult};
 pub use server::{
     RemoteEndpoint, ServerConfigError, StdioCommand, UpstreamEndpoint, UpstreamServer,

@@ -5,12 +5,14 @@
 //! is held briefly and delivered on registration). Log messages carry no request id: they go to
 //! the caller only while exactly one call is in flight on the session — on a shared session
 //! another user's call must never see them — and always to the logs. List-changed
-//! notifications go to the capability cache's callback. Each running call's timeout clock
+//! notifications go to the capability cache's callback, resource updates to the session's
+//! watchers of that URI ([`crate::resource_watch`]). Each running call's timeout clock
 //! (`CallClock`) is kept here too: progress touches it, and an elicitation of the call
 //! holds it still.
 
 use crate::call_clock::{CallClock, ClockPause};
 use crate::client_link::ClientLink;
+use crate::resource_watch::ResourceWatches;
 use rmcp::model::{ProgressToken, RequestId};
 use serde::Serialize;
 use serde_json::Value;
@@ -77,6 +79,8 @@ pub(crate) struct NotificationRouter {
     routed: AtomicU64,
     /// Signalled when a call notification has been routed.
     routed_signal: tokio::sync::Notify,
+    /// The session's watched resources (`notifications/resources/updated` goes there).
+    pub watches: ResourceWatches,
 }
 
 #[derive(Default)]
@@ -152,6 +156,7 @@ impl NotificationRouter {
             received: AtomicU64::new(0),
             routed: AtomicU64::new(0),
             routed_signal: tokio::sync::Notify::new(),
+            watches: ResourceWatches::default(),
         }
     }
 
@@ -359,6 +364,12 @@ impl NotificationRouter {
                 () = routed => {}
             }
         }
+    }
+
+    /// `notifications/resources/updated`: to the watchers of `uri` (nobody else asked).
+    pub fn resource_updated(&self, uri: &str) {
+        tracing::debug!(server = %self.server_name, uri = %switchboard_core::log_text(uri), "upstream resource updated");
+        self.watches.updated(uri);
     }
 
     pub fn list_changed(&self, kind: ListChangeKind) {

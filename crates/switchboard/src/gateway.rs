@@ -1,6 +1,7 @@
 //! `switchboard gateway connect-config`: prints what to paste into an MCP client (Claude Code,
-//! Cursor, VS Code) so it reaches this instance's gateway (`/gateway/mcp`, or a bud's
-//! `/gateway/buds/{bud}/mcp`) with a `gateway:use` token. It only formats: nothing is sent.
+//! Cursor, VS Code) so it reaches this instance's gateway (`/gateway/mcp`, a bud's
+//! `/gateway/buds/{bud}/mcp`, or one registered server's `/gateway/servers/{server}/mcp`) with
+//! a `gateway:use` token. It only formats: nothing is sent.
 
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
@@ -25,6 +26,10 @@ pub struct ConnectConfigArgs {
     /// A bud (id or name): its servers and tool selection only.
     #[arg(long, value_name = "NAME")]
     pub bud: Option<String>,
+    /// One registered server (id or name): its tools, resources and prompts under their own
+    /// names, as the entry `switchboard-NAME` (so several can sit side by side).
+    #[arg(long, value_name = "NAME", conflicts_with = "bud")]
+    pub server: Option<String>,
     /// Base URL of the instance as the client reaches it [env: SWITCHBOARD_URL]
     /// [default: http://127.0.0.1:8080]
     #[arg(long, value_name = "URL")]
@@ -57,39 +62,75 @@ pub fn run(arguments: GatewayArgs) -> anyhow::Result<()> {
                 .token
                 .or_else(|| std::env::var("SWITCHBOARD_TOKEN").ok())
                 .unwrap_or_else(|| TOKEN_PLACEHOLDER.to_owned());
-            let url = gateway_url(&base, config.bud.as_deref());
-            println!("{}", snippet(config.client, &url, &token));
+            let endpoint = match (&config.bud, &config.server) {
+                (_, Some(server)) => GatewayEndpoint::Server(server),
+                (Some(bud), None) => GatewayEndpoint::Bud(bud),
+                (None, None) => GatewayEndpoint::Workspace,
+            };
+            let url = gateway_url(&base, endpoint);
+            println!(
+                "{}",
+                snippet(config.client, &entry_name(endpoint), &url, &token)
+            );
             Ok(())
         }
     }
 }
 
-/// `{base}/gateway/mcp`, or `{base}/gateway/buds/{bud}/mcp` with the bud percent-encoded.
-pub fn gateway_url(base: &str, bud: Option<&str>) -> String {
+/// Which of the gateway's endpoints a client is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GatewayEndpoint<'a> {
+    /// `/gateway/mcp`: the workspace's servers.
+    Workspace,
+    /// `/gateway/buds/{bud}/mcp`.
+    Bud(&'a str),
+    /// `/gateway/servers/{server}/mcp`.
+    Server(&'a str),
+}
+
+/// The endpoint's URL under `base`, the bud or server percent-encoded.
+pub fn gateway_url(base: &str, endpoint: GatewayEndpoint<'_>) -> String {
     let base = base.trim_end_matches('/');
-    match bud {
-        None => format!("{base}/gateway/mcp"),
-        Some(bud) => format!("{base}/gateway/buds/{}/mcp", percent_encode(bud)),
+    match endpoint {
+        GatewayEndpoint::Workspace => format!("{base}/gateway/mcp"),
+        GatewayEndpoint::Bud(bud) => format!("{base}/gateway/buds/{}/mcp", percent_encode(bud)),
+        GatewayEndpoint::Server(server) => {
+            format!("{base}/gateway/servers/{}/mcp", percent_encode(server))
+        }
+    }
+}
+
+/// The name the endpoint gets in the client's configuration: `switchboard`, or
+/// `switchboard-{server}` for one server's.
+pub fn entry_name(endpoint: GatewayEndpoint<'_>) -> String {
+    match endpoint {
+        GatewayEndpoint::Server(server) => format!("{ENTRY_NAME}-{server}"),
+        GatewayEndpoint::Workspace | GatewayEndpoint::Bud(_) => ENTRY_NAME.to_owned(),
     }
 }
 
 /// What to paste: a `claude mcp add` command, Cursor's `mcp.json`, or VS Code's `mcp.json`.
-pub fn snippet(client: McpClientKind, url: &str, token: &str) -> String {
+pub fn snippet(client: McpClientKind, name: &str, url: &str, token: &str) -> String {
     let authorization = format!("Bearer {token}");
+    let command_name = if name == ENTRY_NAME {
+        name.to_owned()
+    } else {
+        shell_quote(name)
+    };
     match client {
         McpClientKind::ClaudeCode => format!(
-            "claude mcp add --transport http {ENTRY_NAME} {} --header {}",
+            "claude mcp add --transport http {command_name} {} --header {}",
             shell_quote(url),
             shell_quote(&format!("Authorization: {authorization}"))
         ),
         McpClientKind::Cursor => pretty(json!({
             "mcpServers": {
-                ENTRY_NAME: { "url": url, "headers": { "Authorization": authorization } }
+                name: { "url": url, "headers": { "Authorization": authorization } }
             }
         })),
         McpClientKind::Vscode => pretty(json!({
             "servers": {
-                ENTRY_NAME: {
+                name: {
                     "type": "http",
                     "url": url,
                     "headers": { "Authorization": authorization }
@@ -124,17 +165,29 @@ mod tests {
 
     #[test]
     fn urls_name_the_bud_encoded() {
-        assert_eq!(gateway_url("http://h:1/", None), "http://h:1/gateway/mcp");
         assert_eq!(
-            gateway_url("http://h:1", Some("my bud/x")),
+            gateway_url("http://h:1/", GatewayEndpoint::Workspace),
+            "http://h:1/gateway/mcp"
+        );
+        assert_eq!(
+            gateway_url("http://h:1", GatewayEndpoint::Bud("my bud/x")),
             "http://h:1/gateway/buds/my%20bud%2Fx/mcp"
+        );
+        assert_eq!(
+            gateway_url("http://h:1", GatewayEndpoint::Server("files")),
+            "http://h:1/gateway/servers/files/mcp"
         );
     }
 
     #[test]
     fn claude_code_gets_a_quoted_command() {
         assert_eq!(
-            snippet(McpClientKind::ClaudeCode, "http://h/gateway/mcp", "it's"),
+            snippet(
+                McpClientKind::ClaudeCode,
+                ENTRY_NAME,
+                "http://h/gateway/mcp",
+                "it's"
+            ),
             r"claude mcp add --transport http switchboard 'http://h/gateway/mcp' --header 'Authorization: Bearer it'\''s'"
         );
     }

@@ -126,6 +126,24 @@ impl Peer {
         Peer { child, port }
     }
 
+    /// The gateway's resource-update fixture (`resource_updates_server.py` of the server's
+    /// tests, FastMCP over Streamable HTTP at `/mcp`): subscribable resources that change when
+    /// the test says so, on plain HTTP routes beside `/mcp` ([`Self::control_url`]).
+    pub fn resource_updates() -> Peer {
+        let port = free_port();
+        let mut command = Command::new(interop(".venv/bin/python"));
+        command
+            .arg(repo_root().join("crates/server/tests/fixtures/resource_updates_server.py"))
+            .arg(port.to_string());
+        let child = spawn_listening("the resource-updates fixture server", command, &[port]);
+        Peer { child, port }
+    }
+
+    /// One of a fixture's control routes (`/control/...`).
+    pub fn control_url(&self, route: &str) -> String {
+        format!("http://127.0.0.1:{}/control/{route}", self.port)
+    }
+
     /// Kills the peer's whole process group and reaps it.
     pub fn kill(&mut self) {
         kill_group(&mut self.child);

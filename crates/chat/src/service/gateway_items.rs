@@ -20,7 +20,7 @@ use crate::tools::{CallTarget, TurnTools};
 use serde_json::Value;
 use std::collections::HashMap;
 use switchboard_core::Principal;
-use switchboard_mcp_client::{CallContext, Caller, ForwardedList, UpstreamError};
+use switchboard_mcp_client::{CallContext, Caller, ForwardedList, ResourceWatch, UpstreamError};
 use tokio_util::sync::CancellationToken;
 
 /// The prefix of every resource URI the gateway offers.
@@ -104,12 +104,7 @@ impl ChatService {
         naming: GatewayNaming,
         cancellation: CancellationToken,
     ) -> Result<Option<Value>, UpstreamError> {
-        let found = match naming {
-            GatewayNaming::PerServer => upstream_uri(uri)
-                .and_then(|(server, own_uri)| Some((target_named(tools, server)?, own_uri))),
-            GatewayNaming::Original => only_target(tools).map(|target| (target, uri)),
-        };
-        let Some((target, own_uri)) = found else {
+        let Some((target, own_uri)) = resource_target(tools, uri, naming) else {
             return Ok(None);
         };
         let server = target.upstream.name.as_str();
@@ -229,32 +224,77 @@ impl ChatService {
         Ok(applied)
     }
 
-    /// `resources/subscribe` (or, not `subscribe`, `resources/unsubscribe`) of a gateway URI
-    /// at the server that owns it; `Ok(None)`: no server of the caller's has it, `Ok(Some(false))`:
-    /// its server does not offer subscriptions.
-    pub async fn gateway_subscribe(
+    /// Watches a gateway URI at the server that owns it (`resources/subscribe` there, unless
+    /// the caller's session already watches it; `resources/unsubscribe` when the last watch
+    /// there is dropped).
+    pub async fn gateway_watch_resource(
         &self,
         principal: &Principal,
         tools: &TurnTools,
         uri: &str,
         naming: GatewayNaming,
-        subscribe: bool,
-    ) -> Result<Option<bool>, UpstreamError> {
-        let found = match naming {
-            GatewayNaming::PerServer => upstream_uri(uri)
-                .and_then(|(server, own_uri)| Some((target_named(tools, server)?, own_uri))),
-            GatewayNaming::Original => only_target(tools).map(|target| (target, uri)),
-        };
-        let Some((target, own_uri)) = found else {
-            return Ok(None);
+    ) -> Result<GatewaySubscription, UpstreamError> {
+        let Some((target, own_uri)) = resource_target(tools, uri, naming) else {
+            return Ok(GatewaySubscription::UnknownResource);
         };
         let context = self.gateway_context(principal, CancellationToken::new());
-        self.engine
+        let watch = self
+            .engine
             .tools
             .client()
-            .subscribe_resource(&target.upstream, own_uri, subscribe, &context)
-            .await
-            .map(Some)
+            .watch_resource(&target.upstream, own_uri, &context)
+            .await?;
+        Ok(match watch {
+            Some(watch) => GatewaySubscription::Watching(GatewayResourceWatch {
+                watch,
+                server: target.upstream.name.clone(),
+                naming,
+            }),
+            None => GatewaySubscription::NotOffered,
+        })
+    }
+}
+
+/// What came of a gateway client's `resources/subscribe`.
+#[derive(Debug)]
+pub enum GatewaySubscription {
+    /// No server of the caller's has the URI.
+    UnknownResource,
+    /// Its server does not offer resource subscriptions.
+    NotOffered,
+    Watching(GatewayResourceWatch),
+}
+
+/// One gateway client's watch of one resource: the upstream's updates under the gateway's
+/// names for them. Dropping it releases the upstream's subscription (when it was the last).
+#[derive(Debug)]
+pub struct GatewayResourceWatch {
+    watch: ResourceWatch,
+    server: String,
+    naming: GatewayNaming,
+}
+
+impl GatewayResourceWatch {
+    /// The gateway URI of the next update; `None` once the upstream's session has ended.
+    pub async fn next_update(&mut self) -> Option<String> {
+        let uri = self.watch.next_update().await?;
+        Some(match self.naming {
+            GatewayNaming::PerServer => gateway_uri(&self.server, &uri),
+            GatewayNaming::Original => uri,
+        })
+    }
+}
+
+/// The call target owning a gateway URI, and the upstream's own URI.
+fn resource_target<'a, 'u>(
+    tools: &'a TurnTools,
+    uri: &'u str,
+    naming: GatewayNaming,
+) -> Option<(&'a CallTarget, &'u str)> {
+    match naming {
+        GatewayNaming::PerServer => upstream_uri(uri)
+            .and_then(|(server, own_uri)| Some((target_named(tools, server)?, own_uri))),
+        GatewayNaming::Original => only_target(tools).map(|target| (target, uri)),
     }
 }
 

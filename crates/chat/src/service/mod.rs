@@ -32,7 +32,8 @@ pub use conversations::{
 };
 pub use gateway::{GatewayCall, GatewayOutcome};
 pub use gateway_items::{
-    GATEWAY_URI_PREFIX, GatewayListing, GatewayNaming, gateway_uri, only_target, upstream_uri,
+    GATEWAY_URI_PREFIX, GatewayListing, GatewayNaming, GatewayResourceWatch, GatewaySubscription,
+    gateway_uri, only_target, upstream_uri,
 };
 pub use llm_providers::{
     LlmProviderInput, LlmProviderUpdate, ModelEntry, ModelListing, RemoteListing,

@@ -1,19 +1,21 @@
 //! Requests a gateway passes on that change what an upstream session sends rather than
 //! asking it for something: `logging/setLevel` and `resources/subscribe` /
-//! `resources/unsubscribe`. They go through the caller's session (the one its calls use, so
+//! `resources/unsubscribe` (a [`ResourceWatch`], released when dropped). They go through the
+//! caller's session (the one its calls use, so
 //! the log messages and `notifications/resources/updated` they govern arrive where the
 //! caller listens) under the same limits as a call. An upstream that did not declare the
-//! capability is not asked: the answer says so (`Ok(false)`).
+//! capability is not asked: the answer says so (`Ok(false)`, `Ok(None)`).
 
 #![allow(deprecated)] // logging and resources/subscribe are deprecated by 2026-07-28; this forwards them
 
 use super::CallContext;
 use crate::UpstreamError;
 use crate::client::McpClient;
+use crate::resource_watch::ResourceWatch;
 use crate::server::UpstreamServer;
 use rmcp::model::{
     ClientRequest, LoggingLevel, SetLevelRequest, SetLevelRequestParams, SubscribeRequest,
-    SubscribeRequestParams, UnsubscribeRequest, UnsubscribeRequestParams,
+    SubscribeRequestParams,
 };
 use serde_json::Value;
 
@@ -42,15 +44,16 @@ impl McpClient {
         Ok(true)
     }
 
-    /// `resources/subscribe` (`subscribe: true`) or `resources/unsubscribe` of the upstream's
-    /// own `uri`; `Ok(false)`: the upstream does not declare `resources.subscribe`.
-    pub async fn subscribe_resource(
+    /// Watches the upstream's own `uri` ([`ResourceWatch`]: its `notifications/resources/updated`
+    /// until dropped) on the caller's session, which is sent `resources/subscribe` unless
+    /// someone there already watches it; `Ok(None)`: the upstream does not declare
+    /// `resources.subscribe`.
+    pub async fn watch_resource(
         &self,
         server: &UpstreamServer,
         uri: &str,
-        subscribe: bool,
         context: &CallContext,
-    ) -> Result<bool, UpstreamError> {
+    ) -> Result<Option<ResourceWatch>, UpstreamError> {
         let (_, live) = self.session_for_call(server, context).await?;
         let declared = live.peer.peer_info().is_some_and(|info| {
             info.capabilities
@@ -60,16 +63,19 @@ impl McpClient {
                 .unwrap_or(false)
         });
         if !declared {
-            return Ok(false);
+            return Ok(None);
         }
-        let request = if subscribe {
-            ClientRequest::SubscribeRequest(SubscribeRequest::new(SubscribeRequestParams::new(uri)))
-        } else {
-            ClientRequest::UnsubscribeRequest(UnsubscribeRequest::new(
-                UnsubscribeRequestParams::new(uri),
-            ))
-        };
-        self.send(server, request, context).await?;
-        Ok(true)
+        let watches = &live.router.watches;
+        let _order = watches.order.lock().await;
+        let (updates, first) = watches.join(uri);
+        // Dropped on failure, the watch leaves again (its unsubscribe is harmless).
+        let watch = ResourceWatch::new(uri, updates, live.peer.clone(), live.router.clone());
+        if first {
+            let request = ClientRequest::SubscribeRequest(SubscribeRequest::new(
+                SubscribeRequestParams::new(uri),
+            ));
+            self.send(server, request, context).await?;
+        }
+        Ok(Some(watch))
     }
 }

@@ -296,7 +296,8 @@ impl SessionSlot {
         }
     }
 
-    /// Closes the session if it has been idle (and without calls) for `idle_timeout`.
+    /// Closes the session if it has been idle (and without calls) for `idle_timeout` and no
+    /// one watches a resource on it (the upstream would forget the subscription).
     pub async fn close_if_idle(
         &self,
         server_name: &str,
@@ -306,7 +307,11 @@ impl SessionSlot {
         let retired = {
             let mut state = self.state.lock_unpoisoned();
             match &state.live {
-                Some(live) if live.in_flight() == 0 && live.idle_for() >= idle_timeout => {
+                Some(live)
+                    if live.in_flight() == 0
+                        && live.idle_for() >= idle_timeout
+                        && !live.router.watches.any() =>
+                {
                     let live = state.live.take();
                     state.set(SessionState::Closed);
                     live

@@ -3,10 +3,11 @@
 //! the items (URIs and prompt names unambiguous per server) and maps them back; this module
 //! pages the lists ([`super::pages`]) and turns the upstream's JSON answers into rmcp's
 //! shapes. Advertised only when the backend serves them
-//! ([`GatewayBackend::serves_resources_and_prompts`]); no `subscribe` nor `listChanged` for
-//! them.
+//! ([`GatewayBackend::serves_resources_and_prompts`]); a session that listed them is told when
+//! they change ([`super::list_changed`]), and subscriptions are [`super::resource_updates`]'.
 
-use super::pages::page_of;
+use super::list_changed::Listing;
+use super::pages::{PagedList, paged};
 use super::{GatewayList, GatewayServer, to_error_data};
 use rmcp::ErrorData;
 use rmcp::model::*;
@@ -21,21 +22,20 @@ impl GatewayServer {
         list: GatewayList,
         params: Option<PaginatedRequestParams>,
         context: &RequestContext<RoleServer>,
-    ) -> Result<T, ErrorData> {
+    ) -> Result<T, ErrorData>
+    where
+        T::Item: DeserializeOwned,
+    {
         let request = Self::request(context)?;
         let items = self
             .backend
             .list_items(&request, list)
             .await
             .map_err(to_error_data)?;
-        let cursor = params.and_then(|params| params.cursor);
-        let page = page_of(list.name(), items, cursor.as_deref(), self.page_size)?;
-        let items = page
-            .items
-            .into_iter()
-            .map(|item| from_upstream(item, list.name()))
-            .collect::<Result<Vec<T::Item>, ErrorData>>()?;
-        Ok(T::of_page(items, page.next_cursor))
+        self.watch_list(context, &request, Listing::Items(list, &items));
+        paged(list.name(), items, params, self.page_size, |item| {
+            from_upstream(item, list.name())
+        })
     }
 
     pub(super) async fn answer_list_resources(
@@ -110,29 +110,6 @@ impl GatewayServer {
         from_upstream(answer, "completion/complete")
     }
 }
-
-/// An rmcp list result made of one page of its items.
-trait PagedList {
-    type Item: DeserializeOwned;
-    fn of_page(items: Vec<Self::Item>, next_cursor: Option<String>) -> Self;
-}
-
-macro_rules! paged_list {
-    ($result:ident, $item:ty) => {
-        impl PagedList for $result {
-            type Item = $item;
-            fn of_page(items: Vec<$item>, next_cursor: Option<String>) -> Self {
-                let mut result = $result::with_all_items(items);
-                result.next_cursor = next_cursor;
-                result
-            }
-        }
-    };
-}
-
-paged_list!(ListResourcesResult, Resource);
-paged_list!(ListResourceTemplatesResult, ResourceTemplate);
-paged_list!(ListPromptsResult, Prompt);
 
 /// An upstream's answer (or an aggregated item) in rmcp's shape.
 fn from_upstream<T: DeserializeOwned>(answer: Value, method: &str) -> Result<T, ErrorData> {

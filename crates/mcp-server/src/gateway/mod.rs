@@ -1,5 +1,5 @@
 //! The gateway's MCP face: an rmcp `ServerHandler` that serves `tools/list` and `tools/call`
-//! (and tells a session's client `notifications/tools/list_changed`, [`list_changed`]), and
+//! (and tells a session's client when a list it has listed changes, [`list_changed`]), and
 //! the aggregated resources, resource templates, prompts and completions ([`items`]), every
 //! list paged ([`pages`]), for a [`GatewayBackend`] (the host's registered servers, their policies and approvals — the
 //! server crate wires it to the chat engine and the approvals module), mounted with
@@ -14,8 +14,9 @@
 //! the client's `notifications/cancelled` fires the call's cancellation token. What the
 //! upstream itself asks or tells during the call — `elicitation/create`,
 //! `sampling/createMessage`, `notifications/message` — is passed on by [`forwarding`] to a
-//! client that declared the matching capability. `logging/setLevel` and
-//! `resources/subscribe`/`unsubscribe` go to the backend, which applies them upstream.
+//! client that declared the matching capability. `logging/setLevel` goes to the backend,
+//! which applies it upstream; `resources/subscribe` becomes a watch the backend hands back,
+//! whose updates the session is told until it unsubscribes or ends ([`resource_updates`]).
 //!
 //! This module owns the wire only: who is calling (the guard's [`Caller`], the bearer token,
 //! the bud named by the path, `clientInfo.name`), the rmcp shapes, and the JSON-RPC errors
@@ -33,10 +34,12 @@ mod items;
 mod list_changed;
 mod pages;
 mod rate_limit;
+mod resource_updates;
 
 pub use client_link::{GatewayAsker, GatewayProgress};
 pub use forwarding::{ForwardFailure, GatewayClientLink};
 pub use pages::DEFAULT_PAGE_SIZE;
+pub use resource_updates::ResourceUpdates;
 
 use crate::auth::{Caller, bearer_token};
 use crate::http::{McpHttpSettings, streamable_router_at};
@@ -235,14 +238,14 @@ pub trait GatewayBackend: Send + Sync + fmt::Debug + 'static {
         )))
     }
 
-    /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe` of a listed URI,
-    /// forwarded to the upstream that owns it.
-    async fn subscribe_resource(
+    /// `resources/subscribe` of a listed URI: that resource's updates, under the gateway's
+    /// name for each updated URI, until the stream is dropped (the session unsubscribed or
+    /// ended), which releases the upstream's subscription when no one else wants it.
+    async fn watch_resource(
         &self,
         _request: &GatewayRequest,
         uri: String,
-        _subscribe: bool,
-    ) -> Result<(), GatewayError> {
+    ) -> Result<ResourceUpdates, GatewayError> {
         Err(GatewayError::UnknownResource(uri))
     }
 
@@ -259,13 +262,16 @@ pub struct GatewayServer {
     backend: Arc<dyn GatewayBackend>,
     /// Items per page of every list.
     page_size: usize,
-    /// Set once this session's `list_changed` watcher runs (started by its first `tools/list`).
-    watching: Arc<std::sync::atomic::AtomicBool>,
+    /// What this session was last given of each list; its `list_changed` watcher (started by
+    /// its first listing) compares against it.
+    listings: list_changed::SessionListings,
     /// The per-token budget of requests that reach an upstream ([`rate_limit`]), shared by
     /// every session and the guard's `initialize`.
     limiter: Option<crate::rate_limit::RateLimiter>,
     /// This session's `logging/setLevel`: what of the upstreams' log messages it hears.
     log_level: forwarding::SessionLogLevel,
+    /// This session's `resources/subscribe`s ([`resource_updates`]).
+    subscriptions: resource_updates::SessionSubscriptions,
 }
 
 /// A router serving the gateway at [`GATEWAY_PATH`] and [`BUD_GATEWAY_PATH`], its lists in
@@ -284,9 +290,10 @@ where
         move || GatewayServer {
             backend: backend.clone(),
             page_size,
-            watching: Arc::default(),
+            listings: Default::default(),
             limiter: limiter.clone(),
             log_level: Default::default(),
+            subscriptions: Default::default(),
         },
         settings,
     )
@@ -343,13 +350,10 @@ impl GatewayServer {
             .list_tools(&request)
             .await
             .map_err(to_error_data)?;
-        self.watch_list(&context, &request, &specs);
-        let cursor = params.and_then(|params| params.cursor);
-        let page = pages::page_of("tools", specs, cursor.as_deref(), self.page_size)?;
-        let mut result =
-            ListToolsResult::with_all_items(page.items.into_iter().map(tool_of_spec).collect());
-        result.next_cursor = page.next_cursor;
-        Ok(result)
+        self.watch_list(&context, &request, list_changed::Listing::Tools(&specs));
+        pages::paged("tools", specs, params, self.page_size, |spec| {
+            Ok(tool_of_spec(spec))
+        })
     }
 
     async fn answer_call_tool(
@@ -397,37 +401,25 @@ impl GatewayServer {
         self.log_level.set(params.level);
         Ok(())
     }
-
-    async fn answer_subscribe(
-        &self,
-        uri: String,
-        subscribe: bool,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let method = if subscribe {
-            "resources/subscribe"
-        } else {
-            "resources/unsubscribe"
-        };
-        let request = self.admitted(&context, method)?;
-        self.backend
-            .subscribe_resource(&request, uri, subscribe)
-            .await
-            .map_err(to_error_data)
-    }
 }
 
-fn server_config(serves_resources_and_prompts: bool) -> ServerConfig {
+/// The gateway's capabilities: resources, prompts and completions when the backend serves
+/// them, their `listChanged` when it says when something changed.
+fn server_config(serves_resources_and_prompts: bool, announces_changes: bool) -> ServerConfig {
     let mut capabilities = ServerCapabilities::builder()
         .enable_tools()
         .enable_tool_list_changed()
         .enable_logging()
         .build();
     if serves_resources_and_prompts {
+        let list_changed = announces_changes.then_some(true);
         let mut resources = ResourcesCapability::default();
         resources.subscribe = Some(true);
+        resources.list_changed = list_changed;
         capabilities.resources = Some(resources);
-        capabilities.prompts = Some(PromptsCapability::default());
+        let mut prompts = PromptsCapability::default();
+        prompts.list_changed = list_changed;
+        capabilities.prompts = Some(prompts);
         capabilities.completions = Some(JsonObject::default());
     }
     ServerConfig::new(capabilities)
@@ -442,7 +434,10 @@ fn server_config(serves_resources_and_prompts: bool) -> ServerConfig {
 
 impl ServerHandler for GatewayServer {
     fn get_info(&self) -> ServerConfig {
-        server_config(self.backend.serves_resources_and_prompts())
+        server_config(
+            self.backend.serves_resources_and_prompts(),
+            self.backend.changes().is_some(),
+        )
     }
 
     fn list_tools(

@@ -3,8 +3,13 @@
 //! `nextCursor` on every page but the last. A cursor is the list's name and the offset of its
 //! page (`tools:100`); a client treats it as opaque. One that is not ours, or another list's,
 //! is JSON-RPC -32602. A list that shrank between pages ends early rather than failing.
+//! [`paged`] is the one way every list handler answers: a page as rmcp's list result.
 
 use rmcp::ErrorData;
+use rmcp::model::{
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, Prompt, Resource, ResourceTemplate, Tool,
+};
 
 /// Default of `[kg] gateway_page_size`.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
@@ -39,6 +44,49 @@ pub(super) fn page_of<T>(
         .collect();
     Ok(Page { items, next_cursor })
 }
+
+/// The page of `items` (all of `list`'s) that `params` name, as rmcp's list result `T`: only
+/// the page's items are made `T`'s by `convert`. Every gateway list answers through this.
+pub(super) fn paged<T: PagedList, I>(
+    list: &str,
+    items: Vec<I>,
+    params: Option<PaginatedRequestParams>,
+    page_size: usize,
+    convert: impl FnMut(I) -> Result<T::Item, ErrorData>,
+) -> Result<T, ErrorData> {
+    let cursor = params.and_then(|params| params.cursor);
+    let page = page_of(list, items, cursor.as_deref(), page_size)?;
+    let items = page
+        .items
+        .into_iter()
+        .map(convert)
+        .collect::<Result<Vec<T::Item>, ErrorData>>()?;
+    Ok(T::of_page(items, page.next_cursor))
+}
+
+/// An rmcp list result made of one page of its items.
+pub(super) trait PagedList {
+    type Item;
+    fn of_page(items: Vec<Self::Item>, next_cursor: Option<String>) -> Self;
+}
+
+macro_rules! paged_list {
+    ($result:ident, $item:ty) => {
+        impl PagedList for $result {
+            type Item = $item;
+            fn of_page(items: Vec<$item>, next_cursor: Option<String>) -> Self {
+                let mut result = $result::with_all_items(items);
+                result.next_cursor = next_cursor;
+                result
+            }
+        }
+    };
+}
+
+paged_list!(ListToolsResult, Tool);
+paged_list!(ListResourcesResult, Resource);
+paged_list!(ListResourceTemplatesResult, ResourceTemplate);
+paged_list!(ListPromptsResult, Prompt);
 
 fn offset_of(list: &str, cursor: &str) -> Option<usize> {
     let offset = cursor.strip_prefix(list)?.strip_prefix(':')?;

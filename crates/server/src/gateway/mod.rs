@@ -30,6 +30,7 @@ mod offers;
 
 use async_trait::async_trait;
 use changes::GatewayChanges;
+use futures::StreamExt;
 use health::GatewayHealth;
 use offers::{Offer, OfferCache, OfferKey};
 use serde_json::Value;
@@ -40,12 +41,12 @@ use switchboard_approvals::Approvals;
 use switchboard_chat::tools::TurnTools;
 use switchboard_chat::{
     ChatError, ChatService, ClientApprover, GatewayCall, GatewayNaming, GatewayOutcome,
-    UserCredential,
+    GatewaySubscription, UserCredential,
 };
 use switchboard_core::{ApprovalPolicy, ToolSpec};
 use switchboard_mcp_client::{ClientLink, ToolResult};
 use switchboard_mcp_server::gateway::{
-    GatewayBackend, GatewayError, GatewayList, GatewayRequest, GatewayToolCall,
+    GatewayBackend, GatewayError, GatewayList, GatewayRequest, GatewayToolCall, ResourceUpdates,
 };
 use switchboard_store::BudRecord;
 use tokio::sync::watch;
@@ -358,32 +359,30 @@ impl GatewayBackend for ChatGateway {
         Ok(())
     }
 
-    async fn subscribe_resource(
+    async fn watch_resource(
         &self,
         request: &GatewayRequest,
         uri: String,
-        subscribe: bool,
-    ) -> Result<(), GatewayError> {
+    ) -> Result<ResourceUpdates, GatewayError> {
         let offer = self.offer(request).await?;
-        let subscribed = self
+        let subscription = self
             .chat
-            .gateway_subscribe(
-                &request.caller.principal,
-                &offer.tools,
-                &uri,
-                offer.naming,
-                subscribe,
-            )
+            .gateway_watch_resource(&request.caller.principal, &offer.tools, &uri, offer.naming)
             .await
             .map_err(items::upstream_error)?;
-        match subscribed {
-            Some(true) => Ok(()),
-            Some(false) => Err(GatewayError::Upstream {
+        match subscription {
+            GatewaySubscription::Watching(watch) => {
+                Ok(futures::stream::unfold(watch, |mut watch| async move {
+                    Some((watch.next_update().await?, watch))
+                })
+                .boxed())
+            }
+            GatewaySubscription::NotOffered => Err(GatewayError::Upstream {
                 code: -32601,
                 message: format!("the server of {uri} does not offer resource subscriptions"),
                 data: None,
             }),
-            None => Err(GatewayError::UnknownResource(uri)),
+            GatewaySubscription::UnknownResource => Err(GatewayError::UnknownResource(uri)),
         }
     }
 

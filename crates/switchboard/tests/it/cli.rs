@@ -465,24 +465,32 @@ fn completions_are_printed_for_each_shell_without_a_store() {
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("possible values"));
 }
 
+/// `gateway connect-config --client CLIENT` for https://sb.example.com with a token, and `extra`.
+fn connect_config(
+    data_dir: &std::path::Path,
+    client: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    let mut args = vec![
+        "gateway",
+        "connect-config",
+        "--client",
+        client,
+        "--api-url",
+        "https://sb.example.com",
+        "--token",
+        "sb_gateway_token",
+    ];
+    args.extend(extra);
+    run_cli(data_dir, &args)
+}
+
 #[test]
 fn gateway_connect_config_prints_what_each_client_takes() {
     let data_dir = tempfile::tempdir().unwrap();
     let config = |client: &str, bud: Option<&str>| {
-        let mut args = vec![
-            "gateway",
-            "connect-config",
-            "--client",
-            client,
-            "--api-url",
-            "https://sb.example.com",
-            "--token",
-            "sb_gateway_token",
-        ];
-        if let Some(bud) = bud {
-            args.extend(["--bud", bud]);
-        }
-        stdout_of(&run_cli(data_dir.path(), &args))
+        let extra: Vec<&str> = bud.map(|bud| vec!["--bud", bud]).unwrap_or_default();
+        stdout_of(&connect_config(data_dir.path(), client, &extra))
     };
     let cursor: Value = serde_json::from_str(&config("cursor", None)).unwrap();
     let entry = &cursor["mcpServers"]["switchboard"];
@@ -505,4 +513,40 @@ fn gateway_connect_config_prints_what_each_client_takes() {
         &["gateway", "connect-config", "--client", "emacs"],
     );
     assert!(!refused.status.success());
+}
+
+#[test]
+fn gateway_connect_config_names_one_servers_endpoint() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let config = |client: &str, extra: &[&str]| {
+        let mut extra = extra.to_vec();
+        extra.extend(["--server", "files"]);
+        connect_config(data_dir.path(), client, &extra)
+    };
+    let cursor: Value = serde_json::from_str(&stdout_of(&config("cursor", &[]))).unwrap();
+    let entry = &cursor["mcpServers"]["switchboard-files"];
+    assert_eq!(
+        entry["url"],
+        "https://sb.example.com/gateway/servers/files/mcp"
+    );
+    assert_eq!(entry["headers"]["Authorization"], "Bearer sb_gateway_token");
+    let vscode: Value = serde_json::from_str(&stdout_of(&config("vscode", &[]))).unwrap();
+    let entry = &vscode["servers"]["switchboard-files"];
+    assert_eq!(entry["type"], "http");
+    assert_eq!(
+        entry["url"],
+        "https://sb.example.com/gateway/servers/files/mcp"
+    );
+    assert_eq!(
+        stdout_of(&config("claude-code", &[])).trim(),
+        "claude mcp add --transport http 'switchboard-files' 'https://sb.example.com/gateway/servers/files/mcp' --header 'Authorization: Bearer sb_gateway_token'"
+    );
+    // A bud and a server are two different endpoints: asking for both is refused.
+    let both = config("cursor", &["--bud", "research"]);
+    assert!(!both.status.success());
+    assert!(
+        String::from_utf8_lossy(&both.stderr).contains("cannot be used with"),
+        "{}",
+        String::from_utf8_lossy(&both.stderr)
+    );
 }

@@ -53,11 +53,15 @@ async fn resources_and_prompts_of_the_callers_servers_come_through_named_per_ser
     let capabilities = serde_json::to_value(&client.peer_info().unwrap().capabilities).unwrap();
     assert_eq!(
         capabilities["resources"],
-        json!({"subscribe": true}),
+        json!({"subscribe": true, "listChanged": true}),
         "{capabilities}"
     );
     assert_eq!(capabilities["logging"], json!({}), "{capabilities}");
-    assert_eq!(capabilities["prompts"], json!({}), "{capabilities}");
+    assert_eq!(
+        capabilities["prompts"],
+        json!({"listChanged": true}),
+        "{capabilities}"
+    );
     assert_eq!(capabilities["completions"], json!({}), "{capabilities}");
 
     let resources = client.list_all_resources().await.unwrap();

@@ -1,7 +1,11 @@
 //! `notifications/tools/list_changed`: the gateway advertises it, and a connected client that
 //! listed is told when its list changes (a rule refusing a tool outright), and not when a
-//! change leaves its list as it was (a rule allowing a listed tool).
+//! change leaves its list as it was (a rule allowing a listed tool). Likewise
+//! `notifications/resources/list_changed` and `notifications/prompts/list_changed` when an
+//! upstream's resources or prompts change (the FastMCP fixture of `resource_updates` adding
+//! one and saying so), each only for the list that changed.
 
+use super::resource_updates::{Client, Heard, connect_listening, control, start_with_notes};
 use super::wire::echo;
 use crate::support::approvals::*;
 use rmcp::ClientHandler;
@@ -78,5 +82,67 @@ async fn a_listing_client_is_told_when_its_list_changes() {
         !names.contains(&"everything__get-sum".to_owned()),
         "{names:?}"
     );
+    client.cancel().await.unwrap();
+}
+
+/// Has the fixture add `kind`s (a new name each time: the first news may reach Switchboard's
+/// upstream session before its stream is open) until `heard` hears something; what it heard
+/// and the names added.
+async fn add_until_told(
+    notes: &switchboard_test_support::interop::Peer,
+    kind: &str,
+    heard: &mut mpsc::UnboundedReceiver<Heard>,
+) -> (Heard, Vec<String>) {
+    let mut added = Vec::new();
+    for attempt in 0..10 {
+        let name = format!("{kind}{attempt}");
+        control(notes, &format!("add?kind={kind}&name={name}")).await;
+        added.push(name);
+        if let Ok(Some(told)) = tokio::time::timeout(Duration::from_secs(3), heard.recv()).await {
+            return (told, added);
+        }
+    }
+    panic!("never told of the new {kind}s {added:?}");
+}
+
+/// The resource URIs and prompt names the client is offered now.
+async fn listed(client: &Client) -> (Vec<String>, Vec<String>) {
+    let resources = client.list_all_resources().await.unwrap();
+    let prompts = client.list_all_prompts().await.unwrap();
+    (
+        resources.into_iter().map(|resource| resource.uri).collect(),
+        prompts.into_iter().map(|prompt| prompt.name).collect(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_is_told_when_an_upstreams_resources_or_prompts_change() {
+    let (_fake, server, notes, token) = start_with_notes().await;
+    let (client, mut heard) = connect_listening(&server, "/gateway/mcp", &token).await;
+    let capabilities = client.peer_info().unwrap().capabilities.clone();
+    assert_eq!(capabilities.resources.unwrap().list_changed, Some(true));
+    assert_eq!(capabilities.prompts.unwrap().list_changed, Some(true));
+    let resources = client.list_all_resources().await.unwrap();
+    assert_eq!(resources.len(), 2, "{resources:?}");
+    let prompts = client.list_all_prompts().await.unwrap();
+    assert_eq!(prompts.len(), 1, "{prompts:?}");
+
+    let (told, added) = add_until_told(&notes, "resource", &mut heard).await;
+    assert_eq!(told, Heard::ResourcesChanged, "only the resources changed");
+    let (uris, _) = listed(&client).await;
+    for name in &added {
+        let uri = format!("switchboard://notes/fixture://note/{name}");
+        assert!(uris.contains(&uri), "{uri} in {uris:?}");
+    }
+
+    let (told, added) = add_until_told(&notes, "prompt", &mut heard).await;
+    assert_eq!(told, Heard::PromptsChanged, "only the prompts changed");
+    let (_, names) = listed(&client).await;
+    for name in &added {
+        assert!(
+            names.contains(&format!("notes__{name}")),
+            "{name} in {names:?}"
+        );
+    }
     client.cancel().await.unwrap();
 }

@@ -13,7 +13,8 @@
 //! cancellation (`client_calls`); the per-token rate limit (`rate_limit`); the upstream's
 //! elicitation, sampling and log messages passed on to the client whose call caused them
 //! (`forwarding`); the official conformance suite through `/gateway/servers/{server}/mcp`
-//! (`passthrough`).
+//! (`passthrough`); an upstream's `notifications/resources/updated` to exactly the sessions
+//! that subscribed, and its subscriptions released when they let go (`resource_updates`).
 
 mod catalog;
 mod client_calls;
@@ -23,5 +24,6 @@ mod items;
 mod list_changed;
 mod passthrough;
 mod rate_limit;
+mod resource_updates;
 mod sdk_clients;
 mod wire;
