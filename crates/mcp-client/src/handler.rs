@@ -1,7 +1,7 @@
 //! The client side of each MCP session as rmcp sees it (`ClientHandler`): who we are
 //! (`clientInfo` and capabilities), and where server-initiated traffic goes — progress and log
-//! notifications to the call that caused them, list-changed notifications to the capability
-//! cache, elicitation and sampling requests to the call's own client when it answers them
+//! notifications to the call that caused them, task status notifications to the follower of
+//! that task (`crate::task_watch`), list-changed notifications to the capability cache, elicitation and sampling requests to the call's own client when it answers them
 //! ([`crate::client_link`]: the gateway's client), else elicitation to an optional responder
 //! (Switchboard's forms) and sampling to a refusal.
 
@@ -14,6 +14,7 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, Implementation,
     LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
+    TaskStatusNotificationParams,
 };
 use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData};
@@ -226,6 +227,15 @@ impl ClientHandler for SessionHandler {
             .and_then(|value| value.as_str().map(str::to_owned))
             .unwrap_or_else(|| "info".to_owned());
         self.router.log(level, params.logger, params.data);
+    }
+
+    /// `notifications/tasks` (SEP-2663): the task's status at once, before the next poll.
+    async fn on_task_status(
+        &self,
+        params: TaskStatusNotificationParams,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.router.task_status(params.task);
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -70,6 +70,11 @@ pub(crate) struct NotificationRouter {
     list_changed: Option<ListChangedCallback>,
     /// Signalled when a call registers (see [`NotificationRouter::await_call`]).
     registered: tokio::sync::Notify,
+    /// Where task status notifications go, with the server they came from.
+    tasks: Option<(
+        Arc<crate::task_watch::TaskWatchers>,
+        switchboard_core::ServerId,
+    )>,
 }
 
 #[derive(Default)]
@@ -142,6 +147,27 @@ impl NotificationRouter {
             state: Mutex::new(RouterState::default()),
             list_changed,
             registered: tokio::sync::Notify::new(),
+            tasks: None,
+        }
+    }
+
+    /// Task status notifications of this session go to `watchers`, as `server_id`'s.
+    pub fn with_task_watchers(
+        mut self,
+        watchers: Arc<crate::task_watch::TaskWatchers>,
+        server_id: switchboard_core::ServerId,
+    ) -> Self {
+        self.tasks = Some((watchers, server_id));
+        self
+    }
+
+    /// A task status notification: to the follower of that task of this server, if any.
+    pub fn task_status(&self, task: rmcp::model::DetailedTask) {
+        match &self.tasks {
+            Some((watchers, server_id)) => watchers.deliver(server_id, task),
+            None => {
+                tracing::debug!(server = %self.server_name, "a task notification outside any call")
+            }
         }
     }
 

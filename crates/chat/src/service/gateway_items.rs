@@ -200,6 +200,7 @@ impl ChatService {
             cancellation,
             events: None,
             client_link: None,
+            detach: None,
         }
     }
 
