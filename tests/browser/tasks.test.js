@@ -7,11 +7,15 @@
 //   the conversation shows the stored result.
 // - A 60 s task: its card's Cancel button sends tasks/cancel to the server (the fixture reports
 //   it), the card says the task was cancelled, and the answer goes on to its end.
+// - An 8 s task whose Switchboard is stopped (SIGTERM, 1 s grace) and started again on the same
+//   store: the conversation opened after the restart shows the task still working, then its
+//   result once the new process has followed it to its end; it was never cancelled.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { launchChromium, repositoryRoot, saveScreenshot, watchPageErrors } from './support/chromium.js';
 import { apiCall, serveWebFromDiskWhenAsked, startSwitchboard, switchboardBinary } from './support/switchboard.js';
@@ -126,6 +130,48 @@ test('tasks: the Cancel button cancels the task upstream and the answer goes on'
   assert.equal(fixture.cancelled.length, before + 1, 'tasks/cancel reached the server');
   await page.waitForFunction((element) => !element.hasAttribute('aria-busy'), await turn.elementHandle(), { timeout: 30000 });
   await saveScreenshot(page, 'tasks-03-cancelled');
+});
+
+test('tasks: after a restart the conversation shows the task working, then its result', async () => {
+  const env = { SWITCHBOARD_MCP_TOOL_CALL_TIMEOUT_SECS: '1', SWITCHBOARD_MCP_TOOL_CALL_MAX_TIMEOUT_SECS: '1', SWITCHBOARD_SERVER_SHUTDOWN_GRACE_SECS: '1' };
+  const dataDirectory = mkdtempSync(path.join(os.tmpdir(), 'switchboard-browser-tasks-'));
+  let first;
+  let second;
+  try {
+    first = await startSwitchboard({ env, dataDirectory });
+    const server = await apiCall(first, 'POST', '/api/mcp/servers', { name: 'reports', transport: 'streamable_http', url: fixture.url });
+    await apiCall(first, 'POST', `/api/mcp/servers/${server.id}/sync`);
+    await apiCall(first, 'PUT', `/api/mcp/servers/${server.id}/tools/slow_report/policy`, { policy: 'ALWAYS_ALLOW' });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await serveWebFromDiskWhenAsked(context);
+    await context.addInitScript((token) => sessionStorage.setItem('switchboard.token', token), first.token);
+    const restartPage = await context.newPage();
+    const errors = watchPageErrors(restartPage);
+    const turn = await askInNewConversation(restartPage, first.origin, 'slow report on "waves", 8 seconds');
+    await turn.locator('.tool-call[data-status=task]').waitFor({ timeout: 30000 });
+    const conversationId = decodeURIComponent(new URL(restartPage.url()).hash.replace('#/chat/', ''));
+    const cancelledBefore = fixture.cancelled.length;
+    await first.stop();
+
+    second = await startSwitchboard({ env, dataDirectory, token: first.token });
+    await restartPage.goto(`${second.origin}/#/chat/${encodeURIComponent(conversationId)}`);
+    const working = restartPage.locator('.message-assistant .tool-call[data-status=task]');
+    await working.waitFor({ timeout: 20000 });
+    assert.equal(await working.locator('.tool-task-state').textContent(), 'Task working');
+    await saveScreenshot(restartPage, 'tasks-04-after-restart');
+    const done = restartPage.locator('.message-assistant .tool-call[data-status=completed]');
+    await done.waitFor({ timeout: 40000 });
+    await done.locator('summary').click();
+    await restartPage.locator('.message-assistant').getByText('report ready: waves').first().waitFor({ timeout: 10000 });
+    assert.equal(fixture.cancelled.length, cancelledBefore, 'the stop did not cancel the task');
+    // The page's requests to the stopped first process were refused; nothing else went wrong.
+    assert.deepEqual(errors.filter((error) => !error.includes('net::ERR_CONNECTION_REFUSED')), []);
+    await context.close();
+  } finally {
+    await second?.stop();
+    if (first && !second) await first.stop();
+    rmSync(dataDirectory, { recursive: true, force: true });
+  }
 });
 
 test('tasks: no script errors on the chat page', () => {
