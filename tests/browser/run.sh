@@ -28,5 +28,9 @@ fi
 if [ -z "${SWITCHBOARD_BIN:-}" ]; then
   (cd "$repository_root" && cargo build --quiet -p switchboard)
 fi
+if [ -z "${SWITCHBOARD_TASK_FIXTURE:-}" ]; then
+  # tasks.test.js's MCP server whose tool answers with a task (crates/test-support).
+  (cd "$repository_root" && cargo build --quiet -p switchboard-test-support --bin task-fixture)
+fi
 
 node --test --test-concurrency=1 "$@"

@@ -30,4 +30,6 @@ pub(crate) struct Engine {
     pub authorization: Option<Arc<dyn AuthorizationStarter>>,
     /// Followers here of answers running on other replicas (`relay`).
     pub answer_notices: Arc<crate::relay::notices::AnswerNotices>,
+    /// Tool calls followed here as tasks, each cancellable by itself.
+    pub task_calls: Arc<crate::task_calls::TaskCalls>,
 }

@@ -42,6 +42,7 @@ mod replay;
 pub mod schema_context;
 mod service;
 pub mod sign_in;
+mod task_calls;
 #[cfg(test)]
 mod test_fixtures;
 pub mod tools;

@@ -55,6 +55,8 @@ pub(crate) struct ClientInner {
     sampling: bool,
     session_events: Option<SessionEventHandler>,
     pub shutdown: CancellationToken,
+    /// Followers of tasks in this process, told of their servers' status notifications.
+    pub task_watchers: Arc<crate::task_watch::TaskWatchers>,
 }
 
 impl std::fmt::Debug for ClientInner {
@@ -142,6 +144,7 @@ impl McpClientBuilder {
             sampling: self.sampling,
             session_events: self.session_events,
             shutdown: CancellationToken::new(),
+            task_watchers: Arc::default(),
         });
         tokio::spawn(reap_idle_sessions(Arc::downgrade(&inner)));
         Ok(McpClient { inner })
@@ -382,6 +385,7 @@ impl McpClient {
             sampling: self.inner.sampling,
             session_events: self.inner.session_events.clone(),
             shutdown: self.inner.shutdown.clone(),
+            task_watchers: Arc::clone(&self.inner.task_watchers),
         }
     }
 }

@@ -1,8 +1,10 @@
 //! The client side of each MCP session as rmcp sees it (`ClientHandler`): who we are
 //! (`clientInfo` and capabilities), and where server-initiated traffic goes — progress and log
-//! notifications to the call that caused them, list-changed notifications to the capability
-//! cache, resource updates to the session's watchers of that URI, elicitation and sampling requests to the call's own client when it answers them
-//! ([`crate::client_link`]: the gateway's client), else elicitation to an optional responder
+//! notifications to the call that caused them, task status notifications to the follower of
+//! that task (`crate::task_watch`), list-changed notifications to the capability cache,
+//! resource updates to the session's watchers of that URI, elicitation and sampling requests
+//! to the call's own client when it answers them ([`crate::client_link`]: the gateway's
+//! client), else elicitation to an optional responder
 //! (Switchboard's forms) and sampling to a refusal.
 
 #![allow(deprecated)] // LoggingMessageNotificationParam: see `on_logging_message`.
@@ -14,7 +16,7 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, Implementation,
     LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
-    ResourceUpdatedNotificationParam,
+    ResourceUpdatedNotificationParam, TaskStatusNotificationParams,
 };
 use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData};
@@ -229,6 +231,15 @@ impl ClientHandler for SessionHandler {
             .unwrap_or_else(|| "info".to_owned());
         self.router.log(level, params.logger, params.data);
         self.router.note_routed();
+    }
+
+    /// `notifications/tasks` (SEP-2663): the task's status at once, before the next poll.
+    async fn on_task_status(
+        &self,
+        params: TaskStatusNotificationParams,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.router.task_status(params.task);
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -38,7 +38,9 @@
 //! let result = client.call_tool(&upstream_server, &route.tool, arguments, &CallContext {
 //!     caller: Caller { user_id, conversation_id: Some(conversation_id) },
 //!     cancellation,                 // cancel to abandon the call (upstream is told)
-//!     events: Some(progress_sender) // CallEvent::Progress / CallEvent::Log while it runs
+//!     events: Some(progress_sender), // CallEvent::Progress / Log / Task while it runs
+//!     client_link: None,            // the gateway's client, when it answers the upstream
+//!     detach: Some(shutdown),       // stop following a task without cancelling it
 //! }).await;                         // Ok(ToolResult { is_error, .. }) or Err(UpstreamError)
 //! ```
 //! `UpstreamError::code()` gives a stable identifier for error events; a call is never retried
@@ -65,6 +67,7 @@ pub mod result;
 pub mod server;
 pub mod session;
 pub mod session_events;
+mod task_watch;
 pub mod transport;
 pub mod url_policy;
 

@@ -81,6 +81,11 @@ pub(crate) struct NotificationRouter {
     routed_signal: tokio::sync::Notify,
     /// The session's watched resources (`notifications/resources/updated` goes there).
     pub watches: ResourceWatches,
+    /// Where task status notifications go, with the server they came from.
+    tasks: Option<(
+        Arc<crate::task_watch::TaskWatchers>,
+        switchboard_core::ServerId,
+    )>,
 }
 
 #[derive(Default)]
@@ -157,6 +162,27 @@ impl NotificationRouter {
             routed: AtomicU64::new(0),
             routed_signal: tokio::sync::Notify::new(),
             watches: ResourceWatches::default(),
+            tasks: None,
+        }
+    }
+
+    /// Task status notifications of this session go to `watchers`, as `server_id`'s.
+    pub fn with_task_watchers(
+        mut self,
+        watchers: Arc<crate::task_watch::TaskWatchers>,
+        server_id: switchboard_core::ServerId,
+    ) -> Self {
+        self.tasks = Some((watchers, server_id));
+        self
+    }
+
+    /// A task status notification: to the follower of that task of this server, if any.
+    pub fn task_status(&self, task: rmcp::model::DetailedTask) {
+        match &self.tasks {
+            Some((watchers, server_id)) => watchers.deliver(server_id, task),
+            None => {
+                tracing::debug!(server = %self.server_name, "a task notification outside any call")
+            }
         }
     }
 

@@ -144,6 +144,7 @@ pub const TABLE: &[(&str, Access)] = &[
     ("update_conversation", scope(Scope::ChatUse)),
     ("delete_conversation", scope(Scope::ChatUse)),
     ("tool_result_page", scope(Scope::ChatUse)),
+    ("cancel_tool_task", scope(Scope::ChatUse)),
     ("tool_call_app", scope(Scope::ChatUse)),
     ("app_tool_call", scope(Scope::ChatUse)),
     ("update_app_model_context", scope(Scope::ChatUse)),

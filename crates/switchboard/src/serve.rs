@@ -313,6 +313,9 @@ async fn chat_engine(
     chat.resume_task_calls()
         .await
         .context("following the tasks of tool calls interrupted by the previous process")?;
+    // And those of replicas that die while this one runs (PostgreSQL): looked for at every
+    // heartbeat, claimed by exactly one live process.
+    chat.keep_adopting_task_calls(INSTANCE_HEARTBEAT);
     Ok(chat)
 }
 

@@ -5,16 +5,25 @@
 //! often the tool started and which tasks were cancelled (`tasks/cancel`), so tests can prove
 //! a call ran exactly once and a cancellation reached it. It runs in the test process, so it
 //! outlives a Switchboard that is killed and started again.
+//!
+//! With [`TaskServerOptions::notify`] it also *tells* each status change and the task's end
+//! with `notifications/tasks` (SEP-2663; rmcp's `TaskStatusNotification`) on the session it was
+//! created in, and suggests a poll interval far longer than the task, so a client that sees the
+//! change or the result in time can only have taken it from the notification. That mode answers
+//! `server/discover` as a server of the `initialize` generation does, so clients open a session
+//! (protocol 2025-11-25) that can carry the notifications: rmcp cannot yet route task
+//! notifications on the stateless 2026-07-28 generation's `subscriptions/listen`.
 
 use axum::Router;
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
-    CreateTaskResult, GetTaskParams, GetTaskResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CreateTaskResult, DiscoverResult, GetTaskParams, GetTaskResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    ServerNotification, TaskStatus, TaskStatusNotification, TaskStatusNotificationParams, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
@@ -27,6 +36,25 @@ use std::time::Duration;
 
 /// How often a client is told to poll.
 pub const POLL_INTERVAL_MS: u64 = 200;
+
+/// How the fixture behaves.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskServerOptions {
+    /// The `pollInterval` its tasks suggest.
+    pub poll_interval_ms: u64,
+    /// Send `notifications/tasks` at each status change and at the end (protocol 2025-11-25
+    /// only, see the module's doc).
+    pub notify: bool,
+}
+
+impl Default for TaskServerOptions {
+    fn default() -> Self {
+        Self {
+            poll_interval_ms: POLL_INTERVAL_MS,
+            notify: false,
+        }
+    }
+}
 
 /// What the server saw.
 #[derive(Debug, Default)]
@@ -60,6 +88,42 @@ impl TaskServerLog {
 struct TaskFixture {
     tasks: TaskManager,
     log: Arc<TaskServerLog>,
+    options: TaskServerOptions,
+}
+
+impl TaskFixture {
+    /// Tells the client the task's state now (notify mode; a failure is the client's loss,
+    /// its poll catches up).
+    async fn tell(tasks: &TaskManager, peer: &Peer<RoleServer>, task_id: &str) {
+        if let Ok(task) = tasks.get_task(task_id) {
+            let notification = TaskStatusNotification::new(TaskStatusNotificationParams::new(task));
+            let _ = peer
+                .send_notification(ServerNotification::TaskStatusNotification(notification))
+                .await;
+        }
+    }
+
+    /// Tells the task's end once the manager has its outcome.
+    fn tell_the_end(&self, peer: Peer<RoleServer>, task_id: String) {
+        let tasks = self.tasks.clone();
+        tokio::spawn(async move {
+            loop {
+                match tasks.get_task(&task_id) {
+                    Ok(task)
+                        if !matches!(
+                            task.task.status,
+                            TaskStatus::Working | TaskStatus::InputRequired
+                        ) =>
+                    {
+                        break;
+                    }
+                    Ok(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+                    Err(_) => return,
+                }
+            }
+            Self::tell(&tasks, &peer, &task_id).await;
+        });
+    }
 }
 
 impl ServerHandler for TaskFixture {
@@ -71,6 +135,22 @@ impl ServerHandler for TaskFixture {
                 .build(),
         )
         .with_server_info(Implementation::new("task-fixture", "1"))
+    }
+
+    /// In notify mode: answered as a server of the `initialize` generation answers an unknown
+    /// method, so a client falls back to a session (which carries the notifications).
+    async fn discover(&self, _: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        if self.options.notify {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "server/discover",
+                None,
+            ));
+        }
+        Ok(DiscoverResult::from_server_info(
+            ProtocolVersion::KNOWN_VERSIONS.to_vec(),
+            self.get_info(),
+        ))
     }
 
     async fn list_tools(
@@ -118,8 +198,11 @@ impl ServerHandler for TaskFixture {
         self.log.started.fetch_add(1, Ordering::SeqCst);
         let log = Arc::clone(&self.log);
         let options = TaskOptions::new()
-            .with_poll_interval_ms(POLL_INTERVAL_MS)
+            .with_poll_interval_ms(self.options.poll_interval_ms)
             .with_status_message("gathering sources");
+        let peer = self.options.notify.then(|| context.peer.clone());
+        let tasks = self.tasks.clone();
+        let told = peer.clone();
         let task = self.tasks.spawn(options, move |task| {
             Box::pin(async move {
                 let half = Duration::from_secs_f64(seconds / 2.0);
@@ -128,6 +211,9 @@ impl ServerHandler for TaskFixture {
                     () = tokio::time::sleep(half) => {}
                 }
                 task.set_status_message("writing the report");
+                if let Some(peer) = &told {
+                    Self::tell(&tasks, peer, task.task_id()).await;
+                }
                 tokio::select! {
                     () = task.cancelled() => Err(TaskExit::Cancelled),
                     () = tokio::time::sleep(half) => {
@@ -139,6 +225,9 @@ impl ServerHandler for TaskFixture {
                 }
             })
         });
+        if let Some(peer) = peer {
+            self.tell_the_end(peer, task.task_id.clone());
+        }
         Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
     }
 
@@ -176,9 +265,15 @@ impl TaskServer {
     /// Starts it on 127.0.0.1 and a free port. Every session shares one task manager, so a
     /// client that comes back on a new session still finds its task.
     pub async fn start() -> Self {
+        Self::start_with(TaskServerOptions::default()).await
+    }
+
+    /// Starts it with `options`.
+    pub async fn start_with(options: TaskServerOptions) -> Self {
         let fixture = TaskFixture {
             tasks: TaskManager::new(),
             log: Arc::new(TaskServerLog::default()),
+            options,
         };
         let log = Arc::clone(&fixture.log);
         let service: StreamableHttpService<TaskFixture, LocalSessionManager> =

@@ -25,16 +25,17 @@ export function switchboardBinary() {
 /**
  * Starts Switchboard on `bind` (an ephemeral loopback port unless a test needs to know it
  * beforehand, e.g. for `SWITCHBOARD_PUBLIC_URL`); resolves to `{origin, token, dataDirectory,
- * logs, stop}`. With
+ * logs, stop}`. `dataDirectory` and `token` start it again on an earlier start's store. With
  * SWITCHBOARD_TEST_ORIGIN and SWITCHBOARD_TEST_TOKEN set, uses that running instance instead
  * (for trying the UI tests against a development server; CI always starts its own).
  */
-export async function startSwitchboard({ env = {}, bind = '127.0.0.1:0', timeoutMs = 60000 } = {}) {
+export async function startSwitchboard({ env = {}, bind = '127.0.0.1:0', timeoutMs = 60000, dataDirectory: kept = null, token: knownToken = null } = {}) {
   if (process.env.SWITCHBOARD_TEST_ORIGIN && process.env.SWITCHBOARD_TEST_TOKEN) {
     return { origin: process.env.SWITCHBOARD_TEST_ORIGIN, token: process.env.SWITCHBOARD_TEST_TOKEN, dataDirectory: null, logs: [], stop: async () => {} };
   }
-  const dataDirectory = mkdtempSync(path.join(os.tmpdir(), 'switchboard-browser-'));
-  const token = `sb_test_${randomBytes(18).toString('hex')}`;
+  // A given data directory (a restart: with the token its first start had) is the caller's to remove.
+  const dataDirectory = kept ?? mkdtempSync(path.join(os.tmpdir(), 'switchboard-browser-'));
+  const token = knownToken ?? `sb_test_${randomBytes(18).toString('hex')}`;
   // A pinned `bind` would put the apps listener on the next port, which may be taken on a busy
   // machine; any free port serves the tests (the apps origin is read from the instance).
   const appsBind = { SWITCHBOARD_SERVER_APPS_BIND: `${bind.slice(0, bind.lastIndexOf(':'))}:0` };
@@ -74,7 +75,7 @@ export async function startSwitchboard({ env = {}, bind = '127.0.0.1:0', timeout
     const killTimer = setTimeout(() => child.kill('SIGKILL'), 35000);
     await exited;
     clearTimeout(killTimer);
-    rmSync(dataDirectory, { recursive: true, force: true });
+    if (!kept) rmSync(dataDirectory, { recursive: true, force: true });
   };
   return { origin, token, dataDirectory, logs, stop };
 }

@@ -364,6 +364,7 @@ impl ChatService {
             cancellation: call.cancellation.child_token(),
             events: call.events.clone(),
             client_link: call.client_link.clone(),
+            detach: None,
         };
         let started = Instant::now();
         let outcome = match &call.request {

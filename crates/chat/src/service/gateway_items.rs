@@ -195,6 +195,7 @@ impl ChatService {
             cancellation,
             events: None,
             client_link: None,
+            detach: None,
         }
     }
 

@@ -166,6 +166,7 @@ impl ChatServiceBuilder {
                 schema_context: self.schema_context,
                 authorization: self.authorization,
                 answer_notices: Arc::default(),
+                task_calls: Arc::default(),
             }),
             drain: Arc::default(),
             gateway_conversations: Arc::default(),

@@ -232,6 +232,7 @@ pub(super) fn question_context(
         cancellation: CancellationToken::new(),
         events: None,
         client_link: None,
+        detach: None,
     }
 }
 

@@ -12,17 +12,25 @@
 //! decides whether to ask again.
 //!
 //! A follower stops (leaving the call `dispatched` for the next process) when the chat
-//! engine shuts down; it never sends `tasks/cancel` then.
+//! engine shuts down; it never sends `tasks/cancel` then. The person may cancel the call
+//! meanwhile (`ChatService::cancel_task_call`): then `tasks/cancel` goes and the call ends
+//! like a cancelled one. Start-up is not the only time calls are claimed: every live
+//! process looks again at each heartbeat ([`ChatService::keep_adopting_task_calls`]), so a
+//! replica that died mid-task on a shared PostgreSQL database has its tasks followed by a
+//! survivor — exactly one, the claim being one conditional `UPDATE`.
 
 use super::ChatService;
-use crate::error::ChatResult;
+use crate::error::{ChatError, ChatResult};
 use crate::gate::{CallOrigin, CallReport, GateDecision, GateRequest, GateTarget};
 use crate::turn::call_outcome::{Settled, failure, settle};
 use crate::turn::tool_step::store_settled_call;
 use std::time::Instant;
-use switchboard_core::{Principal, ScopeSet, ToolApp, ToolCallState, ToolDefinition, UserId};
+use switchboard_core::{
+    ConversationId, Principal, ScopeSet, ToolApp, ToolCallId, ToolCallState, ToolDefinition, UserId,
+};
 use switchboard_mcp_client::{CallContext, Caller};
 use switchboard_store::{NewAuditEvent, ToolCallRecord};
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 impl ChatService {
@@ -54,6 +62,61 @@ impl ChatService {
             );
         }
         Ok(count)
+    }
+
+    /// Claims and follows orphaned task calls every `every` (the instance heartbeat) until
+    /// the engine shuts down: dead replicas' tasks are adopted by the living, not only by the
+    /// next process to start.
+    pub fn keep_adopting_task_calls(&self, every: std::time::Duration) -> JoinHandle<()> {
+        let service = self.clone();
+        tokio::spawn(async move {
+            let shutdown = service.engine.shutdown.clone();
+            let mut ticks = tokio::time::interval(every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            ticks.tick().await;
+            loop {
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    _ = ticks.tick() => {}
+                }
+                if let Err(error) = service.resume_task_calls().await {
+                    tracing::warn!(%error, "claiming orphaned task calls failed; trying again at the next tick");
+                }
+            }
+        })
+    }
+
+    /// Cancels one tool call's task (`tasks/cancel` goes upstream; the call ends as a
+    /// cancelled call, its answer goes on). Only a call this process follows as a task.
+    pub async fn cancel_task_call(
+        &self,
+        principal: &Principal,
+        conversation_id: &ConversationId,
+        tool_call_id: &ToolCallId,
+    ) -> ChatResult<()> {
+        let conversation = self
+            .visible_conversation(principal, conversation_id)
+            .await?;
+        let call = self
+            .engine
+            .store
+            .get_tool_call(&principal.workspace_id, tool_call_id)
+            .await?;
+        if call.conversation_id != conversation.id {
+            return Err(ChatError::NotFound("tool call"));
+        }
+        if self.engine.task_calls.cancel(&call.id, &conversation.id) {
+            return Ok(());
+        }
+        Err(ChatError::Conflict(match (&call.task_id, call.state) {
+            (None, _) => "the call is not a task".to_owned(),
+            (Some(_), ToolCallState::Dispatched) => {
+                "the call's task is not followed by this instance right now (another replica, \
+                 or a restart in progress): try again in a moment"
+                    .to_owned()
+            }
+            (Some(_), state) => format!("the call's task already ended ({state})"),
+        }))
     }
 
     /// Polls the call's task until it ends, then stores the outcome like a turn would.
@@ -162,6 +225,12 @@ impl ChatService {
             user_id: conversation.owner_user_id,
             conversation_id: Some(record.conversation_id.clone()),
         });
+        // Cancellable by itself while it is followed (`ChatService::cancel_task_call`).
+        let _followed = self.engine.task_calls.follow(
+            &record.id,
+            &record.conversation_id,
+            context.cancellation.clone(),
+        );
         let outcome = self
             .engine
             .tools

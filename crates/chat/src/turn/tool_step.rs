@@ -22,6 +22,7 @@ use crate::call_records;
 use crate::error::ChatResult;
 use crate::events::{ChatEvent, ToolEvent, ToolEventStatus, ToolProgress, tool_intent};
 use crate::gate::{CallReport, EventSink, GateDecision, GateRequest};
+use crate::task_calls::FollowedTask;
 use crate::tools::{
     CallTarget, cut_for_model, error_text_for_model, event_result, result_text_for_model,
     stored_content,
@@ -261,6 +262,16 @@ impl ReviewedCall<'_, '_> {
             GateDecision::Deny { reason, .. } => self.denied(reason).await?,
             GateDecision::Allow { .. } => self.allowed(arguments).await?,
         };
+        if is_detached(&settled) {
+            // The service is stopping while the call's task works: no final state (the call
+            // stays `dispatched` with its task id, followed by the next process), no audit
+            // row yet (that process writes it), nothing stored for the model.
+            let (code, message) = settled.error.unwrap_or_default();
+            return Ok(ChatMessage::tool_error(
+                self.call.id.clone(),
+                error_text_for_model(&code, &message),
+            ));
+        }
         let report = CallReport {
             request,
             decision,
@@ -322,6 +333,8 @@ impl ReviewedCall<'_, '_> {
             cancellation: run.handle.cancellation.child_token(),
             events: Some(progress_sender),
             client_link: None,
+            // Stopping the service leaves a task working upstream, for the next process.
+            detach: Some(run.engine.shutdown.clone()),
         };
         let started = Instant::now();
         let call = run
@@ -332,14 +345,14 @@ impl ReviewedCall<'_, '_> {
         // Progress is forwarded while the call runs, paced by the throttle; a report after the
         // answer is dropped, so `progress` never follows the call's last event.
         let mut throttle = ProgressThrottle::new(PROGRESS_MIN_INTERVAL);
-        let mut task_kept = false;
+        let mut followed = None;
         let outcome = loop {
             let due = throttle.due_at();
             tokio::select! {
                 outcome = &mut call => break outcome,
                 Some(event) = progress.recv() => {
                     if let CallEvent::Task(task) = event {
-                        self.on_task(task, &mut task_kept).await?;
+                        self.on_task(task, &mut followed, &context).await?;
                     } else if let Some(event) = throttle.offer(event, Instant::now()) {
                         self.forward_progress(event);
                     }
@@ -355,11 +368,21 @@ impl ReviewedCall<'_, '_> {
     }
 
     /// The call became a task, or its task moved on: the task's id is stored with the call
-    /// at once (a restarted host follows it; see `crate::task_resume`), and a `task` event
-    /// shows its status.
-    async fn on_task(&self, task: switchboard_core::ToolTask, kept: &mut bool) -> ChatResult<()> {
-        if !std::mem::replace(kept, true) {
+    /// at once (a restarted host follows it; see `crate::task_resume`), the call becomes
+    /// cancellable by itself (`crate::task_calls`), and a `task` event shows its status.
+    async fn on_task(
+        &self,
+        task: switchboard_core::ToolTask,
+        followed: &mut Option<FollowedTask>,
+        context: &CallContext,
+    ) -> ChatResult<()> {
+        if followed.is_none() {
             call_records::keep_task(&self.run.engine.store, self.record, &task.task_id).await?;
+            *followed = Some(self.run.engine.task_calls.follow(
+                &self.record.id,
+                &self.run.plan.conversation.id,
+                context.cancellation.clone(),
+            ));
         }
         let mut tool_event =
             self.event
@@ -389,6 +412,14 @@ impl ReviewedCall<'_, '_> {
         });
         self.run.handle.emit(ChatEvent::McpTool(tool_event));
     }
+}
+
+/// A call left to its task when the service stopped (`UpstreamError::TaskDetached`).
+fn is_detached(settled: &Settled) -> bool {
+    settled
+        .error
+        .as_ref()
+        .is_some_and(|(code, _)| code == "task_detached")
 }
 
 /// Waits until `due` (a throttled progress report's time); forever when there is none.

@@ -58,6 +58,11 @@ pub struct CallContext {
     /// The caller's client, when it answers the upstream's requests of this call itself
     /// (the gateway's client: see [`crate::client_link`]).
     pub client_link: Option<Arc<dyn ClientLink>>,
+    /// Cancel to stop following a call that became a task *without* cancelling the task
+    /// (`UpstreamError::TaskDetached`): the host is stopping and keeps the task's id for the
+    /// next process. Checked before `cancellation`, which may fire with it. Before the call
+    /// became a task it does nothing.
+    pub detach: Option<CancellationToken>,
 }
 
 impl CallContext {
@@ -67,6 +72,7 @@ impl CallContext {
             cancellation: CancellationToken::new(),
             events: None,
             client_link: None,
+            detach: None,
         }
     }
 }

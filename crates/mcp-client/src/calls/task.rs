@@ -12,6 +12,12 @@
 //! server restarting) is tried again at the next interval, up to [`MAX_POLL_FAILURES`] in a
 //! row; a task is never started again here — the caller owns the task id, which is all a
 //! restarted host needs to follow the same task ([`McpClient::resume_tool_task`]).
+//!
+//! A server may also tell the task's status itself (`notifications/tasks`, SEP-2663): the
+//! follower takes it at once (`crate::task_watch`) — the status shown moves without waiting
+//! for the next poll, and a finished task's result comes inline — and polls only as the
+//! fallback. A caller's `detach` (the host stopping) ends the following without
+//! `tasks/cancel`: the task keeps working for the next process.
 
 use super::CallContext;
 use crate::UpstreamError;
@@ -20,8 +26,8 @@ use crate::notifications::CallEvent;
 use crate::result::ToolResult;
 use crate::server::UpstreamServer;
 use rmcp::model::{
-    CancelTaskParams, CancelTaskRequest, ClientRequest, GetTaskParams, GetTaskRequest,
-    ServerResult, Task, TaskPayload, TaskStatus,
+    CancelTaskParams, CancelTaskRequest, ClientRequest, DetailedTask, GetTaskParams,
+    GetTaskRequest, ServerResult, Task, TaskPayload, TaskStatus,
 };
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -114,6 +120,10 @@ impl McpClient {
         if let Some(task) = &first {
             apply_hints(task, &mut interval, &mut clock);
         }
+        // Told before the first poll, so a status sent meanwhile is not missed.
+        let mut notifications = self.inner.task_watchers.watch(&server.id, task_id);
+        let detach = context.detach.clone().unwrap_or_default();
+        let max_bytes = self.limits(server).max_bytes;
         let mut failures = 0;
         // The first poll of a resumed task goes at once.
         let mut poll_now = first.is_none();
@@ -124,8 +134,9 @@ impl McpClient {
                 interval
             };
             let (deadline, after, limit) = clock.deadline();
-            tokio::select! {
+            let polled = tokio::select! {
                 biased;
+                () = detach.cancelled() => return Err(detached(task_id)),
                 () = context.cancellation.cancelled() => {
                     self.cancel_task(server, task_id, context).await;
                     return Err(UpstreamError::Cancelled);
@@ -134,9 +145,11 @@ impl McpClient {
                     self.cancel_task(server, task_id, context).await;
                     return Err(UpstreamError::TaskExpired { task_id: task_id.to_owned(), after, limit });
                 }
-                () = tokio::time::sleep(wait) => {}
-            }
-            match self.poll_task(server, task_id, context).await {
+                // The server said first: no need to ask (the poll stays the fallback).
+                notified = notifications.next() => Ok(polled_from(notified, task_id, max_bytes)),
+                () = tokio::time::sleep(wait) => self.poll_task(server, task_id, context).await,
+            };
+            match polled {
                 Ok(Polled::Done(outcome)) => {
                     if matches!(*outcome, Err(UpstreamError::TaskFailed { .. }))
                         && reported.status == ToolTaskStatus::InputRequired
@@ -155,6 +168,9 @@ impl McpClient {
                             let _ = events.try_send(CallEvent::Task(reported.clone()));
                         }
                     }
+                }
+                Err(UpstreamError::Cancelled) if detach.is_cancelled() => {
+                    return Err(detached(task_id));
                 }
                 Err(UpstreamError::Cancelled) => {
                     self.cancel_task(server, task_id, context).await;
@@ -185,32 +201,7 @@ impl McpClient {
                 "the tasks/get answer is not a task".into(),
             ));
         };
-        let detailed = answer.task;
-        let ended = |reason: String| {
-            Polled::Done(Box::new(Err(UpstreamError::TaskFailed {
-                task_id: task_id.to_owned(),
-                reason,
-            })))
-        };
-        Ok(match detailed.payload {
-            TaskPayload::Completed { result } => {
-                let result = Value::Object(result);
-                Polled::Done(Box::new(decode_result(&result, limits.max_bytes)))
-            }
-            TaskPayload::Failed { error } => {
-                let message = error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("(no message)");
-                ended(format!("failed upstream: {message}"))
-            }
-            TaskPayload::Cancelled => ended("was cancelled by its server".to_owned()),
-            TaskPayload::InputRequired { .. } => ended(
-                "asked for input, which Switchboard does not give to tasks yet; it was cancelled"
-                    .to_owned(),
-            ),
-            _ => Polled::Running(detailed.task),
-        })
+        Ok(polled_from(answer.task, task_id, limits.max_bytes))
     }
 
     /// `tasks/cancel`, sent even when the caller's own token is cancelled (that is often
@@ -224,6 +215,42 @@ impl McpClient {
         if let Err(error) = self.send(server, request, &own).await {
             tracing::warn!(server = %server.name, %error, "tasks/cancel failed");
         }
+    }
+}
+
+/// What a `tasks/get` answer or a `notifications/tasks` says about the task (both carry a
+/// `DetailedTask`: its result or error inline once it ended).
+fn polled_from(detailed: DetailedTask, task_id: &str, max_bytes: usize) -> Polled {
+    let ended = |reason: String| {
+        Polled::Done(Box::new(Err(UpstreamError::TaskFailed {
+            task_id: task_id.to_owned(),
+            reason,
+        })))
+    };
+    match detailed.payload {
+        TaskPayload::Completed { result } => {
+            let result = Value::Object(result);
+            Polled::Done(Box::new(decode_result(&result, max_bytes)))
+        }
+        TaskPayload::Failed { error } => {
+            let message = error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("(no message)");
+            ended(format!("failed upstream: {message}"))
+        }
+        TaskPayload::Cancelled => ended("was cancelled by its server".to_owned()),
+        TaskPayload::InputRequired { .. } => ended(
+            "asked for input, which Switchboard does not give to tasks yet; it was cancelled"
+                .to_owned(),
+        ),
+        _ => Polled::Running(detailed.task),
+    }
+}
+
+fn detached(task_id: &str) -> UpstreamError {
+    UpstreamError::TaskDetached {
+        task_id: task_id.to_owned(),
     }
 }
 

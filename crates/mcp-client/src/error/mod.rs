@@ -97,6 +97,11 @@ pub enum UpstreamError {
         after: Duration,
         limit: &'static str,
     },
+    /// The caller's `detach` fired while a task worked: it was left running upstream, not
+    /// cancelled, for whoever follows its id next (a host that stops keeps it for its
+    /// restart). The call has no outcome yet.
+    #[error("the tool's task {task_id} was left running upstream, to be followed again")]
+    TaskDetached { task_id: String },
 }
 
 /// An upstream's `WWW-Authenticate` challenge (RFC 6750, RFC 9728 `resource_metadata`).
@@ -140,6 +145,7 @@ impl UpstreamError {
             UpstreamError::ShuttingDown => "shutting_down",
             UpstreamError::TaskFailed { .. } => "task_failed",
             UpstreamError::TaskExpired { .. } => "task_expired",
+            UpstreamError::TaskDetached { .. } => "task_detached",
         }
     }
 

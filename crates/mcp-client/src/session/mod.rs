@@ -123,6 +123,8 @@ pub(crate) struct StartContext<'a> {
     pub session_events: Option<crate::session_events::SessionEventHandler>,
     /// Cancelled at shutdown: a start in progress gives up.
     pub shutdown: tokio_util::sync::CancellationToken,
+    /// Where the session's task status notifications go.
+    pub task_watchers: Arc<crate::task_watch::TaskWatchers>,
 }
 
 #[cfg(test)]

@@ -71,10 +71,10 @@ fn connect_params<'a>(
     lifecycle: Lifecycle,
 ) -> ConnectParams<'a> {
     let server = context.server;
-    let router = Arc::new(NotificationRouter::new(
-        server.name.clone(),
-        context.list_changed.clone(),
-    ));
+    let router = Arc::new(
+        NotificationRouter::new(server.name.clone(), context.list_changed.clone())
+            .with_task_watchers(Arc::clone(&context.task_watchers), server.id.clone()),
+    );
     ConnectParams {
         server,
         config: context.config,

@@ -11,6 +11,8 @@
 //!   the call's full result text
 //! - `GET /chat/conversations/{id}/tool-calls/{tool_call_id}/app` → the call's MCP App
 //!   ([`apps`]); `PUT …/app/model-context`, an app's `ui/update-model-context` ([`app_context`])
+//! - `POST /chat/conversations/{id}/tool-calls/{tool_call_id}/cancel` → 202: cancels the task
+//!   a call became ([`task_calls`])
 //! - `POST /chat/stream`, `GET /chat/{id}/stream`: the answer as SSE ([`stream`]).
 //! - `GET /chat/context-items`, `POST /chat/context-items/complete`: resources and prompts to
 //!   attach and run ([`context_items`]).
@@ -20,6 +22,7 @@ mod apps;
 mod context_items;
 mod sse;
 mod stream;
+mod task_calls;
 pub(crate) mod wire;
 
 use crate::auth::{Scoped, scopes};
@@ -52,6 +55,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(apps::router())
         .merge(context_items::router())
         .merge(app_context::router())
+        .merge(task_calls::router())
 }
 
 /// The chat engine, or 503 when this process runs without one.

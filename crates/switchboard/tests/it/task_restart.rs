@@ -1,8 +1,10 @@
-//! A tool call that became a task survives a `kill -9` of Switchboard: the task's id is kept
-//! with the call, the restarted process polls the same task (on a fixture server built on
-//! rmcp's server side and `TaskManager`, running in this test so it outlives the host) and
-//! stores its result as the call's outcome, tool message and audit row; the tool ran exactly
-//! once. The call timeout (1 s) is shorter than the task.
+//! A tool call that became a task survives a `kill -9` of Switchboard, and a SIGTERM (a
+//! graceful shutdown whose 1 s grace ends while the task works: the task is left working, not
+//! cancelled, and the call is not marked `unknown`): the task's id is kept with the call, the
+//! restarted process polls the same task (on a fixture server built on rmcp's server side and
+//! `TaskManager`, running in this test so it outlives the host) and stores its result as the
+//! call's outcome, tool message and audit row; the tool ran exactly once. The call timeout
+//! (1 s) is shorter than the task.
 
 use crate::chat::{ask, with_model};
 use crate::process::{ADMIN_TOKEN, Service};
@@ -28,18 +30,54 @@ fn with_short_call_timeout(data_dir: &std::path::Path, fake: &FakeOpenAi) -> std
     let mut command = with_model(data_dir, fake);
     command
         .env("SWITCHBOARD_MCP_TOOL_CALL_TIMEOUT_SECS", "1")
-        .env("SWITCHBOARD_MCP_TOOL_CALL_MAX_TIMEOUT_SECS", "1");
+        .env("SWITCHBOARD_MCP_TOOL_CALL_MAX_TIMEOUT_SECS", "1")
+        .env("SWITCHBOARD_SERVER_SHUTDOWN_GRACE_SECS", "1");
     command
+}
+
+/// The conversation's call as stored (state, task id), read with no process running.
+async fn stored_call(
+    data_dir: &std::path::Path,
+    conversation_id: &str,
+) -> (String, Option<String>) {
+    use sqlx::ConnectOptions;
+    let mut connection = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(data_dir.join("switchboard.db"))
+        .connect()
+        .await
+        .unwrap();
+    sqlx::query_as("SELECT state, task_id FROM tool_calls WHERE conversation_id = ?1")
+        .bind(conversation_id)
+        .fetch_one(&mut connection)
+        .await
+        .unwrap()
+}
+
+/// How the first process ends while the task works.
+#[derive(Clone, Copy, Debug)]
+enum Stop {
+    Kill9,
+    Sigterm,
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_call_survives_a_kill_9_and_its_result_is_stored_after_the_restart() {
+    survives(Stop::Kill9, 4).await;
+}
+
+/// The drain waits for answers in flight at most the 1 s grace; the task takes 8 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_call_survives_a_sigterm_uncancelled_and_its_result_is_stored_after_the_restart() {
+    survives(Stop::Sigterm, 8).await;
+}
+
+async fn survives(stop: Stop, seconds: u64) {
     let tasks = TaskServer::start().await;
     let fake = FakeOpenAi::start().await;
     fake.enqueue(ScriptedReply::tool_calls(&[ScriptedToolCall::new(
         "call_report",
         "reports__slow_report",
-        json!({"topic": "tides", "seconds": 4}),
+        json!({"topic": "tides", "seconds": seconds}),
     )]));
     let data_dir = tempfile::tempdir().unwrap();
     let client = reqwest::Client::new();
@@ -99,8 +137,22 @@ async fn a_task_call_survives_a_kill_9_and_its_result_is_stored_after_the_restar
         .unwrap()
         .to_owned();
     assert!(task_event["task"]["task_id"].is_string(), "{task_event:#}");
-    service.kill_9();
-    assert_eq!(tasks.log.finished(), 0, "killed while the task works");
+    match stop {
+        Stop::Kill9 => service.kill_9(),
+        Stop::Sigterm => {
+            let status = service.terminate(Duration::from_secs(30));
+            assert!(status.success(), "{status:?}");
+            assert!(
+                tasks.log.cancelled().is_empty(),
+                "a graceful stop leaves the task working: {:?}",
+                tasks.log.cancelled()
+            );
+            let (state, task_id) = stored_call(data_dir.path(), &conversation_id).await;
+            assert_eq!(state, "dispatched", "not unknown");
+            assert_eq!(task_id.as_deref(), task_event["task"]["task_id"].as_str());
+        }
+    }
+    assert_eq!(tasks.log.finished(), 0, "stopped while the task works");
 
     let service = Service::start_command(with_short_call_timeout(data_dir.path(), &fake));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);

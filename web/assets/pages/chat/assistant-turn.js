@@ -138,6 +138,12 @@ export class AssistantTurn {
       view.update({ status: 'progress', progress: event.progress });
       return view;
     }
+    if (event.status === 'task') {
+      view.conversationId = view.conversationId ?? this.conversationId;
+      view.update({ status: 'task', task: event.task, argumentsValue: event.arguments });
+      this.onLayoutChange();
+      return view;
+    }
     view.update({
       resultTruncated: event.result_truncated === true,
       errorCode: event.error_code,

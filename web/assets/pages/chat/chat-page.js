@@ -169,11 +169,34 @@ class ChatPage {
         this.#attach(conversationId);
       } else {
         await this.#showPendingApprovals(conversationId);
+        this.#watchRunningTasks(conversationId, listItems(detail, 'tool_calls'));
       }
       this.transcript.scrollTop = this.transcript.scrollHeight;
     } catch (error) {
       replaceChildren(this.transcript, h('p', { class: 'alert alert-error', role: 'alert', text: error.status === 404 ? 'This conversation no longer exists.' : `The conversation could not be loaded: ${error.message}` }));
     }
+  }
+
+  /**
+   * A conversation with no answer running may still have calls whose MCP tasks work (followed
+   * by the server, e.g. after its restart): it is read again every few seconds until none
+   * does, then shown again with their results.
+   */
+  #watchRunningTasks(conversationId, toolCalls) {
+    const running = (calls) => calls.some((call) => call.state === 'dispatched' && call.task_id);
+    if (!running(toolCalls)) return;
+    clearTimeout(this.taskWatchTimer);
+    this.taskWatchTimer = setTimeout(async () => {
+      if (this.conversationId !== conversationId || this.streaming) return;
+      try {
+        const detail = await api.get(`/chat/conversations/${segment(conversationId)}`);
+        if (this.conversationId !== conversationId || this.streaming) return;
+        if (running(listItems(detail, 'tool_calls'))) this.#watchRunningTasks(conversationId, listItems(detail, 'tool_calls'));
+        else await this.open(conversationId);
+      } catch {
+        // The next open or reload shows it.
+      }
+    }, 3000);
   }
 
   /**

@@ -1,6 +1,7 @@
 // history: rebuilds a stored conversation (GET /chat/conversations/{id}) into the same views the
 // live stream uses — user bubbles, assistant turns with their tool calls (matched to tool result
-// messages by tool_call_id), recorded approvals and partial/interrupted answers.
+// messages by tool_call_id), recorded approvals and partial/interrupted answers. A call still
+// `dispatched` with a `task_id` is an MCP task still working: shown as such, with its Cancel.
 
 import { h } from '../../lib/dom.js';
 import { AssistantTurn } from './assistant-turn.js';
@@ -68,6 +69,8 @@ export function renderHistory(messages, { onLayoutChange, toolCalls = [], conver
         const split = splitQualifiedToolName(qualified);
         const record = recordsByLlmId.get(call.id);
         const state = call.state ?? record?.state;
+        // A call whose MCP task still works (followed by the server, maybe after a restart).
+        const task = state === 'dispatched' && record?.task_id ? { task_id: record.task_id, status: 'working' } : null;
         const view = current.applyToolEvent({
           call_id: call.id,
           tool_call_id: call.tool_call_id ?? record?.id,
@@ -81,6 +84,7 @@ export function renderHistory(messages, { onLayoutChange, toolCalls = [], conver
         });
         view.conversationId = conversationId;
         view.fromHistory = true;
+        if (task) current.applyToolEvent({ call_id: call.id, status: 'task', task });
         viewsByCallId.set(call.id, view);
       }
       const text = messageText(message.content);

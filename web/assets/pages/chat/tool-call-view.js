@@ -2,7 +2,10 @@
 // schema_version…", then a success or error badge with a human summary and the duration) that
 // expands to the arguments and the result as JSON viewers. Under it, always visible: a running
 // call's progress bar and what the result carries besides text (images, audio, resources,
-// structured content; see tool-result-content.js). Used for live events and for history.
+// structured content; see tool-result-content.js). A call that became an MCP task shows the
+// task's state and status message as `task` events arrive (or, from history, that it is still
+// working) and a Cancel button that stops that one task (POST …/tool-calls/{id}/cancel).
+// Used for live events and for history.
 
 import { h, replaceChildren } from '../../lib/dom.js';
 import { api, segment } from '../../lib/api.js';
@@ -47,16 +50,22 @@ export class ToolCallView {
   }
 
   /**
-   * Updates the view. `status`: started | progress | completed | error | denied | unknown |
+   * Updates the view. `status`: started | progress | task | completed | error | denied | unknown |
    * waiting_approval. `result`, `error`, `durationMs` as they become known; `progress` on a
-   * progress update; `blocks` and `structured` (the stored tool message's) from history.
+   * progress update; `task` (`{task_id, status, status_message}`) on a task update; `blocks`
+   * and `structured` (the stored tool message's) from history.
    */
-  update({ status, result, error, durationMs, argumentsValue, resultTruncated, errorCode, progress, blocks, structured }) {
+  update({ status, result, error, durationMs, argumentsValue, resultTruncated, errorCode, progress, blocks, structured, task }) {
     if (status === 'progress') {
       if (progress) replaceChildren(this.progressSlot, renderProgress(progress));
       return;
     }
-    if (status !== 'started') this.progressSlot.replaceChildren();
+    if (status === 'task') {
+      // A late task event never undoes the call's end.
+      if (this.status !== 'started' && this.status !== 'task') return;
+      this.task = task ?? this.task;
+    }
+    if (status !== 'started' && status !== 'task') this.progressSlot.replaceChildren();
     this.status = status;
     if (result !== undefined && result !== null && blocks === undefined) {
       this.#showContent(blocksOfResult(result), result.structuredContent);
@@ -74,8 +83,13 @@ export class ToolCallView {
     const duration = formatDuration(this.durationMs);
     const durationText = duration ? h('span', { class: 'muted', text: duration }) : null;
     let content;
+    if (this.task) this.details.dataset.taskStatus = status === 'task' ? this.task.status : status;
     if (status === 'started') {
       content = [h('span', { class: 'spinner', 'aria-hidden': 'true' }), h('span', { text: runningLabel(this.server, this.tool) })];
+    } else if (status === 'task') {
+      content = this.#taskLine(name);
+    } else if (status === 'unknown' && this.task && this.errorCode === 'cancelled') {
+      content = [h('span', { class: 'badge badge-warning', text: '■ Task cancelled — its server was asked to stop it' }), name, durationText];
     } else if (status === 'waiting_approval') {
       content = [h('span', { class: 'badge badge-warning', text: 'Waiting for approval' }), name];
     } else if (status === 'completed') {
@@ -89,9 +103,50 @@ export class ToolCallView {
       content = [h('span', { class: 'badge badge-danger', text: label }), name, durationText];
     }
     replaceChildren(this.statusSlot, content);
-    this.statusSlot.setAttribute('role', status === 'started' ? 'status' : 'group');
+    this.statusSlot.setAttribute('role', status === 'started' || status === 'task' ? 'status' : 'group');
     this.bodyDirty = true;
     if (this.details.open) this.#renderBody();
+  }
+
+  /**
+   * The status line of a call that is an MCP task: its state, its status message, and a
+   * Cancel button (outside the summary's toggle) while it works.
+   */
+  #taskLine(name) {
+    const { status: state = 'working', status_message: message } = this.task ?? {};
+    const words = { working: 'Task working', input_required: 'Task needs input', completed: 'Task completed', failed: 'Task failed', cancelled: 'Task cancelled' };
+    const badge = { completed: 'badge-success', failed: 'badge-danger', cancelled: 'badge-warning' }[state] ?? 'badge-info';
+    const running = state === 'working' || state === 'input_required';
+    const cancel = running && this.toolCallId && this.conversationId ? h('button', {
+      type: 'button', class: 'button button-small button-danger tool-task-cancel', text: this.cancelling ? 'Cancelling…' : 'Cancel task', disabled: Boolean(this.cancelling),
+      title: 'Ask the server to stop this task (the rest of the answer goes on)',
+      onclick: (event) => {
+        event.preventDefault();
+        event.stopPropagation();
+        this.#cancelTask(event.currentTarget);
+      },
+    }) : null;
+    return [
+      running ? h('span', { class: 'spinner', 'aria-hidden': 'true' }) : null,
+      h('span', { class: `badge ${badge} tool-task-state`, dataset: { taskState: state }, text: words[state] ?? `Task ${state}` }),
+      name,
+      message ? h('span', { class: 'muted tool-task-message', text: message }) : null,
+      cancel,
+    ];
+  }
+
+  async #cancelTask(button) {
+    this.cancelling = true;
+    button.disabled = true;
+    button.textContent = 'Cancelling…';
+    try {
+      await api.post(`/chat/conversations/${segment(this.conversationId)}/tool-calls/${segment(this.toolCallId)}/cancel`);
+    } catch (error) {
+      this.cancelling = false;
+      button.disabled = false;
+      button.textContent = 'Cancel task';
+      this.contentSlot.append(h('p', { class: 'field-error', role: 'alert', text: `The task could not be cancelled: ${error.message}` }));
+    }
   }
 
   /** Shows the result's images, audio, resources and structured content under the call. */
@@ -117,7 +172,7 @@ export class ToolCallView {
       parts.push(this.#renderFullResultLoader());
     }
     if (this.result === undefined && (this.error === undefined || this.error === null)) {
-      parts.push(h('p', { class: 'muted small', text: this.status === 'started' ? 'Waiting for the result…' : 'No result was recorded.' }));
+      parts.push(h('p', { class: 'muted small', text: this.status === 'started' || this.status === 'task' ? 'Waiting for the result…' : 'No result was recorded.' }));
     }
     replaceChildren(this.body, parts);
   }

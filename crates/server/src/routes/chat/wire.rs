@@ -156,6 +156,10 @@ pub struct ToolCall {
     pub dispatched_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
     pub duration_ms: Option<i64>,
+    /// The MCP task the call became (its upstream answered with one), else `null`. A
+    /// `dispatched` call with a task id is a task still working: this or the next process
+    /// follows it (and `POST …/cancel` stops it).
+    pub task_id: Option<String>,
 }
 
 /// A page of a tool call's full result text.
@@ -299,6 +303,7 @@ pub fn tool_call(record: &ToolCallRecord) -> ToolCall {
         dispatched_at: record.dispatched_at,
         finished_at: record.finished_at,
         duration_ms: millis(record.dispatched_at, record.finished_at),
+        task_id: record.task_id.clone(),
     }
 }
 

@@ -3,19 +3,22 @@
 //! pending and A's answer completes after it is approved), one answer at a time per
 //! conversation holds across replicas (B refuses a question while A answers there, and
 //! accepts it once A's answer ended), and a replica that stops beating without cleaning up has
-//! its work recovered by the next start (approval and form expired, dispatched call unknown).
+//! its work recovered by the next start (approval and form expired, dispatched call unknown),
+//! while a call of its that became a task is adopted by exactly one live replica's sweep.
 //! Each replica is a real `AppState` + `serve_router` with its own store pool, wired as the
 //! binary wires it (instance registered, start-up recovery, heartbeats).
 
 use crate::support::approvals::*;
-use crate::support::chat::PostgresSchema;
+use crate::support::chat::{PostgresSchema, remote_server};
 use crate::support::sse::SseReader;
 use reqwest::Method;
 use serde_json::{Value, json};
+use std::time::Duration;
 use switchboard_approvals::{ApprovalConfig, RecoveredRequests};
-use switchboard_core::{ConversationId, ToolCallState};
+use switchboard_core::{ApprovalPolicy, ConversationId, ToolCallState};
 use switchboard_store::DatabaseConfig;
 use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedReply, ScriptedToolCall};
+use switchboard_test_support::task_server::TaskServer;
 
 fn on_postgres(schema: &PostgresSchema) -> DatabaseConfig {
     DatabaseConfig {
@@ -301,4 +304,100 @@ async fn a_replica_that_dies_has_its_work_recovered_by_the_next_start() {
         "completed",
         "{events:#?}"
     );
+}
+
+/// A tool call that became a task on a replica that then dies (its heartbeat stops and its
+/// process goes, as a crash would) is adopted by the survivors' periodic sweep — not only by a
+/// replica starting up — and by exactly one of them: the task is followed to its end, its
+/// result stored once (one final state, one tool message, one audit row), the tool ran once
+/// and the dead replica's stop did not cancel the task upstream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_replicas_task_call_is_adopted_by_exactly_one_live_replica() {
+    let schema = PostgresSchema::create();
+    let fake = FakeOpenAi::start().await;
+    let allow = ApprovalConfig {
+        default_policy: ApprovalPolicy::AlwaysAllow,
+        ..ApprovalConfig::default()
+    };
+    let mut a =
+        ApprovalServer::start_on(allow.clone(), &fake.base_url(), &on_postgres(&schema)).await;
+    let tasks = TaskServer::start().await;
+    a.store
+        .create_server(&a.workspace_id, remote_server("reports", &tasks.url()))
+        .await
+        .unwrap();
+    fake.enqueue(ScriptedReply::tool_calls(&[ScriptedToolCall::new(
+        "call_report",
+        "reports__slow_report",
+        json!({"topic": "tides", "seconds": 6}),
+    )]));
+    let mut stream = a.ask(&a.alice, "report on tides").await;
+    let mut conversation_id = None;
+    loop {
+        let event = stream.next_event().await.expect("the call becomes a task");
+        if let Some(id) = event["conversation_id"].as_str() {
+            conversation_id.get_or_insert_with(|| ConversationId::from_string(id));
+        }
+        if event["type"] == "mcp_tool" && event["status"] == "task" {
+            break;
+        }
+    }
+    let conversation_id = conversation_id.expect("meta names the conversation");
+    // Two live replicas, started while A is alive: their start-up claims nothing of A's.
+    let b = a.replica(allow.clone(), &fake.base_url()).await;
+    let c = a.replica(allow, &fake.base_url()).await;
+    for _ in 0..4 {
+        fake.enqueue(ScriptedReply::text(&["after the crash"]));
+    }
+    // A dies: no more heartbeats, and its process goes (its engine stops following, as its
+    // shutdown does; only then does the answer's client go, too late to cancel anything).
+    a.crash_heartbeat();
+    drop(a);
+    drop(stream);
+
+    let calls = || async {
+        b.store
+            .list_tool_calls(&b.workspace_id, &conversation_id)
+            .await
+            .unwrap()
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(40);
+    let call = loop {
+        let listed = calls().await;
+        if listed[0].state != ToolCallState::Dispatched {
+            break listed[0].clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no replica adopted the task: {listed:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(call.state, ToolCallState::Completed, "{call:?}");
+    assert_eq!(tasks.log.started(), 1, "the tool ran once");
+    assert_eq!(tasks.log.finished(), 1);
+    assert!(
+        tasks.log.cancelled().is_empty(),
+        "a dying replica leaves its task working: {:?}",
+        tasks.log.cancelled()
+    );
+    // Stored once: give a second follower, if there were one, time to store too.
+    tokio::time::sleep(TEST_HEARTBEAT * 3).await;
+    let messages = b
+        .store
+        .list_messages(&b.workspace_id, &conversation_id)
+        .await
+        .unwrap();
+    let results: Vec<_> = messages
+        .iter()
+        .filter(|message| message.tool_call_id.as_deref() == Some("call_report"))
+        .collect();
+    assert_eq!(results.len(), 1, "one tool message: {results:?}");
+    assert!(results[0].content.contains("report ready: tides"));
+    let audited = c.audit("action=tool_call.completed").await;
+    let rows: Vec<&Value> = audited
+        .iter()
+        .filter(|row| row["details"]["tool_call_id"] == call.id.as_str())
+        .collect();
+    assert_eq!(rows.len(), 1, "one audit row: {audited:#?}");
 }

@@ -192,6 +192,10 @@ impl ApprovalServer {
             chat.recover_interrupted_calls().await.unwrap(),
             approvals.recover_after_restart().await.unwrap(),
         );
+        // As the binary does: dead instances' task calls are followed here, found at start
+        // and at every heartbeat after.
+        chat.resume_task_calls().await.unwrap();
+        chat.keep_adopting_task_calls(TEST_HEARTBEAT);
         let heartbeat = store.keep_instance_alive();
         let server_config = crate::support::test_config();
         let kg = KnowledgeGraphService::for_store(store.clone(), kg, None).unwrap();
