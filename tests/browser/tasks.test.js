@@ -84,6 +84,15 @@ after(async () => {
   fixture?.stop();
 });
 
+/** Resolves once `condition()` holds, checked every 50 ms; rejects after `timeoutMs`. */
+async function until(condition, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`not so within ${timeoutMs} ms: ${condition}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** The texts the card's task line showed, recorded in the page as they change. */
 async function recordTaskLines(turn) {
   await turn.evaluate((element) => {
@@ -127,7 +136,10 @@ test('tasks: the Cancel button cancels the task upstream and the answer goes on'
   const before = fixture.cancelled.length;
   await cancel.click();
   await turn.locator('.tool-call[data-status=unknown]', { hasText: 'Task cancelled' }).waitFor({ timeout: 20000 });
-  assert.equal(fixture.cancelled.length, before + 1, 'tasks/cancel reached the server');
+  // The fixture reports the cancels it saw on its own schedule (every 50 ms), which may be
+  // after the card has heard of the end: wait for its report.
+  await until(() => fixture.cancelled.length > before, 10000);
+  assert.equal(fixture.cancelled.length, before + 1, 'tasks/cancel reached the server once');
   await page.waitForFunction((element) => !element.hasAttribute('aria-busy'), await turn.elementHandle(), { timeout: 30000 });
   await saveScreenshot(page, 'tasks-03-cancelled');
 });
