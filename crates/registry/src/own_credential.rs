@@ -13,7 +13,9 @@
 
 use super::{RegistryError, ServerRegistry};
 use switchboard_core::{Scope, ScopeSet, TokenId, WorkspaceId};
-use switchboard_store::{NewToken, ServerPatch, ServerRecord, ServerSecrets, UserRole};
+use switchboard_store::{
+    NewToken, ServerPatch, ServerRecord, ServerSecrets, StoreError, UserRecord, UserRole,
+};
 use url::Url;
 
 /// The service user the token acts as (one per workspace, created when first needed).
@@ -167,18 +169,20 @@ impl ServerRegistry {
 
     async fn issue_sync_token(&self, workspace_id: &WorkspaceId) -> Result<String, RegistryError> {
         let store = self.store();
-        let existing = store
-            .list_users(workspace_id)
-            .await?
-            .into_iter()
-            .find(|user| user.name == OWN_ENDPOINT_SYNC_USER);
-        let user = match existing {
+        let user = match self.sync_user(workspace_id).await? {
             Some(user) => user,
-            None => {
-                store
-                    .create_user(workspace_id, OWN_ENDPOINT_SYNC_USER, UserRole::Member)
+            None => match store
+                .create_user(workspace_id, OWN_ENDPOINT_SYNC_USER, UserRole::Member)
+                .await
+            {
+                Ok(user) => user,
+                // Another renewal (a second marked server, another replica) made it just now.
+                Err(StoreError::UniqueViolation { .. }) => self
+                    .sync_user(workspace_id)
                     .await?
-            }
+                    .ok_or(StoreError::NotFound { entity: "user" })?,
+                Err(error) => return Err(error.into()),
+            },
         };
         let issued = store
             .create_token(
@@ -192,6 +196,19 @@ impl ServerRegistry {
             )
             .await?;
         Ok(issued.plaintext.into_string())
+    }
+
+    /// The workspace's service user of the own endpoint's sync, if it has one yet.
+    async fn sync_user(
+        &self,
+        workspace_id: &WorkspaceId,
+    ) -> Result<Option<UserRecord>, RegistryError> {
+        Ok(self
+            .store()
+            .list_users(workspace_id)
+            .await?
+            .into_iter()
+            .find(|user| user.name == OWN_ENDPOINT_SYNC_USER))
     }
 
     /// Before a marked server is deleted: its service token is revoked.
