@@ -7,24 +7,13 @@ use crate::process::{ADMIN_TOKEN, Service};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
-/// `GET path` as the owner.
-async fn get_json(service: &Service, path: &str) -> Value {
-    reqwest::Client::new()
-        .get(service.url(path))
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
 /// `kg` as `GET /api/mcp/servers` lists it, once `condition` holds (or after 60 s).
 async fn listed_kg(service: &Service, condition: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let listed = get_json(service, "/api/mcp/servers").await;
+        let listed = service
+            .get_json(&reqwest::Client::new(), "/api/mcp/servers")
+            .await;
         let kg = listed["servers"]
             .as_array()
             .unwrap_or_else(|| panic!("{listed}"))
@@ -40,7 +29,9 @@ async fn listed_kg(service: &Service, condition: impl Fn(&Value) -> bool) -> Val
 }
 
 async fn usable_sync_tokens(service: &Service) -> usize {
-    let tokens = get_json(service, "/api/tokens").await;
+    let tokens = service
+        .get_json(&reqwest::Client::new(), "/api/tokens")
+        .await;
     tokens
         .as_array()
         .unwrap_or_else(|| panic!("{tokens}"))

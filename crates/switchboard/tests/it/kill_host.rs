@@ -149,23 +149,12 @@ async fn integrity_check(data_dir: &Path) -> String {
     verdict
 }
 
-async fn get_json(client: &reqwest::Client, service: &Service, path: &str) -> Value {
-    let response = client
-        .get(service.url(path))
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200, "{path}");
-    response.json().await.unwrap()
-}
-
 /// Every conversation's id, page by page.
 async fn conversation_ids(client: &reqwest::Client, service: &Service) -> Vec<String> {
     let mut ids = Vec::new();
     let mut path = "/chat/conversations?limit=100".to_owned();
     loop {
-        let page = get_json(client, service, &path).await;
+        let page = service.get_json(client, &path).await;
         for conversation in page["conversations"].as_array().unwrap() {
             ids.push(conversation["id"].as_str().unwrap().to_owned());
         }
@@ -187,7 +176,9 @@ async fn check_acknowledged_turns(
     let mut stored_questions = HashSet::new();
     for id in conversation_ids(client, service).await {
         let id = id.as_str();
-        let detail = get_json(client, service, &format!("/chat/conversations/{id}")).await;
+        let detail = service
+            .get_json(client, &format!("/chat/conversations/{id}"))
+            .await;
         for message in detail["messages"].as_array().unwrap() {
             if message["role"] == "user" {
                 stored_questions.insert((id.to_owned(), message["content"].clone()));
@@ -226,7 +217,7 @@ async fn check_each_call_ran_at_most_once(
     calls: &[Value],
     markers: &[String],
 ) {
-    let export = get_json(client, service, "/api/kg/export").await;
+    let export = service.get_json(client, "/api/kg/export").await;
     let mut tags: HashMap<String, usize> = HashMap::new();
     for object in export["objects"].as_array().unwrap() {
         if let Some(name) = object["properties"]["name"].as_str() {

@@ -150,15 +150,7 @@ async fn people_are_managed_on_the_command_line_and_their_tokens_follow() {
     );
 
     // Every change made on the command line is in the audit log, as the API writes it.
-    let audit: Value = client
-        .get(format!("{}/api/audit?limit=100", service.base_url))
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let audit = service.get_json(&client, "/api/audit?limit=100").await;
     let by_cli: Vec<&Value> = audit["entries"]
         .as_array()
         .unwrap()

@@ -113,6 +113,18 @@ impl Service {
         format!("{}{path}", self.base_url)
     }
 
+    /// `GET path` as the workspace owner: its JSON answer, which must be a 200.
+    pub async fn get_json(&self, client: &reqwest::Client, path: &str) -> serde_json::Value {
+        let response = client
+            .get(self.url(path))
+            .bearer_auth(ADMIN_TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "GET {path}");
+        response.json().await.unwrap()
+    }
+
     /// SIGKILL: no chance to flush or clean up.
     pub fn kill_9(mut self) {
         self.child.kill().unwrap();

@@ -85,20 +85,9 @@ impl Events {
     }
 }
 
-async fn get_json(client: &reqwest::Client, service: &Service, path: &str) -> Value {
-    let response = client
-        .get(service.url(path))
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200, "GET {path}");
-    response.json().await.unwrap()
-}
-
 /// `kg` as `service` lists it.
 async fn listed_kg(client: &reqwest::Client, service: &Service) -> Value {
-    let listed = get_json(client, service, "/api/mcp/servers").await;
+    let listed = service.get_json(client, "/api/mcp/servers").await;
     listed["servers"]
         .as_array()
         .unwrap_or_else(|| panic!("{listed}"))
@@ -110,7 +99,7 @@ async fn listed_kg(client: &reqwest::Client, service: &Service) -> Value {
 
 /// How many objects of the knowledge graph are named `name`.
 async fn objects_named(client: &reqwest::Client, service: &Service, name: &str) -> usize {
-    let export = get_json(client, service, "/api/kg/export").await;
+    let export = service.get_json(client, "/api/kg/export").await;
     export["objects"]
         .as_array()
         .unwrap_or_else(|| panic!("{export}"))
@@ -156,12 +145,9 @@ async fn the_survivor_of_the_replica_started_last_still_writes_through_its_own_k
         "{events:#?}"
     );
     let conversation_id = events[0]["conversation_id"].as_str().unwrap();
-    let detail = get_json(
-        &client,
-        &survivor,
-        &format!("/chat/conversations/{conversation_id}"),
-    )
-    .await;
+    let detail = survivor
+        .get_json(&client, &format!("/chat/conversations/{conversation_id}"))
+        .await;
     assert_eq!(detail["tool_calls"][0]["state"], "completed", "{detail:#}");
     assert_eq!(
         objects_named(&client, &survivor, marker).await,

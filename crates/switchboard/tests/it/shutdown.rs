@@ -190,18 +190,6 @@ async fn ask(client: &reqwest::Client, service: &Service, message: &str) -> reqw
         .unwrap()
 }
 
-async fn conversation(client: &reqwest::Client, service: &Service, id: &str) -> Value {
-    client
-        .get(service.url(&format!("/chat/conversations/{id}")))
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_lets_the_answer_in_flight_finish_its_tool_call_then_exits() {
     let fake = FakeOpenAi::start().await;
@@ -254,7 +242,9 @@ async fn sigterm_lets_the_answer_in_flight_finish_its_tool_call_then_exits() {
     assert_all_gone(&children);
 
     let service = Service::start_command(with_model(data_dir.path(), &fake));
-    let detail = conversation(&client, &service, &conversation_id).await;
+    let detail = service
+        .get_json(&client, &format!("/chat/conversations/{conversation_id}"))
+        .await;
     let roles: Vec<&str> = detail["messages"]
         .as_array()
         .unwrap()
@@ -322,7 +312,9 @@ async fn sigterm_with_a_short_grace_cuts_the_answer_keeps_it_and_leaves_no_child
     assert_all_gone(&children);
 
     let service = Service::start_command(with_model(data_dir.path(), &fake));
-    let detail = conversation(&client, &service, &conversation_id).await;
+    let detail = service
+        .get_json(&client, &format!("/chat/conversations/{conversation_id}"))
+        .await;
     assert_eq!(
         detail["messages"][1]["content"], "Starting the long operation. ",
         "{detail:#}"
@@ -429,7 +421,9 @@ async fn an_approval_still_waiting_when_the_grace_ends_is_cancelled_not_left_pen
     assert!(status.success(), "exit status {status:?}");
 
     let service = Service::start_command(with_model(data_dir.path(), &fake));
-    let detail = conversation(&client, &service, &conversation_id).await;
+    let detail = service
+        .get_json(&client, &format!("/chat/conversations/{conversation_id}"))
+        .await;
     assert_eq!(
         detail["tool_calls"][0]["state"], "denied",
         "never run: {detail:#}"

@@ -14,18 +14,6 @@ use std::time::Duration;
 use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedReply, ScriptedToolCall};
 use switchboard_test_support::task_server::TaskServer;
 
-async fn conversation(client: &reqwest::Client, service: &Service, id: &str) -> Value {
-    client
-        .get(service.url(&format!("/chat/conversations/{id}")))
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
 fn with_short_call_timeout(data_dir: &std::path::Path, fake: &FakeOpenAi) -> std::process::Command {
     let mut command = with_model(data_dir, fake);
     command
@@ -123,15 +111,7 @@ async fn survives(stop: Stop, seconds: u64) {
         .await
         .expect("the call became a task")
         .unwrap();
-    let listed: Value = client
-        .get(service.url("/chat/conversations"))
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed = service.get_json(&client, "/chat/conversations").await;
     let conversation_id = listed["conversations"][0]["id"]
         .as_str()
         .unwrap()
@@ -157,7 +137,9 @@ async fn survives(stop: Stop, seconds: u64) {
     let service = Service::start_command(with_short_call_timeout(data_dir.path(), &fake));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     let detail = loop {
-        let detail = conversation(&client, &service, &conversation_id).await;
+        let detail = service
+            .get_json(&client, &format!("/chat/conversations/{conversation_id}"))
+            .await;
         if detail["tool_calls"][0]["state"] != "dispatched" {
             break detail;
         }
@@ -182,15 +164,9 @@ async fn survives(stop: Stop, seconds: u64) {
         "{tool_message:#}"
     );
     // Its final state has its audit row, as a turn's call would.
-    let audit: Value = client
-        .get(service.url("/api/audit?action=tool_call.completed"))
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let audit = service
+        .get_json(&client, "/api/audit?action=tool_call.completed")
+        .await;
     let call_id = detail["tool_calls"][0]["id"].clone();
     let rows: Vec<&Value> = audit["entries"]
         .as_array()
