@@ -1,13 +1,13 @@
 //! The client side of each MCP session as rmcp sees it (`ClientHandler`): who we are
-//! (`clientInfo` and capabilities), and where server-initiated traffic goes — progress and log
-//! notifications to the call that caused them, task status notifications to the follower of
+//! (`clientInfo` and capabilities), and where server-initiated traffic goes (progress and log
+//! notifications are routed before they reach rmcp: `transport::call_notifications`) — task status notifications to the follower of
 //! that task (`crate::task_watch`), list-changed notifications to the capability cache,
 //! resource updates to the session's watchers of that URI, elicitation and sampling requests
 //! to the call's own client when it answers them ([`crate::client_link`]: the gateway's
 //! client), else elicitation to an optional responder
 //! (Switchboard's forms) and sampling to a refusal.
 
-#![allow(deprecated)] // LoggingMessageNotificationParam: see `on_logging_message`.
+#![allow(deprecated)] // sampling (`CreateMessage*`) is deprecated by SEP-2577; servers up to 2025-11-25 still ask for it.
 
 use crate::client_link::{ClientLink, ForwardedKind, ForwardedRequest, check_elicitation_content};
 use crate::notifications::{ListChangeKind, NotificationRouter};
@@ -15,8 +15,7 @@ use futures::future::BoxFuture;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, Implementation,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
-    ResourceUpdatedNotificationParam, TaskStatusNotificationParams,
+    ProtocolVersion, ResourceUpdatedNotificationParam, TaskStatusNotificationParams,
 };
 use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData};
@@ -202,35 +201,6 @@ impl ClientHandler for SessionHandler {
                 None,
             )
         })
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.router.progress(
-            &params.progress_token,
-            params.progress,
-            params.total,
-            params.message,
-        );
-        self.router.note_routed();
-    }
-
-    // `notifications/message` is deprecated by SEP-2577 but servers up to 2025-11-25 send it.
-    #[allow(deprecated)]
-    async fn on_logging_message(
-        &self,
-        params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let level = serde_json::to_value(params.level)
-            .ok()
-            .and_then(|value| value.as_str().map(str::to_owned))
-            .unwrap_or_else(|| "info".to_owned());
-        self.router.log(level, params.logger, params.data);
-        self.router.note_routed();
     }
 
     /// `notifications/tasks` (SEP-2663): the task's status at once, before the next poll.

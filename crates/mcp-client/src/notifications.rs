@@ -17,7 +17,6 @@ use rmcp::model::{ProgressToken, RequestId};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use switchboard_core::ConversationId;
 use tokio::sync::mpsc;
@@ -73,12 +72,6 @@ pub(crate) struct NotificationRouter {
     list_changed: Option<ListChangedCallback>,
     /// Signalled when a call registers (see [`NotificationRouter::await_call`]).
     registered: tokio::sync::Notify,
-    /// Call notifications received by the transport, and routed by the handler (see
-    /// [`NotificationRouter::settle`]).
-    received: AtomicU64,
-    routed: AtomicU64,
-    /// Signalled when a call notification has been routed.
-    routed_signal: tokio::sync::Notify,
     /// The session's watched resources (`notifications/resources/updated` goes there).
     pub watches: ResourceWatches,
     /// Where task status notifications go, with the server they came from.
@@ -158,9 +151,6 @@ impl NotificationRouter {
             state: Mutex::new(RouterState::default()),
             list_changed,
             registered: tokio::sync::Notify::new(),
-            received: AtomicU64::new(0),
-            routed: AtomicU64::new(0),
-            routed_signal: tokio::sync::Notify::new(),
             watches: ResourceWatches::default(),
             tasks: None,
         }
@@ -358,37 +348,6 @@ impl NotificationRouter {
                 logger,
                 data,
             });
-        }
-    }
-
-    /// The transport received a progress or log notification (see `transport::counted`).
-    pub fn note_received(&self) {
-        self.received.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// The handler has routed a progress or log notification.
-    pub fn note_routed(&self) {
-        self.routed.fetch_add(1, Ordering::SeqCst);
-        self.routed_signal.notify_waiters();
-    }
-
-    /// Waits (up to `limit`) until every call notification received so far has been routed:
-    /// called when an answer is in, so what the server sent before it reaches the caller
-    /// before the answer does.
-    pub async fn settle(&self, limit: std::time::Duration) {
-        let target = self.received.load(Ordering::SeqCst);
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            let routed = self.routed_signal.notified();
-            tokio::pin!(routed);
-            routed.as_mut().enable();
-            if self.routed.load(Ordering::SeqCst) >= target {
-                return;
-            }
-            tokio::select! {
-                () = tokio::time::sleep_until(deadline) => return,
-                () = routed => {}
-            }
         }
     }
 

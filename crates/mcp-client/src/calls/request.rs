@@ -54,8 +54,9 @@ pub(super) async fn run_request(
             link: context.client_link.clone(),
         },
     );
-    // rmcp dispatches notifications on tasks of their own, so the last progress report can
-    // still be on its way when the answer is in: keep listening a moment after the call.
+    // Notifications on the call's own stream are routed before its answer is read; one the
+    // server sent on another stream (Streamable HTTP's standalone GET) can come just after
+    // the answer: keep listening a moment after the call.
     let _linger = LingeringRegistration(Some(registration));
     let sent = Instant::now();
     let outcome = tokio::select! {
@@ -63,10 +64,6 @@ pub(super) async fn run_request(
         () = clock.silent_for(limits.timeout) => Outcome::TimedOut,
         () = cancellation.cancelled() => Outcome::Cancelled,
     };
-    if matches!(outcome, Outcome::Answered(_)) {
-        // What the server sent before its answer reaches the caller before the answer does.
-        live.router.settle(SETTLE_LIMIT).await;
-    }
     // Every answer and failure counts, a timeout as its whole wait; a call the caller gave
     // up on counts once it had already waited as long as a slow call. Time spent waiting on a
     // person (an open form of this call) is the person's, not the server's.
@@ -114,10 +111,6 @@ enum Outcome<T> {
     TimedOut,
     Cancelled,
 }
-
-/// How long an answer waits for the routing of the notifications received before it (it
-/// takes microseconds; the bound only keeps a stuck handler from holding answers).
-const SETTLE_LIMIT: Duration = Duration::from_secs(1);
 
 const NOTIFICATION_LINGER: Duration = Duration::from_millis(250);
 

@@ -13,7 +13,7 @@ use crate::latency::LatencyWindow;
 use crate::notifications::NotificationRouter;
 use crate::server::{UpstreamEndpoint, UpstreamServer};
 use crate::session::listen::{self, ListChangeListener};
-use crate::transport::counted::Counted;
+use crate::transport::call_notifications::RoutingCallNotifications;
 use crate::transport::http_measured::{MeasuredHttpClient, OversizedAnswers};
 use crate::transport::legacy_sse::LegacySseTransport;
 use crate::transport::stdio::StdioTransport;
@@ -305,7 +305,7 @@ async fn serve_endpoint(
                     .map_err(|error| spawn_error(&command.command, &error))?;
             extras.process = Some(group);
             extras.transport_closed = Some(transport.closed_signal());
-            let transport = Counted::new(transport, params.router.clone());
+            let transport = RoutingCallNotifications::new(transport, params.router.clone());
             return Ok((handler.serve_with_lifecycle(transport, mode).await, extras));
         }
         UpstreamEndpoint::Remote(remote) => remote,
@@ -326,7 +326,7 @@ async fn serve_endpoint(
                 limit,
                 params.config.max_concurrent_calls_per_server + 4,
             )?;
-            let transport = Counted::new(transport, params.router.clone());
+            let transport = RoutingCallNotifications::new(transport, params.router.clone());
             handler.serve_with_lifecycle(transport, mode).await
         }
         TransportKind::Sse => {
@@ -334,13 +334,13 @@ async fn serve_endpoint(
                 LegacySseTransport::connect(remote, params.http_client, params.policy, errors)
                     .await?;
             extras.transport_closed = Some(transport.closed_signal());
-            let transport = Counted::new(transport, params.router.clone());
+            let transport = RoutingCallNotifications::new(transport, params.router.clone());
             handler.serve_with_lifecycle(transport, mode).await
         }
         TransportKind::Websocket => {
             let transport = WebSocketTransport::connect(remote, params.policy, errors).await?;
             extras.transport_closed = Some(transport.closed_signal());
-            let transport = Counted::new(transport, params.router.clone());
+            let transport = RoutingCallNotifications::new(transport, params.router.clone());
             handler.serve_with_lifecycle(transport, mode).await
         }
         TransportKind::Stdio => {

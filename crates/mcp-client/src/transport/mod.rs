@@ -2,7 +2,7 @@
 //! legacy HTTP+SSE and WebSocket are written here as rmcp `Transport`s. All remote transports
 //! go through the URL policy; HTTP ones share one `reqwest::Client`.
 
-pub(crate) mod counted;
+pub(crate) mod call_notifications;
 pub(crate) mod framing;
 pub mod http_client;
 pub(crate) mod http_measured;

@@ -86,8 +86,9 @@ async fn exercise(client: &McpClient, server: &UpstreamServer) {
         }]
     );
 
-    // A burst right before the answer: all of it is in before the call returns.
-    let (burst, mut burst_received) = mpsc::channel(256);
+    // A burst right before the answer: all of it is in before the call returns, in the order
+    // the server sent it (a log message, then a progress report, 150 times).
+    let (burst, mut burst_received) = mpsc::channel(512);
     let mut with_burst = context("bob");
     with_burst.events = Some(burst);
     let chatty = client
@@ -95,19 +96,25 @@ async fn exercise(client: &McpClient, server: &UpstreamServer) {
         .await
         .unwrap();
     assert_eq!(chatty.text_for_model(), "sent 150");
-    // Every message, the last one sent included. rmcp routes each notification on a task of
-    // its own, so their order among themselves is not kept (see the stop's note).
-    let mut logged: Vec<String> = arrived(&mut burst_received)
+    let received: Vec<String> = arrived(&mut burst_received)
         .into_iter()
         .map(|event| match event {
             CallEvent::Log { data, .. } => data.as_str().unwrap().to_owned(),
-            other => panic!("only log messages were sent: {other:?}"),
+            CallEvent::Progress {
+                progress, total, ..
+            } => format!("progress {progress}/{}", total.unwrap_or_default()),
+            other => panic!("only log messages and progress were sent: {other:?}"),
         })
         .collect();
-    logged.sort();
-    let mut sent: Vec<String> = (0..150).map(|index| format!("message {index}")).collect();
-    sent.sort();
-    assert_eq!(logged, sent);
+    let sent: Vec<String> = (0..150)
+        .flat_map(|index| {
+            [
+                format!("message {index}"),
+                format!("progress {}/150", index + 1),
+            ]
+        })
+        .collect();
+    assert_eq!(received, sent);
 
     let item = client
         .read_resource(server, "fixture://item/7", &context("bob"))
