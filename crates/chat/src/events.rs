@@ -23,6 +23,9 @@ pub enum ChatEvent {
     /// A piece of the answer text, to append to what came before.
     Token(String),
     McpTool(ToolEvent),
+    /// The input of a call to a tool with an MCP App, as far as the model has written it
+    /// (the call's `mcp_tool` `started` follows with the whole input).
+    ToolInputPartial(ToolInputPartialEvent),
     /// A call waits for the user's decision (emitted by an [`crate::ApprovalGate`]).
     ApprovalRequired(ApprovalRequiredEvent),
     ApprovalResolved(ApprovalResolvedEvent),
@@ -44,6 +47,7 @@ impl ChatEvent {
             ChatEvent::Meta(_) => "meta",
             ChatEvent::Token(_) => "token",
             ChatEvent::McpTool(_) => "mcp_tool",
+            ChatEvent::ToolInputPartial(_) => "tool_input_partial",
             ChatEvent::ApprovalRequired(_) => "approval_required",
             ChatEvent::ApprovalResolved(_) => "approval_resolved",
             ChatEvent::ElicitationRequired(_) => "elicitation_required",
@@ -192,6 +196,22 @@ pub struct ToolEvent {
     pub progress: Option<ToolProgress>,
     /// On a `task` event: the upstream task the call became, with its latest status.
     pub task: Option<Box<switchboard_core::ToolTask>>,
+}
+
+/// What the model has written so far of a call's arguments, for the tool's app to preview.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolInputPartialEvent {
+    /// The call's position among the model's calls of this step.
+    pub index: u32,
+    /// The model's id for the call, when the provider has sent it yet (else empty). The
+    /// call's `mcp_tool` events carry the same id unless the conversation had used it already.
+    pub call_id: String,
+    pub server: String,
+    /// The upstream's own tool name.
+    pub tool: String,
+    /// The arguments so far: an object, with any member cut short left out.
+    pub arguments: Value,
+    pub app: ToolApp,
 }
 
 /// An upstream's `notifications/progress` for a running call, as its `progress` event says it.

@@ -54,8 +54,8 @@ pub use error::{ChatError, ChatResult};
 pub use events::{
     AnsweredBy, ApprovalRequiredEvent, ApprovalResolvedEvent, AuthRequiredEvent, ChatEvent,
     DoneEvent, ElicitationRequiredEvent, ElicitationResolvedEvent, ErrorEvent, FailedAttempt,
-    MetaEvent, OfferedTool, SchemaContext, ToolEvent, ToolEventStatus, ToolProgress, TurnOutcome,
-    UnavailableServer, tool_intent,
+    MetaEvent, OfferedTool, SchemaContext, ToolEvent, ToolEventStatus, ToolInputPartialEvent,
+    ToolProgress, TurnOutcome, UnavailableServer, tool_intent,
 };
 pub use gate::{
     ApprovalGate, CallOrigin, CallReport, ClientApprover, EventSink, GateDecision, GateRequest,

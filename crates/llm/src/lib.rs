@@ -31,7 +31,7 @@ pub use offline::{OFFLINE_MODEL_NAME, OfflineProvider};
 pub use openai::OpenAiProvider;
 pub use provider::{
     FinishReason, IndexedToolCall, LlmEvent, LlmEventStream, LlmProvider, LlmRequest, TokenUsage,
-    ToolChoice,
+    ToolCallArgumentsDelta, ToolChoice,
 };
 pub use tokens::{ESTIMATE_BYTES_PER_TOKEN, TokenCounter, TokenizerKind};
 pub use tool_search::ToolSearch;

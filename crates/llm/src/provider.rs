@@ -171,12 +171,17 @@ impl LlmRequest {
     }
 }
 
-/// What a provider produces, in order: any number of `TextDelta`s, then the turn's `ToolCall`s
-/// (ordered by index), an optional `Usage`, and one final `Finished`.
+/// What a provider produces, in order: any number of `TextDelta`s and `ToolCallArguments`,
+/// then the turn's `ToolCall`s (ordered by index), an optional `Usage`, and one final
+/// `Finished`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LlmEvent {
     /// A piece of assistant text, to be appended to what came before.
     TextDelta(String),
+    /// A piece of a tool call's arguments while the model still writes them (providers that
+    /// stream arguments: OpenAI-compatible, Anthropic). Informational: the complete call comes
+    /// as a `ToolCall` all the same, so a consumer may ignore these.
+    ToolCallArguments(ToolCallArgumentsDelta),
     /// One complete tool call. Parallel calls each get their own event and index.
     ToolCall(IndexedToolCall),
     /// Token counts, when the backend reports them.
@@ -193,6 +198,18 @@ pub struct IndexedToolCall {
     /// none). The arguments are not validated here: the chat engine checks them against the
     /// tool's schema and reports problems back to the model.
     pub call: ToolCallRequest,
+}
+
+/// A fragment of the arguments text of the call at `index` (the index its `ToolCall` will
+/// have); the fragments of one call, joined, are a prefix of its final arguments text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolCallArgumentsDelta {
+    pub index: u32,
+    /// The call's id, when the provider has sent it yet (empty otherwise).
+    pub id: String,
+    /// The catalog tool name (the provider sends it before any argument).
+    pub name: String,
+    pub fragment: String,
 }
 
 /// Token counts of one generation, from the provider's own usage fields.

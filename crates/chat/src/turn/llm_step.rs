@@ -14,6 +14,7 @@
 
 use super::TurnRun;
 use super::call_ids::ConversationCallIds;
+use super::partial_input::PartialInputs;
 use crate::context::{ContextLimits, ContextReport, fit};
 use crate::error::ChatResult;
 use crate::events::{ChatEvent, FailedAttempt};
@@ -106,6 +107,7 @@ pub(crate) async fn run_llm_step(
         text,
         mut calls,
         usage,
+        ..
     } = attempt;
     let dropped_calls = if accept_tool_calls { 0 } else { calls.len() };
     if dropped_calls > 0 {
@@ -165,6 +167,8 @@ struct Attempt {
     text: String,
     calls: Vec<ToolCallRequest>,
     usage: Option<TokenUsage>,
+    /// The input of calls to tools with an app, as the model writes it.
+    partial_inputs: PartialInputs,
 }
 
 impl Attempt {
@@ -207,6 +211,11 @@ async fn stream_attempt(
                 attempt.text.push_str(&delta);
                 run.handle.emit(ChatEvent::Token(delta));
                 writer.save_progress(&attempt.text).await?;
+            }
+            Some(Ok(LlmEvent::ToolCallArguments(delta))) => {
+                if let Some(event) = attempt.partial_inputs.on_fragment(run, delta) {
+                    run.handle.emit(event);
+                }
             }
             Some(Ok(LlmEvent::ToolCall(indexed))) => attempt.calls.push(indexed.call),
             Some(Ok(LlmEvent::Usage(counted))) => attempt.usage = Some(counted),

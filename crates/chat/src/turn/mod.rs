@@ -8,6 +8,8 @@ pub(crate) mod call_outcome;
 pub(crate) mod handle;
 pub(crate) mod history;
 mod llm_step;
+mod partial_input;
+mod partial_json;
 mod progress_throttle;
 pub(crate) mod runner;
 mod search_call;

@@ -82,13 +82,16 @@ impl EventDecoder {
         match delta {
             BlockDelta::TextDelta { text } => self.push_text(text),
             BlockDelta::InputJsonDelta { partial_json } => {
-                if !self.assembler.append(index, &partial_json) {
+                let Some(arguments) = self.assembler.append(index, &partial_json) else {
                     return Err(LlmError::MalformedStream {
                         detail: format!(
                             "an input_json_delta for content block {index}, which is not a \
                              tool_use block"
                         ),
                     });
+                };
+                if !arguments.fragment.is_empty() {
+                    self.ready.push_back(LlmEvent::ToolCallArguments(arguments));
                 }
             }
             BlockDelta::ThinkingDelta | BlockDelta::SignatureDelta | BlockDelta::Other => {}

@@ -12,7 +12,7 @@
 use serde_json::Value;
 use switchboard_core::ToolCallRequest;
 
-use crate::provider::IndexedToolCall;
+use crate::provider::{IndexedToolCall, ToolCallArgumentsDelta};
 
 #[derive(Debug, Default)]
 pub(crate) struct ToolUseAssembler {
@@ -41,20 +41,22 @@ impl ToolUseAssembler {
         });
     }
 
-    /// An `input_json_delta` for content-block `block_index`; false when no tool_use block
-    /// has that index (the stream is inconsistent).
-    pub fn append(&mut self, block_index: u32, fragment: &str) -> bool {
-        match self
+    /// An `input_json_delta` for content-block `block_index`: the fragment with its call's
+    /// index (its position among the tool_use blocks), id and name; `None` when no tool_use
+    /// block has that index (the stream is inconsistent).
+    pub fn append(&mut self, block_index: u32, fragment: &str) -> Option<ToolCallArgumentsDelta> {
+        let (position, call) = self
             .calls
             .iter_mut()
-            .find(|call| call.block_index == block_index)
-        {
-            Some(call) => {
-                call.partial_json.push_str(fragment);
-                true
-            }
-            None => false,
-        }
+            .enumerate()
+            .find(|(_, call)| call.block_index == block_index)?;
+        call.partial_json.push_str(fragment);
+        Some(ToolCallArgumentsDelta {
+            index: position as u32,
+            id: call.id.clone(),
+            name: call.name.clone(),
+            fragment: fragment.to_owned(),
+        })
     }
 
     /// The complete calls, in block order, with the raw JSON arguments text.
@@ -93,9 +95,14 @@ mod tests {
     fn parallel_blocks_assemble_in_order_from_fragments() {
         let mut assembler = ToolUseAssembler::default();
         assembler.start(1, "toolu_a".into(), "kg__type_info".into(), json!({}));
-        assert!(assembler.append(1, ""));
-        assert!(assembler.append(1, "{\"type_na"));
-        assert!(assembler.append(1, "me\": \"Team\"}"));
+        assert!(assembler.append(1, "").is_some());
+        let delta = assembler.append(1, "{\"type_na").unwrap();
+        assert_eq!(
+            (delta.index, delta.id.as_str(), delta.name.as_str()),
+            (0, "toolu_a", "kg__type_info")
+        );
+        assert_eq!(delta.fragment, "{\"type_na");
+        assert!(assembler.append(1, "me\": \"Team\"}").is_some());
         assembler.start(2, "toolu_b".into(), "kg__schema_version".into(), json!({}));
         assembler.start(
             3,
@@ -103,7 +110,7 @@ mod tests {
             "echo".into(),
             json!({"message": "up front"}),
         );
-        assert!(!assembler.append(7, "{}"));
+        assert!(assembler.append(7, "{}").is_none());
         let calls = assembler.finish();
         let summary: Vec<_> = calls
             .iter()

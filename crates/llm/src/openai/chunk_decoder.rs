@@ -67,7 +67,9 @@ impl ChunkDecoder {
                     self.ready.push_back(LlmEvent::TextDelta(content));
                 }
                 for tool_call in delta.tool_calls.iter().flatten() {
-                    self.assembler.apply(tool_call);
+                    if let Some(arguments) = self.assembler.apply(tool_call) {
+                        self.ready.push_back(LlmEvent::ToolCallArguments(arguments));
+                    }
                 }
             }
             if let Some(reason) = choice.finish_reason.filter(|reason| !reason.is_empty()) {
@@ -196,10 +198,49 @@ mod tests {
             true,
         )
         .unwrap();
+        // The arguments as they streamed, then the complete call at the finish reason.
         assert!(
-            matches!(&events[0], LlmEvent::ToolCall(call) if call.call.name == "kg__schema_version" && call.index == 0)
+            matches!(&events[0], LlmEvent::ToolCallArguments(delta) if delta.name == "kg__schema_version" && delta.index == 0 && delta.fragment == "{}")
         );
-        assert_eq!(events[1], LlmEvent::Finished(FinishReason::ToolCalls));
+        assert!(
+            matches!(&events[1], LlmEvent::ToolCall(call) if call.call.name == "kg__schema_version" && call.index == 0)
+        );
+        assert_eq!(events[2], LlmEvent::Finished(FinishReason::ToolCalls));
+    }
+
+    #[test]
+    fn argument_fragments_stream_with_their_call_once_it_has_a_name() {
+        let events = decode(
+            &[
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"shop__cart","arguments":""}}]}}]}"#,
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"ite"}}]}}]}"#,
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{}"}}]}}]}"#,
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ms\": [1]}"}}]}}]}"#,
+                r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+            ],
+            true,
+        )
+        .unwrap();
+        let fragments: Vec<(u32, &str, &str, &str)> = events
+            .iter()
+            .filter_map(|event| match event {
+                LlmEvent::ToolCallArguments(delta) => Some((
+                    delta.index,
+                    delta.id.as_str(),
+                    delta.name.as_str(),
+                    delta.fragment.as_str(),
+                )),
+                _ => None,
+            })
+            .collect();
+        // The nameless call 1 streams nothing (it is dropped at the finish, too).
+        assert_eq!(
+            fragments,
+            vec![
+                (0, "call_1", "shop__cart", "{\"ite"),
+                (0, "call_1", "shop__cart", "ms\": [1]}"),
+            ]
+        );
     }
 
     #[test]

@@ -15,7 +15,7 @@
 use switchboard_core::ToolCallRequest;
 
 use super::wire::ToolCallDelta;
-use crate::provider::IndexedToolCall;
+use crate::provider::{IndexedToolCall, ToolCallArgumentsDelta};
 
 #[derive(Debug, Default)]
 pub(crate) struct ToolCallAssembler {
@@ -36,7 +36,9 @@ impl ToolCallAssembler {
         self.calls.is_empty()
     }
 
-    pub fn apply(&mut self, delta: &ToolCallDelta) {
+    /// Adds `delta` to its call; answers the arguments fragment it carried, with the call's
+    /// index, id and name so far, when it carried one and the call has a name.
+    pub fn apply(&mut self, delta: &ToolCallDelta) -> Option<ToolCallArgumentsDelta> {
         let id = delta.id.as_deref().filter(|id| !id.is_empty());
         let function = delta.function.as_ref();
         let name = function
@@ -62,9 +64,14 @@ impl ToolCallAssembler {
                 call.name.push_str(name);
             }
         }
-        if let Some(arguments) = arguments {
-            call.arguments.push_str(&arguments);
-        }
+        let arguments = arguments.filter(|arguments| !arguments.is_empty())?;
+        call.arguments.push_str(&arguments);
+        (!call.name.is_empty()).then(|| ToolCallArgumentsDelta {
+            index: call.index,
+            id: call.id.clone(),
+            name: call.name.clone(),
+            fragment: arguments,
+        })
     }
 
     fn slot_for_index(&mut self, index: u32) -> usize {

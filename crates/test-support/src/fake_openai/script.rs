@@ -120,6 +120,34 @@ impl ScriptedReply {
         })
     }
 
+    /// One tool call whose arguments stream slowly: cut into `fragments` deltas with `pause`
+    /// before each (a model writing a long input), then `finish_reason: tool_calls`.
+    pub fn slow_tool_call(call: &ScriptedToolCall, fragments: usize, pause: Duration) -> Self {
+        let mut steps = vec![
+            StreamStep::data(role_chunk()),
+            StreamStep::data(tool_call_delta_chunk(
+                Some(0),
+                Some(&call.id),
+                Some(&call.name),
+                "",
+            )),
+        ];
+        for piece in split_into(&call.arguments, fragments) {
+            steps.push(StreamStep::Pause(pause));
+            steps.push(StreamStep::data(tool_call_delta_chunk(
+                Some(0),
+                None,
+                None,
+                &piece,
+            )));
+        }
+        steps.push(StreamStep::data(finish_chunk("tool_calls")));
+        ScriptedReply::Stream(ScriptedStream {
+            steps,
+            ending: StreamEnding::Done,
+        })
+    }
+
     /// `429 Too Many Requests` with `Retry-After: <seconds>` and an OpenAI error body.
     pub fn rate_limited(retry_after_seconds: u32) -> Self {
         ScriptedReply::Status {

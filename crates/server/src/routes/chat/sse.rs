@@ -67,6 +67,7 @@ pub enum SseEvent<'a> {
         token: &'a str,
     },
     McpTool(McpTool<'a>),
+    ToolInputPartial(ToolInputPartial<'a>),
     ApprovalRequired(ApprovalRequired<'a>),
     ApprovalResolved(ApprovalResolved<'a>),
     ElicitationRequired(ElicitationRequired<'a>),
@@ -272,6 +273,35 @@ pub struct ToolAppWire<'a> {
     pub resource_sha256: &'a str,
 }
 
+/// The input of a call to a tool with an MCP App as far as the model has written it, while it
+/// streams (the UI passes it to the app as `ui/notifications/tool-input-partial`). At most ten
+/// a second per call; the call's `mcp_tool` `started` event follows with the whole input.
+impl<'a> From<&'a switchboard_core::ToolApp> for ToolAppWire<'a> {
+    fn from(app: &'a switchboard_core::ToolApp) -> Self {
+        ToolAppWire {
+            server_id: &app.server_id,
+            resource_uri: &app.resource_uri,
+            resource_sha256: &app.resource_sha256,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ToolInputPartialEvent)]
+pub struct ToolInputPartial<'a> {
+    /// The call's position among the model's calls of this step.
+    pub index: u32,
+    /// The model's id for the call (empty when the provider had not sent it yet); the call's
+    /// `mcp_tool` events carry the same id unless the conversation had used it already.
+    pub call_id: &'a str,
+    pub server: &'a str,
+    pub tool: &'a str,
+    /// The arguments so far: an object, any member cut short left out.
+    #[schema(value_type = Object)]
+    pub arguments: &'a Value,
+    pub app: ToolAppWire<'a>,
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = ApprovalRequiredEvent)]
 pub struct ApprovalRequired<'a> {
@@ -385,6 +415,14 @@ impl<'a> From<&'a ChatEvent> for SseEvent<'a> {
             ChatEvent::Meta(meta) => SseEvent::Meta(Meta::from(meta)),
             ChatEvent::Token(token) => SseEvent::Token { token },
             ChatEvent::McpTool(tool) => SseEvent::McpTool(McpTool::from(tool)),
+            ChatEvent::ToolInputPartial(partial) => SseEvent::ToolInputPartial(ToolInputPartial {
+                index: partial.index,
+                call_id: &partial.call_id,
+                server: &partial.server,
+                tool: &partial.tool,
+                arguments: &partial.arguments,
+                app: ToolAppWire::from(&partial.app),
+            }),
             ChatEvent::ApprovalRequired(approval) => SseEvent::ApprovalRequired(ApprovalRequired {
                 approval_id: &approval.approval_id,
                 tool_call_id: &approval.tool_call_id,
@@ -519,11 +557,7 @@ impl<'a> From<&'a ToolEvent> for McpTool<'a> {
             error: tool.error.as_deref(),
             error_code: tool.error_code.as_deref(),
             duration_ms: tool.duration_ms,
-            app: tool.app.as_ref().map(|app| ToolAppWire {
-                server_id: &app.server_id,
-                resource_uri: &app.resource_uri,
-                resource_sha256: &app.resource_sha256,
-            }),
+            app: tool.app.as_ref().map(ToolAppWire::from),
             progress: tool.progress.as_ref().map(|progress| ToolProgressWire {
                 progress: progress.progress,
                 total: progress.total,

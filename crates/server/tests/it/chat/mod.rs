@@ -20,6 +20,7 @@ mod nul_characters;
 mod offline_everything;
 mod offline_kg;
 mod openai;
+mod partial_input;
 mod provider_switch;
 mod replicas;
 mod resources_prompts;
