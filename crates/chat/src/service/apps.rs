@@ -147,6 +147,32 @@ impl ChatService {
         })
     }
 
+    /// The stored page of `app`, to preview a call the model is still writing (its
+    /// `tool_input_partial` events name `app`) in a conversation `principal` may read.
+    /// `NotFound` for another person's conversation or an app the workspace does not keep;
+    /// `Conflict` when the server was synced again and the app changed.
+    pub async fn app_preview(
+        &self,
+        principal: &Principal,
+        conversation_id: &ConversationId,
+        app: &ToolApp,
+    ) -> ChatResult<AppResource> {
+        self.visible_conversation(principal, conversation_id)
+            .await?;
+        let resource = self
+            .engine
+            .store
+            .get_app_resource(&principal.workspace_id, &app.server_id, &app.resource_uri)
+            .await?;
+        if resource.sha256 != app.resource_sha256 {
+            return Err(ChatError::Conflict(
+                "the app changed since the model was given this tool (its server was synced again)"
+                    .into(),
+            ));
+        }
+        Ok(resource)
+    }
+
     /// The app the stored tool message of the call names, once the call has finished.
     async fn app_of_stored_message(
         &self,

@@ -18,6 +18,7 @@
 //!   attach and run ([`context_items`]).
 
 mod app_context;
+mod app_preview;
 mod apps;
 mod context_items;
 mod sse;
@@ -53,6 +54,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(tool_result_page))
         .merge(stream::router())
         .merge(apps::router())
+        .merge(app_preview::router())
         .merge(context_items::router())
         .merge(app_context::router())
         .merge(task_calls::router())

@@ -38,7 +38,6 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ToolCallAppBody {
     pub tool_call_id: String,
-    pub server_id: String,
     /// The server's name and the upstream's tool name.
     pub server: String,
     pub tool: String,
@@ -52,7 +51,16 @@ pub struct ToolCallAppBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub result: Option<serde_json::Value>,
-    /// The `ui://` resource, and its SHA-256 as read at the sync the call was made under.
+    /// The `ui://` resource, its hash as read at the sync the call was made under, and where
+    /// and how to load it.
+    #[serde(flatten)]
+    pub page: AppPageBody,
+}
+
+/// An MCP App's page: which `ui://` resource, and where and how to load it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AppPageBody {
+    pub server_id: String,
     pub resource_uri: String,
     pub resource_sha256: String,
     /// Load it in `<iframe sandbox="allow-scripts">`; valid until `expires_at`.
@@ -70,6 +78,36 @@ pub struct ToolCallAppBody {
     /// The resource's `_meta.ui.prefersBorder`, when it says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefers_border: Option<bool>,
+}
+
+impl AppPageBody {
+    /// The page of `app` (whose stored resource is `resource`), with a fresh sandbox URL.
+    pub fn of(
+        state: &AppState,
+        workspace_id: &switchboard_core::WorkspaceId,
+        app: &switchboard_core::ToolApp,
+        resource: &switchboard_core::AppResource,
+    ) -> Result<Self, ApiError> {
+        let apps_origin = state.apps_origin.as_deref().ok_or_else(|| {
+            ApiError::Unavailable("MCP Apps are not served by this process (no apps origin)".into())
+        })?;
+        let (sandbox_url, expires_at) =
+            crate::apps::sandbox_url(&state.store, apps_origin, workspace_id, app)?;
+        let meta = resource.meta.as_ref();
+        Ok(AppPageBody {
+            server_id: app.server_id.as_str().to_owned(),
+            resource_uri: app.resource_uri.clone(),
+            resource_sha256: app.resource_sha256.clone(),
+            sandbox_url,
+            sandbox_origin: apps_origin.to_owned(),
+            expires_at,
+            content_security_policy: crate::apps::content_security_policy(meta),
+            permissions: crate::apps::declared_permissions(meta),
+            prefers_border: meta
+                .and_then(|meta| meta.pointer("/ui/prefersBorder"))
+                .and_then(serde_json::Value::as_bool),
+        })
+    }
 }
 
 /// The MCP App of a tool call, with a sandbox URL to load it from.
@@ -103,37 +141,15 @@ async fn tool_call_app(
             &ToolCallId::from(tool_call_id),
         )
         .await?;
-    let apps_origin = state.apps_origin.as_deref().ok_or_else(|| {
-        ApiError::Unavailable("MCP Apps are not served by this process (no apps origin)".into())
-    })?;
-    let (sandbox_url, expires_at) = crate::apps::sandbox_url(
-        &state.store,
-        apps_origin,
-        &principal.workspace_id,
-        &found.app,
-    )?;
-    let prefers_border = found
-        .resource
-        .meta
-        .as_ref()
-        .and_then(|meta| meta.pointer("/ui/prefersBorder"))
-        .and_then(serde_json::Value::as_bool);
+    let page = AppPageBody::of(&state, &principal.workspace_id, &found.app, &found.resource)?;
     Ok(Json(ToolCallAppBody {
         tool_call_id: found.tool_call.id.as_str().to_owned(),
-        server_id: found.app.server_id.as_str().to_owned(),
         server: found.tool_call.server_name.clone(),
         tool: found.tool_call.tool_name.clone(),
         arguments: serde_json::from_str(&found.tool_call.arguments).unwrap_or_default(),
         state: found.tool_call.state,
         result: found.tool_call.result.clone(),
-        resource_uri: found.app.resource_uri.clone(),
-        resource_sha256: found.app.resource_sha256.clone(),
-        sandbox_url,
-        sandbox_origin: apps_origin.to_owned(),
-        expires_at,
-        content_security_policy: crate::apps::content_security_policy(found.resource.meta.as_ref()),
-        permissions: crate::apps::declared_permissions(found.resource.meta.as_ref()),
-        prefers_border,
+        page,
     }))
 }
 

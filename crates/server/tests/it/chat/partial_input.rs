@@ -69,6 +69,63 @@ async fn an_app_tools_input_streams_as_partial_objects_before_the_call_starts() 
         "{partials:#?}"
     );
     assert_eq!(events[started_at]["arguments"], input);
+
+    // The app the events name can be loaded before the call exists, by whoever may read the
+    // conversation, at the hash the events named.
+    let conversation_id = events[0]["conversation_id"].as_str().unwrap();
+    let app = &partials[0]["app"];
+    let preview = app_preview(&server, &server.token, conversation_id, app).await;
+    assert_eq!(preview.status(), 200);
+    let page: Value = preview.json().await.unwrap();
+    assert!(
+        page["sandbox_url"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("http://{}/sandbox/", server.apps_address)),
+        "{page:#}"
+    );
+    assert_eq!(page["resource_sha256"], app["resource_sha256"]);
+    let html = reqwest::get(page["sandbox_url"].as_str().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(html.status(), 200);
+    let member = crate::support::chat::member_token(&server, "mallory", "chat:use").await;
+    let refused = app_preview(&server, &member, conversation_id, app).await;
+    assert_eq!(refused.status(), 404, "someone else's conversation");
+    let mut changed = app.clone();
+    changed["resource_sha256"] = json!("0".repeat(64));
+    let stale = app_preview(&server, &server.token, conversation_id, &changed).await;
+    assert_eq!(stale.status(), 409);
+    let mut unknown = app.clone();
+    unknown["resource_uri"] = json!("ui://hostile/other.html");
+    let missing = app_preview(&server, &server.token, conversation_id, &unknown).await;
+    assert_eq!(missing.status(), 404);
+}
+
+async fn app_preview(
+    server: &ChatServer,
+    token: &str,
+    conversation_id: &str,
+    app: &Value,
+) -> reqwest::Response {
+    let url = reqwest::Url::parse_with_params(
+        &server.url(&format!(
+            "/chat/conversations/{conversation_id}/app-preview"
+        )),
+        [
+            ("server_id", app["server_id"].as_str().unwrap()),
+            ("resource_uri", app["resource_uri"].as_str().unwrap()),
+            ("resource_sha256", app["resource_sha256"].as_str().unwrap()),
+        ],
+    )
+    .unwrap();
+    server
+        .client
+        .get(url)
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
