@@ -21,14 +21,12 @@
 
 use super::ChatService;
 use crate::call_records;
-use crate::error::{ChatError, ChatResult};
+use crate::error::ChatResult;
 use crate::gate::{CallOrigin, CallReport, GateDecision, GateRequest, GateTarget};
 use crate::turn::call_outcome::{Settled, failure, settle};
 use crate::turn::tool_step::store_settled_call;
 use std::time::Instant;
-use switchboard_core::{
-    ConversationId, Principal, ScopeSet, ToolApp, ToolCallId, ToolCallState, ToolDefinition, UserId,
-};
+use switchboard_core::{Principal, ScopeSet, ToolApp, ToolCallState, ToolDefinition, UserId};
 use switchboard_mcp_client::{CallContext, CallEvent, Caller};
 use switchboard_store::{NewAuditEvent, ToolCallRecord};
 use tokio::sync::mpsc;
@@ -90,39 +88,6 @@ impl ChatService {
                 }
             }
         })
-    }
-
-    /// Cancels one tool call's task (`tasks/cancel` goes upstream; the call ends as a
-    /// cancelled call, its answer goes on). Only a call this process follows as a task.
-    pub async fn cancel_task_call(
-        &self,
-        principal: &Principal,
-        conversation_id: &ConversationId,
-        tool_call_id: &ToolCallId,
-    ) -> ChatResult<()> {
-        let conversation = self
-            .visible_conversation(principal, conversation_id)
-            .await?;
-        let call = self
-            .engine
-            .store
-            .get_tool_call(&principal.workspace_id, tool_call_id)
-            .await?;
-        if call.conversation_id != conversation.id {
-            return Err(ChatError::NotFound("tool call"));
-        }
-        if self.engine.task_calls.cancel(&call.id, &conversation.id) {
-            return Ok(());
-        }
-        Err(ChatError::Conflict(match (&call.task_id, call.state) {
-            (None, _) => "the call is not a task".to_owned(),
-            (Some(_), ToolCallState::Dispatched) => {
-                "the call's task is not followed by this instance right now (another replica, \
-                 or a restart in progress): try again in a moment"
-                    .to_owned()
-            }
-            (Some(_), state) => format!("the call's task already ended ({state})"),
-        }))
     }
 
     /// Polls the call's task until it ends, then stores the outcome like a turn would.
