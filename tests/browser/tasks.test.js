@@ -7,9 +7,12 @@
 //   the conversation shows the stored result.
 // - A 60 s task: its card's Cancel button sends tasks/cancel to the server (the fixture reports
 //   it), the card says the task was cancelled, and the answer goes on to its end.
-// - An 8 s task whose Switchboard is stopped (SIGTERM, 1 s grace) and started again on the same
-//   store: the conversation opened after the restart shows the task still working, then its
-//   result once the new process has followed it to its end; it was never cancelled.
+// - A 16 s task whose Switchboard is stopped (SIGTERM, 1 s grace) and started again on the same
+//   store: the conversation opened after the restart shows the task still working with the
+//   status message stored before the stop ("gathering sources"), the card moves on to the new
+//   process's latest stored message ("writing the report") while the page watches, a reload
+//   shows that message at once, then the card shows the result once the new process has
+//   followed the task to its end; it was never cancelled.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -159,7 +162,7 @@ test('tasks: after a restart the conversation shows the task working, then its r
     await context.addInitScript((token) => sessionStorage.setItem('switchboard.token', token), first.token);
     const restartPage = await context.newPage();
     const errors = watchPageErrors(restartPage);
-    const turn = await askInNewConversation(restartPage, first.origin, 'slow report on "waves", 8 seconds');
+    const turn = await askInNewConversation(restartPage, first.origin, 'slow report on "waves", 16 seconds');
     await turn.locator('.tool-call[data-status=task]').waitFor({ timeout: 30000 });
     const conversationId = decodeURIComponent(new URL(restartPage.url()).hash.replace('#/chat/', ''));
     const cancelledBefore = fixture.cancelled.length;
@@ -170,7 +173,17 @@ test('tasks: after a restart the conversation shows the task working, then its r
     const working = restartPage.locator('.message-assistant .tool-call[data-status=task]');
     await working.waitFor({ timeout: 20000 });
     assert.equal(await working.locator('.tool-task-state').textContent(), 'Task working');
+    // No answer runs after the restart: the message comes from the stored call (the first
+    // process heard it when the task was created; the second stores what it hears).
+    assert.match(await working.locator('.tool-task-message').textContent(), /gathering sources|writing the report/);
     await saveScreenshot(restartPage, 'tasks-04-after-restart');
+    // Half way (8 s), the new process hears the next message and stores it; the watching page
+    // shows it in place, and a reload shows it from the stored call at once.
+    await working.locator('.tool-task-message', { hasText: 'writing the report' }).waitFor({ timeout: 20000 });
+    await restartPage.reload();
+    const reloaded = restartPage.locator('.message-assistant .tool-call[data-status=task]');
+    await reloaded.waitFor({ timeout: 5000 });
+    assert.equal(await reloaded.locator('.tool-task-message').textContent(), 'writing the report');
     const done = restartPage.locator('.message-assistant .tool-call[data-status=completed]');
     await done.waitFor({ timeout: 40000 });
     await done.locator('summary').click();

@@ -11,7 +11,7 @@
 //! logged, never returned (the audit never fails what it records).
 
 use crate::error::{ChatError, ChatResult};
-use switchboard_core::ToolCallState;
+use switchboard_core::{ToolCallState, ToolTask};
 use switchboard_store::{NewAuditEvent, Store, StoreError, ToolCallOutcome, ToolCallRecord};
 
 /// `approved` → `dispatched` in one commit: call it last before the request leaves.
@@ -26,16 +26,17 @@ pub(crate) async fn dispatch(store: &Store, record: &ToolCallRecord) -> ChatResu
     .await
 }
 
-/// Keeps the task a `dispatched` call became, before anything else is heard of it: a host
-/// that restarts from here on follows the task instead of marking the call `unknown`. Stored
-/// once per call (a later status change is only shown).
+/// Keeps the task a `dispatched` call became and its latest status, before anything else is
+/// heard of it: a host that restarts from here on follows the task instead of marking the
+/// call `unknown`, and a page opened later shows the task as its server last reported it.
+/// Called at the task's creation and at every change of its status.
 pub(crate) async fn keep_task(
     store: &Store,
     record: &ToolCallRecord,
-    task_id: &str,
+    task: &ToolTask,
 ) -> ChatResult<()> {
     match store
-        .set_tool_call_task(&record.workspace_id, &record.id, task_id)
+        .set_tool_call_task(&record.workspace_id, &record.id, task)
         .await
     {
         Ok(()) => Ok(()),

@@ -7,7 +7,8 @@
 //! client send `tasks/cancel` (`mcp-client`'s task follower), and the call ends like any
 //! cancelled one. An entry lives exactly as long as its [`FollowedTask`] guard: from the call
 //! becoming a task until its follower returns. Only this process's calls are here; a call
-//! another replica follows is not.
+//! another replica follows is not: its cancel is stored for that replica, which looks for
+//! the requests on the calls it follows (`service::task_cancels`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -38,6 +39,14 @@ impl TaskCalls {
             calls: Arc::clone(self),
             tool_call_id: tool_call_id.clone(),
         }
+    }
+
+    /// Whether no task is followed here right now.
+    pub fn is_empty(&self) -> bool {
+        self.calls
+            .lock()
+            .map(|calls| calls.is_empty())
+            .unwrap_or(true)
     }
 
     /// Cancels the call's task when it is followed here, in that conversation; `false`

@@ -17,6 +17,14 @@ pub enum ToolTaskStatus {
 }
 
 impl ToolTaskStatus {
+    pub const ALL: [ToolTaskStatus; 5] = [
+        ToolTaskStatus::Working,
+        ToolTaskStatus::InputRequired,
+        ToolTaskStatus::Completed,
+        ToolTaskStatus::Failed,
+        ToolTaskStatus::Cancelled,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ToolTaskStatus::Working => "working",
@@ -28,6 +36,18 @@ impl ToolTaskStatus {
     }
 }
 
+impl std::str::FromStr for ToolTaskStatus {
+    type Err = String;
+
+    /// The status as [`ToolTaskStatus::as_str`] writes it (how the store keeps it).
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        ToolTaskStatus::ALL
+            .into_iter()
+            .find(|status| status.as_str() == value)
+            .ok_or_else(|| format!("unknown task status '{value}'"))
+    }
+}
+
 /// What the host knows of a running task: its id (kept with the call's row, so a restarted
 /// host follows the same task instead of losing the call) and its latest status.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,4 +56,17 @@ pub struct ToolTask {
     pub status: ToolTaskStatus,
     /// The server's `statusMessage`, meant for people.
     pub status_message: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_reads_back_from_its_text() {
+        for status in ToolTaskStatus::ALL {
+            assert_eq!(status.as_str().parse::<ToolTaskStatus>(), Ok(status));
+        }
+        assert!("done".parse::<ToolTaskStatus>().is_err());
+    }
 }

@@ -67,6 +67,12 @@ mirror!(
     }
 );
 mirror!(
+    /// An MCP task's status as its server last reported it.
+    ToolTaskStatus from switchboard_core::ToolTaskStatus, rename = "snake_case" {
+        Working, InputRequired, Completed, Failed, Cancelled
+    }
+);
+mirror!(
     /// Who wrote a message.
     ChatRole from switchboard_core::ChatRole, rename = "lowercase" {
         System, User, Assistant, Tool
@@ -153,6 +159,7 @@ mod tests {
             SessionScope::pairs(),
             SessionState::pairs(),
             ToolCallState::pairs(),
+            ToolTaskStatus::pairs(),
             ChatRole::pairs(),
             MessageStatus::pairs(),
             CapabilityState::pairs(),

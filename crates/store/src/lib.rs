@@ -223,7 +223,7 @@ pub use servers::{
 };
 pub use store::Store;
 pub use tokens::{IssuedToken, NewToken, TOKEN_PREFIX, TokenPlaintext, TokenRecord};
-pub use tool_calls::{NewToolCall, ToolCallOutcome, ToolCallRecord};
+pub use tool_calls::{NewToolCall, TaskStatusRecord, ToolCallOutcome, ToolCallRecord};
 pub use tool_pins::{ObservedInstructions, ToolPinSnapshot};
 pub use tool_rules::{NewToolRule, ToolRuleRecord, ToolRuleScope};
 pub use tools::{ToolRecord, definition_hash};

@@ -316,6 +316,9 @@ async fn chat_engine(
     // And those of replicas that die while this one runs (PostgreSQL): looked for at every
     // heartbeat, claimed by exactly one live process.
     chat.keep_adopting_task_calls(INSTANCE_HEARTBEAT);
+    // A cancel asked of a task call through another replica is stored for the one that
+    // follows it; each looks for those of its own calls.
+    chat.keep_forwarding_task_cancels();
     Ok(chat)
 }
 

@@ -172,6 +172,7 @@ mod tests {
             finished_at: None,
             updated_at: now,
             task_id: None,
+            task_status: None,
         }
     }
 

@@ -17,6 +17,7 @@ mod gateway_items;
 mod llm_providers;
 mod question_context;
 mod reservation;
+mod task_cancels;
 mod task_resume;
 mod turns;
 mod usage;

@@ -20,18 +20,22 @@
 //! survivor — exactly one, the claim being one conditional `UPDATE`.
 
 use super::ChatService;
-use crate::error::{ChatError, ChatResult};
+use crate::call_records;
+use crate::error::ChatResult;
 use crate::gate::{CallOrigin, CallReport, GateDecision, GateRequest, GateTarget};
 use crate::turn::call_outcome::{Settled, failure, settle};
 use crate::turn::tool_step::store_settled_call;
 use std::time::Instant;
-use switchboard_core::{
-    ConversationId, Principal, ScopeSet, ToolApp, ToolCallId, ToolCallState, ToolDefinition, UserId,
-};
-use switchboard_mcp_client::{CallContext, Caller};
+use switchboard_core::{Principal, ScopeSet, ToolApp, ToolCallState, ToolDefinition, UserId};
+use switchboard_mcp_client::{CallContext, CallEvent, Caller};
 use switchboard_store::{NewAuditEvent, ToolCallRecord};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+/// Status reports of a resumed task waiting to be stored (a report that finds them full is
+/// dropped by the client; stores are quick next to a server's status changes).
+const TASK_REPORT_BUFFER: usize = 8;
 
 impl ChatService {
     /// Claims the task calls dead processes left `dispatched` and follows each in the
@@ -84,39 +88,6 @@ impl ChatService {
                 }
             }
         })
-    }
-
-    /// Cancels one tool call's task (`tasks/cancel` goes upstream; the call ends as a
-    /// cancelled call, its answer goes on). Only a call this process follows as a task.
-    pub async fn cancel_task_call(
-        &self,
-        principal: &Principal,
-        conversation_id: &ConversationId,
-        tool_call_id: &ToolCallId,
-    ) -> ChatResult<()> {
-        let conversation = self
-            .visible_conversation(principal, conversation_id)
-            .await?;
-        let call = self
-            .engine
-            .store
-            .get_tool_call(&principal.workspace_id, tool_call_id)
-            .await?;
-        if call.conversation_id != conversation.id {
-            return Err(ChatError::NotFound("tool call"));
-        }
-        if self.engine.task_calls.cancel(&call.id, &conversation.id) {
-            return Ok(());
-        }
-        Err(ChatError::Conflict(match (&call.task_id, call.state) {
-            (None, _) => "the call is not a task".to_owned(),
-            (Some(_), ToolCallState::Dispatched) => {
-                "the call's task is not followed by this instance right now (another replica, \
-                 or a restart in progress): try again in a moment"
-                    .to_owned()
-            }
-            (Some(_), state) => format!("the call's task already ended ({state})"),
-        }))
     }
 
     /// Polls the call's task until it ends, then stores the outcome like a turn would.
@@ -221,22 +192,37 @@ impl ChatService {
             "the call's server is not available in this conversation any more".to_owned()
         })?;
         let app = ToolApp::of(Some(server_id), &tool);
-        let context = CallContext::new(Caller {
-            user_id: conversation.owner_user_id,
-            conversation_id: Some(record.conversation_id.clone()),
-        });
+        let (reports, mut reported) = mpsc::channel(TASK_REPORT_BUFFER);
+        let context = CallContext {
+            events: Some(reports),
+            ..CallContext::new(Caller {
+                user_id: conversation.owner_user_id,
+                conversation_id: Some(record.conversation_id.clone()),
+            })
+        };
         // Cancellable by itself while it is followed (`ChatService::cancel_task_call`).
         let _followed = self.engine.task_calls.follow(
             &record.id,
             &record.conversation_id,
             context.cancellation.clone(),
         );
-        let outcome = self
-            .engine
-            .tools
-            .client()
-            .resume_tool_task(&target.upstream, &tool, task_id, &context)
-            .await;
+        let client = self.engine.tools.client();
+        let follow = client.resume_tool_task(&target.upstream, &tool, task_id, &context);
+        tokio::pin!(follow);
+        // Every status change is stored as it comes, as a turn's call does: no answer shows
+        // this call live, so a page learns of it from the stored row.
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut follow => break outcome,
+                Some(event) = reported.recv() => {
+                    if let CallEvent::Task(task) = event
+                        && let Err(error) = call_records::keep_task(store, record, &task).await
+                    {
+                        tracing::warn!(%error, tool_call_id = %record.id, "could not keep a resumed task's status");
+                    }
+                }
+            }
+        };
         Ok((outcome, app))
     }
 

@@ -52,6 +52,7 @@ fn record(llm_call_id: &str, state: ToolCallState) -> ToolCallRecord {
         finished_at: None,
         updated_at: Utc::now(),
         task_id: None,
+        task_status: None,
     }
 }
 

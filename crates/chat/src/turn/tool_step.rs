@@ -367,17 +367,18 @@ impl ReviewedCall<'_, '_> {
         Ok(settle(outcome, started.elapsed()))
     }
 
-    /// The call became a task, or its task moved on: the task's id is stored with the call
-    /// at once (a restarted host follows it; see `crate::task_resume`), the call becomes
-    /// cancellable by itself (`crate::task_calls`), and a `task` event shows its status.
+    /// The call became a task, or its task moved on: the task's id and status are stored
+    /// with the call at once (a restarted host follows it, see `crate::task_resume`; a page
+    /// opened later shows the status), the call becomes cancellable by itself
+    /// (`crate::task_calls`), and a `task` event shows its status.
     async fn on_task(
         &self,
         task: switchboard_core::ToolTask,
         followed: &mut Option<FollowedTask>,
         context: &CallContext,
     ) -> ChatResult<()> {
+        call_records::keep_task(&self.run.engine.store, self.record, &task).await?;
         if followed.is_none() {
-            call_records::keep_task(&self.run.engine.store, self.record, &task.task_id).await?;
             *followed = Some(self.run.engine.task_calls.follow(
                 &self.record.id,
                 &self.run.plan.conversation.id,

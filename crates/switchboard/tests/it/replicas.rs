@@ -6,7 +6,10 @@
 //!   and is stored once;
 //! - a client following an answer from the other replica (`GET /chat/{id}/stream`) whose
 //!   answering replica is killed mid-answer gets what was relayed, then `error`
-//!   `answer_lost` and `done` (failed) once that replica is known dead, instead of hanging.
+//!   `answer_lost` and `done` (failed) once that replica is known dead, instead of hanging;
+//! - a tool call's task followed by one replica (its answer runs there) is cancelled through the
+//!   other: the request is stored with the call, the following replica sends `tasks/cancel`,
+//!   and its answer goes on with the cancelled call's error result.
 
 use crate::chat::{ask, with_model};
 use crate::process::{ADMIN_TOKEN, Service};
@@ -18,6 +21,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedReply, ScriptedToolCall};
 use switchboard_test_support::postgres::PostgresSchema;
+use switchboard_test_support::task_server::TaskServer;
 
 /// How long an event may take: a replica is presumed dead after three missed heartbeats (15
 /// s); a loaded machine gets room beyond that.
@@ -233,4 +237,90 @@ async fn a_follower_whose_answering_replica_is_killed_gets_answer_lost() {
         "completed",
         "{events:#?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_followed_by_one_replica_is_cancelled_through_the_other() {
+    let schema = PostgresSchema::create();
+    let tasks = TaskServer::start().await;
+    let fake = FakeOpenAi::start().await;
+    fake.enqueue(ScriptedReply::tool_calls(&[ScriptedToolCall::new(
+        "call_report",
+        "reports__slow_report",
+        json!({"topic": "tides", "seconds": 60}),
+    )]));
+    fake.enqueue(ScriptedReply::text(&["The report was cancelled."]));
+    let data_dir = tempfile::tempdir().unwrap();
+    let client = reqwest::Client::new();
+    let answering = Service::start_command(replica(data_dir.path(), &fake, &schema));
+    let other = Service::start_command(replica(data_dir.path(), &fake, &schema));
+    let registered = client
+        .post(answering.url("/api/mcp/servers"))
+        .bearer_auth(ADMIN_TOKEN)
+        .json(&json!({"name": "reports", "transport": "streamable_http", "url": tasks.url()}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(registered.status(), 201);
+
+    let response = ask(&client, &answering, json!({"message": "report on tides"}))
+        .send()
+        .await
+        .unwrap();
+    let mut asked = Events::new(response);
+    let conversation_id = asked.next().await["conversation_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (tool_call_id, task_id) = loop {
+        let event = asked.next().await;
+        if event["type"] == "mcp_tool" && event["status"] == "task" {
+            break (
+                event["tool_call_id"].as_str().unwrap().to_owned(),
+                event["task"]["task_id"].as_str().unwrap().to_owned(),
+            );
+        }
+    };
+    let cancel = other.url(&format!(
+        "/chat/conversations/{conversation_id}/tool-calls/{tool_call_id}/cancel"
+    ));
+    let cancelled = client
+        .post(cancel.clone())
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        cancelled.status(),
+        202,
+        "{}",
+        cancelled.text().await.unwrap()
+    );
+
+    let events = asked.until_done().await;
+    let ended: Vec<&Value> = events
+        .iter()
+        .filter(|event| event["type"] == "mcp_tool" && event["status"] == "error")
+        .collect();
+    assert_eq!(ended.len(), 1, "{events:#?}");
+    assert_eq!(ended[0]["error_code"], "cancelled", "{:#}", ended[0]);
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    assert!(
+        tasks.log.cancelled().contains(&task_id),
+        "tasks/cancel reached the server: {:?}",
+        tasks.log.cancelled()
+    );
+    assert_eq!(tasks.log.finished(), 0);
+    // Ended: asked again, through either replica, it is a conflict.
+    let again = client
+        .post(cancel)
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 409);
 }

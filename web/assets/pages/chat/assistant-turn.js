@@ -191,6 +191,14 @@ export class AssistantTurn {
     [...this.toolViews.values()].find((candidate) => candidate.toolCallId === toolCallId)?.noteDecider(decidedBy);
   }
 
+  /** Shows a call's task status as stored (`task`: `{task_id, status, status_message}`), if the call is shown here. */
+  showStoredTask(toolCallId, task) {
+    const view = [...this.toolViews.values()].find((candidate) => candidate.toolCallId === toolCallId);
+    if (!view) return;
+    view.update({ status: 'task', task });
+    this.onLayoutChange();
+  }
+
   /** Notes a settled approval on its tool call (history). */
   noteApproval(approval) {
     const view = [...this.toolViews.values()].find((candidate) => candidate.toolCallId === approval.tool_call_id);

@@ -8,7 +8,7 @@ import { streamServerSentEvents } from '../../lib/sse.js';
 import { authHeaders, signOut } from '../../lib/session.js';
 import { AssistantTurn } from './assistant-turn.js';
 import { ConversationList, conversationTitle } from './conversation-list.js';
-import { renderHistory, renderUserMessage } from './history.js';
+import { renderHistory, renderUserMessage, storedTask } from './history.js';
 import { renderTryAsking } from './examples.js';
 import { ModelPicker } from './model-picker.js';
 import { ComposerItems } from './composer-items.js';
@@ -179,8 +179,9 @@ class ChatPage {
 
   /**
    * A conversation with no answer running may still have calls whose MCP tasks work (followed
-   * by the server, e.g. after its restart): it is read again every few seconds until none
-   * does, then shown again with their results.
+   * by the server, e.g. after its restart): it is read again every few seconds, each task's
+   * card showing its latest stored status, until none works, then shown again with their
+   * results.
    */
   #watchRunningTasks(conversationId, toolCalls) {
     const running = (calls) => calls.some((call) => call.state === 'dispatched' && call.task_id);
@@ -191,8 +192,15 @@ class ChatPage {
       try {
         const detail = await api.get(`/chat/conversations/${segment(conversationId)}`);
         if (this.conversationId !== conversationId || this.streaming) return;
-        if (running(listItems(detail, 'tool_calls'))) this.#watchRunningTasks(conversationId, listItems(detail, 'tool_calls'));
-        else await this.open(conversationId);
+        const calls = listItems(detail, 'tool_calls');
+        if (!running(calls)) {
+          await this.open(conversationId);
+          return;
+        }
+        for (const call of calls.filter((record) => record.state === 'dispatched' && record.task_id)) {
+          for (const turn of this.turns) turn.showStoredTask(call.id, storedTask(call));
+        }
+        this.#watchRunningTasks(conversationId, calls);
       } catch {
         // The next open or reload shows it.
       }

@@ -1,7 +1,8 @@
 // history: rebuilds a stored conversation (GET /chat/conversations/{id}) into the same views the
 // live stream uses — user bubbles, assistant turns with their tool calls (matched to tool result
 // messages by tool_call_id), recorded approvals and partial/interrupted answers. A call still
-// `dispatched` with a `task_id` is an MCP task still working: shown as such, with its Cancel.
+// `dispatched` with a `task_id` is an MCP task still working: shown as such, with the status
+// and status message its server last reported (stored with the call) and its Cancel.
 
 import { h } from '../../lib/dom.js';
 import { AssistantTurn } from './assistant-turn.js';
@@ -38,6 +39,18 @@ const STATE_TO_STATUS = { proposed: 'started', approved: 'started', dispatched: 
  * Builds transcript elements from stored messages (and the conversation's tool call records,
  * which carry each call's state, error and duration); returns `{elements, turns}`.
  */
+/**
+ * A tool call record's task as the page shows it (`{task_id, status, status_message}`): its
+ * stored latest status, or `working` before the server's first report.
+ */
+export function storedTask(record) {
+  return {
+    task_id: record.task_id,
+    status: record.task?.status ?? 'working',
+    status_message: record.task?.status_message ?? undefined,
+  };
+}
+
 export function renderHistory(messages, { onLayoutChange, toolCalls = [], conversationId } = {}) {
   const recordsByLlmId = new Map(toolCalls.map((record) => [record.llm_call_id, record]));
   const elements = [];
@@ -69,8 +82,9 @@ export function renderHistory(messages, { onLayoutChange, toolCalls = [], conver
         const split = splitQualifiedToolName(qualified);
         const record = recordsByLlmId.get(call.id);
         const state = call.state ?? record?.state;
-        // A call whose MCP task still works (followed by the server, maybe after a restart).
-        const task = state === 'dispatched' && record?.task_id ? { task_id: record.task_id, status: 'working' } : null;
+        // A call whose MCP task still works (followed by the server, maybe after a restart),
+        // as its server last reported it.
+        const task = state === 'dispatched' && record?.task_id ? storedTask(record) : null;
         const view = current.applyToolEvent({
           call_id: call.id,
           tool_call_id: call.tool_call_id ?? record?.id,

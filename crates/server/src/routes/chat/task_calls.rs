@@ -5,7 +5,9 @@
 //!   cancelled (`tasks/cancel` goes upstream; the call then ends, with error code
 //!   `cancelled`, and an answer still running goes on with that error result). Authorised like
 //!   the conversation (someone else's conversation, or another workspace's ids → 404); a call
-//!   that is not a task, whose task already ended, or that another replica follows → 409.
+//!   that is not a task, or whose task already ended → 409. A task another replica follows (or
+//!   that a restarting process has not claimed yet) is cancelled by that process: the request
+//!   is stored with the call and it acts on it within a second (`chat`'s `task_cancels`).
 //!
 //! Why not only "stop the answer": a task may outlive its answer (after a restart it is
 //! followed with no answer at all), and stopping an answer stops all of it.
@@ -35,11 +37,11 @@ pub fn router() -> OpenApiRouter<AppState> {
         ("tool_call_id" = String, Path, description = "The tool call (`tool_call_id` of the events)"),
     ),
     responses(
-        (status = 202, description = "The task is being cancelled; the call's end arrives as its `mcp_tool` event and in the stored call"),
+        (status = 202, description = "The task is being cancelled (by the process that follows it, here or on another replica); the call's end arrives as its `mcp_tool` event and in the stored call"),
         (status = 401, description = "No valid bearer token", body = ErrorBody),
         (status = 403, description = "The token lacks `chat:use`", body = ErrorBody),
         (status = 404, description = "No such conversation of the caller's, or no such call in it", body = ErrorBody),
-        (status = 409, description = "The call is not a task this instance follows: not a task, its task ended, or another replica follows it", body = ErrorBody),
+        (status = 409, description = "The call is not a task, or its task already ended", body = ErrorBody),
         (status = 503, description = "The chat engine is not running", body = ErrorBody),
     )
 )]

@@ -160,6 +160,21 @@ pub struct ToolCall {
     /// `dispatched` call with a task id is a task still working: this or the next process
     /// follows it (and `POST …/cancel` stops it).
     pub task_id: Option<String>,
+    /// What the task's server last said of it (`tasks/get` or `notifications/tasks`), as
+    /// stored when it was heard; `null` for a call that is not a task, or before the first
+    /// report.
+    pub task: Option<ToolCallTaskStatus>,
+}
+
+/// A tool call's task as its server last reported it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ToolCallTaskStatus {
+    #[schema(value_type = mirrors::ToolTaskStatus)]
+    pub status: switchboard_core::ToolTaskStatus,
+    /// The server's `statusMessage`, meant for people.
+    pub status_message: Option<String>,
+    /// When Switchboard heard it.
+    pub updated_at: DateTime<Utc>,
 }
 
 /// A page of a tool call's full result text.
@@ -304,6 +319,14 @@ pub fn tool_call(record: &ToolCallRecord) -> ToolCall {
         finished_at: record.finished_at,
         duration_ms: millis(record.dispatched_at, record.finished_at),
         task_id: record.task_id.clone(),
+        task: record
+            .task_status
+            .as_ref()
+            .map(|reported| ToolCallTaskStatus {
+                status: reported.status,
+                status_message: reported.status_message.clone(),
+                updated_at: reported.updated_at,
+            }),
     }
 }
 

@@ -257,6 +257,70 @@ async fn task_status_notifications_move_the_call_on_without_waiting_for_a_poll()
     assert_eq!(tasks.log.started(), 1);
 }
 
+/// The task's latest status is stored with its call as it is heard (here from the server's
+/// `notifications/tasks`, no poll being due for 60 s), so the conversation read over HTTP —
+/// what a page opened later shows — has the status message the live answer showed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_conversation_shows_the_task_status_message_last_heard() {
+    let tasks = TaskServer::start_with(TaskServerOptions {
+        poll_interval_ms: 60_000,
+        notify: true,
+    })
+    .await;
+    let fake = FakeOpenAi::start().await;
+    fake.enqueue(report_call(3.0));
+    fake.enqueue(ScriptedReply::text(&["the report is ready"]));
+    let mut options = ChatOptions::openai(&fake.base_url());
+    options.mcp.tool_call_timeout_secs = 1;
+    options.mcp.tool_call_max_timeout_secs = 1;
+    let server = ChatServer::start(options).await;
+    server
+        .register_server(remote_server("reports", &tasks.url()))
+        .await;
+
+    let mut reader = server.ask(json!({"message": "report on tides"})).await;
+    let (conversation_id, tool_call_id, task_id) = until_task(&mut reader).await;
+    // The first report is stored before it is shown.
+    let task_of = |detail: &Value| {
+        let calls = detail["tool_calls"].as_array().unwrap();
+        let call = calls.iter().find(|call| call["id"] == json!(tool_call_id));
+        call.expect("the call is listed").clone()
+    };
+    let first = task_of(&server.conversation(&conversation_id).await);
+    assert_eq!(first["state"], "dispatched", "{first:#}");
+    assert_eq!(first["task_id"], json!(task_id));
+    assert_eq!(first["task"]["status"], "working", "{first:#}");
+    assert_eq!(first["task"]["status_message"], "gathering sources");
+    loop {
+        let event = reader
+            .next_event()
+            .await
+            .expect("the status message changes");
+        if event["type"] == "mcp_tool" && event["task"]["status_message"] == "writing the report" {
+            break;
+        }
+    }
+    let changed = task_of(&server.conversation(&conversation_id).await);
+    assert_eq!(changed["state"], "dispatched", "still working: {changed:#}");
+    assert_eq!(changed["task"]["status"], "working");
+    assert_eq!(changed["task"]["status_message"], "writing the report");
+    let heard = |call: &Value| {
+        call["task"]["updated_at"]
+            .as_str()
+            .unwrap()
+            .parse::<chrono::DateTime<chrono::Utc>>()
+            .unwrap()
+    };
+    assert!(heard(&changed) > heard(&first), "{first:#} {changed:#}");
+    let events = reader.until_done().await;
+    let last = of_type(&events, "mcp_tool")
+        .last()
+        .copied()
+        .unwrap()
+        .clone();
+    assert_eq!(last["status"], "completed", "{last:#}");
+}
+
 /// SIGTERM's path (drain, then cancel at the end of a 1 s grace) leaves a call whose task
 /// works as it is: `dispatched` with its task id, for the next process to follow — no
 /// `tasks/cancel`, no final state, no `unknown`.

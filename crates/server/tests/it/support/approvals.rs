@@ -196,6 +196,7 @@ impl ApprovalServer {
         // and at every heartbeat after.
         chat.resume_task_calls().await.unwrap();
         chat.keep_adopting_task_calls(TEST_HEARTBEAT);
+        chat.keep_forwarding_task_cancels();
         let heartbeat = store.keep_instance_alive();
         let server_config = crate::support::test_config();
         let kg = KnowledgeGraphService::for_store(store.clone(), kg, None).unwrap();

@@ -67,6 +67,9 @@ pub struct ToolCallRecord {
     /// The upstream's task, when the call became one (migration 0018): a `dispatched` call
     /// with a task is followed again after a restart, never marked `unknown`.
     pub task_id: Option<String>,
+    /// What the task's server last said of it (migration 0023); `None` before its first
+    /// report and for calls that are not tasks.
+    pub task_status: Option<TaskStatusRecord>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -89,12 +92,23 @@ struct ToolCallRow {
     finished_at: Option<DateTime<Utc>>,
     updated_at: DateTime<Utc>,
     task_id: Option<String>,
+    task_status: Option<String>,
+    task_status_message: Option<String>,
+    task_updated_at: Option<DateTime<Utc>>,
 }
 
 impl TryFrom<ToolCallRow> for ToolCallRecord {
     type Error = StoreError;
 
     fn try_from(row: ToolCallRow) -> Result<Self, Self::Error> {
+        let task_status = match (row.task_status, row.task_updated_at) {
+            (Some(status), Some(updated_at)) => Some(TaskStatusRecord {
+                status: status.parse().map_err(StoreError::corrupt)?,
+                status_message: row.task_status_message,
+                updated_at,
+            }),
+            _ => None,
+        };
         Ok(ToolCallRecord {
             id: ToolCallId::from_string(row.id),
             workspace_id: WorkspaceId::from_string(row.workspace_id),
@@ -114,20 +128,32 @@ impl TryFrom<ToolCallRow> for ToolCallRecord {
             finished_at: row.finished_at,
             updated_at: row.updated_at,
             task_id: row.task_id,
+            task_status,
         })
     }
 }
 
-macro_rules! select_tool_calls {
-    ($tail:literal) => {
+/// The columns of a [`ToolCallRow`], for `SELECT` and `RETURNING`.
+macro_rules! tool_call_columns {
+    () => {
         concat!(
-            "SELECT id, workspace_id, conversation_id, message_id, llm_call_id, server_id, ",
+            "id, workspace_id, conversation_id, message_id, llm_call_id, server_id, ",
             "server_name, tool_name, arguments, state, result, error, created_at, decided_at, ",
-            "dispatched_at, finished_at, updated_at, task_id FROM tool_calls ",
-            $tail
+            "dispatched_at, finished_at, updated_at, task_id, task_status, ",
+            "task_status_message, task_updated_at"
         )
     };
 }
+
+macro_rules! select_tool_calls {
+    ($tail:literal) => {
+        concat!("SELECT ", tool_call_columns!(), " FROM tool_calls ", $tail)
+    };
+}
+
+mod tasks;
+
+pub use tasks::TaskStatusRecord;
 
 /// Writes `$call`'s state, outcome and times if the row is still in `$previous`; evaluates to
 /// the `sqlx` result (`rows_affected` 0: someone moved it first).
@@ -367,57 +393,6 @@ impl Store {
         rows.into_iter().map(ToolCallRecord::try_from).collect()
     }
 
-    /// Keeps the task a `dispatched` call became (its upstream answered with one), so a
-    /// restarted host follows it. `Conflict` when the call is no longer `dispatched`.
-    pub async fn set_tool_call_task(
-        &self,
-        workspace_id: &WorkspaceId,
-        tool_call_id: &ToolCallId,
-        task_id: &str,
-    ) -> StoreResult<()> {
-        let now = clock::now();
-        let mut task_id = task_id.to_owned();
-        clean_text(&mut task_id);
-        let affected = on_backend!(self, |pool| sqlx::query(
-            "UPDATE tool_calls SET task_id = $3, updated_at = $4 \
-             WHERE workspace_id = $1 AND id = $2 AND state = 'dispatched'"
-        )
-        .bind(workspace_id.as_str())
-        .bind(tool_call_id.as_str())
-        .bind(&task_id)
-        .bind(now)
-        .execute(pool)
-        .await
-        .map(|result| result.rows_affected()))?;
-        if affected == 0 {
-            return Err(StoreError::Conflict(format!(
-                "tool call {tool_call_id} is no longer dispatched"
-            )));
-        }
-        Ok(())
-    }
-
-    /// Takes over the task calls dead instances left `dispatched` (across all workspaces):
-    /// each becomes this instance's, so exactly one live process follows it (a live
-    /// replica's are left alone). Returns them for following.
-    pub async fn claim_orphaned_task_calls(&self) -> StoreResult<Vec<ToolCallRecord>> {
-        let now = clock::now();
-        let me = self.me_for_recovery();
-        let rows: Vec<ToolCallRow> = on_backend!(self, |pool| sqlx::query_as(concat!(
-            "UPDATE tool_calls SET instance_id = $2, updated_at = $1 \
-             WHERE state = 'dispatched' AND task_id IS NOT NULL AND ",
-            orphaned!("$2", "$1"),
-            " RETURNING id, workspace_id, conversation_id, message_id, llm_call_id, server_id, \
-             server_name, tool_name, arguments, state, result, error, created_at, decided_at, \
-             dispatched_at, finished_at, updated_at, task_id"
-        ))
-        .bind(now)
-        .bind(me)
-        .fetch_all(pool)
-        .await)?;
-        rows.into_iter().map(ToolCallRecord::try_from).collect()
-    }
-
     /// Recovery of dead instances' calls (at start-up and in each sweep), across all
     /// workspaces: calls that were `dispatched` when their process died become `unknown` (they
     /// may have run upstream; never re-run them silently) unless they became a task (those
@@ -485,6 +460,7 @@ fn proposed_record(
         finished_at: None,
         updated_at: now,
         task_id: None,
+        task_status: None,
     };
     for text in [
         &mut record.llm_call_id,
