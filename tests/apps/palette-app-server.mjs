@@ -57,6 +57,10 @@ const run = (name, action) => document.getElementById(name).addEventListener('cl
   try { out(name, await action()); } catch (error) { out(name, 'error: ' + (error && error.message)); }
 });
 app.ontoolresult = (result) => out('result', result.structuredContent || null);
+// The input as the model writes it, each version in order, then the whole input.
+const partials = [];
+app.ontoolinputpartial = (params) => { partials.push(params.arguments); out('partials', partials); };
+app.ontoolinput = (params) => out('input', params.arguments);
 // Host styles: applied with the SDK's helper; #out-styles shows the theme and what the page's
 // root then resolves two of the spec's variables to.
 const showStyles = (context) => {
@@ -109,7 +113,7 @@ function appHtml() {
   return `<!doctype html>
 <html><head><meta charset="utf-8"><title>Palette</title></head>
 <body><h1>Palette</h1>
-<pre id="out-init"></pre><pre id="out-result"></pre><pre id="out-context-mode"></pre><pre id="out-styles"></pre>
+<pre id="out-init"></pre><pre id="out-partials"></pre><pre id="out-input"></pre><pre id="out-result"></pre><pre id="out-context-mode"></pre><pre id="out-styles"></pre>
 ${buttons.map((name) => `<p><button id="${name}">${name}</button> <code id="out-${name}"></code></p>`).join('\n')}
 <script>${sdkAsScript()}</script>
 <script>${APP_SCRIPT}</script>

@@ -5,7 +5,8 @@
 // for `stream_options.include_usage` — the usage-only chunk with `prompt_tokens_details
 // .cached_tokens`, then `data: [DONE]`. The answer names the prefix and model it came from, so a
 // test sees who answered. `GET …/models` lists the models given for the prefix. Every request is
-// recorded.
+// recorded. `enqueueToolCall` makes the next answer a tool call instead, its arguments streamed
+// slowly in pieces (a model writing a long input).
 
 import http from 'node:http';
 
@@ -18,6 +19,7 @@ export const FAKE_USAGE = { prompt_tokens: 1234, completion_tokens: 56, cached_t
  */
 export async function startFakeOpenAi({ models = {} } = {}) {
   const requests = [];
+  const toolCalls = [];
   const server = http.createServer(async (request, response) => {
     const match = new URL(request.url, 'http://localhost').pathname.match(/^\/([a-z0-9-]+)\/v1\/(chat\/completions|models)$/);
     if (!match) {
@@ -32,7 +34,9 @@ export async function startFakeOpenAi({ models = {} } = {}) {
     }
     const body = JSON.parse(await readBody(request));
     requests.push({ prefix, path: request.url, body, headers: request.headers });
-    streamAnswer(response, { prefix, body });
+    const toolCall = toolCalls.shift();
+    if (toolCall) streamToolCall(response, { body, ...toolCall });
+    else streamAnswer(response, { prefix, body });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${server.address().port}`;
@@ -40,8 +44,26 @@ export async function startFakeOpenAi({ models = {} } = {}) {
     origin,
     baseUrl: (prefix) => `${origin}/${prefix}/v1`,
     requests,
+    /** The next answer calls `name` with `args`, streamed in `pieces` with `pauseMs` before each. */
+    enqueueToolCall: ({ name, args, pieces = 8, pauseMs = 250 }) => toolCalls.push({ name, args, pieces, pauseMs }),
     close: () => new Promise((resolve) => server.close(resolve)),
   };
+}
+
+async function streamToolCall(response, { body, name, args, pieces, pauseMs }) {
+  const id = `chatcmpl-${requestCounter += 1}`;
+  const chunk = (delta, finishReason = null) => ({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: body.model, choices: [{ index: 0, delta, finish_reason: finishReason }] });
+  const text = JSON.stringify(args);
+  const size = Math.ceil(text.length / pieces);
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const send = (event) => response.write(`data: ${JSON.stringify(event)}\n\n`);
+  send(chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: `call_${requestCounter}`, type: 'function', function: { name, arguments: '' } }] }));
+  for (let at = 0; at < text.length; at += size) {
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    send(chunk({ tool_calls: [{ index: 0, function: { arguments: text.slice(at, at + size) } }] }));
+  }
+  send(chunk({}, 'tool_calls'));
+  response.end('data: [DONE]\n\n');
 }
 
 function streamAnswer(response, { prefix, body }) {

@@ -46,9 +46,15 @@ export class AppChannel {
   }
 
   /** A notification to the app, sent once it is initialized. */
-  notifyWhenReady(method, params) {
+  notifyWhenReady(method, params, { replaces = false } = {}) {
     const message = { jsonrpc: '2.0', method, params };
-    if (this.initialized) this.#post(message);
+    if (this.initialized) {
+      this.#post(message);
+      return;
+    }
+    // A notification that `replaces` supersedes the one of its method waiting (partial input).
+    const waiting = replaces ? this.queued.findIndex((queued) => queued.method === method) : -1;
+    if (waiting >= 0) this.queued[waiting] = message;
     else this.queued.push(message);
   }
 

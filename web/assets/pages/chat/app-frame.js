@@ -9,8 +9,11 @@
 // messages to the console, capped; `ui/notifications/request-teardown`, granted) and tears it
 // down (`ui/resource-teardown`, waited for briefly) before removing it. The wire is
 // app-channel.js's, the answers to the app's requests app-requests.js's, its size and display
-// mode app-display.js's. Partial tool input is never sent: the model path hands the chat a call
-// only once its arguments are complete.
+// mode app-display.js's. An app can be shown before its call exists, while the model still
+// writes the input (`tool_input_partial` events): it is loaded by the app the event names
+// (`…/app-preview`), given each partial input (`ui/notifications/tool-input-partial`, only the
+// newest waits for the app to be ready), and adopted by the call once it starts; its requests
+// that need the call wait for that.
 
 import { h } from '../../lib/dom.js';
 import { api, segment } from '../../lib/api.js';
@@ -29,9 +32,14 @@ const MAX_LOGGED = 100;
 const grantedPermissions = new Map();
 
 export class AppFrame {
-  constructor({ conversationId, toolCallId, server, tool }) {
+  /** `preview`: the app a `tool_input_partial` event names, when there is no call yet. */
+  constructor({ conversationId, toolCallId, server, tool, preview }) {
     this.conversationId = conversationId;
     this.toolCallId = toolCallId;
+    this.preview = preview;
+    this.called = new Promise((resolve, reject) => { this.settleCall = { resolve, reject }; });
+    this.called.catch(() => {});
+    if (toolCallId) this.settleCall.resolve(toolCallId);
     this.server = server;
     this.tool = tool;
     this.granted = [];
@@ -48,7 +56,7 @@ export class AppFrame {
   /** Asks the API for the app and frames it. */
   async load() {
     try {
-      this.app = await api.get(`/chat/conversations/${segment(this.conversationId)}/tool-calls/${segment(this.toolCallId)}/app`);
+      this.app = await api.get(this.#appUrl());
     } catch (error) {
       this.element.dataset.state = 'unavailable';
       this.element.append(h('p', { class: 'muted small', text: `The app of this tool call cannot be shown: ${error.message}` }));
@@ -77,6 +85,31 @@ export class AppFrame {
     this.element.append(this.approvals.element, this.iframe);
   }
 
+  /** Where the app is asked for: its call's, or before the call exists the one it will have. */
+  #appUrl() {
+    const conversation = `/chat/conversations/${segment(this.conversationId)}`;
+    if (this.toolCallId) return `${conversation}/tool-calls/${segment(this.toolCallId)}/app`;
+    const query = new URLSearchParams({
+      server_id: this.preview.server_id,
+      resource_uri: this.preview.resource_uri,
+      resource_sha256: this.preview.resource_sha256,
+    });
+    return `${conversation}/app-preview?${query}`;
+  }
+
+  /** The call shown before it existed has started: from now on the app is that call's. */
+  adopt(toolCallId) {
+    this.toolCallId = toolCallId;
+    this.approvals.toolCallId = toolCallId;
+    this.element.dataset.toolCallId = toolCallId;
+    this.settleCall.resolve(toolCallId);
+  }
+
+  /** The call's id, once there is one (an app shown before its call waits for it). */
+  whenCalled() {
+    return this.called;
+  }
+
   /** The declared permissions the person allows (asked once per app and page). */
   async #grantPermissions() {
     const declared = (this.app.permissions ?? []).filter((name) => PERMISSION_FEATURES[name]);
@@ -91,8 +124,15 @@ export class AppFrame {
     return `${this.server} · ${this.tool}`;
   }
 
+  /** The arguments as far as the model has written them (before the call exists). */
+  toolInputPartial(argumentsValue) {
+    if (this.sentInput) return;
+    this.channel.notifyWhenReady('ui/notifications/tool-input-partial', { arguments: objectOrEmpty(argumentsValue) }, { replaces: true });
+  }
+
   /** The complete arguments of the call. */
   toolInput(argumentsValue) {
+    this.sentInput = true;
     this.channel.notifyWhenReady('ui/notifications/tool-input', { arguments: objectOrEmpty(argumentsValue) });
   }
 
@@ -118,6 +158,7 @@ export class AppFrame {
     this.display.detach();
     this.stopWatchingTheme?.();
     this.approvals.dispose();
+    this.settleCall.reject(new Error('the app was removed'));
     this.iframe?.remove();
     this.element.dataset.state = 'closed';
   }

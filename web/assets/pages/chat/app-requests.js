@@ -93,20 +93,22 @@ export class AppRequests {
 
   /** The app's call to a tool of its own server: the API checks it is one, and gates it. */
   async #callTool(params) {
-    const answer = await this.frame.approvals.around(() => api.post(this.#appPath('tool-calls'), {
+    const answer = await this.frame.approvals.around(async () => api.post(await this.#appPath('tool-calls'), {
       name: String(params.name ?? ''),
       arguments: objectOrEmpty(params.arguments),
     }));
     return answer.result;
   }
 
-  #appPath(rest) {
-    return `/chat/conversations/${segment(this.frame.conversationId)}/tool-calls/${segment(this.frame.toolCallId)}/app/${rest}`;
+  /** The API path of the app's `rest` route; an app shown before its call exists waits for it. */
+  async #appPath(rest) {
+    const toolCallId = await this.frame.whenCalled();
+    return `/chat/conversations/${segment(this.frame.conversationId)}/tool-calls/${segment(toolCallId)}/app/${rest}`;
   }
 
   /** The app reads a resource of its own server: the API checks it is one, and gates it. */
   async #readResource(params) {
-    const answer = await this.frame.approvals.around(() => api.post(this.#appPath('resources/read'), { uri: String(params.uri ?? '') }));
+    const answer = await this.frame.approvals.around(async () => api.post(await this.#appPath('resources/read'), { uri: String(params.uri ?? '') }));
     return answer.result;
   }
 
@@ -166,7 +168,7 @@ export class AppRequests {
     if (blocks.some((block) => block?.type !== 'text' || typeof block.text !== 'string')) {
       throw invalidParams('this host takes text content and structuredContent only');
     }
-    await api.put(this.#appPath('model-context'), {
+    await api.put(await this.#appPath('model-context'), {
       content: blocks.map((block) => ({ type: 'text', text: block.text })),
       ...(params.structuredContent !== undefined ? { structured_content: params.structuredContent } : {}),
     });

@@ -18,6 +18,8 @@ export class AssistantTurn {
     this.toolViews = new Map();
     /** MCP Apps shown under their tool calls, by tool call id. */
     this.appFrames = new Map();
+    /** MCP Apps shown while the model writes their call's input, before the call exists. */
+    this.previewFrames = new Map();
     this.cards = new Map();
     /** Who decided each approval, by tool call id (the decision can arrive before the call's view). */
     this.deciders = new Map();
@@ -51,6 +53,9 @@ export class AssistantTurn {
         break;
       case 'mcp_tool':
         this.applyToolEvent(event);
+        break;
+      case 'tool_input_partial':
+        this.applyPartialInput(event);
         break;
       case 'approval_required':
         this.addApprovalCard(event);
@@ -162,8 +167,17 @@ export class AssistantTurn {
    * Shows the MCP App of a tool call under it (once), and tells it what the call became:
    * its arguments, then its result, or that it will not have one.
    */
-  showApp(view, { arguments: argumentsValue, status, state, result, fromHistory = false }) {
+  showApp(view, { arguments: argumentsValue, status, state, result, app, fromHistory = false }) {
     let frame = this.appFrames.get(view.toolCallId);
+    const preview = frame || fromHistory ? null : this.#takePreview(view, app);
+    if (preview) {
+      frame = preview;
+      frame.adopt(view.toolCallId);
+      this.appFrames.set(view.toolCallId, frame);
+      // The view moves above the app, never the app (a moved iframe loads again).
+      frame.element.before(view.element);
+      frame.toolInput(argumentsValue ?? view.argumentsValue);
+    }
     if (!frame) {
       frame = new AppFrame({ conversationId: this.conversationId ?? view.conversationId, toolCallId: view.toolCallId, server: view.server, tool: view.tool });
       this.appFrames.set(view.toolCallId, frame);
@@ -182,6 +196,36 @@ export class AssistantTurn {
       frame.sentOutcome = true;
       frame.toolCancelled(state ?? status);
     }
+  }
+
+  /**
+   * The input of a call to an app tool as the model writes it: the app is shown at once (where
+   * the call will be) and given each version; the call adopts it when it starts.
+   */
+  applyPartialInput(event) {
+    if (!event.app) return;
+    const key = event.call_id || `${event.server}:${event.tool}:#${event.index}`;
+    let frame = this.previewFrames.get(key);
+    if (!frame) {
+      frame = new AppFrame({ conversationId: this.conversationId, server: event.server, tool: event.tool, preview: event.app });
+      frame.previewKey = key;
+      this.previewFrames.set(key, frame);
+      this.activity.append(frame.element);
+      frame.load();
+      this.onLayoutChange();
+    }
+    frame.toolInputPartial(event.arguments);
+  }
+
+  /** The app shown for `view`'s call before it existed: by the model's call id, else the first of its app. */
+  #takePreview(view, app) {
+    let frame = this.previewFrames.get(view.callId);
+    if (!frame && app) {
+      frame = [...this.previewFrames.values()].find((candidate) => candidate.server === view.server
+        && candidate.tool === view.tool && candidate.preview.resource_uri === app.resource_uri);
+    }
+    if (frame) this.previewFrames.delete(frame.previewKey);
+    return frame ?? null;
   }
 
   /** Remembers who decided a call's approval and tells its view, if it is shown already. */
@@ -253,6 +297,7 @@ export class AssistantTurn {
   finish() {
     if (!this.streaming) return;
     this.streaming = false;
+    this.#dropPreviews();
     this.element.removeAttribute('aria-busy');
     this.#renderNow();
     this.answer.style.minHeight = '';
@@ -261,6 +306,16 @@ export class AssistantTurn {
   dispose() {
     for (const card of this.cards.values()) card.dispose();
     for (const frame of this.appFrames.values()) frame.dispose();
+    this.#dropPreviews();
+  }
+
+  /** Apps shown for calls that never started (the answer ended first) go. */
+  #dropPreviews() {
+    for (const frame of this.previewFrames.values()) {
+      frame.dispose();
+      frame.element.remove();
+    }
+    this.previewFrames.clear();
   }
 
   #scheduleRender() {
