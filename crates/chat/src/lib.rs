@@ -70,14 +70,14 @@ pub use replay::message_usage;
 pub use schema_context::SchemaContextSource;
 pub use service::{
     APP_MODEL_CONTEXT_MAX_BYTES, AppCall, AppContextUpdate, AppResourceRead, AttachmentRequest,
-    BudInput, BudUpdate, BudgetExceeded, BudgetScope, ChatService, ChatServiceBuilder,
-    CompletionRequest, ContextItems, ConversationDetail, ConversationPage, ConversationUpdate,
-    GATEWAY_URI_PREFIX, GatewayCall, GatewayListing, GatewayNaming, GatewayOutcome,
-    GatewayResourceWatch, GatewaySubscription, LlmProviderInput, LlmProviderUpdate,
-    MAX_ATTACHMENTS, ModelEntry, ModelListing, NewConversationInput, PromptRequest,
-    RESOURCE_READ_TOOL, RemoteListing, ServerContextItems, ToolCallApp, ToolResultPage,
-    TurnRequest, TurnStream, UsageReport, UsageScope, app_of_request, gateway_uri, only_target,
-    upstream_uri,
+    AttachmentUpdate, AttachmentWatch, BudInput, BudUpdate, BudgetExceeded, BudgetScope,
+    ChatService, ChatServiceBuilder, CompletionRequest, ContextItems, ConversationDetail,
+    ConversationPage, ConversationUpdate, GATEWAY_URI_PREFIX, GatewayCall, GatewayListing,
+    GatewayNaming, GatewayOutcome, GatewayResourceWatch, GatewaySubscription, LlmProviderInput,
+    LlmProviderUpdate, MAX_ATTACHMENTS, MAX_WATCHED_ATTACHMENTS, ModelEntry, ModelListing,
+    NewConversationInput, PromptRequest, RESOURCE_READ_TOOL, RemoteListing, ServerContextItems,
+    ToolCallApp, ToolResultPage, TurnRequest, TurnStream, UsageReport, UsageScope, app_of_request,
+    gateway_uri, only_target, upstream_uri,
 };
 pub use sign_in::AuthorizationStarter;
 pub use switchboard_llm::{ApiKey, ModelInfo, ProviderKind, TokenUsage};

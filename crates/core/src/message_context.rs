@@ -1,5 +1,6 @@
 //! Context a person adds to the conversation from MCP servers, kept in a message's metadata:
-//! resources attached to a question (read once, when it is asked) and the messages of a prompt
+//! resources attached to a question (read when it is asked, and again whenever its server says
+//! it changed while someone watches the conversation) and the messages of a prompt
 //! run from the slash menu. Stored with the message, so replays and later turns give the model
 //! the same content without reading the server again.
 //!
@@ -37,6 +38,11 @@ pub struct AttachmentRef {
     /// The resource's name as the server gave it, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// When its contents were last read again because the server said the resource changed
+    /// (`notifications/resources/updated`, while someone watched the conversation); absent:
+    /// as read when the question was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refreshed_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// The prompt whose messages these are.
@@ -51,6 +57,38 @@ impl MessageContext {
     pub fn from_metadata(metadata: &serde_json::Value) -> Option<Self> {
         let value = metadata.get(MESSAGE_CONTEXT_KEY)?;
         serde_json::from_value(value.clone()).ok()
+    }
+
+    /// The attached `uri` of `server` was read again: its contents become `blocks` (in place
+    /// of the ones it had, or after the others when they cannot be told apart) and the
+    /// attachment says when.
+    pub fn replace_attachment(
+        &mut self,
+        server: &str,
+        uri: &str,
+        blocks: Vec<ResultBlock>,
+        refreshed_at: chrono::DateTime<chrono::Utc>,
+    ) {
+        for attachment in &mut self.attachments {
+            if attachment.server == server && attachment.uri == uri {
+                attachment.refreshed_at = Some(refreshed_at);
+            }
+        }
+        let replaced: Vec<&str> = std::iter::once(uri)
+            .chain(blocks.iter().filter_map(resource_uri))
+            .collect();
+        let is_replaced =
+            |block: &ResultBlock| resource_uri(block).is_some_and(|own| replaced.contains(&own));
+        let at = self.blocks.iter().position(is_replaced);
+        let kept: Vec<ResultBlock> = self
+            .blocks
+            .drain(..)
+            .filter(|block| !is_replaced(block))
+            .collect();
+        let at = at.unwrap_or(kept.len()).min(kept.len());
+        let mut merged = kept;
+        merged.splice(at..at, blocks);
+        self.blocks = merged;
     }
 
     /// `text` followed by the blocks as the model reads them, and the images among them.
@@ -144,6 +182,14 @@ fn mime_attribute(mime_type: Option<&str>) -> String {
         .unwrap_or_default()
 }
 
+/// The URI of an embedded resource block.
+fn resource_uri(block: &ResultBlock) -> Option<&str> {
+    match block {
+        ResultBlock::Resource { uri, .. } => Some(uri),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,6 +201,7 @@ mod tests {
                 server: "everything".into(),
                 uri: "demo://a".into(),
                 name: None,
+                refreshed_at: None,
             }],
             blocks: vec![
                 ResultBlock::Resource {
@@ -198,5 +245,41 @@ mod tests {
         let metadata = serde_json::json!({ MESSAGE_CONTEXT_KEY: context });
         assert_eq!(MessageContext::from_metadata(&metadata), Some(context));
         assert_eq!(MessageContext::from_metadata(&serde_json::json!({})), None);
+    }
+
+    fn text_resource(uri: &str, text: &str) -> ResultBlock {
+        ResultBlock::Resource {
+            uri: uri.into(),
+            mime_type: None,
+            text: Some(text.into()),
+            blob: None,
+        }
+    }
+
+    #[test]
+    fn a_refreshed_attachment_replaces_its_own_contents_in_place() {
+        let attachment = |uri: &str| AttachmentRef {
+            server: "notes".into(),
+            uri: uri.into(),
+            name: None,
+            refreshed_at: None,
+        };
+        let mut context = MessageContext {
+            attachments: vec![attachment("n://a"), attachment("n://b")],
+            blocks: vec![text_resource("n://a", "old a"), text_resource("n://b", "b")],
+            prompt: None,
+        };
+        let now = chrono::Utc::now();
+        context.replace_attachment("notes", "n://a", vec![text_resource("n://a", "new a")], now);
+        assert_eq!(
+            context.blocks,
+            vec![text_resource("n://a", "new a"), text_resource("n://b", "b")]
+        );
+        assert_eq!(context.attachments[0].refreshed_at, Some(now));
+        assert_eq!(context.attachments[1].refreshed_at, None);
+        // Contents that cannot be told apart from the others go after them.
+        context.replace_attachment("notes", "n://c", vec![text_resource("n://c", "c")], now);
+        assert_eq!(context.blocks.len(), 3);
+        assert_eq!(context.blocks[2], text_resource("n://c", "c"));
     }
 }

@@ -112,7 +112,7 @@ impl ChatService {
     }
 
     /// The servers a turn of `conversation_id` (none: a new conversation) may use.
-    async fn composer_tools(
+    pub(super) async fn composer_tools(
         &self,
         principal: &Principal,
         credential: Option<&UserCredential>,

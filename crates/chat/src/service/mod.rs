@@ -7,6 +7,7 @@
 
 mod app_context;
 mod apps;
+mod attachment_watch;
 mod budgets;
 mod buds;
 mod context_items;
@@ -25,6 +26,7 @@ mod usage;
 pub(crate) use app_context::with_app_contexts;
 pub use app_context::{APP_MODEL_CONTEXT_MAX_BYTES, AppContextUpdate};
 pub use apps::{AppCall, AppResourceRead, RESOURCE_READ_TOOL, ToolCallApp, app_of_request};
+pub use attachment_watch::{AttachmentUpdate, AttachmentWatch, MAX_WATCHED_ATTACHMENTS};
 pub use budgets::{BudgetExceeded, BudgetScope};
 pub use buds::{BudInput, BudUpdate};
 pub use context_items::{CompletionRequest, ContextItems, ServerContextItems};

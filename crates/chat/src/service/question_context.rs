@@ -171,6 +171,7 @@ impl ChatService {
                 server: attachment.server.clone(),
                 uri: attachment.uri.clone(),
                 name: None,
+                refreshed_at: None,
             });
         }
         Ok(MessageContext {
@@ -255,7 +256,7 @@ pub(super) fn server_target<'a>(
 }
 
 /// A resource's contents as a block, its text cut to `max_chars`.
-fn resource_block(content: ResourceContent, max_chars: usize) -> ResultBlock {
+pub(super) fn resource_block(content: ResourceContent, max_chars: usize) -> ResultBlock {
     ResultBlock::Resource {
         text: content.text.map(|text| {
             cut_keeping_ends(

@@ -20,6 +20,7 @@
 mod app_context;
 mod app_preview;
 mod apps;
+mod attachment_updates;
 mod context_items;
 mod sse;
 mod stream;
@@ -55,6 +56,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(stream::router())
         .merge(apps::router())
         .merge(app_preview::router())
+        .merge(attachment_updates::router())
         .merge(context_items::router())
         .merge(app_context::router())
         .merge(task_calls::router())

@@ -26,20 +26,25 @@ pub struct SseMessage;
 
 impl utoipa::PartialSchema for SseMessage {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use utoipa::openapi::schema::{ObjectBuilder, Type};
-        let data = ObjectBuilder::new()
-            .schema_type(Type::String)
-            .description(Some("One `SseEvent` as JSON"))
-            .content_media_type("application/json")
-            .content_schema(Some(utoipa::openapi::Ref::from_schema_name("SseEvent")));
-        ObjectBuilder::new()
-            .description(Some(
-                "One event of the stream: a `data:` line holding one `SseEvent` as JSON (`: heartbeat` comments come between)",
-            ))
-            .property("data", data)
-            .required("data")
-            .into()
+        sse_message_schema("SseEvent")
     }
+}
+
+/// The schema of one SSE message whose `data:` line holds one `event` (a schema name) as JSON.
+pub fn sse_message_schema(event: &str) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let data = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some(format!("One `{event}` as JSON")))
+        .content_media_type("application/json")
+        .content_schema(Some(utoipa::openapi::Ref::from_schema_name(event)));
+    ObjectBuilder::new()
+        .description(Some(format!(
+            "One event of the stream: a `data:` line holding one `{event}` as JSON (`: heartbeat` comments come between)"
+        )))
+        .property("data", data)
+        .required("data")
+        .into()
 }
 
 impl ToSchema for SseMessage {

@@ -6,6 +6,7 @@ mod api;
 mod app_calls;
 mod app_context;
 mod apps;
+mod attachment_updates;
 mod bombs;
 mod budgets;
 mod buds;
