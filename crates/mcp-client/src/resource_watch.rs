@@ -8,22 +8,34 @@
 //!
 //! Subscribing and unsubscribing upstream are done in order under one lock per session, so a
 //! release never overtakes a new watcher's subscribe. A session with watchers is not closed
-//! as idle (`SessionSlot::close_if_idle`); when it ends anyway (the upstream went away), its
-//! watches end ([`ResourceWatch::next_update`] answers `None`): the upstream forgot them too.
+//! as idle (`SessionSlot::close_if_idle`); when the upstream session ends anyway, its watches
+//! end ([`ResourceWatch::next_update`] answers `None`): the upstream forgot them too, and a
+//! watcher that still wants the resource watches it again on the server's next session (the
+//! gateway does, with backoff). An upstream session ends when our transport closes (its own
+//! signal, or rmcp's peer seen closed), when we close it (replaced, shut down), and — over
+//! Streamable HTTP, where rmcp re-initializes a forgotten session underneath the same
+//! transport — when the upstream answers 404 to our session id ([`ResourceWatches::end_all`],
+//! called by `transport::http_measured`). Each subscription is one *generation* of its URI's
+//! entry, so the release of a watch from an ended session never counts against a newer one.
 
 #![allow(deprecated)] // resources/subscribe is deprecated by 2026-07-28; this serves the earlier versions
 
 use rmcp::model::{ClientRequest, UnsubscribeRequest, UnsubscribeRequestParams};
 use rmcp::service::{Peer, RoleClient};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
 
 /// Updates buffered per watcher before it lags (a lagging watcher is told its own URI once).
 const UPDATES_BUFFER: usize = 16;
 /// How long a release waits for the upstream's answer to `resources/unsubscribe`.
 const UNSUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often a quiet watch checks that rmcp still has its session's transport open (our own
+/// transports say so at once; rmcp's peer has no signal to wait on).
+const CLOSED_CHECK: Duration = Duration::from_secs(5);
 
 /// The watched URIs of one session.
 #[derive(Debug, Default)]
@@ -31,37 +43,58 @@ pub(crate) struct ResourceWatches {
     entries: Mutex<HashMap<String, Watched>>,
     /// Held while the upstream is asked to subscribe or unsubscribe.
     pub order: tokio::sync::Mutex<()>,
+    /// The generation the next new entry gets.
+    generations: AtomicU64,
 }
 
 #[derive(Debug)]
 struct Watched {
     watchers: usize,
+    /// Tells this entry from an earlier one of the same URI ended with its session.
+    generation: u64,
     updates: broadcast::Sender<String>,
 }
 
+/// A watcher's place in [`ResourceWatches`]: its updates, its entry's generation, and whether
+/// it is the first (the upstream must be asked to subscribe).
+#[derive(Debug)]
+pub(crate) struct Joined {
+    pub updates: broadcast::Receiver<String>,
+    pub generation: u64,
+    pub first: bool,
+}
+
 impl ResourceWatches {
-    /// Adds a watcher of `uri`: its updates, and whether it is the first (the upstream must
-    /// be asked to subscribe).
-    pub fn join(&self, uri: &str) -> (broadcast::Receiver<String>, bool) {
+    /// Adds a watcher of `uri`.
+    pub fn join(&self, uri: &str) -> Joined {
         let mut entries = self
             .entries
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let watched = entries.entry(uri.to_owned()).or_insert_with(|| Watched {
             watchers: 0,
+            generation: self.generations.fetch_add(1, Ordering::Relaxed),
             updates: broadcast::channel(UPDATES_BUFFER).0,
         });
         watched.watchers += 1;
-        (watched.updates.subscribe(), watched.watchers == 1)
+        Joined {
+            updates: watched.updates.subscribe(),
+            generation: watched.generation,
+            first: watched.watchers == 1,
+        }
     }
 
-    /// Removes a watcher of `uri`; `true` when it was the last (the upstream may be told).
-    fn leave(&self, uri: &str) -> bool {
+    /// Removes a watcher of `uri`'s entry `generation`; `true` when it was the last (the
+    /// upstream may be told). A watcher of an ended entry has nothing to leave.
+    fn leave(&self, uri: &str, generation: u64) -> bool {
         let mut entries = self
             .entries
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let Some(watched) = entries.get_mut(uri) else {
+        let Some(watched) = entries
+            .get_mut(uri)
+            .filter(|watched| watched.generation == generation)
+        else {
             return false;
         };
         watched.watchers = watched.watchers.saturating_sub(1);
@@ -83,6 +116,24 @@ impl ResourceWatches {
         }
     }
 
+    /// The upstream session ended: every watch of it ends (its watchers' next update is
+    /// `None`, once they have read what came before), and the next watcher of a URI is its
+    /// first again.
+    pub fn end_all(&self) {
+        let ended = std::mem::take(
+            &mut *self
+                .entries
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        );
+        if !ended.is_empty() {
+            tracing::info!(
+                watched = ended.len(),
+                "the upstream session ended: its resource watches end"
+            );
+        }
+    }
+
     /// Whether anyone watches a resource of this session (it is then not idle).
     pub fn any(&self) -> bool {
         self.entries
@@ -98,6 +149,8 @@ impl ResourceWatches {
 pub struct ResourceWatch {
     uri: String,
     updates: broadcast::Receiver<String>,
+    /// Our transport's own end-of-connection signal, where it has one.
+    transport_closed: Option<CancellationToken>,
     release: Option<Release>,
 }
 
@@ -105,19 +158,20 @@ pub struct ResourceWatch {
 struct Release {
     peer: Peer<RoleClient>,
     router: Arc<crate::notifications::NotificationRouter>,
+    generation: u64,
 }
 
 impl ResourceWatch {
-    pub(crate) fn new(
-        uri: &str,
-        updates: broadcast::Receiver<String>,
-        peer: Peer<RoleClient>,
-        router: Arc<crate::notifications::NotificationRouter>,
-    ) -> Self {
+    pub(crate) fn new(uri: &str, joined: Joined, live: &crate::session::live::LiveSession) -> Self {
         Self {
             uri: uri.to_owned(),
-            updates,
-            release: Some(Release { peer, router }),
+            updates: joined.updates,
+            transport_closed: live.transport_closed_signal(),
+            release: Some(Release {
+                peer: live.peer.clone(),
+                router: live.router.clone(),
+                generation: joined.generation,
+            }),
         }
     }
 
@@ -126,13 +180,27 @@ impl ResourceWatch {
         &self.uri
     }
 
-    /// The URI of the next update (the upstream's own); `None` once the session has ended.
+    /// The URI of the next update (the upstream's own); `None` once the upstream session has
+    /// ended (the subscription is gone with it).
     pub async fn next_update(&mut self) -> Option<String> {
-        match self.updates.recv().await {
-            Ok(uri) => Some(uri),
-            // Some updates were missed: one for the watched URI stands for them.
-            Err(broadcast::error::RecvError::Lagged(_)) => Some(self.uri.clone()),
-            Err(broadcast::error::RecvError::Closed) => None,
+        let transport_closed = self.transport_closed.clone().unwrap_or_default();
+        loop {
+            let received = tokio::select! {
+                received = self.updates.recv() => received,
+                () = transport_closed.cancelled() => return None,
+                () = tokio::time::sleep(CLOSED_CHECK) => {
+                    if self.release.as_ref().is_some_and(|release| release.peer.is_transport_closed()) {
+                        return None;
+                    }
+                    continue;
+                }
+            };
+            return match received {
+                Ok(uri) => Some(uri),
+                // Some updates were missed: one for the watched URI stands for them.
+                Err(broadcast::error::RecvError::Lagged(_)) => Some(self.uri.clone()),
+                Err(broadcast::error::RecvError::Closed) => None,
+            };
         }
     }
 }
@@ -153,7 +221,7 @@ impl Release {
     async fn run(self, uri: String) {
         let watches = &self.router.watches;
         let _order = watches.order.lock().await;
-        if !watches.leave(&uri) || self.peer.is_transport_closed() {
+        if !watches.leave(&uri, self.generation) || self.peer.is_transport_closed() {
             return;
         }
         let request = ClientRequest::UnsubscribeRequest(UnsubscribeRequest::new(
@@ -177,22 +245,49 @@ mod tests {
     #[test]
     fn the_first_watcher_subscribes_and_only_the_last_to_leave_releases() {
         let watches = ResourceWatches::default();
-        let (mut first, is_first) = watches.join("demo://a");
-        assert!(is_first);
-        let (mut second, is_first) = watches.join("demo://a");
-        assert!(!is_first);
-        let (mut other, _) = watches.join("demo://b");
+        let mut first = watches.join("demo://a");
+        assert!(first.first);
+        let mut second = watches.join("demo://a");
+        assert!(!second.first);
+        let mut other = watches.join("demo://b");
         watches.updated("demo://a");
-        assert_eq!(first.try_recv().unwrap(), "demo://a");
-        assert_eq!(second.try_recv().unwrap(), "demo://a");
+        assert_eq!(first.updates.try_recv().unwrap(), "demo://a");
+        assert_eq!(second.updates.try_recv().unwrap(), "demo://a");
         assert!(
-            other.try_recv().is_err(),
+            other.updates.try_recv().is_err(),
             "another URI's watcher hears nothing"
         );
-        assert!(!watches.leave("demo://a"));
-        assert!(watches.leave("demo://a"));
-        assert!(watches.leave("demo://b"));
+        assert!(!watches.leave("demo://a", first.generation));
+        assert!(watches.leave("demo://a", second.generation));
+        assert!(watches.leave("demo://b", other.generation));
         assert!(!watches.any());
-        assert!(!watches.leave("demo://a"), "nothing left to release");
+        assert!(
+            !watches.leave("demo://a", first.generation),
+            "nothing left to release"
+        );
+    }
+
+    #[test]
+    fn an_ended_session_ends_its_watches_and_their_late_release_spares_the_next_ones() {
+        let watches = ResourceWatches::default();
+        let mut old = watches.join("demo://a");
+        watches.updated("demo://a");
+        watches.end_all();
+        assert!(!watches.any());
+        // What came before the end is still read, then the watch is over.
+        assert_eq!(old.updates.try_recv().unwrap(), "demo://a");
+        assert_eq!(
+            old.updates.try_recv(),
+            Err(broadcast::error::TryRecvError::Closed)
+        );
+        // Watching again on the next session subscribes again.
+        let renewed = watches.join("demo://a");
+        assert!(renewed.first);
+        assert!(
+            !watches.leave("demo://a", old.generation),
+            "the ended watch's release is not the renewed one's"
+        );
+        assert!(watches.any());
+        assert!(watches.leave("demo://a", renewed.generation));
     }
 }

@@ -225,14 +225,12 @@ impl ServerRegistry {
         self.client().shutdown().await;
     }
 
+    /// Syncs a server again after one of its sessions said a list changed — whichever path
+    /// opened that session (a sync here, or a chat turn or the gateway building the upstream
+    /// itself, as after a restart that synced nothing yet).
     async fn resync(&self, server_id: &ServerId) {
-        let workspace_id = self
-            .inner
-            .workspaces
-            .lock()
-            .ok()
-            .and_then(|workspaces| workspaces.get(server_id).cloned());
-        let Some(workspace_id) = workspace_id else {
+        let Some(workspace_id) = self.workspace_of(server_id).await else {
+            tracing::debug!(%server_id, "a list change of a server no workspace has");
             return;
         };
         match self.store().get_server(&workspace_id, server_id).await {
@@ -242,6 +240,43 @@ impl ServerRegistry {
             Ok(_) => {}
             Err(error) => tracing::warn!(%server_id, %error, "cannot resync a server"),
         }
+    }
+}
+
+impl ServerRegistry {
+    /// The workspace of `server_id`: known from an upstream built here, else looked up in the
+    /// store (and remembered). A notification names only the server, and the store keys
+    /// servers by workspace; list changes are rare enough for the look-up to go through every
+    /// workspace.
+    async fn workspace_of(&self, server_id: &ServerId) -> Option<WorkspaceId> {
+        let known = self
+            .inner
+            .workspaces
+            .lock()
+            .ok()
+            .and_then(|workspaces| workspaces.get(server_id).cloned());
+        if known.is_some() {
+            return known;
+        }
+        let workspaces = match self.store().list_workspaces().await {
+            Ok(workspaces) => workspaces,
+            Err(error) => {
+                tracing::warn!(%server_id, %error, "cannot find the workspace of a server");
+                return None;
+            }
+        };
+        for workspace in workspaces {
+            let Ok(servers) = self.store().list_servers(&workspace.id).await else {
+                continue;
+            };
+            if servers.iter().any(|server| server.id == *server_id) {
+                if let Ok(mut known) = self.inner.workspaces.lock() {
+                    known.insert(server_id.clone(), workspace.id.clone());
+                }
+                return Some(workspace.id);
+            }
+        }
+        None
     }
 }
 

@@ -1,10 +1,14 @@
 //! `switchboard gateway connect-config`: prints what to paste into an MCP client (Claude Code,
 //! Cursor, VS Code) so it reaches this instance's gateway (`/gateway/mcp`, a bud's
 //! `/gateway/buds/{bud}/mcp`, or one registered server's `/gateway/servers/{server}/mcp`) with
-//! a `gateway:use` token. It only formats: nothing is sent.
+//! a `gateway:use` token. It only formats: nothing is sent. Each client's format is a type of
+//! its own ([`ClaudeMcpAdd`], [`CursorConfig`], [`VscodeConfig`]), so what a client reads is
+//! written down once, field by field.
 
 use clap::{Args, Subcommand, ValueEnum};
-use serde_json::json;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
 
 #[derive(Debug, Args)]
 pub struct GatewayArgs {
@@ -112,36 +116,104 @@ pub fn entry_name(endpoint: GatewayEndpoint<'_>) -> String {
 /// What to paste: a `claude mcp add` command, Cursor's `mcp.json`, or VS Code's `mcp.json`.
 pub fn snippet(client: McpClientKind, name: &str, url: &str, token: &str) -> String {
     let authorization = format!("Bearer {token}");
-    let command_name = if name == ENTRY_NAME {
-        name.to_owned()
-    } else {
-        shell_quote(name)
+    let headers = Headers {
+        authorization: &authorization,
     };
     match client {
-        McpClientKind::ClaudeCode => format!(
-            "claude mcp add --transport http {command_name} {} --header {}",
-            shell_quote(url),
-            shell_quote(&format!("Authorization: {authorization}"))
-        ),
-        McpClientKind::Cursor => pretty(json!({
-            "mcpServers": {
-                name: { "url": url, "headers": { "Authorization": authorization } }
-            }
-        })),
-        McpClientKind::Vscode => pretty(json!({
-            "servers": {
-                name: {
-                    "type": "http",
-                    "url": url,
-                    "headers": { "Authorization": authorization }
-                }
-            }
-        })),
+        McpClientKind::ClaudeCode => ClaudeMcpAdd {
+            name,
+            url,
+            authorization: &authorization,
+        }
+        .to_string(),
+        McpClientKind::Cursor => pretty(&CursorConfig {
+            mcp_servers: BTreeMap::from([(name, CursorServer { url, headers })]),
+        }),
+        McpClientKind::Vscode => pretty(&VscodeConfig {
+            servers: BTreeMap::from([(
+                name,
+                VscodeServer {
+                    transport: VscodeTransport::Http,
+                    url,
+                    headers,
+                },
+            )]),
+        }),
     }
 }
 
-fn pretty(value: serde_json::Value) -> String {
-    serde_json::to_string_pretty(&value).expect("a JSON value serializes")
+/// Claude Code's `claude mcp add --transport http NAME URL --header 'Authorization: …'`, every
+/// argument quoted for a POSIX shell (the plain default name left bare).
+#[derive(Debug)]
+pub struct ClaudeMcpAdd<'a> {
+    pub name: &'a str,
+    pub url: &'a str,
+    /// The `Authorization` header's value.
+    pub authorization: &'a str,
+}
+
+impl fmt::Display for ClaudeMcpAdd<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = if self.name == ENTRY_NAME {
+            self.name.to_owned()
+        } else {
+            shell_quote(self.name)
+        };
+        write!(
+            f,
+            "claude mcp add --transport http {name} {} --header {}",
+            shell_quote(self.url),
+            shell_quote(&format!("Authorization: {}", self.authorization))
+        )
+    }
+}
+
+/// Cursor's `mcp.json`: `{"mcpServers": {NAME: {"url", "headers"}}}`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CursorConfig<'a> {
+    pub mcp_servers: BTreeMap<&'a str, CursorServer<'a>>,
+}
+
+/// One remote server of Cursor's `mcp.json` (Streamable HTTP is implied by `url`).
+#[derive(Debug, Serialize)]
+pub struct CursorServer<'a> {
+    pub url: &'a str,
+    pub headers: Headers<'a>,
+}
+
+/// VS Code's `mcp.json`: `{"servers": {NAME: {"type": "http", "url", "headers"}}}`.
+#[derive(Debug, Serialize)]
+pub struct VscodeConfig<'a> {
+    pub servers: BTreeMap<&'a str, VscodeServer<'a>>,
+}
+
+/// One remote server of VS Code's `mcp.json`.
+#[derive(Debug, Serialize)]
+pub struct VscodeServer<'a> {
+    #[serde(rename = "type")]
+    pub transport: VscodeTransport,
+    pub url: &'a str,
+    pub headers: Headers<'a>,
+}
+
+/// VS Code's name for the transport of a remote server: Streamable HTTP (with fallback to
+/// HTTP+SSE, which VS Code does on its own).
+#[derive(Clone, Copy, Debug, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VscodeTransport {
+    Http,
+}
+
+/// The headers every request of the client carries: the gateway's bearer token.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Headers<'a> {
+    #[serde(rename = "Authorization")]
+    pub authorization: &'a str,
+}
+
+fn pretty(config: &impl Serialize) -> String {
+    serde_json::to_string_pretty(config).expect("a client's configuration serializes")
 }
 
 fn shell_quote(text: &str) -> String {
@@ -189,6 +261,43 @@ mod tests {
                 "it's"
             ),
             r"claude mcp add --transport http switchboard 'http://h/gateway/mcp' --header 'Authorization: Bearer it'\''s'"
+        );
+    }
+
+    #[test]
+    fn cursor_and_vscode_get_their_own_mcp_json() {
+        let url = "http://h/gateway/servers/files/mcp";
+        assert_eq!(
+            snippet(McpClientKind::Cursor, "switchboard-files", url, "t"),
+            r#"{
+  "mcpServers": {
+    "switchboard-files": {
+      "url": "http://h/gateway/servers/files/mcp",
+      "headers": {
+        "Authorization": "Bearer t"
+      }
+    }
+  }
+}"#
+        );
+        assert_eq!(
+            snippet(
+                McpClientKind::Vscode,
+                ENTRY_NAME,
+                "http://h/gateway/mcp",
+                "t"
+            ),
+            r#"{
+  "servers": {
+    "switchboard": {
+      "type": "http",
+      "url": "http://h/gateway/mcp",
+      "headers": {
+        "Authorization": "Bearer t"
+      }
+    }
+  }
+}"#
         );
     }
 }

@@ -130,7 +130,12 @@ impl Peer {
     /// tests, FastMCP over Streamable HTTP at `/mcp`): subscribable resources that change when
     /// the test says so, on plain HTTP routes beside `/mcp` ([`Self::control_url`]).
     pub fn resource_updates() -> Peer {
-        let port = free_port();
+        Self::resource_updates_at(free_port())
+    }
+
+    /// [`Self::resource_updates`] on `port` (a restarted upstream at the same address: a new
+    /// process that knows none of the sessions or subscriptions of the one before).
+    pub fn resource_updates_at(port: u16) -> Peer {
         let mut command = Command::new(interop(".venv/bin/python"));
         command
             .arg(repo_root().join("crates/server/tests/fixtures/resource_updates_server.py"))

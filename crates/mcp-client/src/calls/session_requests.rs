@@ -67,9 +67,10 @@ impl McpClient {
         }
         let watches = &live.router.watches;
         let _order = watches.order.lock().await;
-        let (updates, first) = watches.join(uri);
+        let joined = watches.join(uri);
+        let first = joined.first;
         // Dropped on failure, the watch leaves again (its unsubscribe is harmless).
-        let watch = ResourceWatch::new(uri, updates, live.peer.clone(), live.router.clone());
+        let watch = ResourceWatch::new(uri, joined, &live);
         if first {
             let request = ClientRequest::SubscribeRequest(SubscribeRequest::new(
                 SubscribeRequestParams::new(uri),

@@ -14,7 +14,7 @@ use crate::notifications::NotificationRouter;
 use crate::server::{UpstreamEndpoint, UpstreamServer};
 use crate::session::listen::{self, ListChangeListener};
 use crate::transport::call_notifications::RoutingCallNotifications;
-use crate::transport::http_measured::{MeasuredHttpClient, OversizedAnswers};
+use crate::transport::http_measured::{ForgottenSession, MeasuredHttpClient, OversizedAnswers};
 use crate::transport::legacy_sse::LegacySseTransport;
 use crate::transport::stdio::StdioTransport;
 use crate::transport::stdio_process::{ProcessGroup, ProcessReport};
@@ -111,6 +111,11 @@ impl LiveSession {
                 .is_some_and(CancellationToken::is_cancelled)
     }
 
+    /// Our transport's own end-of-connection signal (stdio, legacy SSE, WebSocket).
+    pub fn transport_closed_signal(&self) -> Option<CancellationToken> {
+        self.transport_closed.clone()
+    }
+
     pub fn touch(&self) {
         if let Ok(mut last_used) = self.last_used.lock() {
             *last_used = Instant::now();
@@ -155,6 +160,8 @@ impl LiveSession {
         if let Ok(mut listener) = self.listener.lock() {
             listener.take();
         }
+        // The upstream forgets our subscriptions with the session.
+        self.router.watches.end_all();
         let service = self.service.lock().await.take();
         if let Some(mut service) = service {
             match service.close_with_timeout(limit).await {
@@ -312,10 +319,12 @@ async fn serve_endpoint(
     };
     let served = match remote.transport {
         TransportKind::StreamableHttp => {
+            let router = params.router.clone();
             let measured = MeasuredHttpClient {
                 inner: params.http_client.clone(),
                 oversized: OversizedAnswers::default(),
                 ended: CancellationToken::new(),
+                forgotten: ForgottenSession::new(move || router.watches.end_all()),
             };
             extras.oversized = Some(measured.oversized.clone());
             extras.http_streams = Some(measured.ended.clone().drop_guard());

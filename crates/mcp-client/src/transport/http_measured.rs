@@ -15,6 +15,13 @@
 //! then nothing) left that worker task, its stream and its socket behind for good, one per
 //! attempt. Every request and answer stream here ends when `ended` is cancelled, which the
 //! session (or the attempt that failed to become one) does when it goes.
+//!
+//! And one observation: rmcp re-initializes a session the upstream no longer knows (HTTP 404
+//! to our session id, e.g. after the upstream restarted) underneath the same transport, so
+//! nothing above the transport would learn that the upstream session — with its resource
+//! subscriptions — is gone. The first 404 answered to each session id is reported
+//! ([`ForgottenSession`]), whether on a POST or on the reconnection of the standalone event
+//! stream (which notices a restarted upstream without any request of ours).
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -47,12 +54,66 @@ impl OversizedAnswers {
     }
 }
 
+/// Told once per session id when the upstream answers 404 to it (it forgot the session).
+#[derive(Clone)]
+pub(crate) struct ForgottenSession {
+    /// The last session id reported: the 404s that follow for it are the same loss.
+    reported: Arc<Mutex<Option<Arc<str>>>>,
+    on_forgotten: Arc<dyn Fn() + Send + Sync>,
+}
+
+impl std::fmt::Debug for ForgottenSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ForgottenSession").finish_non_exhaustive()
+    }
+}
+
+impl ForgottenSession {
+    pub fn new(on_forgotten: impl Fn() + Send + Sync + 'static) -> Self {
+        Self {
+            reported: Arc::default(),
+            on_forgotten: Arc::new(on_forgotten),
+        }
+    }
+
+    /// The upstream answered 404 to `session_id`.
+    fn forgotten(&self, session_id: &Arc<str>) {
+        let first = match self.reported.lock() {
+            Ok(mut reported) if reported.as_ref() != Some(session_id) => {
+                *reported = Some(session_id.clone());
+                true
+            }
+            _ => false,
+        };
+        if first {
+            tracing::info!("the upstream no longer knows our session (HTTP 404)");
+            (self.on_forgotten)();
+        }
+    }
+
+    /// Reports `result` if it is a 404 to `session_id`.
+    fn check<T>(&self, session_id: Option<&Arc<str>>, result: &HttpResult<T>) {
+        let not_found = match result {
+            Err(StreamableHttpError::SessionExpired) => true,
+            Err(StreamableHttpError::Client(error)) => {
+                error.status() == Some(reqwest::StatusCode::NOT_FOUND)
+            }
+            _ => false,
+        };
+        if let (true, Some(session_id)) = (not_found, session_id) {
+            self.forgotten(session_id);
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct MeasuredHttpClient {
     pub inner: reqwest::Client,
     pub oversized: OversizedAnswers,
     /// Cancelled when the session (or the start attempt) goes: ends every stream.
     pub ended: CancellationToken,
+    /// Told when the upstream forgets the session.
+    pub forgotten: ForgottenSession,
 }
 
 type HttpResult<T> = Result<T, StreamableHttpError<reqwest::Error>>;
@@ -69,11 +130,16 @@ impl StreamableHttpClient for MeasuredHttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<StreamableHttpPostResponse> {
         let request_id = request_id(&message);
-        let response =
-            self.inner
-                .post_message(uri, message, session_id, auth_header, custom_headers);
-        let response = self.until_ended(response).await?;
-        Ok(self.watch(response, request_id))
+        let response = self.inner.post_message(
+            uri,
+            message,
+            session_id.clone(),
+            auth_header,
+            custom_headers,
+        );
+        let response = self.until_ended(response).await;
+        self.forgotten.check(session_id.as_ref(), &response);
+        Ok(self.watch(response?, request_id))
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -89,13 +155,14 @@ impl StreamableHttpClient for MeasuredHttpClient {
         let response = self.inner.post_message_with_max_sse_event_size(
             uri,
             message,
-            session_id,
+            session_id.clone(),
             auth_header,
             custom_headers,
             max_sse_event_size,
         );
-        let response = self.until_ended(response).await?;
-        Ok(self.watch(response, request_id))
+        let response = self.until_ended(response).await;
+        self.forgotten.check(session_id.as_ref(), &response);
+        Ok(self.watch(response?, request_id))
     }
 
     async fn delete_session(
@@ -119,10 +186,16 @@ impl StreamableHttpClient for MeasuredHttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<BoxStream<'static, Result<sse_stream_types::Sse, sse_stream_types::SseError>>>
     {
-        let stream =
-            self.inner
-                .get_stream(uri, session_id, last_event_id, auth_header, custom_headers);
-        Ok(self.ending(self.until_ended(stream).await?))
+        let stream = self.inner.get_stream(
+            uri,
+            session_id.clone(),
+            last_event_id,
+            auth_header,
+            custom_headers,
+        );
+        let stream = self.until_ended(stream).await;
+        self.forgotten.check(session_id.as_ref(), &stream);
+        Ok(self.ending(stream?))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -137,13 +210,15 @@ impl StreamableHttpClient for MeasuredHttpClient {
     {
         let stream = self.inner.get_stream_with_max_sse_event_size(
             uri,
-            session_id,
+            session_id.clone(),
             last_event_id,
             auth_header,
             custom_headers,
             max_sse_event_size,
         );
-        Ok(self.ending(self.until_ended(stream).await?))
+        let stream = self.until_ended(stream).await;
+        self.forgotten.check(session_id.as_ref(), &stream);
+        Ok(self.ending(stream?))
     }
 }
 

@@ -27,10 +27,10 @@ pub mod health;
 mod items;
 pub(crate) mod metrics;
 mod offers;
+mod resource_watch;
 
 use async_trait::async_trait;
 use changes::GatewayChanges;
-use futures::StreamExt;
 use health::GatewayHealth;
 use offers::{Offer, OfferCache, OfferKey};
 use serde_json::Value;
@@ -41,7 +41,7 @@ use switchboard_approvals::Approvals;
 use switchboard_chat::tools::TurnTools;
 use switchboard_chat::{
     ChatError, ChatService, ClientApprover, GatewayCall, GatewayNaming, GatewayOutcome,
-    GatewaySubscription, UserCredential,
+    UserCredential,
 };
 use switchboard_core::{ApprovalPolicy, ToolSpec};
 use switchboard_mcp_client::{ClientLink, ToolResult};
@@ -364,26 +364,13 @@ impl GatewayBackend for ChatGateway {
         request: &GatewayRequest,
         uri: String,
     ) -> Result<ResourceUpdates, GatewayError> {
-        let offer = self.offer(request).await?;
-        let subscription = self
-            .chat
-            .gateway_watch_resource(&request.caller.principal, &offer.tools, &uri, offer.naming)
-            .await
-            .map_err(items::upstream_error)?;
-        match subscription {
-            GatewaySubscription::Watching(watch) => {
-                Ok(futures::stream::unfold(watch, |mut watch| async move {
-                    Some((watch.next_update().await?, watch))
-                })
-                .boxed())
-            }
-            GatewaySubscription::NotOffered => Err(GatewayError::Upstream {
-                code: -32601,
-                message: format!("the server of {uri} does not offer resource subscriptions"),
-                data: None,
-            }),
-            GatewaySubscription::UnknownResource => Err(GatewayError::UnknownResource(uri)),
-        }
+        let watch = self.subscribe_resource(request, &uri).await?;
+        Ok(resource_watch::renewed_updates(
+            self.clone(),
+            request.clone(),
+            uri,
+            watch,
+        ))
     }
 
     fn changes(&self) -> Option<watch::Receiver<u64>> {

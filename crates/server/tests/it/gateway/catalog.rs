@@ -1,5 +1,6 @@
 //! The gateway builds a caller's offer once: calls after the first listing reuse it (the
-//! `gateway_catalog_builds_total` series does not move), and a tool switched off through the
+//! `gateway_catalog_builds_total` series moves again only after
+//! `gateway_catalog_invalidations_total` does), and a tool switched off through the
 //! API is gone from the next listing and refused as unknown at once. Every call is counted
 //! and timed per server and tool on `/metrics`.
 
@@ -28,6 +29,7 @@ async fn calls_reuse_the_offer_until_a_switch_changes_it() {
         .person_via_api("carol", "member", &["gateway:use"])
         .await;
     server.set_policy(&everything, "echo", "ALWAYS_ALLOW").await;
+    let invalidated = counter(&server, "gateway_catalog_invalidations_total").await;
     let client = connect(&server, "/gateway/mcp", &carol.token).await;
     let names = listed_names(&client).await;
     assert!(
@@ -41,10 +43,14 @@ async fn calls_reuse_the_offer_until_a_switch_changes_it() {
         let result = client.call_tool(echo(&format!("n{round}"))).await.unwrap();
         assert_eq!(text_of(&result), format!("Echo: n{round}"));
     }
-    assert_eq!(
-        counter(&server, "gateway_catalog_builds_total").await,
-        built,
-        "calls reuse the listed offer"
+    // server-everything announces a list change soon after a session starts, which the
+    // registry resyncs, which invalidates the offer once meanwhile: after the listing's
+    // build, the offer is built again only after such a change, never per call.
+    let builds = counter(&server, "gateway_catalog_builds_total").await;
+    let changes = counter(&server, "gateway_catalog_invalidations_total").await - invalidated;
+    assert!(
+        builds <= 1.0 + changes,
+        "calls reuse the listed offer: {builds} builds, {changes} changes since the listing"
     );
 
     // Switched off through the API: gone from the next listing and unknown, at once.

@@ -26,4 +26,5 @@ mod passthrough;
 mod rate_limit;
 mod resource_updates;
 mod sdk_clients;
+mod subscription_lifetime;
 mod wire;

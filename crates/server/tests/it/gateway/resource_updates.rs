@@ -22,13 +22,15 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use switchboard_approvals::ApprovalConfig;
+use switchboard_mcp_server::KgConfig;
+use switchboard_store::DatabaseConfig;
 use switchboard_test_support::fake_openai::FakeOpenAi;
 use switchboard_test_support::interop::Peer;
 use tokio::sync::mpsc;
 
 pub(super) const NOTE_A: &str = "fixture://note/a";
 const NOTE_B: &str = "fixture://note/b";
-const DEADLINE: Duration = Duration::from_secs(30);
+pub(super) const DEADLINE: Duration = Duration::from_secs(30);
 
 /// What a gateway client heard.
 #[derive(Clone, Debug, PartialEq)]
@@ -84,9 +86,22 @@ pub(super) async fn connect_listening(
 
 /// The gateway with the fixture registered as `notes`, and a person allowed to use it.
 pub(super) async fn start_with_notes() -> (FakeOpenAi, ApprovalServer, Peer, String) {
+    start_with_notes_and(KgConfig::default()).await
+}
+
+/// [`start_with_notes`] with `kg` as the gateway's settings.
+pub(super) async fn start_with_notes_and(
+    kg: KgConfig,
+) -> (FakeOpenAi, ApprovalServer, Peer, String) {
     let notes = Peer::resource_updates();
     let fake = FakeOpenAi::start().await;
-    let server = ApprovalServer::start(ApprovalConfig::default(), &fake.base_url()).await;
+    let server = ApprovalServer::start_with_kg(
+        ApprovalConfig::default(),
+        &fake.base_url(),
+        &DatabaseConfig::default(),
+        kg,
+    )
+    .await;
     let record = server
         .store
         .create_server(&server.workspace_id, remote_server("notes", &notes.url()))
@@ -116,7 +131,7 @@ pub(super) async fn control(notes: &Peer, route: &str) -> Value {
 }
 
 /// Waits until the upstream is subscribed to exactly `expected` (URI → sessions).
-async fn until_upstream_subscriptions(notes: &Peer, expected: Value) {
+pub(super) async fn until_upstream_subscriptions(notes: &Peer, expected: Value) {
     let started = Instant::now();
     loop {
         let answer: Value = reqwest::get(notes.control_url("subscriptions"))
@@ -138,7 +153,7 @@ async fn until_upstream_subscriptions(notes: &Peer, expected: Value) {
 
 /// Has the upstream update `own_uri` until `heard` hears `expected` (the client's stream may
 /// still be opening when the first update is sent); what it heard until then.
-async fn update_until_heard(
+pub(super) async fn update_until_heard(
     notes: &Peer,
     own_uri: &str,
     heard: &mut mpsc::UnboundedReceiver<Heard>,
@@ -162,7 +177,7 @@ async fn update_until_heard(
 }
 
 /// Everything `heard` holds now.
-fn drained(heard: &mut mpsc::UnboundedReceiver<Heard>) -> Vec<Heard> {
+pub(super) fn drained(heard: &mut mpsc::UnboundedReceiver<Heard>) -> Vec<Heard> {
     std::iter::from_fn(|| heard.try_recv().ok()).collect()
 }
 
@@ -170,7 +185,7 @@ fn updated(uri: &str) -> Heard {
     Heard::Updated(uri.to_owned())
 }
 
-async fn subscribe(client: &Client, uri: &str) {
+pub(super) async fn subscribe(client: &Client, uri: &str) {
     client
         .subscribe(SubscribeRequestParams::new(uri))
         .await
