@@ -3,8 +3,9 @@
 //! which declares `resources.subscribe` and changes a note when the test says so): a question
 //! attaches `fixture://note/a`; while the conversation's `attachment-updates` stream is held,
 //! the upstream is subscribed; a change is read again, stored with the question (`refreshed_at`)
-//! and announced on the stream; the next turn's model reads the new contents; closing the
-//! stream releases the upstream's subscription.
+//! and announced on the stream; the next turn's model reads the new contents; when the upstream
+//! restarts (a new process that knows no subscription), the watch subscribes again on its next
+//! session and reads the resource once more; closing the stream releases the subscription.
 
 use crate::support::chat::{ChatOptions, ChatServer, remote_server};
 use crate::support::sse::SseReader;
@@ -61,7 +62,7 @@ fn last_request_text(fake: &FakeOpenAi) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_attached_resource_follows_its_servers_updates_while_the_conversation_is_watched() {
-    let notes = Peer::resource_updates();
+    let mut notes = Peer::resource_updates();
     let fake = FakeOpenAi::start().await;
     let server = ChatServer::start(ChatOptions::openai(&fake.base_url())).await;
     server
@@ -124,14 +125,40 @@ async fn an_attached_resource_follows_its_servers_updates_while_the_conversation
         .await;
     assert!(last_request_text(&fake).contains("note a (revision 1)"));
 
+    // The upstream restarts, forgetting its subscriptions and the note's revisions: the watch
+    // subscribes again on the next session and reads the note once more.
+    let port = notes.port;
+    notes.kill();
+    let restarted = Peer::resource_updates_at(port);
+    let renewed = tokio::time::timeout(DEADLINE, updates.next_event())
+        .await
+        .expect("the renewal read the note again")
+        .unwrap();
+    assert_eq!(renewed["type"], "attachment_updated", "{renewed}");
+    until_subscriptions(&restarted, json!({NOTE_A: 1})).await;
+    let stored = server.stored_messages(&conversation_id).await;
+    let question = stored
+        .iter()
+        .find(|message| message.id.as_str() == question_id)
+        .unwrap();
+    let contents = serde_json::to_string(&question.metadata).unwrap();
+    assert!(
+        contents.contains("note a") && !contents.contains("revision"),
+        "{contents}"
+    );
+
     // Closing the stream releases the upstream's subscription.
     drop(updates);
+    until_subscriptions(&restarted, json!({})).await;
+}
+
+async fn until_subscriptions(notes: &Peer, expected: Value) {
     let started = Instant::now();
-    while upstream_subscriptions(&notes).await != json!({}) {
+    while upstream_subscriptions(notes).await != expected {
         assert!(
             started.elapsed() < DEADLINE,
-            "the upstream stayed subscribed: {}",
-            upstream_subscriptions(&notes).await
+            "the upstream's subscriptions stayed {}, not {expected}",
+            upstream_subscriptions(notes).await
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
