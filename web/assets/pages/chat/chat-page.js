@@ -14,6 +14,7 @@ import { ModelPicker } from './model-picker.js';
 import { ComposerItems } from './composer-items.js';
 import { AttachmentPicker } from './composer-attachments.js';
 import { SlashPrompts } from './composer-prompts.js';
+import { AttachmentWatch } from './attachment-watch.js';
 
 /** Draws the chat page; returns its cleanup. */
 export async function renderPage(container, { parts, query }) {
@@ -43,6 +44,7 @@ class ChatPage {
       onChanged: (conversation) => { if (conversation?.id === this.conversationId) this.conversationDetail = conversation; },
     });
     this.transcript = h('div', { class: 'transcript', role: 'log', 'aria-live': 'off', 'aria-label': 'Conversation' });
+    this.attachmentWatch = new AttachmentWatch(this.transcript);
     this.announcer = h('div', { class: 'visually-hidden', role: 'status', 'aria-live': 'polite' });
     this.input = h('textarea', { id: 'chat-input', name: 'message', rows: '2', placeholder: 'Ask about your knowledge graph, or anything your tools can do…', 'aria-describedby': 'chat-input-hint' });
     this.sendButton = h('button', { type: 'submit', class: 'button button-primary', text: 'Send' });
@@ -131,6 +133,7 @@ class ChatPage {
   /** Opens a conversation (or a new, empty one for null). */
   async open(conversationId) {
     if (this.streaming) this.stop();
+    this.attachmentWatch.stop();
     this.#disposeTurns();
     this.attachments.clear();
     this.slashPrompts.close();
@@ -168,6 +171,7 @@ class ChatPage {
       if (inFlight) {
         this.#attach(conversationId);
       } else {
+        this.attachmentWatch.follow(conversationId);
         await this.#showPendingApprovals(conversationId);
         this.#watchRunningTasks(conversationId, listItems(detail, 'tool_calls'));
       }
@@ -341,6 +345,7 @@ class ChatPage {
         this.#setStreamingUi(false);
       }
     }
+    if (!this.streaming) this.attachmentWatch.follow(this.conversationId);
     await this.conversations.reload();
     const summary = this.conversations.find(this.conversationId);
     if (summary) this.title.textContent = conversationTitle(summary);
@@ -383,6 +388,7 @@ class ChatPage {
 
   dispose() {
     this.stop();
+    this.attachmentWatch.stop();
     this.#disposeTurns();
   }
 }

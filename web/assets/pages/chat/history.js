@@ -7,6 +7,7 @@
 import { h } from '../../lib/dom.js';
 import { AssistantTurn } from './assistant-turn.js';
 import { splitQualifiedToolName } from './tool-call-view.js';
+import { attachmentChip } from './attachment-watch.js';
 
 /**
  * Renders a user message bubble; `context` (a stored message's `metadata.context`, or what is
@@ -22,7 +23,7 @@ export function renderUserMessage(text, context = null) {
     prompt ? h('p', { class: 'small muted message-prompt', text: `/${prompt.server}:${prompt.name}${arguments_ ? ` ${arguments_}` : ''}` }) : null,
     text || (blocks && attachments.length === 0 ? h('span', { class: 'muted', text: blocks }) : null),
     attachments.length ? h('ul', { class: 'attachment-chips', 'aria-label': 'Attached resources' },
-      attachments.map((attachment) => h('li', { class: 'attachment-chip', dataset: { uri: attachment.uri }, text: `${attachment.server}: ${attachment.uri}` }))) : null);
+      attachments.map(attachmentChip)) : null);
 }
 
 /** Text of a stored message's content (string, or OpenAI-style parts). */
