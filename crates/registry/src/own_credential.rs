@@ -8,7 +8,9 @@
 //! is pointed at this process's listener (the port may change between starts; with replicas the
 //! stored URL names whichever started last, and no process connects there but that one — each
 //! reaches its own, see [`super::own_endpoint`]) and given a working token (a missing or
-//! revoked one is replaced). Deleting the server revokes its
+//! revoked one is replaced). Only what differs is written, and the URL without moving the
+//! row's version (`Store::record_server_url`): a start never makes an admin's concurrent edit
+//! of that server fail with a conflict. Deleting the server revokes its
 //! token ([`ServerRegistry::own_endpoint_removed`]).
 
 use super::{RegistryError, ServerRegistry};
@@ -70,27 +72,33 @@ impl ServerRegistry {
         let token_works = current.is_some() && secrets.headers.is_empty();
         let url_is_current = record.url.as_deref() == Some(url.as_str());
         if token_works && url_is_current {
+            // A restart at the same address writes nothing.
             return Ok(record.clone());
         }
-        let patch_secrets = if token_works {
-            None
+        if !url_is_current {
+            // Not a configuration edit (no request may change this URL): the row's version
+            // stays, so an admin editing the server at this moment does not get a conflict.
+            store
+                .record_server_url(&record.workspace_id, &record.id, url.as_str())
+                .await?;
+        }
+        let updated = if token_works {
+            store.get_server(&record.workspace_id, &record.id).await?
         } else {
             if let Some(old_token) = &current {
                 store.revoke_token(&record.workspace_id, old_token).await?;
             }
-            Some(ServerSecrets {
-                api_key: Some(self.issue_sync_token(&record.workspace_id).await?),
-                ..ServerSecrets::default()
-            })
+            let patch = ServerPatch {
+                secrets: Some(ServerSecrets {
+                    api_key: Some(self.issue_sync_token(&record.workspace_id).await?),
+                    ..ServerSecrets::default()
+                }),
+                ..ServerPatch::default()
+            };
+            store
+                .update_server(&record.workspace_id, &record.id, record.version, patch)
+                .await?
         };
-        let patch = ServerPatch {
-            url: (!url_is_current).then(|| Some(url.to_string())),
-            secrets: patch_secrets,
-            ..ServerPatch::default()
-        };
-        let updated = store
-            .update_server(&record.workspace_id, &record.id, record.version, patch)
-            .await?;
         tracing::info!(server = %record.name, %url, "prepared our own knowledge-graph endpoint (address and capability-sync token)");
         // Sessions made with the old address or token are gone; a sync follows.
         self.server_changed(&updated).await;

@@ -23,7 +23,8 @@ use crate::notifications::CallEvent;
 use crate::result::{PromptResult, ResourceContent, ToolResult};
 use crate::server::UpstreamServer;
 use crate::session::SessionScopeKey;
-use crate::session::live::{Lifecycle, LiveSession};
+use crate::session::lifecycle::Lifecycle;
+use crate::session::live::LiveSession;
 use request::{after_failure, decode, run_request};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequest,

@@ -1,7 +1,9 @@
 //! `LiveSession`: one connected, initialized MCP session, and `connect`, which makes one —
-//! choosing the transport, the lifecycle (a remembered protocol version skips the
-//! `server/discover` probe; otherwise rmcp's `Auto` mode probes and falls back to `initialize`)
-//! and explaining failures precisely (a stdio child's exit status and stderr tail).
+//! choosing the transport, the lifecycle (`lifecycle.rs`: a remembered protocol version skips
+//! the `server/discover` probe; otherwise rmcp's `Auto` mode probes and falls back to
+//! `initialize`; a probe answered with only versions of the `initialize` generation is followed
+//! by `initialize` with one of them) and explaining failures precisely (a stdio child's exit
+//! status and stderr tail).
 
 use crate::UpstreamError;
 use crate::capabilities::{ServerDescription, describe_server};
@@ -12,6 +14,7 @@ use crate::handler::{ElicitationResponder, SessionHandler};
 use crate::latency::LatencyWindow;
 use crate::notifications::NotificationRouter;
 use crate::server::{UpstreamEndpoint, UpstreamServer};
+use crate::session::lifecycle::{Lifecycle, initialize_fallback, lifecycle_mode};
 use crate::session::listen::{self, ListChangeListener};
 use crate::transport::call_notifications::RoutingCallNotifications;
 use crate::transport::http_measured::{ForgottenSession, MeasuredHttpClient, OversizedAnswers};
@@ -31,17 +34,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use switchboard_core::TransportKind;
 use tokio_util::sync::{CancellationToken, DropGuard};
-
-/// How the handshake is done on this connect.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Lifecycle {
-    /// Probe with `server/discover`, fall back to `initialize` (first contact).
-    Auto,
-    /// The version this upstream negotiated last time.
-    Remembered(String),
-    /// Plain `initialize` (after a probe timed out: some servers ignore unknown methods).
-    LegacyInitialize,
-}
 
 pub(crate) struct ConnectParams<'a> {
     pub server: &'a UpstreamServer,
@@ -176,68 +168,41 @@ impl LiveSession {
     }
 }
 
-fn lifecycle_mode(lifecycle: &Lifecycle) -> (ClientLifecycleMode, ProtocolVersion) {
-    match lifecycle {
-        Lifecycle::Auto => (
-            ClientLifecycleMode::Auto {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
-            },
-            ProtocolVersion::LATEST_WITH_INITIALIZE,
-        ),
-        Lifecycle::LegacyInitialize => (
-            ClientLifecycleMode::Initialize,
-            ProtocolVersion::LATEST_WITH_INITIALIZE,
-        ),
-        Lifecycle::Remembered(version) => {
-            let version = known_version(version);
-            if version.has_initialize() {
-                (ClientLifecycleMode::Initialize, version)
-            } else {
-                (
-                    ClientLifecycleMode::Discover {
-                        preferred_versions: vec![version.clone()],
-                    },
-                    version,
-                )
-            }
-        }
-    }
-}
-
-fn known_version(text: &str) -> ProtocolVersion {
-    ProtocolVersion::KNOWN_VERSIONS
-        .iter()
-        .find(|known| known.as_str() == text)
-        .cloned()
-        .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE)
-}
-
 /// Connects and completes the handshake (the caller bounds the time).
 ///
-/// Under `Auto`, a server that answers `server/discover` with something other than a discover
-/// result (some answer unknown methods with `{}`) is legacy: it is reconnected at once with a
-/// plain `initialize`.
+/// Two answers to `server/discover` lead at once to a second connection with a plain
+/// `initialize` (see `PROTOCOL.md`): under `Auto`, something other than a discover result
+/// (some servers answer unknown methods with `{}`: they are legacy, `initialize` offers our
+/// default); and, under any lifecycle that probes, a discover result or
+/// `UNSUPPORTED_PROTOCOL_VERSION` error listing no version we asked for but one of the
+/// `initialize` generation we know (`initialize` offers the newest such).
 pub(crate) async fn connect(params: ConnectParams<'_>) -> Result<LiveSession, UpstreamError> {
-    match connect_once(&params, &params.lifecycle).await {
-        Err(Attempt::ProbeNotUnderstood) => {
-            match connect_once(&params, &Lifecycle::LegacyInitialize).await {
-                Ok(live) => Ok(live),
-                Err(Attempt::Failed(error)) => Err(error),
-                Err(Attempt::ProbeNotUnderstood) => Err(UpstreamError::Initialize {
-                    target: params.server.display_target(),
-                    reason: "it answered neither server/discover nor initialize".into(),
-                }),
-            }
-        }
-        Err(Attempt::Failed(error)) => Err(error),
+    let fallback = match connect_once(&params, &params.lifecycle).await {
+        Ok(live) => return Ok(live),
+        Err(Attempt::Failed(error)) => return Err(error),
+        Err(Attempt::ProbeNotUnderstood) => Lifecycle::LegacyInitialize,
+        Err(Attempt::InitializeListed(version)) => Lifecycle::Listed(version),
+    };
+    match connect_once(&params, &fallback).await {
         Ok(live) => Ok(live),
+        Err(Attempt::Failed(error)) => Err(error),
+        // A plain `initialize` probes nothing; neither answer can come back from it.
+        Err(Attempt::ProbeNotUnderstood | Attempt::InitializeListed(_)) => {
+            Err(UpstreamError::Initialize {
+                target: params.server.display_target(),
+                reason: "it answered neither server/discover nor initialize".into(),
+            })
+        }
     }
 }
 
 enum Attempt {
     Failed(UpstreamError),
+    /// Under `Auto`, `server/discover` was answered with something else than a discover result.
     ProbeNotUnderstood,
+    /// `server/discover` listed none of the versions we asked for, but this one of the
+    /// `initialize` generation.
+    InitializeListed(ProtocolVersion),
 }
 
 impl From<UpstreamError> for Attempt {
@@ -363,8 +328,11 @@ async fn serve_endpoint(
     Ok((served, extras))
 }
 
-/// Explains a failed handshake: a `server/discover` probe the server did not understand is
-/// retried with `initialize`; anything else fails, with a stdio child's exit and stderr tail.
+/// Explains a failed handshake: a `server/discover` probe the server did not understand, or
+/// whose answer lists only versions of the `initialize` generation, is retried with
+/// `initialize`; anything else fails, with a stdio child's exit and stderr tail — unless the
+/// server answered the handshake: its answer is the reason, and the child's end is then our
+/// own doing (the failed handshake closed the transport).
 async fn handshake_failure(
     params: &ConnectParams<'_>,
     lifecycle: &Lifecycle,
@@ -378,10 +346,23 @@ async fn handshake_failure(
         tracing::info!(server = %params.server.name, "server/discover was not understood; using initialize");
         return Attempt::ProbeNotUnderstood;
     }
+    if let ClientInitializeError::NoCompatibleProtocolVersion {
+        server_supported, ..
+    } = &error
+        && let Some(version) = initialize_fallback(server_supported)
+    {
+        tracing::info!(server = %params.server.name, %version, "server/discover listed only versions with initialize; using initialize");
+        return Attempt::InitializeListed(version);
+    }
+    let answered = matches!(
+        error,
+        ClientInitializeError::NoCompatibleProtocolVersion { .. }
+            | ClientInitializeError::JsonRpcError(_)
+    );
     let error = errors.handshake_failure(error);
     let detail = match process {
-        Some(process) => process.describe_settled().await,
-        None => None,
+        Some(process) if !answered => process.describe_settled().await,
+        _ => None,
     };
     Attempt::Failed(match detail {
         Some(report) => with_detail(error, &report),

@@ -8,8 +8,10 @@
 //!
 //! `pool` holds the live sessions (`SessionPool`); `slot` starts and watches one; `start` makes
 //! a start's attempts (retries, backoff, lifecycle switches); `live` is one connected session
-//! and its handshake; `listen` its `subscriptions/listen` stream.
+//! and its handshake, whose kind `lifecycle` chooses; `listen` its `subscriptions/listen`
+//! stream.
 
+pub(crate) mod lifecycle;
 pub(crate) mod listen;
 pub(crate) mod live;
 pub(crate) mod pool;

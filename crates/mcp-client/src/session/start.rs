@@ -4,7 +4,8 @@
 //! (`slot.rs`) decides when to start and records the outcome; this module only makes attempts.
 
 use super::StartContext;
-use super::live::{ConnectParams, Lifecycle, LiveSession, connect};
+use super::lifecycle::Lifecycle;
+use super::live::{ConnectParams, LiveSession, connect};
 use crate::UpstreamError;
 use crate::latency::LatencyWindow;
 use crate::metrics;
@@ -149,7 +150,7 @@ fn record_timed_out_attempt(
             context.versions.forget(&server.id);
             Lifecycle::Auto
         }
-        Lifecycle::LegacyInitialize => Lifecycle::Auto,
+        Lifecycle::LegacyInitialize | Lifecycle::Listed(_) => Lifecycle::Auto,
     };
     UpstreamError::InitTimeout {
         target: server.display_target(),

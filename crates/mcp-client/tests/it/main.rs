@@ -15,6 +15,7 @@ mod lifecycle;
 mod limits;
 mod listen;
 mod metrics;
+mod negotiation;
 mod oauth;
 mod silent;
 mod ssrf_battery;

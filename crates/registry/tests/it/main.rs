@@ -4,5 +4,6 @@
 mod apps;
 mod list_changes;
 mod metrics;
+mod own_endpoint;
 mod registry;
 mod support;

@@ -1,6 +1,8 @@
 //! Registered upstream MCP servers: configuration with optimistic locking, connection status,
 //! capability caches, and encrypted credentials. What upstreams report (caches, errors) is
-//! stored with U+0000 as U+FFFD (see `storable`).
+//! stored with U+0000 as U+FFFD (see `storable`). What is recorded outside configuration edits
+//! (status, syncs, the URL Switchboard maintains for its own endpoint) is in `reports.rs` and
+//! never moves the version.
 //!
 //! Reads return [`ServerRecord`], which carries only a summary of the secrets. The decrypted
 //! [`ServerSecrets`] come from [`Store::server_secrets`], meant for the MCP client when it
@@ -8,6 +10,7 @@
 
 mod auth;
 mod model;
+mod reports;
 
 pub use auth::{
     AuthMode, CredentialScope, OAuthClientConfig, ServerAuthConfig, TokenEndpointAuthMethod,
@@ -22,7 +25,6 @@ pub use model::{
 use crate::backend::on_backend;
 use crate::clock;
 use crate::error::{StoreError, StoreResult, insert_error, unique_violation};
-use crate::storable::{clean_optional_json, clean_optional_text, storable_optional_text};
 use crate::store::Store;
 use crate::validate;
 use chrono::{DateTime, Utc};
@@ -248,9 +250,13 @@ impl Store {
                 current: current.version,
             });
         }
+        let read_url = current.url.clone();
         let mut updated = current;
         let secrets = apply_server_patch(&mut updated, patch)?;
         let replace_secrets = secrets.is_some();
+        // Only a patch that changes the URL writes it: one written meanwhile by
+        // `record_server_url` (unversioned) is kept.
+        let replace_url = updated.url != read_url;
         let sealed = match &secrets {
             Some(secrets) => {
                 updated.secrets = secrets.summary();
@@ -262,30 +268,32 @@ impl Store {
         updated.updated_at = clock::now();
         let affected = on_backend!(self, |pool| {
             sqlx::query(
-            "UPDATE mcp_servers SET name = $4, transport = $5, url = $6, command = $7, args = $8, \
+                "UPDATE mcp_servers SET name = $4, transport = $5, \
+             url = CASE WHEN $15 THEN $6 ELSE url END, command = $7, args = $8, \
              connection_config = $9, is_active = $10, \
              secrets_ciphertext = CASE WHEN $11 THEN $12 ELSE secrets_ciphertext END, \
              secrets_summary = CASE WHEN $11 THEN $13 ELSE secrets_summary END, \
              version = version + 1, updated_at = $14 \
-             WHERE workspace_id = $1 AND id = $2 AND version = $3"
-        )
-        .bind(workspace_id.as_str())
-        .bind(server_id.as_str())
-        .bind(expected_version)
-        .bind(&updated.name)
-        .bind(updated.transport.as_str())
-        .bind(&updated.url)
-        .bind(&updated.command)
-        .bind(Json(&updated.args))
-        .bind(Json(&updated.connection))
-        .bind(updated.is_active)
-        .bind(replace_secrets)
-        .bind(&sealed)
-        .bind(Json(&updated.secrets))
-        .bind(updated.updated_at)
-        .execute(pool)
-        .await
-        .map(|result| result.rows_affected())
+             WHERE workspace_id = $1 AND id = $2 AND version = $3",
+            )
+            .bind(workspace_id.as_str())
+            .bind(server_id.as_str())
+            .bind(expected_version)
+            .bind(&updated.name)
+            .bind(updated.transport.as_str())
+            .bind(&updated.url)
+            .bind(&updated.command)
+            .bind(Json(&updated.args))
+            .bind(Json(&updated.connection))
+            .bind(updated.is_active)
+            .bind(replace_secrets)
+            .bind(&sealed)
+            .bind(Json(&updated.secrets))
+            .bind(updated.updated_at)
+            .bind(replace_url)
+            .execute(pool)
+            .await
+            .map(|result| result.rows_affected())
         })
         .map_err(unique_violation("server", "name"))?;
         if affected == 0 {
@@ -342,74 +350,6 @@ impl Store {
             .decrypt(&sealed, &secrets_associated_data(workspace_id, server_id))?;
         serde_json::from_slice(&plaintext)
             .map_err(|error| StoreError::corrupt(format!("server secrets: {error}")))
-    }
-
-    /// Records what the MCP client observed. Does not change `version` (a status report must
-    /// never make a concurrent configuration edit fail).
-    pub async fn record_server_status(
-        &self,
-        workspace_id: &WorkspaceId,
-        server_id: &ServerId,
-        status: ServerStatus,
-        last_error: Option<&str>,
-    ) -> StoreResult<()> {
-        let last_error = storable_optional_text(last_error);
-        let affected = on_backend!(self, |pool| {
-            sqlx::query(
-            "UPDATE mcp_servers SET status = $3, last_error = $4 WHERE workspace_id = $1 AND id = $2"
-        )
-        .bind(workspace_id.as_str())
-        .bind(server_id.as_str())
-        .bind(status.as_str())
-        .bind(last_error.as_deref())
-        .execute(pool)
-        .await
-        .map(|result| result.rows_affected())
-        })?;
-        if affected == 0 {
-            return Err(StoreError::not_found("server"));
-        }
-        Ok(())
-    }
-
-    /// Stores a sync's outcome: the capability caches it returned (a `None` list keeps the
-    /// old cache), its status and error. `last_synced_at` moves only on `Synced`. Does not
-    /// change `version`.
-    pub async fn record_server_sync(
-        &self,
-        workspace_id: &WorkspaceId,
-        server_id: &ServerId,
-        mut sync: ServerSync,
-    ) -> StoreResult<()> {
-        for cache in [&mut sync.tools, &mut sync.resources, &mut sync.prompts] {
-            clean_optional_json(cache);
-        }
-        clean_optional_text(&mut sync.error);
-        let synced_at = (sync.sync_status == SyncStatus::Synced)
-            .then(|| clock::truncate_to_micros(sync.synced_at));
-        let affected = on_backend!(self, |pool| {
-            sqlx::query(
-            "UPDATE mcp_servers SET sync_status = $3, tools_cache = COALESCE($4, tools_cache), \
-             resources_cache = COALESCE($5, resources_cache), prompts_cache = COALESCE($6, prompts_cache), \
-             last_synced_at = COALESCE($7, last_synced_at), last_error = $8 \
-             WHERE workspace_id = $1 AND id = $2"
-        )
-        .bind(workspace_id.as_str())
-        .bind(server_id.as_str())
-        .bind(sync.sync_status.as_str())
-        .bind(sync.tools.as_ref().map(Json))
-        .bind(sync.resources.as_ref().map(Json))
-        .bind(sync.prompts.as_ref().map(Json))
-        .bind(synced_at)
-        .bind(&sync.error)
-        .execute(pool)
-        .await
-        .map(|result| result.rows_affected())
-        })?;
-        if affected == 0 {
-            return Err(StoreError::not_found("server"));
-        }
-        Ok(())
     }
 }
 

@@ -23,6 +23,7 @@ mod policies;
 mod secrets_at_rest;
 mod server_auth;
 mod server_secrets;
+mod server_urls;
 mod servers;
 mod storable_text;
 mod storable_upstream;

@@ -474,13 +474,17 @@ impl UpdateServerBody {
     }
 }
 
-/// The store patch that turns `record` into `candidate`.
+/// The store patch that turns `record` into `candidate`. The URL is in it only when it
+/// changes: our own endpoint's is rewritten by a replica's start without moving the version
+/// (`Store::record_server_url`), and an edit of something else must not put back the one
+/// read here.
 pub(super) fn patch_for(record: &ServerRecord, candidate: Candidate) -> ServerPatch {
     let connection = candidate.connection(record.connection.clone());
+    let url = (candidate.url != record.url).then_some(candidate.url);
     ServerPatch {
         name: Some(candidate.name),
         transport: Some(candidate.transport),
-        url: Some(candidate.url),
+        url,
         command: Some(candidate.command),
         args: Some(candidate.args),
         connection: Some(connection),

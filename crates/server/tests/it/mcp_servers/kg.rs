@@ -325,6 +325,15 @@ async fn the_own_endpoint_marker_and_what_switchboard_manages_cannot_be_changed(
     let (status, current) = send(server, "GET", &kg_path, None).await;
     assert_eq!(status, 200, "{current}");
     let version = current["version"].as_i64().unwrap();
+    // Another replica starts meanwhile and stores its own listener: no conflict for the edit
+    // below, made with the version read before, which keeps that stored URL (the API shows
+    // this replica's own `/mcp`).
+    let other_replica = Url::parse("http://127.0.0.1:9/mcp").unwrap();
+    harness
+        .registry
+        .prepare_own_endpoints(&other_replica)
+        .await
+        .unwrap();
     for (mut change, field) in [
         (
             json!({"switchboard_own_kg_endpoint": false}),
@@ -361,6 +370,7 @@ async fn the_own_endpoint_marker_and_what_switchboard_manages_cannot_be_changed(
         .await
         .unwrap();
     assert!(ServerRegistry::is_marked_own_endpoint(&stored));
+    assert_eq!(stored.url.as_deref(), Some(other_replica.as_str()));
 
     // An invalid init timeout is named.
     let (status, body) = send(
