@@ -146,6 +146,8 @@ pub const TABLE: &[(&str, Access)] = &[
     ("tool_result_page", scope(Scope::ChatUse)),
     ("cancel_tool_task", scope(Scope::ChatUse)),
     ("tool_call_app", scope(Scope::ChatUse)),
+    ("app_preview", scope(Scope::ChatUse)),
+    ("attachment_updates", scope(Scope::ChatUse)),
     ("app_tool_call", scope(Scope::ChatUse)),
     ("update_app_model_context", scope(Scope::ChatUse)),
     ("app_resource_read", scope(Scope::ChatUse)),

@@ -147,6 +147,18 @@ impl ChatService {
         })
     }
 
+    /// `NotFound` unless `principal` may read `conversation_id` (a request about it that is
+    /// malformed otherwise is answered as for a conversation that is not there, first).
+    pub async fn require_visible_conversation(
+        &self,
+        principal: &Principal,
+        conversation_id: &ConversationId,
+    ) -> ChatResult<()> {
+        self.visible_conversation(principal, conversation_id)
+            .await
+            .map(|_| ())
+    }
+
     /// The stored page of `app`, to preview a call the model is still writing (its
     /// `tool_input_partial` events name `app`) in a conversation `principal` may read.
     /// `NotFound` for another person's conversation or an app the workspace does not keep;

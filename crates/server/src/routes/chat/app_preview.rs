@@ -11,6 +11,7 @@ use crate::auth::{Scoped, scopes};
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use axum::Json;
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use serde::Deserialize;
 use switchboard_core::{ConversationId, ServerId, ToolApp};
@@ -55,16 +56,25 @@ async fn app_preview(
     State(state): State<AppState>,
     Scoped(principal, _): Scoped<scopes::ChatUse>,
     Path(conversation_id): Path<String>,
-    Query(query): Query<AppPreviewQuery>,
+    query: Result<Query<AppPreviewQuery>, QueryRejection>,
 ) -> Result<Json<AppPageBody>, ApiError> {
+    let chat = chat_service(&state)?;
+    let conversation_id = ConversationId::from(conversation_id);
+    let Query(query) = match query {
+        Ok(query) => query,
+        Err(rejection) => {
+            // Someone else's conversation is not there, whatever the query says.
+            chat.require_visible_conversation(&principal, &conversation_id)
+                .await?;
+            return Err(ApiError::BadRequest(rejection.body_text()));
+        }
+    };
     let app = ToolApp {
         server_id: ServerId::from(query.server_id),
         resource_uri: query.resource_uri,
         resource_sha256: query.resource_sha256,
     };
-    let resource = chat_service(&state)?
-        .app_preview(&principal, &ConversationId::from(conversation_id), &app)
-        .await?;
+    let resource = chat.app_preview(&principal, &conversation_id, &app).await?;
     Ok(Json(AppPageBody::of(
         &state,
         &principal.workspace_id,

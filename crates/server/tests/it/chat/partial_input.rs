@@ -100,6 +100,21 @@ async fn an_app_tools_input_streams_as_partial_objects_before_the_call_starts() 
     unknown["resource_uri"] = json!("ui://hostile/other.html");
     let missing = app_preview(&server, &server.token, conversation_id, &unknown).await;
     assert_eq!(missing.status(), 404);
+    // Without the app's parameters: 400 naming what is missing (404 for anyone else).
+    let bare = format!("/chat/conversations/{conversation_id}/app-preview");
+    for (token, expected) in [(&server.token, 400), (&member, 404)] {
+        let response = server
+            .client
+            .get(server.url(&bare))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), expected);
+        if expected == 400 {
+            assert!(response.text().await.unwrap().contains("server_id"));
+        }
+    }
 }
 
 async fn app_preview(
