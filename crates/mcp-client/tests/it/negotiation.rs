@@ -58,15 +58,7 @@ async fn a_discover_result_without_2026_07_28_falls_back_to_the_newest_listed_in
         agreed_version(&client, &server).await.as_deref(),
         Some("2025-06-18")
     );
-    assert_eq!(
-        (
-            count(&methods, "server/discover"),
-            count(&methods, "initialize")
-        ),
-        (1, 1),
-        "{:?}",
-        lines(&methods)
-    );
+    assert_handshakes(&methods, 1, 1);
     // Remembered like any agreed version: the next session skips the probe.
     assert_eq!(
         client.remembered_protocol_version(&server).as_deref(),
@@ -77,15 +69,7 @@ async fn a_discover_result_without_2026_07_28_falls_back_to_the_newest_listed_in
         agreed_version(&client, &server).await.as_deref(),
         Some("2025-06-18")
     );
-    assert_eq!(
-        (
-            count(&methods, "server/discover"),
-            count(&methods, "initialize")
-        ),
-        (1, 2),
-        "{:?}",
-        lines(&methods)
-    );
+    assert_handshakes(&methods, 1, 2);
     client.shutdown().await;
 }
 
@@ -104,15 +88,7 @@ async fn an_unsupported_protocol_version_error_naming_initialize_versions_falls_
         agreed_version(&client, &server).await.as_deref(),
         Some("2025-03-26")
     );
-    assert_eq!(
-        (
-            count(&methods, "server/discover"),
-            count(&methods, "initialize")
-        ),
-        (1, 1),
-        "{:?}",
-        lines(&methods)
-    );
+    assert_handshakes(&methods, 1, 1);
     client.shutdown().await;
 }
 
@@ -127,15 +103,7 @@ async fn a_server_that_spoke_2026_07_28_and_now_lists_only_older_versions_is_ini
         agreed_version(&client, &server).await.as_deref(),
         Some("2025-11-25")
     );
-    assert_eq!(
-        (
-            count(&methods, "server/discover"),
-            count(&methods, "initialize")
-        ),
-        (1, 1),
-        "{:?}",
-        lines(&methods)
-    );
+    assert_handshakes(&methods, 1, 1);
     assert_eq!(
         client.remembered_protocol_version(&server).as_deref(),
         Some("2025-11-25")
@@ -171,4 +139,17 @@ async fn a_server_listing_only_versions_we_do_not_know_fails_with_a_sentence_nam
         assert_eq!(client.remembered_protocol_version(&server), None, "{mode}");
         client.shutdown().await;
     }
+}
+
+/// The server was sent `discover` probes and `initialize` requests this many times in all.
+fn assert_handshakes(methods: &Path, discover: usize, initialize: usize) {
+    assert_eq!(
+        (
+            count(methods, "server/discover"),
+            count(methods, "initialize")
+        ),
+        (discover, initialize),
+        "{:?}",
+        lines(methods)
+    );
 }

@@ -34,10 +34,7 @@ impl Store {
                 .await
                 .map(|result| result.rows_affected())
         })?;
-        if affected == 0 {
-            return Err(StoreError::not_found("server"));
-        }
-        Ok(())
+        one_server_updated(affected)
     }
 
     /// Records what the MCP client observed. Does not change `version` (a status report must
@@ -62,10 +59,7 @@ impl Store {
         .await
         .map(|result| result.rows_affected())
         })?;
-        if affected == 0 {
-            return Err(StoreError::not_found("server"));
-        }
-        Ok(())
+        one_server_updated(affected)
     }
 
     /// Stores a sync's outcome: the capability caches it returned (a `None` list keeps the
@@ -102,9 +96,14 @@ impl Store {
         .await
         .map(|result| result.rows_affected())
         })?;
-        if affected == 0 {
-            return Err(StoreError::not_found("server"));
-        }
-        Ok(())
+        one_server_updated(affected)
     }
+}
+
+/// `NotFound` when an update of one server's row touched none (no such server here).
+fn one_server_updated(affected: u64) -> StoreResult<()> {
+    if affected == 0 {
+        return Err(StoreError::not_found("server"));
+    }
+    Ok(())
 }
