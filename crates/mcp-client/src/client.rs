@@ -50,7 +50,7 @@ pub(crate) struct ClientInner {
     pub validator: ArgumentValidator,
     server_names: Mutex<HashMap<ServerId, String>>,
     list_changed: Mutex<Option<ServerListChangedHandler>>,
-    elicitation: Option<Arc<dyn ElicitationResponder>>,
+    pub elicitation: Option<Arc<dyn ElicitationResponder>>,
     /// Sampling is declared to upstreams (answered only by a call's gateway client).
     sampling: bool,
     session_events: Option<SessionEventHandler>,

@@ -3,19 +3,18 @@
 //! notifications are routed before they reach rmcp: `transport::call_notifications`) — task status notifications to the follower of
 //! that task (`crate::task_watch`), list-changed notifications to the capability cache,
 //! resource updates to the session's watchers of that URI, elicitation and sampling requests
-//! to the call's own client when it answers them ([`crate::client_link`]: the gateway's
-//! client), else elicitation to an optional responder
-//! (Switchboard's forms) and sampling to a refusal.
+//! to [`crate::input_answers`] for the call whose stream carried them (the call's own client
+//! when it answers them, else Switchboard's forms for elicitation and a refusal for sampling).
 
 #![allow(deprecated)] // sampling (`CreateMessage*`) is deprecated by SEP-2577; servers up to 2025-11-25 still ask for it.
 
-use crate::client_link::{ClientLink, ForwardedKind, ForwardedRequest, check_elicitation_content};
+use crate::input_answers::Answerers;
 use crate::notifications::{ListChangeKind, NotificationRouter};
 use futures::future::BoxFuture;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, Implementation,
-    ProtocolVersion, ResourceUpdatedNotificationParam, TaskStatusNotificationParams,
+    ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, ProtocolVersion,
+    ResourceUpdatedNotificationParam, TaskStatusNotificationParams,
 };
 use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData};
@@ -147,31 +146,7 @@ impl ClientHandler for SessionHandler {
             .await;
         // A person is being asked: the call's timeout waits for them.
         let _paused = self.router.pause_calls(origin.as_ref());
-        if let Some(link) = self.link_answering(origin.as_ref(), ForwardedKind::Elicitation) {
-            return self.forward_elicitation(link, wire).await;
-        }
-        let Some(responder) = self.elicitation.clone() else {
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
-        };
-        let elicitation = ElicitationRequest {
-            server_name: self.router.server_name().to_owned(),
-            conversation_id: self.router.conversation_for(origin.as_ref()),
-            message: wire
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            requested_schema: wire.get("requestedSchema").cloned().unwrap_or(Value::Null),
-        };
-        Ok(match responder.respond(elicitation).await {
-            ElicitationResponse::Accept(content) => {
-                let mut result = ElicitResult::new(ElicitationAction::Accept);
-                result.content = Some(content);
-                result
-            }
-            ElicitationResponse::Decline => ElicitResult::new(ElicitationAction::Decline),
-            ElicitationResponse::Cancel => ElicitResult::new(ElicitationAction::Cancel),
-        })
+        self.answerers(origin.as_ref()).elicit(wire).await
     }
 
     /// Passed on to the call's client when it declared sampling; otherwise refused (no model
@@ -185,22 +160,9 @@ impl ClientHandler for SessionHandler {
         self.router
             .await_call(origin.as_ref(), CALL_REGISTRATION_WAIT)
             .await;
-        let Some(link) = self.link_answering(origin.as_ref(), ForwardedKind::Sampling) else {
-            return Err(ErrorData::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                "sampling is only answered during a call of a gateway client that declared sampling",
-                None,
-            ));
-        };
         let _paused = self.router.pause_calls(origin.as_ref());
         let params = serde_json::to_value(&params).unwrap_or(Value::Null);
-        let answer = self.forward(link, ForwardedKind::Sampling, params).await?;
-        serde_json::from_value(answer).map_err(|error| {
-            ErrorData::internal_error(
-                format!("the client's sampling answer is not a CreateMessageResult: {error}"),
-                None,
-            )
-        })
+        self.answerers(origin.as_ref()).sample(params).await
     }
 
     /// `notifications/tasks` (SEP-2663): the task's status at once, before the next poll.
@@ -242,58 +204,14 @@ fn origin_of(context: &RequestContext<RoleClient>) -> Option<rmcp::model::Reques
 }
 
 impl SessionHandler {
-    fn link_answering(
-        &self,
-        origin: Option<&rmcp::model::RequestId>,
-        kind: ForwardedKind,
-    ) -> Option<Arc<dyn ClientLink>> {
-        self.router
-            .link_for(origin)
-            .filter(|link| link.answers(kind))
-    }
-
-    async fn forward(
-        &self,
-        link: Arc<dyn ClientLink>,
-        kind: ForwardedKind,
-        params: Value,
-    ) -> Result<Value, ErrorData> {
-        let request = ForwardedRequest {
-            kind,
+    /// Who answers for the call `origin` names (or the only call running).
+    fn answerers(&self, origin: Option<&rmcp::model::RequestId>) -> Answerers {
+        Answerers {
             server_name: self.router.server_name().to_owned(),
-            params,
-        };
-        link.forward(request)
-            .await
-            .map_err(|error| ErrorData::new(ErrorCode(error.code), error.message, None))
-    }
-
-    /// The client's answer to a form, checked against the form before it goes upstream.
-    async fn forward_elicitation(
-        &self,
-        link: Arc<dyn ClientLink>,
-        wire: Value,
-    ) -> Result<ElicitResult, ErrorData> {
-        let schema = wire.get("requestedSchema").cloned().unwrap_or(Value::Null);
-        let answer = self.forward(link, ForwardedKind::Elicitation, wire).await?;
-        let result: ElicitResult = serde_json::from_value(answer).map_err(|error| {
-            ErrorData::internal_error(
-                format!("the client's elicitation answer is not an ElicitResult: {error}"),
-                None,
-            )
-        })?;
-        if result.action == ElicitationAction::Accept {
-            let content = result.content.clone().unwrap_or(Value::Null);
-            check_elicitation_content(&schema, &content).map_err(|reason| {
-                ErrorData::internal_error(
-                    format!(
-                        "the client's accepted form does not fit the requested schema: {reason}"
-                    ),
-                    None,
-                )
-            })?;
+            conversation_id: self.router.conversation_for(origin),
+            link: self.router.link_for(origin),
+            responder: self.elicitation.clone(),
         }
-        Ok(result)
     }
 }
 

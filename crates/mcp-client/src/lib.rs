@@ -58,10 +58,12 @@ pub mod error;
 #[cfg(fuzzing)]
 pub mod fuzzing;
 pub mod handler;
+mod input_answers;
 mod latency;
 mod metrics;
 pub mod notifications;
 pub mod oauth;
+mod resource_listen;
 mod resource_watch;
 pub mod result;
 pub mod server;

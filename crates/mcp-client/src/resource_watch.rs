@@ -53,6 +53,9 @@ struct Watched {
     /// Tells this entry from an earlier one of the same URI ended with its session.
     generation: u64,
     updates: broadcast::Sender<String>,
+    /// On a 2026-07-28 session, the URI's listen stream, stopped when the entry goes
+    /// ([`crate::resource_listen`]).
+    listener: Option<tokio_util::sync::DropGuard>,
 }
 
 /// A watcher's place in [`ResourceWatches`]: its updates, its entry's generation, and whether
@@ -75,12 +78,28 @@ impl ResourceWatches {
             watchers: 0,
             generation: self.generations.fetch_add(1, Ordering::Relaxed),
             updates: broadcast::channel(UPDATES_BUFFER).0,
+            listener: None,
         });
         watched.watchers += 1;
         Joined {
             updates: watched.updates.subscribe(),
             generation: watched.generation,
             first: watched.watchers == 1,
+        }
+    }
+
+    /// Keeps `listener` (the URI's listen stream) with `uri`'s entry `generation`, or drops it
+    /// at once (stopping the stream) when that entry is already gone.
+    pub fn keep_listener(&self, uri: &str, generation: u64, listener: tokio_util::sync::DropGuard) {
+        let mut entries = self
+            .entries
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(watched) = entries
+            .get_mut(uri)
+            .filter(|watched| watched.generation == generation)
+        {
+            watched.listener = Some(listener);
         }
     }
 
@@ -222,6 +241,10 @@ impl Release {
         let watches = &self.router.watches;
         let _order = watches.order.lock().await;
         if !watches.leave(&uri, self.generation) || self.peer.is_transport_closed() {
+            return;
+        }
+        if crate::resource_listen::is_stateless(&self.peer) {
+            // Leaving dropped the entry and its listen stream: nothing to send.
             return;
         }
         let request = ClientRequest::UnsubscribeRequest(UnsubscribeRequest::new(

@@ -14,9 +14,8 @@ use crate::UpstreamError;
 use crate::client::McpClient;
 use crate::server::UpstreamServer;
 use rmcp::model::{
-    ClientRequest, CompleteRequest, CompleteRequestParams, GetPromptRequest,
-    GetPromptRequestParams, ListPromptsRequest, ListResourceTemplatesRequest, ListResourcesRequest,
-    PaginatedRequestParams, ReadResourceRequest, ReadResourceRequestParams,
+    ClientRequest, CompleteRequest, CompleteRequestParams, ListPromptsRequest,
+    ListResourceTemplatesRequest, ListResourcesRequest, PaginatedRequestParams,
 };
 use serde_json::Value;
 use std::collections::HashSet;
@@ -119,10 +118,9 @@ impl McpClient {
         uri: &str,
         context: &CallContext,
     ) -> Result<Value, UpstreamError> {
-        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
-            ReadResourceRequestParams::new(uri),
-        ));
-        let (result, limits) = self.send(server, request, context).await?;
+        let (result, limits) = self
+            .send_answering_input(server, context, super::input_required::read_resource(uri))
+            .await?;
         decode(&result, limits.max_bytes, "resources/read")
     }
 
@@ -134,10 +132,8 @@ impl McpClient {
         arguments: Option<serde_json::Map<String, Value>>,
         context: &CallContext,
     ) -> Result<Value, UpstreamError> {
-        let mut params = GetPromptRequestParams::new(name);
-        params.arguments = arguments;
-        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
-        let (result, limits) = self.send(server, request, context).await?;
+        let build = super::input_required::get_prompt(name, arguments);
+        let (result, limits) = self.send_answering_input(server, context, build).await?;
         decode(&result, limits.max_bytes, "prompts/get")
     }
 

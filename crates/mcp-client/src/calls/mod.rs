@@ -8,6 +8,7 @@
 //! not (its connection could not be opened) is sent once more, on a new session.
 
 mod forward;
+mod input_required;
 mod request;
 mod session_requests;
 mod task;
@@ -26,10 +27,7 @@ use crate::session::SessionScopeKey;
 use crate::session::lifecycle::Lifecycle;
 use crate::session::live::LiveSession;
 use request::{after_failure, decode, run_request};
-use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequest,
-    GetPromptRequestParams, ReadResourceRequest, ReadResourceRequestParams, ServerResult,
-};
+use rmcp::model::{CallToolRequestParams, ClientRequest, ServerResult};
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -96,7 +94,7 @@ pub(crate) struct Limits {
 }
 
 impl McpClient {
-    fn limits(&self, server: &UpstreamServer) -> Limits {
+    pub(crate) fn limits(&self, server: &UpstreamServer) -> Limits {
         let config = &self.inner.config;
         let timeout = server
             .timeout_ms
@@ -155,14 +153,10 @@ impl McpClient {
             .check(&tool.name, &tool.input_schema, arguments)?;
         let mut params = CallToolRequestParams::new(tool.name.clone());
         params.arguments = Some(arguments);
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let (result, limits) = self.send(server, request, context).await?;
+        let (result, limits) = self
+            .send_answering_input(server, context, input_required::call_tool(params))
+            .await?;
         match &result {
-            ServerResult::InputRequiredResult(_) => {
-                return Err(UpstreamError::Protocol(
-                    "the tool asked for more input (multi round-trip requests are not supported yet)".into(),
-                ));
-            }
             ServerResult::CreateTaskResult(created) => {
                 let result = self
                     .follow_created_task(server, created.task.clone(), context)
@@ -245,10 +239,9 @@ impl McpClient {
         struct Contents {
             contents: Vec<ResourceContent>,
         }
-        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
-            ReadResourceRequestParams::new(uri),
-        ));
-        let (result, limits) = self.send(server, request, context).await?;
+        let (result, limits) = self
+            .send_answering_input(server, context, input_required::read_resource(uri))
+            .await?;
         Ok(decode::<Contents>(&result, limits.max_bytes, "resources/read")?.contents)
     }
 
@@ -260,10 +253,8 @@ impl McpClient {
         arguments: serde_json::Map<String, Value>,
         context: &CallContext,
     ) -> Result<PromptResult, UpstreamError> {
-        let mut params = GetPromptRequestParams::new(name);
-        params.arguments = Some(arguments);
-        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
-        let (result, limits) = self.send(server, request, context).await?;
+        let build = input_required::get_prompt(name, Some(arguments));
+        let (result, limits) = self.send_answering_input(server, context, build).await?;
         decode(&result, limits.max_bytes, "prompts/get")
     }
 

@@ -45,9 +45,9 @@ impl McpClient {
     }
 
     /// Watches the upstream's own `uri` ([`ResourceWatch`]: its `notifications/resources/updated`
-    /// until dropped) on the caller's session, which is sent `resources/subscribe` unless
-    /// someone there already watches it; `Ok(None)`: the upstream does not declare
-    /// `resources.subscribe`.
+    /// until dropped) on the caller's session, which is sent `resources/subscribe` (on
+    /// 2026-07-28, a `subscriptions/listen` stream for the URI is opened) unless someone there
+    /// already watches it; `Ok(None)`: the upstream does not declare `resources.subscribe`.
     pub async fn watch_resource(
         &self,
         server: &UpstreamServer,
@@ -68,10 +68,14 @@ impl McpClient {
         let watches = &live.router.watches;
         let _order = watches.order.lock().await;
         let joined = watches.join(uri);
-        let first = joined.first;
+        let (first, generation) = (joined.first, joined.generation);
         // Dropped on failure, the watch leaves again (its unsubscribe is harmless).
         let watch = ResourceWatch::new(uri, joined, &live);
-        if first {
+        if first && crate::resource_listen::is_stateless(&live.peer) {
+            let timeout = self.limits(server).timeout;
+            let listener = crate::resource_listen::listen_to(&live, uri, timeout).await?;
+            watches.keep_listener(uri, generation, listener);
+        } else if first {
             let request = ClientRequest::SubscribeRequest(SubscribeRequest::new(
                 SubscribeRequestParams::new(uri),
             ));

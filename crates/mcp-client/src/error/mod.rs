@@ -83,6 +83,13 @@ pub enum UpstreamError {
     Protocol(String),
     #[error("the MCP client is shutting down")]
     ShuttingDown,
+    /// The upstream's call asked for input (2026-07-28's `input_required`: a form, a model's
+    /// completion) that no one here could give.
+    #[error("the tool asked for {method}, which could not be answered: {reason}")]
+    InputUnanswered {
+        method: &'static str,
+        reason: String,
+    },
     /// A task (the call's `tools/call` answered with one) ended `failed` or `cancelled`
     /// upstream, or asked for input the host cannot give.
     #[error("the tool's task {task_id} {reason}")]
@@ -143,6 +150,7 @@ impl UpstreamError {
             UpstreamError::Busy { .. } => "busy",
             UpstreamError::Protocol(_) => "protocol_error",
             UpstreamError::ShuttingDown => "shutting_down",
+            UpstreamError::InputUnanswered { .. } => "input_unanswered",
             UpstreamError::TaskFailed { .. } => "task_failed",
             UpstreamError::TaskExpired { .. } => "task_expired",
             UpstreamError::TaskDetached { .. } => "task_detached",

@@ -77,3 +77,95 @@ async fn list_changes_arrive_on_a_listen_stream() {
     assert!(eventually(Duration::from_secs(10), heard(ListChangeKind::Resources)).await);
     client.shutdown().await;
 }
+
+/// A resource watched on a 2026-07-28 session (no `resources/subscribe` there): the watch is a
+/// listen stream naming the URI, and the server's update reaches the watcher on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watched_resource_hears_its_updates_on_a_listen_stream() {
+    let peer = mcp2_server(free_port());
+    let client = client();
+    let server = remote_server(
+        "py2",
+        TransportKind::StreamableHttp,
+        &format!("http://127.0.0.1:{}/mcp", peer.port),
+    );
+    let mut watch = client
+        .watch_resource(&server, "fixture://first", &context("ada"))
+        .await
+        .expect("the listen stream is acknowledged")
+        .expect("the server declares resources.subscribe");
+    call(&client, &server, "touch_resource", "other").await;
+    call(&client, &server, "touch_resource", "first").await;
+    let heard = tokio::time::timeout(Duration::from_secs(10), watch.next_update())
+        .await
+        .expect("an update within 10 s");
+    assert_eq!(
+        heard.as_deref(),
+        Some("fixture://first"),
+        "only the watched URI's update is heard"
+    );
+    drop(watch);
+    client.shutdown().await;
+}
+
+/// Fills in every form with a fixed name, keeping what it was asked.
+#[derive(Debug, Default)]
+struct NamePerson {
+    asked: Mutex<Vec<switchboard_mcp_client::ElicitationRequest>>,
+}
+
+impl switchboard_mcp_client::ElicitationResponder for NamePerson {
+    fn respond(
+        &self,
+        request: switchboard_mcp_client::ElicitationRequest,
+    ) -> futures::future::BoxFuture<'static, switchboard_mcp_client::ElicitationResponse> {
+        self.asked.lock().unwrap().push(request);
+        Box::pin(std::future::ready(
+            switchboard_mcp_client::ElicitationResponse::Accept(json!({"name": "Ada"})),
+        ))
+    }
+}
+
+/// A 2026-07-28 tool that needs a form answers `input_required` (the SDK's `Elicit` resolver,
+/// SEP-2322) instead of sending a request: the client asks the same person it would have asked
+/// for a request, sends the call again with the answer, and gets the tool's result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_asking_for_input_gets_it_in_a_second_round() {
+    let peer = mcp2_server(free_port());
+    let person = Arc::new(NamePerson::default());
+    let client = switchboard_mcp_client::McpClient::builder(crate::support::quick_config())
+        .elicitation(person.clone())
+        .build()
+        .unwrap();
+    let server = remote_server(
+        "py2",
+        TransportKind::StreamableHttp,
+        &format!("http://127.0.0.1:{}/mcp", peer.port),
+    );
+    let snapshot = client
+        .fetch_capabilities(&server, &caller("ada"))
+        .await
+        .unwrap();
+    let greet = snapshot
+        .tools
+        .iter()
+        .find(|tool| tool.name == "greet")
+        .expect("the greet tool");
+    let mut call_context = context("ada");
+    call_context.caller.conversation_id = Some("conversation-7".into());
+    let result = client
+        .call_tool(&server, greet, json!({"greeting": "Hello"}), &call_context)
+        .await
+        .unwrap();
+    assert!(!result.is_error, "{}", result.text_for_model());
+    assert_eq!(result.text_for_model(), "Hello, Ada!");
+    let asked = person.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0].server_name, "py2");
+    assert_eq!(asked[0].message, "Hello: what is your name?");
+    assert_eq!(
+        asked[0].conversation_id.as_ref().map(|id| id.as_str()),
+        Some("conversation-7")
+    );
+    client.shutdown().await;
+}

@@ -7,6 +7,7 @@
 //! token (anonymous access with every scope); only loopback hosts and origins are accepted.
 
 mod fixtures;
+mod legacy_input;
 mod mrtr;
 mod server;
 mod tools;

@@ -53,7 +53,7 @@ fn elicit(message: &str, field: &str, field_type: &str) -> Value {
     }})
 }
 
-fn sample(text: &str, max_tokens: u32) -> Value {
+pub fn sample(text: &str, max_tokens: u32) -> Value {
     json!({"method": "sampling/createMessage", "params": {
         "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
         "maxTokens": max_tokens
@@ -64,7 +64,7 @@ fn roots() -> Value {
     json!({"method": "roots/list", "params": {}})
 }
 
-fn input_required(
+pub fn input_required(
     requests: Value,
     state: Option<String>,
 ) -> Result<InputRequiredResult, ErrorData> {

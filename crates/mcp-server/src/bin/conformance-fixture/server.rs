@@ -4,6 +4,7 @@
 #![allow(deprecated)] // logging and resources/subscribe are deprecated by 2026-07-28
 
 use crate::fixtures::*;
+use crate::legacy_input;
 use crate::{mrtr, tools};
 use rmcp::model::*;
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
@@ -109,6 +110,9 @@ impl ServerHandler for FixtureServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if let Some(answer) = mrtr::call(&request, &context, &self.shared.state_codec) {
+            return answer;
+        }
+        if let Some(answer) = legacy_input::call(&request, &context) {
             return answer;
         }
         let change = match request.name.as_ref() {

@@ -127,7 +127,7 @@ fn text(text: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
 }
 
-fn string_argument(request: &CallToolRequestParams, name: &str) -> Result<String, ErrorData> {
+pub fn string_argument(request: &CallToolRequestParams, name: &str) -> Result<String, ErrorData> {
     request
         .arguments
         .as_ref()

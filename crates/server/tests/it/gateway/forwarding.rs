@@ -4,9 +4,10 @@
 //! reach the client under `fixture/<logger>`, filtered by the level it set with
 //! `logging/setLevel` (which the upstream is also told).
 //!
-//! Not covered here yet: forwarded `elicitation/create` and `sampling/createMessage`. The
-//! fixture negotiates 2026-07-28 with Switchboard, where a server may not send requests to the
-//! client, so it cannot exercise them; an upstream pinned to 2025-11-25 is needed.
+//! `logging/setLevel` (which the upstream is also told). The fixture negotiates 2026-07-28 with
+//! Switchboard, so what it needs from the client mid-call comes as `input_required` rounds
+//! (SEP-2322); the gateway's client, at 2025-11-25, is asked with `elicitation/create` and
+//! `sampling/createMessage` requests of its own, and the call goes on with its answers.
 
 #![allow(deprecated)] // sampling and logging: deprecated by 2026-07-28, what this tests
 
@@ -30,12 +31,11 @@ use switchboard_test_support::fake_openai::FakeOpenAi;
 
 const CLIENT_NAME: &str = "forwarding-client";
 
-/// A client that answers forms with `answer` and sampling with a fixed text, and keeps the
-/// log messages it heard.
+/// A client that fills in every field of a form ("Ada", `true`, 7) and answers sampling with
+/// a fixed text, and keeps the forms it was shown and the log messages it heard.
 #[derive(Clone, Default)]
 struct Answering {
     capable: bool,
-    answer: Arc<Mutex<Value>>,
     forms: Arc<Mutex<Vec<String>>>,
     logs: Arc<Mutex<Vec<LoggingMessageNotificationParam>>>,
 }
@@ -46,11 +46,11 @@ impl ClientHandler for Answering {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        let wire = serde_json::to_value(&request).unwrap();
         if let ElicitRequestParams::FormElicitationParams { message, .. } = request {
             self.forms.lock().unwrap().push(message);
         }
-        let content = self.answer.lock().unwrap().clone();
-        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(content))
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(filled_in(&wire)))
     }
 
     async fn create_message(
@@ -80,6 +80,21 @@ impl ClientHandler for Answering {
         }
         rmcp::model::ClientConfig::new(capabilities, Implementation::new(CLIENT_NAME, "1.0.0"))
     }
+}
+
+/// Every field of the form's `requestedSchema`, filled in.
+fn filled_in(form: &Value) -> Value {
+    let mut content = serde_json::Map::new();
+    let properties = form["requestedSchema"]["properties"].as_object();
+    for (name, property) in properties.into_iter().flatten() {
+        let value = match property["type"].as_str() {
+            Some("boolean") => json!(true),
+            Some("number" | "integer") => json!(7),
+            _ => json!("Ada"),
+        };
+        content.insert(name.clone(), value);
+    }
+    Value::Object(content)
 }
 
 async fn connect(
@@ -136,7 +151,6 @@ async fn upstream_requests_and_logs_reach_the_client_whose_call_caused_them() {
         capable: true,
         ..Answering::default()
     };
-    *capable.answer.lock().unwrap() = json!({"response": "from the gateway's client"});
     let client = connect(&server, &carol.token, capable.clone()).await;
 
     // Log messages of the call, named after their server on the aggregated endpoint.
@@ -174,4 +188,98 @@ async fn wait_for_logs(client: &Answering, count: usize) -> Vec<LoggingMessageNo
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("heard {:?}", client.logs.lock().unwrap());
+}
+
+/// What the fixture asks for in `input_required` rounds reaches the gateway's client as its
+/// own requests, whose answers go back upstream: one form, sampling, several inputs at once,
+/// several rounds, and sealed state that must come back intact. A client that declared
+/// neither gets a clear failure for sampling, not a hang.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_an_upstream_asks_for_is_given_by_the_client_whose_call_asked() {
+    let (_fixture, fixture_url) = fixture_server().await;
+    let fake = FakeOpenAi::start().await;
+    let server = ApprovalServer::start(ApprovalConfig::default(), &fake.base_url()).await;
+    let fixture = server
+        .store
+        .create_server(&server.workspace_id, remote_server("fixture", &fixture_url))
+        .await
+        .unwrap();
+    let dave = server
+        .person_via_api("dave", "member", &["gateway:use"])
+        .await;
+    let asked = [
+        (
+            "test_elicitation",
+            json!({"message": "Your name?"}),
+            "User response: action=accept, content={\"response\":\"Ada\"}",
+        ),
+        (
+            "test_sampling",
+            json!({"prompt": "Say hi"}),
+            "LLM response: the client's model says hi",
+        ),
+        (
+            "test_input_required_result_elicitation",
+            json!({}),
+            "Hello, Ada!",
+        ),
+        (
+            "test_input_required_result_multiple_inputs",
+            json!({}),
+            "Name: Ada; Greeting: the client's model says hi; Roots: 0",
+        ),
+        (
+            "test_input_required_result_multi_round",
+            json!({}),
+            "Multi-round complete for Ada who likes Ada",
+        ),
+        (
+            "test_input_required_result_tampered_state",
+            json!({}),
+            "integrity-ok: state verified",
+        ),
+    ];
+    for (name, _, _) in &asked {
+        server.set_policy(&fixture.id, name, "ALWAYS_ALLOW").await;
+    }
+    let capable = Answering {
+        capable: true,
+        ..Answering::default()
+    };
+    let client = connect(&server, &dave.token, capable.clone()).await;
+    for (name, arguments, expected) in asked {
+        let text = text_of_call(&client, tool(name, arguments)).await;
+        assert_eq!(text, expected, "{name}");
+    }
+    let forms = capable.forms.lock().unwrap().clone();
+    assert_eq!(
+        forms,
+        [
+            "Your name?",
+            "What is your name?",
+            "What is your name?",
+            "Step 1: What is your name?",
+            "Step 2: What is your favorite color?",
+            "Please confirm",
+        ],
+        "each form once, in the order asked"
+    );
+    client.cancel().await.unwrap();
+
+    let incapable = connect(&server, &dave.token, Answering::default()).await;
+    let refused = incapable
+        .call_tool(tool("test_sampling", json!({"prompt": "Say hi"})))
+        .await;
+    let message = match refused {
+        Ok(result) => {
+            assert_eq!(result.is_error, Some(true), "{result:?}");
+            serde_json::to_string(&result.content).unwrap()
+        }
+        Err(error) => error.to_string(),
+    };
+    assert!(
+        message.contains("sampling/createMessage"),
+        "names what could not be answered: {message}"
+    );
+    incapable.cancel().await.unwrap();
 }
