@@ -30,15 +30,25 @@ pub(crate) fn connect(
     if let Some(api_key) = &endpoint.api_key {
         config = config.auth_header(api_key.clone());
     }
-    let mut reconnect = ExponentialBackoff::default();
-    reconnect.max_times = Some(8);
-    reconnect.base_duration = Duration::from_millis(500);
-    reconnect.max_delay = Some(Duration::from_secs(30));
-    config.retry_config = Arc::new(reconnect);
+    config.retry_config = Arc::new(reconnect_policy());
     Ok(StreamableHttpClientTransport::with_client(
         http_client.clone(),
         config,
     ))
+}
+
+/// How a lost event stream (the session's standalone GET stream, a call's response stream) is
+/// reconnected: after 0.5 s, doubling up to 30 s, for as long as the session lives. A stream
+/// that gave up would leave a session whose server restarted unnoticed until its next request
+/// (the reconnection is what meets the 404 for the forgotten session, which ends its resource
+/// watches so they are renewed); a call's own stream is bounded by the call's timeout anyway,
+/// and an idle session is closed.
+fn reconnect_policy() -> ExponentialBackoff {
+    let mut reconnect = ExponentialBackoff::default();
+    reconnect.max_times = None;
+    reconnect.base_duration = Duration::from_millis(500);
+    reconnect.max_delay = Some(Duration::from_secs(30));
+    reconnect
 }
 
 /// Converts configured headers (validated at registration) into typed headers.
@@ -64,4 +74,21 @@ pub(crate) fn header_map(
             Ok((name, value))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::transport::common::client_side_sse::SseRetryPolicy;
+
+    #[test]
+    fn a_lost_stream_is_reconnected_for_as_long_as_the_server_stays_away() {
+        let policy = reconnect_policy();
+        assert_eq!(policy.retry(0), Some(Duration::from_millis(500)));
+        assert_eq!(policy.retry(3), Some(Duration::from_secs(4)));
+        // Ten minutes down and more: still trying, every 30 s.
+        for attempt in [8, 30, 1_000] {
+            assert_eq!(policy.retry(attempt), Some(Duration::from_secs(30)));
+        }
+    }
 }
