@@ -156,14 +156,11 @@ impl McpClient {
         let (result, limits) = self
             .send_answering_input(server, context, input_required::call_tool(params))
             .await?;
-        match &result {
-            ServerResult::CreateTaskResult(created) => {
-                let result = self
-                    .follow_created_task(server, created.task.clone(), context)
-                    .await?;
-                return Ok(self.checked_output(tool, result));
-            }
-            _ => {}
+        if let ServerResult::CreateTaskResult(created) = &result {
+            let result = self
+                .follow_created_task(server, created.task.clone(), context)
+                .await?;
+            return Ok(self.checked_output(tool, result));
         }
         let result: ToolResult = decode(&result, limits.max_bytes, "tools/call")?;
         Ok(self.checked_output(tool, result))

@@ -11,9 +11,8 @@
 
 #![allow(deprecated)] // sampling and logging: deprecated by 2026-07-28, what this tests
 
-use super::passthrough::fixture_server;
+use super::passthrough::FixtureBehindGateway;
 use crate::support::approvals::*;
-use crate::support::chat::remote_server;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, Implementation,
@@ -26,8 +25,6 @@ use rmcp::{ClientHandler, ErrorData};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use switchboard_approvals::ApprovalConfig;
-use switchboard_test_support::fake_openai::FakeOpenAi;
 
 const CLIENT_NAME: &str = "forwarding-client";
 
@@ -128,30 +125,21 @@ async fn text_of_call(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upstream_requests_and_logs_reach_the_client_whose_call_caused_them() {
-    let (_fixture, fixture_url) = fixture_server().await;
-    let fake = FakeOpenAi::start().await;
-    let server = ApprovalServer::start(ApprovalConfig::default(), &fake.base_url()).await;
-    let fixture = server
-        .store
-        .create_server(&server.workspace_id, remote_server("fixture", &fixture_url))
-        .await
-        .unwrap();
-    let carol = server
-        .person_via_api("carol", "member", &["gateway:use"])
-        .await;
+    let stack = FixtureBehindGateway::start("carol").await;
+    let (server, fixture_id, carol) = (&stack.server, &stack.fixture_id, &stack.member);
     for name in [
         "test_elicitation",
         "test_sampling",
         "test_tool_with_logging",
     ] {
-        server.set_policy(&fixture.id, name, "ALWAYS_ALLOW").await;
+        server.set_policy(fixture_id, name, "ALWAYS_ALLOW").await;
     }
 
     let capable = Answering {
         capable: true,
         ..Answering::default()
     };
-    let client = connect(&server, &carol.token, capable.clone()).await;
+    let client = connect(server, &carol.token, capable.clone()).await;
 
     // Log messages of the call, named after their server on the aggregated endpoint.
     text_of_call(&client, tool("test_tool_with_logging", json!({}))).await;
@@ -196,17 +184,8 @@ async fn wait_for_logs(client: &Answering, count: usize) -> Vec<LoggingMessageNo
 /// neither gets a clear failure for sampling, not a hang.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn input_an_upstream_asks_for_is_given_by_the_client_whose_call_asked() {
-    let (_fixture, fixture_url) = fixture_server().await;
-    let fake = FakeOpenAi::start().await;
-    let server = ApprovalServer::start(ApprovalConfig::default(), &fake.base_url()).await;
-    let fixture = server
-        .store
-        .create_server(&server.workspace_id, remote_server("fixture", &fixture_url))
-        .await
-        .unwrap();
-    let dave = server
-        .person_via_api("dave", "member", &["gateway:use"])
-        .await;
+    let stack = FixtureBehindGateway::start("dave").await;
+    let (server, fixture_id, dave) = (&stack.server, &stack.fixture_id, &stack.member);
     let asked = [
         (
             "test_elicitation",
@@ -240,13 +219,13 @@ async fn input_an_upstream_asks_for_is_given_by_the_client_whose_call_asked() {
         ),
     ];
     for (name, _, _) in &asked {
-        server.set_policy(&fixture.id, name, "ALWAYS_ALLOW").await;
+        server.set_policy(fixture_id, name, "ALWAYS_ALLOW").await;
     }
     let capable = Answering {
         capable: true,
         ..Answering::default()
     };
-    let client = connect(&server, &dave.token, capable.clone()).await;
+    let client = connect(server, &dave.token, capable.clone()).await;
     for (name, arguments, expected) in asked {
         let text = text_of_call(&client, tool(name, arguments)).await;
         assert_eq!(text, expected, "{name}");
@@ -266,7 +245,7 @@ async fn input_an_upstream_asks_for_is_given_by_the_client_whose_call_asked() {
     );
     client.cancel().await.unwrap();
 
-    let incapable = connect(&server, &dave.token, Answering::default()).await;
+    let incapable = connect(server, &dave.token, Answering::default()).await;
     let refused = incapable
         .call_tool(tool("test_sampling", json!({"prompt": "Say hi"})))
         .await;

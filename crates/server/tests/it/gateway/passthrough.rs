@@ -59,6 +59,41 @@ pub(super) async fn fixture_server() -> (Child, String) {
     start_fixture(&fixture_binary()).await
 }
 
+/// The fixture running, a Switchboard with it registered as the Streamable HTTP upstream
+/// `fixture`, and a member with `gateway:use`; each kept alive as long as this is.
+pub(super) struct FixtureBehindGateway {
+    _fixture: Child,
+    _model: FakeOpenAi,
+    pub server: ApprovalServer,
+    pub fixture_url: String,
+    pub fixture_id: switchboard_core::ServerId,
+    pub member: Person,
+}
+
+impl FixtureBehindGateway {
+    pub(super) async fn start(member: &str) -> Self {
+        let (fixture, fixture_url) = fixture_server().await;
+        let model = FakeOpenAi::start().await;
+        let server = ApprovalServer::start(ApprovalConfig::default(), &model.base_url()).await;
+        let registered = server
+            .store
+            .create_server(&server.workspace_id, remote_server("fixture", &fixture_url))
+            .await
+            .unwrap();
+        let member = server
+            .person_via_api(member, "member", &["gateway:use"])
+            .await;
+        Self {
+            _fixture: fixture,
+            _model: model,
+            server,
+            fixture_url,
+            fixture_id: registered.id,
+            member,
+        }
+    }
+}
+
 /// Forwards every request to `target` with `Authorization: Bearer <token>` added.
 struct TokenShim {
     url: String,
@@ -156,28 +191,19 @@ fn table(direct: &Outcome, gateway: &Outcome) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_scenario_that_passes_directly_passes_through_the_per_server_gateway() {
-    let (_fixture, fixture_url) = fixture_server().await;
-    let fake = FakeOpenAi::start().await;
-    let server = ApprovalServer::start(ApprovalConfig::default(), &fake.base_url()).await;
-    let fixture = server
-        .store
-        .create_server(&server.workspace_id, remote_server("fixture", &fixture_url))
-        .await
-        .unwrap();
-    let carol = server
-        .person_via_api("carol", "member", &["gateway:use"])
-        .await;
+    let stack = FixtureBehindGateway::start("carol").await;
+    let (server, fixture_id, carol) = (&stack.server, &stack.fixture_id, &stack.member);
 
     // The fixture's own tool names, unprefixed; each allowed by rule.
-    let client = connect(&server, "/gateway/servers/fixture/mcp", &carol.token).await;
+    let client = connect(server, "/gateway/servers/fixture/mcp", &carol.token).await;
     let tools = listed_names(&client).await;
     assert!(tools.contains(&"test_simple_text".to_owned()), "{tools:?}");
     assert!(tools.iter().all(|name| !name.contains("__")), "{tools:?}");
     client.cancel().await.unwrap();
     for tool in &tools {
-        server.set_policy(&fixture.id, tool, "ALWAYS_ALLOW").await;
+        server.set_policy(fixture_id, tool, "ALWAYS_ALLOW").await;
     }
-    let unknown = connect(&server, "/gateway/servers/no-such-server/mcp", &carol.token).await;
+    let unknown = connect(server, "/gateway/servers/no-such-server/mcp", &carol.token).await;
     let error = unknown.list_all_tools().await.unwrap_err().to_string();
     assert!(error.contains("unknown server: no-such-server"), "{error}");
     unknown.cancel().await.unwrap();
@@ -188,7 +214,7 @@ async fn every_scenario_that_passes_directly_passes_through_the_per_server_gatew
     )
     .await;
     let (direct, gateway) = tokio::join!(
-        run_suite(SuiteVersion::Stable, &fixture_url, &SUITE),
+        run_suite(SuiteVersion::Stable, &stack.fixture_url, &SUITE),
         run_suite(SuiteVersion::Stable, &shim.url, &SUITE),
     );
     report("conformance fixture, directly", &direct);
