@@ -6,6 +6,10 @@
 //! a call ran exactly once and a cancellation reached it. It runs in the test process, so it
 //! outlives a Switchboard that is killed and started again.
 //!
+//! `asking_report` does the same, but first asks its client for the topic from inside the task
+//! (status `input_required` with an `elicitation/create` in `inputRequests`, answered with
+//! `tasks/update`, SEP-2663), and completes with the answer: "report ready: {topic}".
+//!
 //! With [`TaskServerOptions::notify`] it also *tells* each status change and the task's end
 //! with `notifications/tasks` (SEP-2663; rmcp's `TaskStatusNotification`) on the session it was
 //! created in, and suggests a poll interval far longer than the task, so a client that sees the
@@ -19,9 +23,10 @@ use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
-    CreateTaskResult, DiscoverResult, GetTaskParams, GetTaskResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-    ServerNotification, TaskStatus, TaskStatusNotification, TaskStatusNotificationParams, Tool,
+    CreateTaskResult, DiscoverResult, ElicitRequest, ElicitRequestParams, GetTaskParams,
+    GetTaskResult, Implementation, InputRequest, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities, ServerConfig, ServerNotification, TaskStatus,
+    TaskStatusNotification, TaskStatusNotificationParams, Tool, UpdateTaskParams,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
@@ -126,6 +131,42 @@ impl TaskFixture {
     }
 }
 
+impl TaskFixture {
+    /// `asking_report`'s task: asks for the topic, then completes with it.
+    fn asking_task(&self) -> rmcp::model::Task {
+        let log = Arc::clone(&self.log);
+        let options = TaskOptions::new()
+            .with_poll_interval_ms(self.options.poll_interval_ms)
+            .with_status_message("asking for a topic");
+        self.tasks.spawn(options, move |task| {
+            Box::pin(async move {
+                let form: ElicitRequestParams = serde_json::from_value(json!({
+                    "mode": "form",
+                    "message": "Which topic?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {"topic": {"type": "string"}},
+                        "required": ["topic"],
+                    },
+                }))
+                .map_err(|error| {
+                    TaskExit::Error(ErrorData::internal_error(error.to_string(), None))
+                })?;
+                let question = InputRequest::Elicitation(ElicitRequest::new(form));
+                let answer = tokio::select! {
+                    () = task.cancelled() => return Err(TaskExit::Cancelled),
+                    answer = task.request_input("topic", question) => answer?,
+                };
+                let topic = answer["content"]["topic"].as_str().unwrap_or("nothing");
+                log.finished.fetch_add(1, Ordering::SeqCst);
+                Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                    "report ready: {topic}"
+                ))]))
+            })
+        })
+    }
+}
+
 impl ServerHandler for TaskFixture {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -168,7 +209,15 @@ impl ServerHandler for TaskFixture {
             "Writes a report on a topic; takes a while, so it runs as a task",
             Arc::new(schema.as_object().cloned().unwrap_or_default()),
         );
-        Ok(ListToolsResult::with_all_items(vec![tool]))
+        let asking = Tool::new(
+            "asking_report",
+            "Writes a report on a topic it asks its user for, as a task",
+            Arc::new(serde_json::Map::from_iter([(
+                "type".to_owned(),
+                json!("object"),
+            )])),
+        );
+        Ok(ListToolsResult::with_all_items(vec![tool, asking]))
     }
 
     async fn call_tool(
@@ -196,6 +245,11 @@ impl ServerHandler for TaskFixture {
             ));
         }
         self.log.started.fetch_add(1, Ordering::SeqCst);
+        if request.name == "asking_report" {
+            return Ok(CallToolResponse::Task(CreateTaskResult::new(
+                self.asking_task(),
+            )));
+        }
         let log = Arc::clone(&self.log);
         let options = TaskOptions::new()
             .with_poll_interval_ms(self.options.poll_interval_ms)
@@ -237,6 +291,15 @@ impl ServerHandler for TaskFixture {
         _: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         Ok(GetTaskResult::new(self.tasks.get_task(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks
+            .update_task(&request.task_id, request.input_responses)
     }
 
     async fn cancel_task(

@@ -89,12 +89,7 @@ impl McpClient {
             });
         }
         *state_only_rounds = 0;
-        let answerers = Answerers {
-            server_name: server.name.clone(),
-            conversation_id: context.caller.conversation_id.clone(),
-            link: context.client_link.clone(),
-            responder: self.inner.elicitation.clone(),
-        };
+        let answerers = self.answerers(server, context);
         let responses = tokio::select! {
             () = context.cancellation.cancelled() => return Err(UpstreamError::Cancelled),
             responses = answer_all(&answerers, requests) => responses?,
@@ -106,8 +101,20 @@ impl McpClient {
     }
 }
 
+impl McpClient {
+    /// Who answers the questions of `context`'s call to `server`.
+    pub(super) fn answerers(&self, server: &UpstreamServer, context: &CallContext) -> Answerers {
+        Answerers {
+            server_name: server.name.clone(),
+            conversation_id: context.caller.conversation_id.clone(),
+            link: context.client_link.clone(),
+            responder: self.inner.elicitation.clone(),
+        }
+    }
+}
+
 /// Every request of a round, answered at once (a person may fill in two forms side by side).
-async fn answer_all(
+pub(super) async fn answer_all(
     answerers: &Answerers,
     requests: InputRequests,
 ) -> Result<InputResponses, UpstreamError> {

@@ -18,6 +18,11 @@
 //! for the next poll, and a finished task's result comes inline — and polls only as the
 //! fallback. A caller's `detach` (the host stopping) ends the following without
 //! `tasks/cancel`: the task keeps working for the next process.
+//!
+//! A task that asks its client something (status `input_required`, the questions in
+//! `inputRequests`) is answered through the same parties as a call's own questions
+//! (`crate::input_answers`: the call's client, Switchboard's forms) and given the answers
+//! with `tasks/update`; each question once, by its key. One nobody can answer cancels it.
 
 use super::CallContext;
 use crate::UpstreamError;
@@ -27,9 +32,11 @@ use crate::result::ToolResult;
 use crate::server::UpstreamServer;
 use rmcp::model::{
     CancelTaskParams, CancelTaskRequest, ClientRequest, DetailedTask, GetTaskParams,
-    GetTaskRequest, ServerResult, Task, TaskPayload, TaskStatus,
+    GetTaskRequest, InputRequests, ServerResult, Task, TaskPayload, TaskStatus, UpdateTaskParams,
+    UpdateTaskRequest,
 };
 use serde_json::Value;
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 use switchboard_core::{ToolTask, ToolTaskStatus};
 
@@ -43,7 +50,8 @@ const CREATED_EVENT_WAIT: Duration = Duration::from_secs(5);
 
 /// What one poll said.
 enum Polled {
-    Running(Task),
+    /// Still working; with the questions it waits on when its status is `input_required`.
+    Running(Task, Option<InputRequests>),
     Done(Box<Result<ToolResult, UpstreamError>>),
 }
 
@@ -127,6 +135,8 @@ impl McpClient {
         let mut failures = 0;
         // The first poll of a resumed task goes at once.
         let mut poll_now = first.is_none();
+        // The keys of the task's questions already answered (unique for the task's life).
+        let mut answered = HashSet::new();
         loop {
             let wait = if std::mem::take(&mut poll_now) {
                 Duration::ZERO
@@ -150,15 +160,8 @@ impl McpClient {
                 () = tokio::time::sleep(wait) => self.poll_task(server, task_id, context).await,
             };
             match polled {
-                Ok(Polled::Done(outcome)) => {
-                    if matches!(*outcome, Err(UpstreamError::TaskFailed { .. }))
-                        && reported.status == ToolTaskStatus::InputRequired
-                    {
-                        self.cancel_task(server, task_id, context).await;
-                    }
-                    return *outcome;
-                }
-                Ok(Polled::Running(task)) => {
+                Ok(Polled::Done(outcome)) => return *outcome,
+                Ok(Polled::Running(task, asked)) => {
                     failures = 0;
                     apply_hints(&task, &mut interval, &mut clock);
                     let now = reported_from(&task, task_id);
@@ -166,6 +169,19 @@ impl McpClient {
                         reported = now;
                         if let Some(events) = &context.events {
                             let _ = events.try_send(CallEvent::Task(reported.clone()));
+                        }
+                    }
+                    if let Some(asked) = asked {
+                        let given = self
+                            .give_task_input(server, task_id, asked, &mut answered, context)
+                            .await;
+                        match given {
+                            Ok(()) => poll_now = true,
+                            Err(error @ UpstreamError::TaskDetached { .. }) => return Err(error),
+                            Err(error) => {
+                                self.cancel_task(server, task_id, context).await;
+                                return Err(error);
+                            }
                         }
                     }
                 }
@@ -183,6 +199,39 @@ impl McpClient {
                 Err(error) => return Err(error),
             }
         }
+    }
+
+    /// Answers the questions of `asked` not answered yet, through the same parties as a
+    /// call's own (`crate::input_answers`), and sends the answers with `tasks/update`. The
+    /// caller's cancel ends it (`Cancelled`), its detach too (`TaskDetached`, the task kept).
+    async fn give_task_input(
+        &self,
+        server: &UpstreamServer,
+        task_id: &str,
+        asked: InputRequests,
+        answered: &mut HashSet<String>,
+        context: &CallContext,
+    ) -> Result<(), UpstreamError> {
+        let new: InputRequests = asked
+            .into_iter()
+            .filter(|(key, _)| !answered.contains(key))
+            .collect();
+        if new.is_empty() {
+            return Ok(());
+        }
+        answered.extend(new.keys().cloned());
+        let answerers = self.answerers(server, context);
+        let detach = context.detach.clone().unwrap_or_default();
+        let responses = tokio::select! {
+            biased;
+            () = detach.cancelled() => return Err(detached(task_id)),
+            () = context.cancellation.cancelled() => return Err(UpstreamError::Cancelled),
+            responses = super::input_required::answer_all(&answerers, new) => responses?,
+        };
+        let request = ClientRequest::UpdateTaskRequest(UpdateTaskRequest::new(
+            UpdateTaskParams::new(task_id.to_owned(), responses),
+        ));
+        self.send(server, request, context).await.map(|_| ())
     }
 
     /// One `tasks/get`.
@@ -240,11 +289,10 @@ fn polled_from(detailed: DetailedTask, task_id: &str, max_bytes: usize) -> Polle
             ended(format!("failed upstream: {message}"))
         }
         TaskPayload::Cancelled => ended("was cancelled by its server".to_owned()),
-        TaskPayload::InputRequired { .. } => ended(
-            "asked for input, which Switchboard does not give to tasks yet; it was cancelled"
-                .to_owned(),
-        ),
-        _ => Polled::Running(detailed.task),
+        TaskPayload::InputRequired { input_requests } => {
+            Polled::Running(detailed.task, Some(input_requests))
+        }
+        _ => Polled::Running(detailed.task, None),
     }
 }
 

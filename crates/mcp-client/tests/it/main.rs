@@ -20,6 +20,7 @@ mod oauth;
 mod silent;
 mod ssrf_battery;
 mod support;
+mod task_input;
 mod timeouts;
 mod url_policy;
 mod websocket;
