@@ -99,9 +99,7 @@ impl McpClient {
             state: asked.request_state,
         })
     }
-}
 
-impl McpClient {
     /// Who answers the questions of `context`'s call to `server`.
     pub(super) fn answerers(&self, server: &UpstreamServer, context: &CallContext) -> Answerers {
         Answerers {
