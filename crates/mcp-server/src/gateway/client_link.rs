@@ -2,18 +2,20 @@
 //! question of an `ASK_USER` call as an `elicitation/create` form ([`GatewayAsker`], only to a
 //! client that declared form elicitation, on a protocol generation that allows the server to
 //! ask), and the upstream's progress under the client's own `progressToken`
-//! ([`GatewayProgress`]). Both ride the request's own response stream (rmcp routes a request
-//! made from the handler's task, and a progress notification by its token, there).
+//! ([`GatewayProgress`]). Both ride the request's own response stream (the form names the
+//! request it is about, SEP-2260's originating request; a progress notification is routed by
+//! its token).
 //!
 //! The types here name no rmcp type in their interface: the host drives them with
 //! `switchboard_core`'s [`ApprovalQuestion`] and [`ClientAnswer`].
 
+use rmcp::model::GetExtensions;
 use rmcp::model::{
     CancelledNotificationParam, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult,
     ElicitationAction, ElicitationSchema, EnumSchema, ProgressNotificationParam, ProgressToken,
     ProtocolVersion, RequestId, ServerRequest,
 };
-use rmcp::service::{Peer, PeerRequestOptions, RequestContext, RoleServer};
+use rmcp::service::{OriginatingRequestId, Peer, PeerRequestOptions, RequestContext, RoleServer};
 use serde::Deserialize;
 use switchboard_core::{ApprovalQuestion, ClientAnswer};
 
@@ -28,6 +30,8 @@ const MAX_ARGUMENTS_CHARS: usize = 4000;
 #[derive(Clone, Debug)]
 pub struct GatewayAsker {
     peer: Peer<RoleServer>,
+    /// The client's `tools/call` the question is about: the form rides its response stream.
+    call_id: RequestId,
 }
 
 /// What an accepted form holds.
@@ -45,6 +49,7 @@ impl GatewayAsker {
         let version = context.protocol_version()?;
         (form && version < ProtocolVersion::V_2026_07_28).then(|| Self {
             peer: context.peer.clone(),
+            call_id: context.id.clone(),
         })
     }
 
@@ -56,7 +61,13 @@ impl GatewayAsker {
             Ok(params) => params,
             Err(reason) => return ClientAnswer::Unanswered(reason),
         };
-        let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+        let mut request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+        // Named, not left to the task it is sent from (the gate asks from a task of its own):
+        // without it rmcp sends the form on the standalone GET stream, which a client may not
+        // have opened yet, and the question waits unseen until it times out.
+        request
+            .extensions_mut()
+            .insert(OriginatingRequestId(self.call_id.clone()));
         let options = PeerRequestOptions::with_timeout(question.timeout);
         let handle = match self.peer.send_request_with_option(request, options).await {
             Ok(handle) => handle,
