@@ -69,19 +69,19 @@ pub(crate) async fn evaluate(
     };
     let store = &inner.store;
     let workspace_id = &request.principal.workspace_id;
-    let instructions = store
-        .get_server_instructions(workspace_id, server_id)
-        .await?
-        .and_then(|observed| observed.instructions);
+    // Independent reads run at once: on SQLite each is a round trip to a worker thread, and a
+    // call allowed by a rule waits for all of them before it leaves.
+    let (observed, conversation) = tokio::try_join!(
+        store.get_server_instructions(workspace_id, server_id),
+        store.get_conversation(workspace_id, &request.conversation_id),
+    )?;
+    let instructions = observed.and_then(|observed| observed.instructions);
     let pin = PinContext {
         server_id: server_id.clone(),
         pin_hash: pin_hash(&request.tool, instructions.as_deref()),
         definition: request.tool.clone(),
         instructions,
     };
-    let conversation = store
-        .get_conversation(workspace_id, &request.conversation_id)
-        .await?;
     let call = Evaluation {
         inner,
         request,
@@ -123,39 +123,42 @@ async fn admin_rule(
     tool_name: &str,
 ) -> StoreResult<AdminRule> {
     let store = &inner.store;
-    if let Some(bud_id) = bud_id {
-        let scope = ToolRuleScope::Bud(bud_id.clone());
-        if let Some(rule) = store
-            .get_tool_rule(workspace_id, &scope, server_id, tool_name)
-            .await?
-        {
-            return Ok(AdminRule {
-                policy: rule.policy,
-                pin_hash: rule.pin_hash,
-                source: RuleSource::Bud,
-                updated_by: rule.updated_by,
-            });
+    let bud_rule = async {
+        match bud_id {
+            Some(bud_id) => {
+                let scope = ToolRuleScope::Bud(bud_id.clone());
+                store
+                    .get_tool_rule(workspace_id, &scope, server_id, tool_name)
+                    .await
+            }
+            None => Ok(None),
         }
-    }
-    Ok(
-        match store
-            .get_tool_policy(workspace_id, server_id, tool_name)
-            .await?
-        {
-            Some(policy) => AdminRule {
-                policy: policy.policy,
-                pin_hash: policy.pinned_definition_hash,
-                source: RuleSource::Workspace,
-                updated_by: policy.updated_by,
-            },
-            None => AdminRule {
-                policy: inner.config.default_policy,
-                pin_hash: None,
-                source: RuleSource::Default,
-                updated_by: None,
-            },
+    };
+    // Both are read at once; the workspace's is used only when the bud has no rule.
+    let (bud_rule, workspace_policy) = tokio::try_join!(
+        bud_rule,
+        store.get_tool_policy(workspace_id, server_id, tool_name),
+    )?;
+    Ok(match (bud_rule, workspace_policy) {
+        (Some(rule), _) => AdminRule {
+            policy: rule.policy,
+            pin_hash: rule.pin_hash,
+            source: RuleSource::Bud,
+            updated_by: rule.updated_by,
         },
-    )
+        (None, Some(policy)) => AdminRule {
+            policy: policy.policy,
+            pin_hash: policy.pinned_definition_hash,
+            source: RuleSource::Workspace,
+            updated_by: policy.updated_by,
+        },
+        (None, None) => AdminRule {
+            policy: inner.config.default_policy,
+            pin_hash: None,
+            source: RuleSource::Default,
+            updated_by: None,
+        },
+    })
 }
 
 /// The policy an admin rule gives `tool_name` of `server_id` in `bud` (none: the workspace's):

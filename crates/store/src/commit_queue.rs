@@ -86,10 +86,7 @@ impl CommitQueue {
 
 /// A write on the caller's task, in its own transaction (the writer is gone).
 async fn run_alone(pool: &SqlitePool, job: Job) -> StoreResult<()> {
-    let mut transaction = pool.begin_with("BEGIN IMMEDIATE").await?;
-    job(&mut transaction).await?;
-    transaction.commit().await?;
-    Ok(())
+    run_lone(pool, job).await?
 }
 
 async fn run_writer(pool: SqlitePool, mut receiver: mpsc::UnboundedReceiver<Queued>) {
@@ -131,8 +128,15 @@ async fn commit_batch(pool: &SqlitePool, batch: Vec<Queued>) {
 
 /// `BEGIN IMMEDIATE`, each job in a savepoint (rolled back alone if it fails), `COMMIT`: each
 /// job's own outcome, or the error that stopped the batch (then nothing is committed: a
-/// transaction or savepoint dropped unfinished rolls back).
+/// transaction or savepoint dropped unfinished rolls back). A batch of one job needs no
+/// savepoint: its transaction is its savepoint ([`run_lone`]), two statements fewer on the
+/// path of every write made while no other is waiting (each statement is a round trip to
+/// sqlx's SQLite worker thread).
 async fn run_batch(pool: &SqlitePool, jobs: Vec<Job>) -> Result<Vec<StoreResult<()>>, sqlx::Error> {
+    if jobs.len() == 1 {
+        let job = jobs.into_iter().next().expect("one job");
+        return Ok(vec![run_lone(pool, job).await?]);
+    }
     let mut transaction = pool.begin_with("BEGIN IMMEDIATE").await?;
     let mut outcomes = Vec::with_capacity(jobs.len());
     for job in jobs {
@@ -147,6 +151,19 @@ async fn run_batch(pool: &SqlitePool, jobs: Vec<Job>) -> Result<Vec<StoreResult<
     }
     transaction.commit().await?;
     Ok(outcomes)
+}
+
+/// One job in its own transaction: committed if it succeeds, rolled back if it fails (its
+/// error is the job's outcome; only a failed `BEGIN` or `COMMIT` is the batch's error).
+async fn run_lone(pool: &SqlitePool, job: Job) -> Result<StoreResult<()>, sqlx::Error> {
+    let mut transaction = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let outcome = job(&mut transaction).await;
+    if outcome.is_ok() {
+        transaction.commit().await?;
+    } else {
+        transaction.rollback().await?;
+    }
+    Ok(outcome)
 }
 
 /// Runs `$body` with `$tx` bound to a write transaction, like `write_transaction!`, but on SQLite

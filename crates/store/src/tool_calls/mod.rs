@@ -228,33 +228,28 @@ impl Store {
         let instance_id = self.owning_instance().map(str::to_owned);
         grouped_write!(self, |tx| {
             let workspace_id = row.workspace_id.as_str();
-            let parents = [
-                (
-                    "conversation",
-                    "SELECT COUNT(*) FROM conversations WHERE workspace_id = $1 AND id = $2",
-                    Some(row.conversation_id.as_str()),
-                ),
-                (
-                    "message",
-                    "SELECT COUNT(*) FROM messages WHERE workspace_id = $1 AND id = $2",
-                    row.message_id.as_ref().map(MessageId::as_str),
-                ),
-                (
-                    "server",
-                    "SELECT COUNT(*) FROM mcp_servers WHERE workspace_id = $1 AND id = $2",
-                    row.server_id.as_ref().map(ServerId::as_str),
-                ),
+            // The parents are checked in one statement (each is a round trip on SQLite).
+            let (conversations, messages, servers): (i64, i64, i64) = sqlx::query_as(
+                "SELECT \
+                 (SELECT COUNT(*) FROM conversations WHERE workspace_id = $1 AND id = $2), \
+                 CASE WHEN $3 IS NULL THEN 1 ELSE \
+                 (SELECT COUNT(*) FROM messages WHERE workspace_id = $1 AND id = $3) END, \
+                 CASE WHEN $4 IS NULL THEN 1 ELSE \
+                 (SELECT COUNT(*) FROM mcp_servers WHERE workspace_id = $1 AND id = $4) END",
+            )
+            .bind(workspace_id)
+            .bind(row.conversation_id.as_str())
+            .bind(row.message_id.as_ref().map(MessageId::as_str))
+            .bind(row.server_id.as_ref().map(ServerId::as_str))
+            .fetch_one(&mut *tx)
+            .await?;
+            let missing = [
+                ("conversation", conversations),
+                ("message", messages),
+                ("server", servers),
             ];
-            for (entity, sql, id) in parents {
-                let Some(id) = id else { continue };
-                let found: i64 = sqlx::query_scalar(sql)
-                    .bind(workspace_id)
-                    .bind(id)
-                    .fetch_one(&mut *tx)
-                    .await?;
-                if found == 0 {
-                    return Err(StoreError::not_found(entity));
-                }
+            if let Some((entity, _)) = missing.into_iter().find(|(_, found)| *found == 0) {
+                return Err(StoreError::not_found(entity));
             }
             sqlx::query(
                 "INSERT INTO tool_calls (id, workspace_id, conversation_id, message_id, llm_call_id, \

@@ -4,7 +4,7 @@
 
 use crate::fixtures::{new_conversation, new_tool_call, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
-use switchboard_core::{ConversationId, ToolCallId, ToolCallState};
+use switchboard_core::{ConversationId, MessageId, ServerId, ToolCallId, ToolCallState};
 use switchboard_store::{AuditSearch, NewAuditEvent, StoreError, ToolCallOutcome};
 
 store_test!(
@@ -49,6 +49,21 @@ async fn a_rule_allowed_call_is_created_dispatched(test: TestStore) {
         ),
         "{orphan:?}"
     );
+    // Each parent is checked (in one statement), and the missing one is named.
+    let mut unknown_message = new_tool_call(&conversation.id, None, "call_4");
+    unknown_message.message_id = Some(MessageId::generate());
+    let mut unknown_server = new_tool_call(&conversation.id, None, "call_5");
+    unknown_server.server_id = Some(ServerId::generate());
+    for (new_call, missing) in [(unknown_message, "message"), (unknown_server, "server")] {
+        let error = store
+            .create_dispatched_tool_call(&workspace.id, ToolCallId::generate(), new_call)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, StoreError::NotFound { entity } if entity == missing),
+            "{missing}: {error:?}"
+        );
+    }
     let taken = store
         .create_tool_call_with_id(
             &workspace.id,
