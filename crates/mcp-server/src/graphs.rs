@@ -2,6 +2,12 @@
 //! way to change them: every change is validated (plan), stored, then made visible (commit),
 //! one writer per workspace at a time. Readers never wait for storage.
 //!
+//! Replicas sharing a database each hold their own copy, kept coherent by the stored graph's
+//! generation: a change is stored only from the generation its plan was made against (else it
+//! is planned again on the reloaded graph, so no replica's change is lost or made on a stale
+//! graph), and a workspace's graph is reloaded before use when the stored generation is ahead
+//! of it (one indexed read per use, only where the database is shared).
+//!
 //! Used by the MCP tools and by the admin HTTP routes alike, so both see the same graph.
 
 use crate::answer_cache::AnswerCache;
@@ -9,6 +15,7 @@ use crate::config::CacheLifetimes;
 use crate::persistence::{GraphPersistence, InMemoryOnly, PersistenceError};
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard};
 use switchboard_core::WorkspaceId;
 use switchboard_kg::{
@@ -103,13 +110,15 @@ impl KnowledgeGraphs {
         &self,
         workspace_id: &WorkspaceId,
     ) -> Result<Arc<WorkspaceGraph>, GraphError> {
-        if let Some(graph) = self
+        let cached = self
             .workspaces
             .read()
             .expect("graphs lock")
             .get(workspace_id)
-        {
-            return Ok(graph.clone());
+            .cloned();
+        if let Some(graph) = cached {
+            graph.catch_up().await?;
+            return Ok(graph);
         }
         let _loading = self.loading.lock().await;
         if let Some(graph) = self
@@ -120,13 +129,10 @@ impl KnowledgeGraphs {
         {
             return Ok(graph.clone());
         }
-        let graph = self
-            .shared
-            .persistence
-            .load_graph(workspace_id)
-            .await?
-            .unwrap_or_default();
-        Ok(self.install(workspace_id, graph))
+        let loaded = self.shared.persistence.load_graph(workspace_id).await?;
+        let (graph, generation) =
+            loaded.map_or_else(Default::default, |loaded| (loaded.graph, loaded.generation));
+        Ok(self.install(workspace_id, graph, generation))
     }
 
     /// Loads the sample dataset into `workspace_id` unless it already has a stored graph.
@@ -150,22 +156,28 @@ impl KnowledgeGraphs {
             .duration_trunc(TimeDelta::microseconds(1))
             .unwrap_or(now);
         let sample = sample_graph(now);
-        if !self
+        let Some(generation) = self
             .shared
             .persistence
             .save_new_graph(workspace_id, &sample)
             .await?
-        {
+        else {
             return Ok(false);
-        }
-        self.install(workspace_id, sample);
+        };
+        self.install(workspace_id, sample, generation);
         Ok(true)
     }
 
-    fn install(&self, workspace_id: &WorkspaceId, graph: KnowledgeGraph) -> Arc<WorkspaceGraph> {
+    fn install(
+        &self,
+        workspace_id: &WorkspaceId,
+        graph: KnowledgeGraph,
+        generation: u64,
+    ) -> Arc<WorkspaceGraph> {
         let workspace_graph = Arc::new(WorkspaceGraph {
             workspace_id: workspace_id.clone(),
             graph: RwLock::new(graph),
+            generation: AtomicU64::new(generation),
             writer: AsyncMutex::new(()),
             answers: AnswerCache::new(self.shared.lifetimes),
             shared: self.shared.clone(),
@@ -182,7 +194,9 @@ impl KnowledgeGraphs {
 pub struct WorkspaceGraph {
     workspace_id: WorkspaceId,
     graph: RwLock<KnowledgeGraph>,
-    /// Serializes plan → store → commit so a plan is never stale when committed.
+    /// The stored generation `graph` is of (moved on by each change this process stores).
+    generation: AtomicU64,
+    /// Serializes plan → store → commit (and reloads) so a plan is never stale when committed.
     writer: AsyncMutex<()>,
     answers: AnswerCache,
     shared: Arc<Shared>,
@@ -210,6 +224,81 @@ impl WorkspaceGraph {
         &self.answers
     }
 
+    /// Catches up with changes another process stored (a replica on the same database): the
+    /// graph is reloaded when the stored generation is ahead of it. No query where only this
+    /// process writes.
+    async fn catch_up(&self) -> Result<(), GraphError> {
+        let Some(stored) = self
+            .shared
+            .persistence
+            .shared_generation(&self.workspace_id)
+            .await?
+        else {
+            return Ok(());
+        };
+        if stored <= self.generation.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let _writer = self.writer.lock().await;
+        if stored <= self.generation.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.reload().await
+    }
+
+    /// Replaces the graph with the stored one; the writer lock must be held. Cached answers
+    /// are dropped.
+    async fn reload(&self) -> Result<(), GraphError> {
+        let loaded = self
+            .shared
+            .persistence
+            .load_graph(&self.workspace_id)
+            .await?;
+        let (graph, generation) =
+            loaded.map_or_else(Default::default, |loaded| (loaded.graph, loaded.generation));
+        *self.graph.write().expect("graph lock") = graph;
+        self.generation.store(generation, Ordering::SeqCst);
+        self.answers.invalidate();
+        tracing::debug!(workspace_id = %self.workspace_id, generation, "reloaded the knowledge graph another process changed");
+        Ok(())
+    }
+
+    /// Plans a change on the graph and stores it from the graph's generation; when another
+    /// process stored a change first, reloads and plans again (a few times at most). The
+    /// writer lock must be held; the caller makes the stored plan visible. `store` gives no
+    /// future when the plan changes nothing (nothing is stored, the generation stays).
+    async fn store_planned<P>(
+        &self,
+        plan: impl Fn(&KnowledgeGraph) -> Result<P, KgError>,
+        store: impl for<'p> Fn(
+            &'p dyn GraphPersistence,
+            &'p WorkspaceId,
+            &'p P,
+            u64,
+        ) -> Option<StoreFuture<'p>>,
+    ) -> Result<P, GraphError> {
+        let mut attempts = 0;
+        loop {
+            let planned = plan(&self.read())?;
+            let generation = self.generation.load(Ordering::SeqCst);
+            let persistence = self.shared.persistence.as_ref();
+            let Some(stored) = store(persistence, &self.workspace_id, &planned, generation) else {
+                return Ok(planned);
+            };
+            match stored.await {
+                Ok(()) => {
+                    self.generation.store(generation + 1, Ordering::SeqCst);
+                    return Ok(planned);
+                }
+                Err(PersistenceError::Stale) if attempts < STALE_RETRIES => {
+                    attempts += 1;
+                    self.reload().await?;
+                }
+                Err(error) => return Err(error.into()),
+            }
+        }
+    }
+
     /// Replaces the whole schema; `None` when nothing changed.
     pub async fn apply_schema(
         &self,
@@ -217,8 +306,14 @@ impl WorkspaceGraph {
         message: Option<String>,
     ) -> Result<Option<SchemaUpdate>, GraphError> {
         let _writer = self.writer.lock().await;
-        let update = self.read().plan_schema(schema, now(), message)?;
-        self.commit_schema_update(update).await
+        let at = now();
+        let update = self
+            .store_planned(
+                |graph| graph.plan_schema(schema.clone(), at, message.clone()),
+                store_schema_update,
+            )
+            .await?;
+        Ok(self.commit_schema_update(update))
     }
 
     /// Applies one targeted schema edit; `None` when nothing changed.
@@ -228,21 +323,19 @@ impl WorkspaceGraph {
         message: Option<String>,
     ) -> Result<Option<SchemaUpdate>, GraphError> {
         let _writer = self.writer.lock().await;
-        let update = self.read().plan_schema_edit(edit, now(), message)?;
-        self.commit_schema_update(update).await
+        let at = now();
+        let update = self
+            .store_planned(
+                |graph| graph.plan_schema_edit(edit.clone(), at, message.clone()),
+                store_schema_update,
+            )
+            .await?;
+        Ok(self.commit_schema_update(update))
     }
 
-    async fn commit_schema_update(
-        &self,
-        update: Option<SchemaUpdate>,
-    ) -> Result<Option<SchemaUpdate>, GraphError> {
-        let Some(update) = update else {
-            return Ok(None);
-        };
-        self.shared
-            .persistence
-            .save_schema_update(&self.workspace_id, &update)
-            .await?;
+    /// Makes a stored schema update visible.
+    fn commit_schema_update(&self, update: Option<SchemaUpdate>) -> Option<SchemaUpdate> {
+        let update = update?;
         {
             let mut graph = self.graph.write().expect("graph lock");
             graph.commit_schema(update.clone());
@@ -260,15 +353,24 @@ impl WorkspaceGraph {
             version: update.version.version.clone(),
             changed_types,
         });
-        Ok(Some(update))
+        Some(update)
     }
 
     pub async fn create_object(&self, new_object: NewObject) -> Result<ObjectRecord, GraphError> {
         let _writer = self.writer.lock().await;
-        let object = self.read().plan_object(new_object, now())?;
-        self.shared
-            .persistence
-            .save_records(&self.workspace_id, std::slice::from_ref(&object), &[])
+        let at = now();
+        let object = self
+            .store_planned(
+                |graph| graph.plan_object(new_object.clone(), at),
+                |persistence, workspace_id, object, generation| {
+                    Some(persistence.save_records(
+                        workspace_id,
+                        generation,
+                        std::slice::from_ref(object),
+                        &[],
+                    ))
+                },
+            )
             .await?;
         self.graph
             .write()
@@ -283,10 +385,19 @@ impl WorkspaceGraph {
         new_relationship: NewRelationship,
     ) -> Result<RelationshipRecord, GraphError> {
         let _writer = self.writer.lock().await;
-        let relationship = self.read().plan_relationship(new_relationship, now())?;
-        self.shared
-            .persistence
-            .save_records(&self.workspace_id, &[], std::slice::from_ref(&relationship))
+        let at = now();
+        let relationship = self
+            .store_planned(
+                |graph| graph.plan_relationship(new_relationship.clone(), at),
+                |persistence, workspace_id, relationship, generation| {
+                    Some(persistence.save_records(
+                        workspace_id,
+                        generation,
+                        &[],
+                        std::slice::from_ref(relationship),
+                    ))
+                },
+            )
             .await?;
         let types = self.endpoint_types(&relationship);
         self.graph
@@ -299,18 +410,22 @@ impl WorkspaceGraph {
 
     pub async fn delete_object(&self, id: &str) -> Result<ObjectDeletion, GraphError> {
         let _writer = self.writer.lock().await;
-        let deletion = self.read().plan_delete_object(id)?;
-        let relationship_ids: Vec<String> = deletion
-            .relationships
-            .iter()
-            .map(|r| r.id.clone())
-            .collect();
-        self.shared
-            .persistence
-            .delete_records(
-                &self.workspace_id,
-                std::slice::from_ref(&deletion.object.id),
-                &relationship_ids,
+        let deletion = self
+            .store_planned(
+                |graph| graph.plan_delete_object(id),
+                |persistence, workspace_id, deletion, generation| {
+                    let relationship_ids: Vec<String> = deletion
+                        .relationships
+                        .iter()
+                        .map(|r| r.id.clone())
+                        .collect();
+                    let object_ids = std::slice::from_ref(&deletion.object.id);
+                    Some(Box::pin(async move {
+                        persistence
+                            .delete_records(workspace_id, generation, object_ids, &relationship_ids)
+                            .await
+                    }))
+                },
             )
             .await?;
         self.graph.write().expect("graph lock").delete_object(id)?;
@@ -320,13 +435,17 @@ impl WorkspaceGraph {
 
     pub async fn delete_relationship(&self, id: &str) -> Result<RelationshipRecord, GraphError> {
         let _writer = self.writer.lock().await;
-        let relationship = self.read().plan_delete_relationship(id)?;
-        self.shared
-            .persistence
-            .delete_records(
-                &self.workspace_id,
-                &[],
-                std::slice::from_ref(&relationship.id),
+        let relationship = self
+            .store_planned(
+                |graph| graph.plan_delete_relationship(id),
+                |persistence, workspace_id, relationship, generation| {
+                    Some(persistence.delete_records(
+                        workspace_id,
+                        generation,
+                        &[],
+                        std::slice::from_ref(&relationship.id),
+                    ))
+                },
             )
             .await?;
         let types = self.endpoint_types(&relationship);
@@ -345,10 +464,19 @@ impl WorkspaceGraph {
         relationships: Vec<NewRelationship>,
     ) -> Result<ImportPlan, GraphError> {
         let _writer = self.writer.lock().await;
-        let plan = self.read().plan_import(objects, relationships, now())?;
-        self.shared
-            .persistence
-            .save_records(&self.workspace_id, &plan.objects, &plan.relationships)
+        let at = now();
+        let plan = self
+            .store_planned(
+                |graph| graph.plan_import(objects.clone(), relationships.clone(), at),
+                |persistence, workspace_id, plan, generation| {
+                    Some(persistence.save_records(
+                        workspace_id,
+                        generation,
+                        &plan.objects,
+                        &plan.relationships,
+                    ))
+                },
+            )
             .await?;
         let mut types: Vec<String> = plan.objects.iter().map(|o| o.object_type.clone()).collect();
         types.sort();
@@ -375,4 +503,22 @@ impl WorkspaceGraph {
             object_types,
         });
     }
+}
+
+/// How many times a change is planned again after another process stored one first.
+const STALE_RETRIES: u32 = 20;
+
+/// A store of a planned change (see [`WorkspaceGraph::store_planned`]).
+type StoreFuture<'p> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), PersistenceError>> + Send + 'p>>;
+
+/// Stores a schema update (none when the plan changed nothing).
+fn store_schema_update<'p>(
+    persistence: &'p dyn GraphPersistence,
+    workspace_id: &'p WorkspaceId,
+    update: &'p Option<SchemaUpdate>,
+    generation: u64,
+) -> Option<StoreFuture<'p>> {
+    let update = update.as_ref()?;
+    Some(persistence.save_schema_update(workspace_id, generation, update))
 }

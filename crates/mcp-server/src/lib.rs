@@ -36,7 +36,7 @@ pub use auth::{
 pub use config::{ANONYMOUS_SCOPES_ENV, CacheLifetimes, KgConfig};
 pub use endpoint::{DEFAULT_MAX_REQUEST_BODY_BYTES, KgEndpoint};
 pub use graphs::{GraphError, GraphEvent, KnowledgeGraphs, WorkspaceGraph};
-pub use persistence::{GraphPersistence, InMemoryOnly, PersistenceError};
+pub use persistence::{GraphPersistence, InMemoryOnly, LoadedGraph, PersistenceError};
 pub use service::{
     KG_UPSTREAM_NAME, KnowledgeGraphService, OWN_KG_ENDPOINT_MARKER, register_kg_upstream,
 };

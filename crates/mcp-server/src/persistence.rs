@@ -9,28 +9,53 @@ use switchboard_kg::{KnowledgeGraph, ObjectRecord, RelationshipRecord, SchemaUpd
 
 /// Storing or loading a graph failed; the change was not applied.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("knowledge graph storage failed: {0}")]
-pub struct PersistenceError(pub String);
+pub enum PersistenceError {
+    #[error("knowledge graph storage failed: {0}")]
+    Failed(String),
+    /// Another process (a replica on the same database) stored a change after the generation
+    /// this one was planned against: nothing was stored; reload and plan again.
+    #[error("the knowledge graph was changed by another process meanwhile")]
+    Stale,
+}
 
+/// A stored graph and its generation (moved on by every stored change, whichever process
+/// made it).
+#[derive(Debug)]
+pub struct LoadedGraph {
+    pub graph: KnowledgeGraph,
+    pub generation: u64,
+}
+
+/// Each change names the generation its plan was made against and is stored only if the
+/// stored graph is still of that generation ([`PersistenceError::Stale`] otherwise).
 #[async_trait]
 pub trait GraphPersistence: Send + Sync + 'static {
     /// The stored graph of a workspace; `None` when it never stored one.
     async fn load_graph(
         &self,
         workspace_id: &WorkspaceId,
-    ) -> Result<Option<KnowledgeGraph>, PersistenceError>;
+    ) -> Result<Option<LoadedGraph>, PersistenceError>;
 
-    /// Stores a whole graph for a workspace that has none yet (the sample dataset). Returns
-    /// `false`, storing nothing, when the workspace already has a graph.
+    /// The stored generation when other processes may change the graph (replicas sharing a
+    /// PostgreSQL database), for readers to catch up first; `None` when only this process
+    /// writes it (there is nothing to check).
+    async fn shared_generation(
+        &self,
+        workspace_id: &WorkspaceId,
+    ) -> Result<Option<u64>, PersistenceError>;
+
+    /// Stores a whole graph for a workspace that has none yet (the sample dataset): its
+    /// generation, or `None`, storing nothing, when the workspace already has a graph.
     async fn save_new_graph(
         &self,
         workspace_id: &WorkspaceId,
         graph: &KnowledgeGraph,
-    ) -> Result<bool, PersistenceError>;
+    ) -> Result<Option<u64>, PersistenceError>;
 
     async fn save_schema_update(
         &self,
         workspace_id: &WorkspaceId,
+        expected_generation: u64,
         update: &SchemaUpdate,
     ) -> Result<(), PersistenceError>;
 
@@ -38,6 +63,7 @@ pub trait GraphPersistence: Send + Sync + 'static {
     async fn save_records(
         &self,
         workspace_id: &WorkspaceId,
+        expected_generation: u64,
         objects: &[ObjectRecord],
         relationships: &[RelationshipRecord],
     ) -> Result<(), PersistenceError>;
@@ -46,6 +72,7 @@ pub trait GraphPersistence: Send + Sync + 'static {
     async fn delete_records(
         &self,
         workspace_id: &WorkspaceId,
+        expected_generation: u64,
         object_ids: &[String],
         relationship_ids: &[String],
     ) -> Result<(), PersistenceError>;
@@ -57,10 +84,11 @@ pub struct InMemoryOnly;
 
 #[async_trait]
 impl GraphPersistence for InMemoryOnly {
-    async fn load_graph(
-        &self,
-        _: &WorkspaceId,
-    ) -> Result<Option<KnowledgeGraph>, PersistenceError> {
+    async fn load_graph(&self, _: &WorkspaceId) -> Result<Option<LoadedGraph>, PersistenceError> {
+        Ok(None)
+    }
+
+    async fn shared_generation(&self, _: &WorkspaceId) -> Result<Option<u64>, PersistenceError> {
         Ok(None)
     }
 
@@ -68,13 +96,14 @@ impl GraphPersistence for InMemoryOnly {
         &self,
         _: &WorkspaceId,
         _: &KnowledgeGraph,
-    ) -> Result<bool, PersistenceError> {
-        Ok(true)
+    ) -> Result<Option<u64>, PersistenceError> {
+        Ok(Some(1))
     }
 
     async fn save_schema_update(
         &self,
         _: &WorkspaceId,
+        _: u64,
         _: &SchemaUpdate,
     ) -> Result<(), PersistenceError> {
         Ok(())
@@ -83,6 +112,7 @@ impl GraphPersistence for InMemoryOnly {
     async fn save_records(
         &self,
         _: &WorkspaceId,
+        _: u64,
         _: &[ObjectRecord],
         _: &[RelationshipRecord],
     ) -> Result<(), PersistenceError> {
@@ -92,6 +122,7 @@ impl GraphPersistence for InMemoryOnly {
     async fn delete_records(
         &self,
         _: &WorkspaceId,
+        _: u64,
         _: &[String],
         _: &[String],
     ) -> Result<(), PersistenceError> {

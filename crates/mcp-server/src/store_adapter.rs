@@ -2,13 +2,13 @@
 //! checked with `Store::authenticate`, graphs live in the store's knowledge-graph tables.
 
 use crate::auth::{TokenVerifier, VerifyError};
-use crate::persistence::{GraphPersistence, PersistenceError};
+use crate::persistence::{GraphPersistence, LoadedGraph, PersistenceError};
 use async_trait::async_trait;
 use switchboard_core::{Principal, WorkspaceId};
 use switchboard_kg::{
     KnowledgeGraph, ObjectRecord, RelationshipRecord, SchemaHistory, SchemaUpdate,
 };
-use switchboard_store::{Store, StoreError, StoredKnowledgeGraph};
+use switchboard_store::{BackendKind, Store, StoreError, StoredKnowledgeGraph};
 
 /// Verifies bearer tokens against the store (hash lookup; revoked and expired tokens fail);
 /// its revocation epoch is the store's, so a revocation empties the endpoint's token cache.
@@ -34,13 +34,17 @@ impl TokenVerifier for StoreTokenVerifier {
 pub struct StoreGraphPersistence(pub Store);
 
 fn storage(error: StoreError) -> PersistenceError {
-    PersistenceError(error.to_string())
+    match error {
+        StoreError::Conflict(_) => PersistenceError::Stale,
+        other => PersistenceError::Failed(other.to_string()),
+    }
 }
 
 /// The store's form of a whole graph.
 pub fn stored_form(graph: &KnowledgeGraph) -> StoredKnowledgeGraph {
     let data = graph.export();
     StoredKnowledgeGraph {
+        generation: 0,
         versions: graph.history().versioned_schemas().to_vec(),
         changelog: graph.history().changelog().to_vec(),
         objects: data.objects,
@@ -53,26 +57,46 @@ impl GraphPersistence for StoreGraphPersistence {
     async fn load_graph(
         &self,
         workspace_id: &WorkspaceId,
-    ) -> Result<Option<KnowledgeGraph>, PersistenceError> {
+    ) -> Result<Option<LoadedGraph>, PersistenceError> {
         let Some(stored) = self.0.kg_load(workspace_id).await.map_err(storage)? else {
             return Ok(None);
         };
         let history =
             SchemaHistory::from_parts(stored.versions, stored.changelog).map_err(|error| {
-                PersistenceError(format!("stored schema history of {workspace_id}: {error}"))
+                PersistenceError::Failed(format!(
+                    "stored schema history of {workspace_id}: {error}"
+                ))
             })?;
         let graph = KnowledgeGraph::restore(history, stored.objects, stored.relationships)
             .map_err(|error| {
-                PersistenceError(format!("stored graph of {workspace_id}: {error}"))
+                PersistenceError::Failed(format!("stored graph of {workspace_id}: {error}"))
             })?;
-        Ok(Some(graph))
+        Ok(Some(LoadedGraph {
+            graph,
+            generation: stored.generation,
+        }))
+    }
+
+    /// Only PostgreSQL is shared by several processes (one process per SQLite file).
+    async fn shared_generation(
+        &self,
+        workspace_id: &WorkspaceId,
+    ) -> Result<Option<u64>, PersistenceError> {
+        if self.0.backend_kind() != BackendKind::Postgres {
+            return Ok(None);
+        }
+        self.0
+            .kg_generation(workspace_id)
+            .await
+            .map(Some)
+            .map_err(storage)
     }
 
     async fn save_new_graph(
         &self,
         workspace_id: &WorkspaceId,
         graph: &KnowledgeGraph,
-    ) -> Result<bool, PersistenceError> {
+    ) -> Result<Option<u64>, PersistenceError> {
         self.0
             .kg_save_new_graph(workspace_id, &stored_form(graph))
             .await
@@ -82,10 +106,11 @@ impl GraphPersistence for StoreGraphPersistence {
     async fn save_schema_update(
         &self,
         workspace_id: &WorkspaceId,
+        expected_generation: u64,
         update: &SchemaUpdate,
     ) -> Result<(), PersistenceError> {
         self.0
-            .kg_save_schema_update(workspace_id, update)
+            .kg_save_schema_update(workspace_id, expected_generation, update)
             .await
             .map_err(storage)
     }
@@ -93,11 +118,12 @@ impl GraphPersistence for StoreGraphPersistence {
     async fn save_records(
         &self,
         workspace_id: &WorkspaceId,
+        expected_generation: u64,
         objects: &[ObjectRecord],
         relationships: &[RelationshipRecord],
     ) -> Result<(), PersistenceError> {
         self.0
-            .kg_insert_records(workspace_id, objects, relationships)
+            .kg_insert_records(workspace_id, expected_generation, objects, relationships)
             .await
             .map_err(storage)
     }
@@ -105,11 +131,17 @@ impl GraphPersistence for StoreGraphPersistence {
     async fn delete_records(
         &self,
         workspace_id: &WorkspaceId,
+        expected_generation: u64,
         object_ids: &[String],
         relationship_ids: &[String],
     ) -> Result<(), PersistenceError> {
         self.0
-            .kg_delete_records(workspace_id, object_ids, relationship_ids)
+            .kg_delete_records(
+                workspace_id,
+                expected_generation,
+                object_ids,
+                relationship_ids,
+            )
             .await
             .map_err(storage)
     }

@@ -23,6 +23,9 @@ use switchboard_kg::{
 /// in creation order).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StoredKnowledgeGraph {
+    /// The graph's generation when it was read (see [`Store::kg_generation`]); the data may be
+    /// newer, never older. Ignored by [`Store::kg_save_new_graph`].
+    pub generation: u64,
     pub versions: Vec<VersionedSchema>,
     pub changelog: Vec<ChangelogEntry>,
     pub objects: Vec<ObjectRecord>,
@@ -150,6 +153,41 @@ macro_rules! insert_version {
     }};
 }
 
+/// Moves the workspace's graph generation on by one, from `$expected` only: `Conflict` when
+/// another writer moved it first (nothing this transaction wrote is then committed).
+macro_rules! advance_generation {
+    ($tx:ident, $ws:expr, $expected:expr) => {{
+        let expected: u64 = $expected;
+        let moved = if expected == 0 {
+            sqlx::query(
+                "INSERT INTO kg_generations (workspace_id, generation) VALUES ($1, 1) \
+                 ON CONFLICT (workspace_id) DO NOTHING",
+            )
+            .bind($ws)
+            .execute(&mut *$tx)
+            .await?
+        } else {
+            sqlx::query(
+                "UPDATE kg_generations SET generation = generation + 1 \
+                 WHERE workspace_id = $1 AND generation = $2",
+            )
+            .bind($ws)
+            .bind(generation_value(expected)?)
+            .execute(&mut *$tx)
+            .await?
+        };
+        if moved.rows_affected() == 0 {
+            return Err(StoreError::Conflict(format!(
+                "the knowledge graph changed after generation {expected}"
+            )));
+        }
+    }};
+}
+
+fn generation_value(generation: u64) -> StoreResult<i64> {
+    i64::try_from(generation).map_err(|_| StoreError::invalid("generation", "out of range"))
+}
+
 macro_rules! insert_object {
     ($tx:ident, $ws:expr, $object:expr) => {{
         let object: &ObjectRecord = $object;
@@ -196,6 +234,8 @@ impl Store {
         workspace_id: &WorkspaceId,
     ) -> StoreResult<Option<StoredKnowledgeGraph>> {
         let ws = workspace_id.as_str();
+        // Read first: what follows is at least as new.
+        let generation = self.kg_generation(workspace_id).await?;
         let versions: Vec<VersionRow> = on_backend!(self, |pool| {
             sqlx::query_as(
             "SELECT sequence, version, message, schema, object_type_count, relationship_type_count, \
@@ -235,6 +275,7 @@ impl Store {
         .await
         })?;
         Ok(Some(StoredKnowledgeGraph {
+            generation,
             versions: versions.into_iter().map(versioned_schema).collect(),
             changelog: changes
                 .into_iter()
@@ -245,13 +286,27 @@ impl Store {
         }))
     }
 
+    /// The generation of `workspace_id`'s stored graph: moved on by every change, in the
+    /// change's own transaction, so a process whose graph in memory is of an older generation
+    /// knows another one (a replica) changed it. 0 before the first change.
+    pub async fn kg_generation(&self, workspace_id: &WorkspaceId) -> StoreResult<u64> {
+        let generation: Option<i64> = on_backend!(self, |pool| sqlx::query_scalar(
+            "SELECT generation FROM kg_generations WHERE workspace_id = $1"
+        )
+        .bind(workspace_id.as_str())
+        .fetch_optional(pool)
+        .await)?;
+        Ok(generation.map_or(0, |generation| generation.max(0) as u64))
+    }
+
     /// Stores a whole graph for a workspace that has none yet (the sample dataset), in one
-    /// transaction. Returns `false`, storing nothing, when the workspace already has a schema.
+    /// transaction. Returns the graph's generation, or `None`, storing nothing, when the
+    /// workspace already has a schema.
     pub async fn kg_save_new_graph(
         &self,
         workspace_id: &WorkspaceId,
         graph: &StoredKnowledgeGraph,
-    ) -> StoreResult<bool> {
+    ) -> StoreResult<Option<u64>> {
         let ws = workspace_id.as_str();
         let stored = write_transaction!(self, |tx| {
             let existing: i64 = sqlx::query_scalar(
@@ -261,8 +316,16 @@ impl Store {
             .fetch_one(&mut *tx)
             .await?;
             if existing > 0 {
-                false
+                None
             } else {
+                let generation: i64 = sqlx::query_scalar(
+                    "INSERT INTO kg_generations (workspace_id, generation) VALUES ($1, 1) \
+                     ON CONFLICT (workspace_id) DO UPDATE \
+                     SET generation = kg_generations.generation + 1 RETURNING generation",
+                )
+                .bind(ws)
+                .fetch_one(&mut *tx)
+                .await?;
                 for versioned in &graph.versions {
                     let entries: Vec<&ChangelogEntry> = graph
                         .changelog
@@ -277,16 +340,19 @@ impl Store {
                 for relationship in &graph.relationships {
                     insert_relationship!(tx, ws, relationship);
                 }
-                true
+                Some(generation.max(0) as u64)
             }
         });
         Ok(stored)
     }
 
-    /// Appends one schema version and its changelog entries.
+    /// Appends one schema version and its changelog entries, moving the generation on from
+    /// `expected_generation` (`Conflict`, nothing stored, when another writer moved it first;
+    /// so for the writes below).
     pub async fn kg_save_schema_update(
         &self,
         workspace_id: &WorkspaceId,
+        expected_generation: u64,
         update: &SchemaUpdate,
     ) -> StoreResult<()> {
         let ws = workspace_id.as_str();
@@ -296,6 +362,7 @@ impl Store {
         };
         let entries: Vec<&ChangelogEntry> = update.changes.iter().collect();
         write_transaction!(self, |tx| {
+            advance_generation!(tx, ws, expected_generation);
             insert_version!(tx, ws, &versioned, entries);
         });
         Ok(())
@@ -305,11 +372,13 @@ impl Store {
     pub async fn kg_insert_records(
         &self,
         workspace_id: &WorkspaceId,
+        expected_generation: u64,
         objects: &[ObjectRecord],
         relationships: &[RelationshipRecord],
     ) -> StoreResult<()> {
         let ws = workspace_id.as_str();
         write_transaction!(self, |tx| {
+            advance_generation!(tx, ws, expected_generation);
             for object in objects {
                 insert_object!(tx, ws, object);
             }
@@ -325,11 +394,13 @@ impl Store {
     pub async fn kg_delete_records(
         &self,
         workspace_id: &WorkspaceId,
+        expected_generation: u64,
         object_ids: &[String],
         relationship_ids: &[String],
     ) -> StoreResult<()> {
         let ws = workspace_id.as_str();
         write_transaction!(self, |tx| {
+            advance_generation!(tx, ws, expected_generation);
             for id in relationship_ids {
                 sqlx::query("DELETE FROM kg_relationships WHERE workspace_id = $1 AND id = $2")
                     .bind(ws)

@@ -47,8 +47,10 @@
 //! - [`revocations`]: `revocation_epoch` (moves at every revocation, cheap to read),
 //!   `follow_revocations` (other processes' revocations: NOTIFY on PostgreSQL, a poll on SQLite).
 //! - [`bootstrap`]: `bootstrap_default(admin_token)` → `Option<Bootstrapped>`.
-//! - [`kg`]: `kg_load` → [`StoredKnowledgeGraph`], `kg_save_new_graph`, `kg_save_schema_update`,
-//!   `kg_insert_records`, `kg_delete_records` (the knowledge graph; validated by `switchboard-kg`).
+//! - [`kg`]: `kg_load` → [`StoredKnowledgeGraph`], `kg_generation`, `kg_save_new_graph`,
+//!   `kg_save_schema_update`, `kg_insert_records`, `kg_delete_records` (the knowledge graph;
+//!   validated by `switchboard-kg`; each change names the generation it was planned on and is
+//!   refused with `Conflict` when another writer moved it first).
 //! - [`servers`]: `create_server`, `get_server`, `find_server_by_name`, `list_servers`,
 //!   `update_server(ws, id, expected_version, ServerPatch)` (→ `VersionConflict` when stale),
 //!   `delete_server`, `server_secrets` (decrypted, for connecting only), `record_server_status`,

@@ -5,6 +5,7 @@ mod conformance;
 mod inspector;
 mod plain_rpc;
 mod protocol;
+mod replicas;
 mod rest_reads;
 mod scopes_and_limits;
 mod security;

@@ -25,6 +25,7 @@ fn now() -> DateTime<Utc> {
 fn stored(graph: &KnowledgeGraph) -> StoredKnowledgeGraph {
     let data = graph.export();
     StoredKnowledgeGraph {
+        generation: 0,
         versions: graph.history().versioned_schemas().to_vec(),
         changelog: graph.history().changelog().to_vec(),
         objects: data.objects,
@@ -43,22 +44,32 @@ async fn a_whole_graph_round_trips_and_is_saved_only_once(test: TestStore) {
     let (workspace, _) = workspace_with_owner(store, "acme").await;
     assert_eq!(store.kg_load(&workspace.id).await.unwrap(), None);
     let sample = stored(&sample_graph(now()));
-    assert!(
+    assert_eq!(
         store
             .kg_save_new_graph(&workspace.id, &sample)
             .await
-            .unwrap()
+            .unwrap(),
+        Some(1),
+        "stored, generation 1"
     );
     let loaded = store.kg_load(&workspace.id).await.unwrap().expect("stored");
-    assert_eq!(sorted(loaded.clone()), sorted(sample.clone()));
+    assert_eq!(
+        sorted(loaded.clone()),
+        sorted(StoredKnowledgeGraph {
+            generation: 1,
+            ..sample.clone()
+        })
+    );
     assert_eq!(loaded.versions.len(), 4);
-    assert!(
-        !store
+    assert_eq!(
+        store
             .kg_save_new_graph(&workspace.id, &sample)
             .await
             .unwrap(),
+        None,
         "only once"
     );
+    assert_eq!(store.kg_generation(&workspace.id).await.unwrap(), 1);
 
     let restored =
         switchboard_kg::SchemaHistory::from_parts(loaded.versions, loaded.changelog).unwrap();
@@ -90,18 +101,26 @@ async fn schema_updates_and_records_append_and_delete(test: TestStore) {
         .unwrap()
         .unwrap();
     store
-        .kg_save_schema_update(&workspace.id, &update)
+        .kg_save_schema_update(&workspace.id, 1, &update)
         .await
         .unwrap();
     graph.commit_schema(update.clone());
     let duplicate = store
-        .kg_save_schema_update(&workspace.id, &update)
+        .kg_save_schema_update(&workspace.id, 2, &update)
         .await
         .unwrap_err();
     assert!(
         matches!(duplicate, StoreError::UniqueViolation { .. }),
         "{duplicate}"
     );
+    // A change planned on an older generation (another replica stored one since) is refused,
+    // and stores nothing.
+    let stale = store
+        .kg_insert_records(&workspace.id, 1, &[], &[])
+        .await
+        .unwrap_err();
+    assert!(matches!(stale, StoreError::Conflict(_)), "{stale}");
+    assert_eq!(store.kg_generation(&workspace.id).await.unwrap(), 2);
 
     let meeting = graph
         .plan_object(
@@ -127,7 +146,7 @@ async fn schema_updates_and_records_append_and_delete(test: TestStore) {
         )
         .unwrap();
     store
-        .kg_insert_records(&workspace.id, &[meeting], std::slice::from_ref(&tag))
+        .kg_insert_records(&workspace.id, 2, &[meeting], std::slice::from_ref(&tag))
         .await
         .unwrap();
     let loaded = store.kg_load(&workspace.id).await.unwrap().unwrap();
@@ -146,6 +165,7 @@ async fn schema_updates_and_records_append_and_delete(test: TestStore) {
     let dangling = store
         .kg_insert_records(
             &workspace.id,
+            3,
             &[],
             &[switchboard_kg::RelationshipRecord {
                 id: "rel-2".into(),
@@ -169,6 +189,7 @@ async fn schema_updates_and_records_append_and_delete(test: TestStore) {
     store
         .kg_delete_records(
             &workspace.id,
+            3,
             &["team-design".to_owned()],
             &["rel-1".to_owned()],
         )
@@ -201,14 +222,15 @@ async fn graphs_stay_in_their_workspace(test: TestStore) {
             )
             .await
             .unwrap()
+            .is_some()
     );
     let cross = store
-        .kg_insert_records(&globex.id, &[], &sample.relationships[..1])
+        .kg_insert_records(&globex.id, 1, &[], &sample.relationships[..1])
         .await
         .unwrap_err();
     assert!(matches!(cross, StoreError::NotFound { .. }), "{cross}");
     store
-        .kg_delete_records(&globex.id, &["doc-q4-okrs".to_owned()], &[])
+        .kg_delete_records(&globex.id, 1, &["doc-q4-okrs".to_owned()], &[])
         .await
         .unwrap();
     let acme_graph = store.kg_load(&acme.id).await.unwrap().unwrap();

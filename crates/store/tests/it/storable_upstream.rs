@@ -282,6 +282,7 @@ async fn knowledge_graph_text_keeps_no_nul(test: TestStore) {
     let mut changelog = graph.history().changelog().to_vec();
     changelog[0].change.description = "added\0".into();
     let sample = StoredKnowledgeGraph {
+        generation: 0,
         versions,
         changelog,
         objects: data.objects,
@@ -292,6 +293,7 @@ async fn knowledge_graph_text_keeps_no_nul(test: TestStore) {
             .kg_save_new_graph(&workspace.id, &sample)
             .await
             .unwrap()
+            .is_some()
     );
     let note = ObjectRecord {
         id: "note-nul".into(),
@@ -303,7 +305,7 @@ async fn knowledge_graph_text_keeps_no_nul(test: TestStore) {
         ..sample.objects[0].clone()
     };
     store
-        .kg_insert_records(&workspace.id, &[note], &[])
+        .kg_insert_records(&workspace.id, 1, &[note], &[])
         .await
         .unwrap();
 

@@ -8,21 +8,37 @@
 //! - every call ran at most once: its Tag exists once if the call `completed`, at most once if
 //!   it is `unknown`, and a Tag of a turn whose call was never recorded does not exist at all.
 //!
-//! CI runs [`DEFAULT_KILLS`]; `SWITCHBOARD_KILLS=1000` runs the long version (the notes' figure).
+//! The same on PostgreSQL with two replicas of one database, one of them killed: a survivor
+//! runs throughout while the other is started, asked and killed again and again. No restart
+//! recovers a killed replica's work there: the survivor's heartbeat sweep does, once the dead
+//! replica has missed three heartbeats, and the same checks then hold through the survivor.
+//!
+//! CI runs [`DEFAULT_KILLS`] and [`DEFAULT_REPLICA_KILLS`]; `SWITCHBOARD_KILLS=1000` and
+//! `SWITCHBOARD_REPLICA_KILLS=100` run the long versions (the notes' figures).
 
 use crate::chat::with_model;
 use crate::process::{ADMIN_TOKEN, Service};
+use crate::replicas::replica;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use switchboard_test_support::fake_openai::{FakeOpenAi, ScriptedReply, ScriptedToolCall};
+use switchboard_test_support::postgres::PostgresSchema;
 use tokio::sync::oneshot;
 
 const DEFAULT_KILLS: usize = 12;
+const DEFAULT_REPLICA_KILLS: usize = 5;
+/// How long the survivor may take to recover the last killed replica's work: it is presumed
+/// dead three heartbeats (15 s) after its last one, and swept at the survivor's next; a loaded
+/// machine gets room beyond that.
+const RECOVERY_DEADLINE: Duration = Duration::from_secs(90);
 /// The longest wait between sending a question and the kill: a turn here takes ~30–80 ms.
 const MAX_DELAY_MS: u64 = 150;
+/// The same for a replica on PostgreSQL, where a turn takes longer (each commit is a round
+/// trip to the database server).
+const MAX_REPLICA_DELAY_MS: u64 = 600;
 
 /// What one killed turn asked, and what the server acknowledged.
 struct KilledTurn {
@@ -31,12 +47,23 @@ struct KilledTurn {
     conversation_id: Option<String>,
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_9_at_random_points_of_turns_loses_nothing_and_runs_no_call_twice() {
-    let kills = std::env::var("SWITCHBOARD_KILLS")
+/// `variable`'s number, else `default`.
+fn kills_from_env(variable: &str, default: usize) -> usize {
+    std::env::var(variable)
         .ok()
         .and_then(|value| value.parse().ok())
-        .unwrap_or(DEFAULT_KILLS);
+        .unwrap_or(default)
+}
+
+/// The next pseudo-random wait before a kill, in `0..max_ms` ms.
+fn next_delay(seed: &mut u64, max_ms: u64) -> Duration {
+    *seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+    Duration::from_millis((*seed >> 33) % max_ms)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_at_random_points_of_turns_loses_nothing_and_runs_no_call_twice() {
+    let kills = kills_from_env("SWITCHBOARD_KILLS", DEFAULT_KILLS);
     let fake = FakeOpenAi::start().await;
     let data_dir = tempfile::tempdir().unwrap();
     let client = reqwest::Client::new();
@@ -50,8 +77,7 @@ async fn kill_9_at_random_points_of_turns_loses_nothing_and_runs_no_call_twice()
         let service = Service::start_command(with_model(data_dir.path(), &fake));
         let question = format!("Tag this turn ({kill})");
         let acknowledged = ask_in_background(&client, &service, &question);
-        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-        tokio::time::sleep(Duration::from_millis((seed >> 33) % MAX_DELAY_MS)).await;
+        tokio::time::sleep(next_delay(&mut seed, MAX_DELAY_MS)).await;
         service.kill_9();
         let conversation_id = tokio::time::timeout(Duration::from_secs(5), acknowledged)
             .await
@@ -71,15 +97,105 @@ async fn kill_9_at_random_points_of_turns_loses_nothing_and_runs_no_call_twice()
     let service = Service::start_command(with_model(data_dir.path(), &fake));
     let calls = check_acknowledged_turns(&client, &service, &turns).await;
     check_each_call_ran_at_most_once(&client, &service, &calls, &markers).await;
-    let acknowledged = turns.iter().filter(|turn| turn.conversation_id.is_some());
+    println!(
+        "{kills} kills: {}; calls by state after restart {:?}",
+        acknowledged_summary(&turns),
+        calls_by_state(&calls),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_of_one_of_two_replicas_at_random_points_loses_nothing_and_runs_no_call_twice() {
+    let kills = kills_from_env("SWITCHBOARD_REPLICA_KILLS", DEFAULT_REPLICA_KILLS);
+    let schema = PostgresSchema::create();
+    let fake = FakeOpenAi::start().await;
+    let data_dir = tempfile::tempdir().unwrap();
+    let client = reqwest::Client::new();
+    let survivor = Service::start_command(replica(data_dir.path(), &fake, &schema));
+    let mut markers = Vec::new();
+    let mut turns = Vec::new();
+    let mut seed = 0x7e9_u64;
+    for kill in 0..kills {
+        if fake.pending_replies() == 0 {
+            markers.push(script_turn(&fake, kill));
+        }
+        let doomed = Service::start_command(replica(data_dir.path(), &fake, &schema));
+        let question = format!("Tag this turn ({kill})");
+        let acknowledged = ask_in_background(&client, &doomed, &question);
+        tokio::time::sleep(next_delay(&mut seed, MAX_REPLICA_DELAY_MS)).await;
+        doomed.kill_9();
+        let conversation_id = tokio::time::timeout(Duration::from_secs(5), acknowledged)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .flatten();
+        turns.push(KilledTurn {
+            question,
+            conversation_id,
+        });
+    }
+    let recovering = Instant::now();
+    wait_until_every_call_is_final(&client, &survivor).await;
+    let recovered_in = recovering.elapsed();
+    let calls = check_acknowledged_turns(&client, &survivor, &turns).await;
+    check_each_call_ran_at_most_once(&client, &survivor, &calls, &markers).await;
+    println!(
+        "{kills} kills of one of two replicas: {}; calls by state once the survivor recovered \
+         them ({:.1} s after the last kill) {:?}",
+        acknowledged_summary(&turns),
+        recovered_in.as_secs_f64(),
+        calls_by_state(&calls),
+    );
+}
+
+/// Waits until no call of any conversation is between `proposed` and a final state (the
+/// survivor's sweep has recovered the killed replicas' calls); panics after
+/// [`RECOVERY_DEADLINE`].
+async fn wait_until_every_call_is_final(client: &reqwest::Client, service: &Service) {
+    let deadline = Instant::now() + RECOVERY_DEADLINE;
+    loop {
+        let mut unfinished = Vec::new();
+        for id in conversation_ids(client, service).await {
+            let detail = service
+                .get_json(client, &format!("/chat/conversations/{id}"))
+                .await;
+            unfinished.extend(
+                detail["tool_calls"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|call| !FINAL_STATES.contains(&call["state"].as_str().unwrap()))
+                    .cloned(),
+            );
+        }
+        if unfinished.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "calls still unfinished {RECOVERY_DEADLINE:?} after the last kill: {unfinished:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// A call's states once nothing more can happen to it.
+const FINAL_STATES: [&str; 4] = ["completed", "failed", "denied", "unknown"];
+
+fn acknowledged_summary(turns: &[KilledTurn]) -> String {
+    let acknowledged = turns
+        .iter()
+        .filter(|turn| turn.conversation_id.is_some())
+        .count();
+    format!("{acknowledged} questions acknowledged and kept")
+}
+
+fn calls_by_state(calls: &[Value]) -> HashMap<&str, usize> {
     let mut states: HashMap<&str, usize> = HashMap::new();
-    for call in &calls {
+    for call in calls {
         *states.entry(call["state"].as_str().unwrap()).or_default() += 1;
     }
-    println!(
-        "{kills} kills: {} questions acknowledged and kept; calls by state after restart {states:?}",
-        acknowledged.count(),
-    );
+    states
 }
 
 /// The model's script for one turn: `kg__create_object` of a Tag named after it, then a line.
@@ -200,7 +316,7 @@ async fn check_acknowledged_turns(
     for call in &calls {
         let state = call["state"].as_str().unwrap();
         assert!(
-            ["completed", "failed", "denied", "unknown"].contains(&state),
+            FINAL_STATES.contains(&state),
             "a call left {state} after the restart: {call}"
         );
         let id = call["llm_call_id"].as_str().unwrap();

@@ -28,7 +28,7 @@ use switchboard_test_support::task_server::TaskServer;
 const EVENT_DEADLINE: Duration = Duration::from_secs(90);
 
 /// A replica of the real binary on `schema`, answering with `fake`, every call allowed.
-fn replica(data_dir: &Path, fake: &FakeOpenAi, schema: &PostgresSchema) -> Command {
+pub(crate) fn replica(data_dir: &Path, fake: &FakeOpenAi, schema: &PostgresSchema) -> Command {
     let mut command = with_model(data_dir, fake);
     command.env("DATABASE_URL", schema.url());
     command
