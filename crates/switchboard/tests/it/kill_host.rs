@@ -75,19 +75,8 @@ async fn kill_9_at_random_points_of_turns_loses_nothing_and_runs_no_call_twice()
             markers.push(script_turn(&fake, kill));
         }
         let service = Service::start_command(with_model(data_dir.path(), &fake));
-        let question = format!("Tag this turn ({kill})");
-        let acknowledged = ask_in_background(&client, &service, &question);
-        tokio::time::sleep(next_delay(&mut seed, MAX_DELAY_MS)).await;
-        service.kill_9();
-        let conversation_id = tokio::time::timeout(Duration::from_secs(5), acknowledged)
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .flatten();
-        turns.push(KilledTurn {
-            question,
-            conversation_id,
-        });
+        let delay = next_delay(&mut seed, MAX_DELAY_MS);
+        turns.push(ask_then_kill(&client, service, kill, delay).await);
         assert_eq!(
             integrity_check(data_dir.path()).await,
             "ok",
@@ -120,19 +109,8 @@ async fn kill_9_of_one_of_two_replicas_at_random_points_loses_nothing_and_runs_n
             markers.push(script_turn(&fake, kill));
         }
         let doomed = Service::start_command(replica(data_dir.path(), &fake, &schema));
-        let question = format!("Tag this turn ({kill})");
-        let acknowledged = ask_in_background(&client, &doomed, &question);
-        tokio::time::sleep(next_delay(&mut seed, MAX_REPLICA_DELAY_MS)).await;
-        doomed.kill_9();
-        let conversation_id = tokio::time::timeout(Duration::from_secs(5), acknowledged)
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .flatten();
-        turns.push(KilledTurn {
-            question,
-            conversation_id,
-        });
+        let delay = next_delay(&mut seed, MAX_REPLICA_DELAY_MS);
+        turns.push(ask_then_kill(&client, doomed, kill, delay).await);
     }
     let recovering = Instant::now();
     wait_until_every_call_is_final(&client, &survivor).await;
@@ -146,6 +124,29 @@ async fn kill_9_of_one_of_two_replicas_at_random_points_loses_nothing_and_runs_n
         recovered_in.as_secs_f64(),
         calls_by_state(&calls),
     );
+}
+
+/// Asks `service` kill `kill`'s question and `kill -9`s it `delay` later: the question, and
+/// its conversation when the answer was acknowledged before the kill.
+async fn ask_then_kill(
+    client: &reqwest::Client,
+    service: Service,
+    kill: usize,
+    delay: Duration,
+) -> KilledTurn {
+    let question = format!("Tag this turn ({kill})");
+    let acknowledged = ask_in_background(client, &service, &question);
+    tokio::time::sleep(delay).await;
+    service.kill_9();
+    let conversation_id = tokio::time::timeout(Duration::from_secs(5), acknowledged)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .flatten();
+    KilledTurn {
+        question,
+        conversation_id,
+    }
 }
 
 /// Waits until no call of any conversation is between `proposed` and a final state (the
