@@ -1,7 +1,6 @@
 //! Timing `tools/call` through one endpoint: sequential calls of one client (latency), and
 //! calls of many clients at once, each its own MCP session (throughput).
 
-use crate::support::Stack;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{RoleClient, RunningService, ServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -10,18 +9,20 @@ use std::time::{Duration, Instant};
 
 pub type Client = RunningService<RoleClient, ClientConfig>;
 
-/// Where the clients call: a base URL, a path and the tool's name there.
+/// Where the clients call: the MCP endpoint's URL, the token it takes and the tool's name
+/// there.
 #[derive(Clone, Debug)]
 pub struct Endpoint {
     pub label: &'static str,
     pub url: String,
-    pub tool: &'static str,
+    pub token: String,
+    pub tool: String,
 }
 
-/// An MCP session (Streamable HTTP, the stack's token) to `endpoint`.
-pub async fn connect(stack: &Stack, endpoint: &Endpoint) -> Client {
+/// An MCP session (Streamable HTTP, the endpoint's token) to `endpoint`.
+pub async fn connect(endpoint: &Endpoint) -> Client {
     let config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.clone())
-        .auth_header(stack.token.clone());
+        .auth_header(endpoint.token.clone());
     ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("gateway-figures", "1.0.0"),
@@ -48,20 +49,15 @@ pub async fn time_calls(client: &Client, tool: &str, calls: usize) -> Vec<u128> 
 
 /// `clients` sessions calling at once, `calls_each` calls each (after their sessions are
 /// open): calls per second over the whole run.
-pub async fn calls_per_second(
-    stack: &Stack,
-    endpoint: &Endpoint,
-    clients: usize,
-    calls_each: usize,
-) -> f64 {
+pub async fn calls_per_second(endpoint: &Endpoint, clients: usize, calls_each: usize) -> f64 {
     let mut sessions = Vec::with_capacity(clients);
     for _ in 0..clients {
-        sessions.push(connect(stack, endpoint).await);
+        sessions.push(connect(endpoint).await);
     }
     let started = Instant::now();
     let runs = sessions
         .iter()
-        .map(|client| time_calls(client, endpoint.tool, calls_each));
+        .map(|client| time_calls(client, &endpoint.tool, calls_each));
     futures::future::join_all(runs).await;
     let elapsed = started.elapsed().max(Duration::from_micros(1));
     for client in sessions {

@@ -14,12 +14,14 @@
 //! Printed: latency percentiles of one client's sequential calls (and the p50 added to the
 //! direct call), calls per second of 16 clients at once (each its own session), the new TCP
 //! connections to `/mcp` per call (counted by peer port at the server), and the server's
-//! memory per idle session. ContextForge, the fourth column, is not installable
-//! offline and is not measured.
+//! memory per idle session. With `--contextforge`, IBM ContextForge is the fourth column:
+//! `interop/contextforge/run.sh` installs it from PyPI (pinned) and starts it in front of the
+//! same `/mcp` ([`contextforge`]).
 //!
 //! Run: `cargo bench -p switchboard --bench gateway_figures` (`-- --calls 500 --clients 16
-//! --sessions 200 --synchronous normal`).
+//! --sessions 200 --synchronous normal --contextforge`).
 
+mod contextforge;
 mod load;
 mod proxy;
 mod sessions;
@@ -73,10 +75,10 @@ fn p50_us(samples_us: &[u128]) -> u128 {
 
 /// One client's sequential calls: percentiles, and the `/mcp` connections they opened.
 async fn sequential(stack: &Stack, endpoint: &Endpoint, calls: usize) -> (Vec<u128>, usize) {
-    let client = connect(stack, endpoint).await;
-    time_calls(&client, endpoint.tool, 20).await;
+    let client = connect(endpoint).await;
+    time_calls(&client, &endpoint.tool, 20).await;
     let connections_before = stack.mcp_peers.count();
-    let samples = time_calls(&client, endpoint.tool, calls).await;
+    let samples = time_calls(&client, &endpoint.tool, calls).await;
     let opened = stack.mcp_peers.count() - connections_before;
     client.cancel().await.unwrap();
     (samples, opened)
@@ -89,7 +91,7 @@ async fn main() {
     let idle_sessions = flag_value("--sessions", 200);
     let stack = start_with_allowed_tool().await;
     let proxy = proxy::start_proxy(stack.base.clone()).await;
-    let endpoints = [
+    let mut endpoints = vec![
         ("direct", format!("{}/mcp", stack.base), "schema_version"),
         ("dumb proxy", format!("{proxy}/mcp"), "schema_version"),
         (
@@ -98,7 +100,26 @@ async fn main() {
             "kg__schema_version",
         ),
     ]
-    .map(|(label, url, tool)| Endpoint { label, url, tool });
+    .into_iter()
+    .map(|(label, url, tool)| Endpoint {
+        label,
+        url,
+        token: stack.token.clone(),
+        tool: tool.to_owned(),
+    })
+    .collect::<Vec<_>>();
+    let contextforge = std::env::args()
+        .any(|argument| argument == "--contextforge")
+        .then(|| contextforge::start(&format!("{}/mcp", stack.base), &stack.token))
+        .flatten();
+    if let Some(running) = &contextforge {
+        endpoints.push(Endpoint {
+            label: "contextforge",
+            url: running.url.clone(),
+            token: running.token.clone(),
+            tool: running.tool.clone(),
+        });
+    }
     println!(
         "tools/call, {calls} sequential calls of one client (own session), then {clients} clients at once:"
     );
@@ -108,9 +129,9 @@ async fn main() {
         let p50 = p50_us(&samples);
         let added = direct_p50.map_or(0, |direct| p50.saturating_sub(direct));
         direct_p50.get_or_insert(p50);
-        let throughput = calls_per_second(&stack, endpoint, clients, calls.div_ceil(4)).await;
+        let throughput = calls_per_second(endpoint, clients, calls.div_ceil(4)).await;
         println!(
-            "  {:<10} {}  added p50 {:>6.2} ms  {:>7.0} calls/s at {clients}  new /mcp connections per call {:.3}",
+            "  {:<12} {}  added p50 {:>6.2} ms  {:>7.0} calls/s at {clients}  new /mcp connections per call {:.3}",
             endpoint.label,
             percentiles(samples, &[0.5, 0.99]),
             added as f64 / 1000.0,
@@ -119,8 +140,9 @@ async fn main() {
         );
     }
     println!(
-        "  (direct: the client's own connection to /mcp counts; proxy and gateway: their upstream's)"
+        "  (direct: the client's own connection to /mcp counts; proxy, gateway and contextforge: their upstream's)"
     );
+    drop(contextforge);
     println!("memory per idle session ({idle_sessions} sessions open, initialize only):");
     for endpoint in [&endpoints[0], &endpoints[2]] {
         let kib = sessions::kib_per_idle_session(&stack, &endpoint.url, idle_sessions).await;
