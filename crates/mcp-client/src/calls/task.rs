@@ -56,6 +56,20 @@ enum Polled {
 }
 
 /// The limits a followed task is held to.
+/// What following one task keeps from poll to poll.
+struct Following {
+    clock: TaskClock,
+    interval: Duration,
+    /// The status last reported to the caller.
+    reported: ToolTask,
+    /// Polls failed in a row.
+    failures: u32,
+    /// The next poll goes at once (the first of a resumed task, or after answers were given).
+    poll_now: bool,
+    /// The keys of the task's questions already answered (unique for the task's life).
+    answered: HashSet<String>,
+}
+
 struct TaskClock {
     started: Instant,
     max: Duration,
@@ -115,35 +129,37 @@ impl McpClient {
         server: &UpstreamServer,
         task_id: &str,
         first: Option<Task>,
-        mut reported: ToolTask,
+        reported: ToolTask,
         context: &CallContext,
     ) -> Result<ToolResult, UpstreamError> {
         let config = &self.inner.config;
-        let mut clock = TaskClock {
-            started: Instant::now(),
-            max: config.task_max(),
-            ttl: None,
+        let mut following = Following {
+            clock: TaskClock {
+                started: Instant::now(),
+                max: config.task_max(),
+                ttl: None,
+            },
+            interval: config.task_poll_interval(),
+            reported,
+            failures: 0,
+            // The first poll of a resumed task goes at once.
+            poll_now: first.is_none(),
+            answered: HashSet::new(),
         };
-        let mut interval = config.task_poll_interval();
         if let Some(task) = &first {
-            apply_hints(task, &mut interval, &mut clock);
+            apply_hints(task, &mut following.interval, &mut following.clock);
         }
         // Told before the first poll, so a status sent meanwhile is not missed.
         let mut notifications = self.inner.task_watchers.watch(&server.id, task_id);
         let detach = context.detach.clone().unwrap_or_default();
         let max_bytes = self.limits(server).max_bytes;
-        let mut failures = 0;
-        // The first poll of a resumed task goes at once.
-        let mut poll_now = first.is_none();
-        // The keys of the task's questions already answered (unique for the task's life).
-        let mut answered = HashSet::new();
         loop {
-            let wait = if std::mem::take(&mut poll_now) {
+            let wait = if std::mem::take(&mut following.poll_now) {
                 Duration::ZERO
             } else {
-                interval
+                following.interval
             };
-            let (deadline, after, limit) = clock.deadline();
+            let (deadline, after, limit) = following.clock.deadline();
             let polled = tokio::select! {
                 biased;
                 () = detach.cancelled() => return Err(detached(task_id)),
@@ -162,28 +178,8 @@ impl McpClient {
             match polled {
                 Ok(Polled::Done(outcome)) => return *outcome,
                 Ok(Polled::Running(task, asked)) => {
-                    failures = 0;
-                    apply_hints(&task, &mut interval, &mut clock);
-                    let now = reported_from(&task, task_id);
-                    if now != reported {
-                        reported = now;
-                        if let Some(events) = &context.events {
-                            let _ = events.try_send(CallEvent::Task(reported.clone()));
-                        }
-                    }
-                    if let Some(asked) = asked {
-                        let given = self
-                            .give_task_input(server, task_id, asked, &mut answered, context)
-                            .await;
-                        match given {
-                            Ok(()) => poll_now = true,
-                            Err(error @ UpstreamError::TaskDetached { .. }) => return Err(error),
-                            Err(error) => {
-                                self.cancel_task(server, task_id, context).await;
-                                return Err(error);
-                            }
-                        }
-                    }
+                    self.still_running(server, task_id, task, asked, &mut following, context)
+                        .await?;
                 }
                 Err(UpstreamError::Cancelled) if detach.is_cancelled() => {
                     return Err(detached(task_id));
@@ -192,11 +188,53 @@ impl McpClient {
                     self.cancel_task(server, task_id, context).await;
                     return Err(UpstreamError::Cancelled);
                 }
-                Err(error) if poll_may_recover(&error) && failures < MAX_POLL_FAILURES => {
-                    failures += 1;
-                    tracing::info!(server = %server.name, %error, failures, "a task poll failed; polling again");
+                Err(error)
+                    if poll_may_recover(&error) && following.failures < MAX_POLL_FAILURES =>
+                {
+                    following.failures += 1;
+                    tracing::info!(server = %server.name, %error, failures = following.failures, "a task poll failed; polling again");
                 }
                 Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// A poll found the task still running: its hints and status are taken (a changed status
+    /// is reported to the caller), and the questions it asks answered (then it is polled again
+    /// at once). An error ends the following (the task is cancelled unless the caller detached).
+    async fn still_running(
+        &self,
+        server: &UpstreamServer,
+        task_id: &str,
+        task: Task,
+        asked: Option<InputRequests>,
+        following: &mut Following,
+        context: &CallContext,
+    ) -> Result<(), UpstreamError> {
+        following.failures = 0;
+        apply_hints(&task, &mut following.interval, &mut following.clock);
+        let now = reported_from(&task, task_id);
+        if now != following.reported {
+            following.reported = now;
+            if let Some(events) = &context.events {
+                let _ = events.try_send(CallEvent::Task(following.reported.clone()));
+            }
+        }
+        let Some(asked) = asked else {
+            return Ok(());
+        };
+        let given = self
+            .give_task_input(server, task_id, asked, &mut following.answered, context)
+            .await;
+        match given {
+            Ok(()) => {
+                following.poll_now = true;
+                Ok(())
+            }
+            Err(error @ UpstreamError::TaskDetached { .. }) => Err(error),
+            Err(error) => {
+                self.cancel_task(server, task_id, context).await;
+                Err(error)
             }
         }
     }
