@@ -17,8 +17,10 @@
 //! INTERVAL_MS, while a legitimate client on 127.0.0.1 asks `/healthz` on fresh connections every
 //! 10 ms until the flood is gone. It prints how many were closed at once by the caps, when the
 //! rest were closed after connecting (against the header timeout + 1 s), the legitimate
-//! latencies and the descriptors and tokio tasks before, at the peak and after. MAX_CONNECTIONS
-//! (default 8,192) must exceed PEERS × PER_PEER for the legitimate client to get in.
+//! latencies and the server's descriptors and tokio tasks before, at the peak and after.
+//! MAX_CONNECTIONS (default 8,192) must exceed PEERS × PER_PEER for the legitimate client to get
+//! in. The flood runs in a child process (this binary, `trickle-flood`), so 10,000 connections
+//! need 10,000 descriptors on each side rather than 20,000 in one process.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -168,23 +170,25 @@ async fn legitimate_client(server: SocketAddr, stop: CancellationToken) -> (Vec<
     (latencies, failures)
 }
 
-async fn trickle_figures(arguments: &[usize]) {
-    let peers = arguments.first().copied().unwrap_or(10).clamp(1, 200);
-    let per_peer = arguments.get(1).copied().unwrap_or(1_000);
-    let interval = Duration::from_millis(arguments.get(2).copied().unwrap_or(10_000) as u64);
-    let max_connections = arguments.get(3).copied().unwrap_or(8_192);
-    let data_dir = tempfile::tempdir().unwrap();
-    let (address, config, shutdown) = start_server(max_connections, data_dir.path()).await;
-    let header_timeout = Duration::from_secs(HEADER_TIMEOUT_SECS);
-    let limit = header_timeout * 10;
-    // A first request, so the baseline holds what the server keeps for good.
-    healthz(address).await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let (fds_before, tasks_before) = (open_descriptors(), alive_tasks());
+/// What the flood process reports: how long it took to open, how many could not connect, and
+/// when the server closed each connection after its connect (`None`: never, within the limit).
+struct FloodReport {
+    opened_in: Duration,
+    failed_to_connect: usize,
+    closed_after: Vec<Option<Duration>>,
+}
 
-    let stop_legitimate = CancellationToken::new();
-    let legitimate = tokio::spawn(legitimate_client(address, stop_legitimate.clone()));
-    let flood_started = Instant::now();
+/// The flood's half of `trickle` (`trickle-flood ADDRESS PEERS PER_PEER INTERVAL_MS`), run in a
+/// child process so the server's descriptors and the flood's do not share one process's limit:
+/// prints `OPENED <ms> <failed>` once every connection is open, then `CLOSED` and, for each
+/// connection, the microseconds after its connect at which the server closed it (`-` for never).
+async fn trickle_flood(arguments: &[String]) {
+    let address: SocketAddr = arguments[0].parse().expect("ADDRESS");
+    let number = |at: usize| -> usize { arguments[at].parse().expect("a number") };
+    let (peers, per_peer) = (number(1), number(2));
+    let interval = Duration::from_millis(number(3) as u64);
+    let limit = Duration::from_secs(HEADER_TIMEOUT_SECS * 10);
+    let started = Instant::now();
     let mut waiting = Vec::new();
     let mut failed_to_connect = 0usize;
     for _ in 0..per_peer {
@@ -201,13 +205,90 @@ async fn trickle_figures(arguments: &[usize]) {
             }
         }
     }
-    let opened_in = flood_started.elapsed();
-    let (fds_peak, tasks_peak) = (open_descriptors(), alive_tasks());
+    println!(
+        "OPENED {} {failed_to_connect}",
+        started.elapsed().as_millis()
+    );
+    let mut closed = Vec::with_capacity(waiting.len());
+    for waiter in waiting {
+        closed.push(match waiter.await.unwrap() {
+            Some(after) => after.as_micros().to_string(),
+            None => "-".to_string(),
+        });
+    }
+    println!("CLOSED {}", closed.join(" "));
+}
+
+/// Starts `trickle-flood` in a child process; returns its report once every connection ended,
+/// calling `when_open` as soon as the flood is fully open.
+async fn flood_from_child(
+    address: SocketAddr,
+    peers: usize,
+    per_peer: usize,
+    interval: Duration,
+    when_open: impl FnOnce(),
+) -> FloodReport {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "trickle-flood".to_string(),
+            address.to_string(),
+            peers.to_string(),
+            per_peer.to_string(),
+            interval.as_millis().to_string(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the flood process starts");
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let opened = lines.next_line().await.unwrap().expect("the flood reports");
+    let opened: Vec<usize> = opened
+        .split_whitespace()
+        .skip(1)
+        .map(|value| value.parse().unwrap())
+        .collect();
+    when_open();
+    let closed = lines.next_line().await.unwrap().expect("the flood reports");
+    let closed_after = closed
+        .split_whitespace()
+        .skip(1)
+        .map(|value| value.parse().ok().map(Duration::from_micros))
+        .collect();
+    child.wait().await.unwrap();
+    FloodReport {
+        opened_in: Duration::from_millis(opened[0] as u64),
+        failed_to_connect: opened[1],
+        closed_after,
+    }
+}
+
+async fn trickle_figures(arguments: &[usize]) {
+    let peers = arguments.first().copied().unwrap_or(10).clamp(1, 200);
+    let per_peer = arguments.get(1).copied().unwrap_or(1_000);
+    let interval = Duration::from_millis(arguments.get(2).copied().unwrap_or(10_000) as u64);
+    let max_connections = arguments.get(3).copied().unwrap_or(8_192);
+    let data_dir = tempfile::tempdir().unwrap();
+    let (address, config, shutdown) = start_server(max_connections, data_dir.path()).await;
+    let header_timeout = Duration::from_secs(HEADER_TIMEOUT_SECS);
+    // A first request, so the baseline holds what the server keeps for good.
+    healthz(address).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (fds_before, tasks_before) = (open_descriptors(), alive_tasks());
+
+    let stop_legitimate = CancellationToken::new();
+    let legitimate = tokio::spawn(legitimate_client(address, stop_legitimate.clone()));
+    let mut peak = (0, 0);
+    let flood = flood_from_child(address, peers, per_peer, interval, || {
+        peak = (open_descriptors(), alive_tasks());
+    })
+    .await;
+    let (fds_peak, tasks_peak) = peak;
     let mut closed_at_once = 0usize;
     let mut reaped = Vec::new();
     let mut never_closed = 0usize;
-    for waiter in waiting {
-        match waiter.await.unwrap() {
+    for closed in &flood.closed_after {
+        match *closed {
             Some(after) if after < Duration::from_millis(500) => closed_at_once += 1,
             Some(after) => reaped.push(after),
             None => never_closed += 1,
@@ -230,10 +311,13 @@ async fn trickle_figures(arguments: &[usize]) {
     shutdown.cancel();
 
     println!(
-        "trickle: {peers} peers x {per_peer} connections sending 1 byte per {interval:?} (header-read timeout {HEADER_TIMEOUT_SECS} s, max_connections {}, max_connections_per_peer {})",
+        "trickle: {peers} peers x {per_peer} connections sending 1 byte per {interval:?} from a child process (header-read timeout {HEADER_TIMEOUT_SECS} s, max_connections {}, max_connections_per_peer {})",
         config.max_connections, config.max_connections_per_peer
     );
-    println!("  opened in {opened_in:?}; {failed_to_connect} could not connect");
+    println!(
+        "  opened in {:?}; {} could not connect",
+        flood.opened_in, flood.failed_to_connect
+    );
     println!("  closed at once by the caps: {closed_at_once}");
     println!(
         "  closed by the header timeout: {} (after their connect: first {:?}, p50 {:?}, last {:?}); later than the timeout + 1 s: {late}; never closed: {never_closed}",
@@ -250,13 +334,17 @@ async fn trickle_figures(arguments: &[usize]) {
         latencies.last().copied().unwrap_or_default()
     );
     println!(
-        "  open descriptors (server and flood in one process): before {fds_before}, peak {fds_peak}, after {fds_after}; tokio tasks: before {tasks_before}, peak {tasks_peak}, after {tasks_after}"
+        "  the server process's open descriptors: before {fds_before}, peak {fds_peak}, after {fds_after}; its tokio tasks: before {tasks_before}, peak {tasks_peak}, after {tasks_after}"
     );
     assert_eq!(never_closed, 0, "trickling connections were never closed");
 }
 
 #[tokio::main]
 async fn main() {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(at) = raw.iter().position(|argument| argument == "trickle-flood") {
+        return trickle_flood(&raw[at + 1..]).await;
+    }
     let trickle_mode = std::env::args().any(|argument| argument == "trickle");
     let arguments: Vec<usize> = std::env::args()
         .skip(1)

@@ -16,6 +16,9 @@ pub enum Script {
     Text,
     /// `kg__schema_version`, then one line of text once the result is in.
     OneTool,
+    /// Like `OneTool`, but the tool the question names (`call server__tool`), else
+    /// `kg__schema_version`.
+    NamedTool,
     /// Never says anything (the stream stays open).
     Silent,
     /// `tokens` pieces of text, one every `every_ms` (a slow model).
@@ -46,14 +49,23 @@ impl LlmProvider for InstantModel {
         let events = match self.script {
             Script::Silent => return Ok(futures::stream::pending().boxed()),
             Script::Paced { tokens, every_ms } => return Ok(paced(tokens, every_ms)),
-            Script::OneTool if !has_result => {
+            Script::OneTool | Script::NamedTool if !has_result => {
                 let id = format!("call_{}", self.calls.fetch_add(1, Ordering::Relaxed));
+                let named = (self.script == Script::NamedTool)
+                    .then(|| {
+                        request
+                            .messages
+                            .iter()
+                            .find(|message| message.role.as_str() == "user")
+                    })
+                    .flatten()
+                    .and_then(|question| question.content.strip_prefix("call "));
                 vec![
                     LlmEvent::ToolCall(IndexedToolCall {
                         index: 0,
                         call: ToolCallRequest {
                             id,
-                            name: "kg__schema_version".into(),
+                            name: named.unwrap_or("kg__schema_version").into(),
                             arguments: "{}".into(),
                         },
                     }),
