@@ -1,14 +1,18 @@
 //! Figures for malformed input (issue 18, target 3).
 //!
-//! `cargo bench -p switchboard-server --bench malformed_input [-- COUNT]` starts the real server
+//! `cargo bench -p switchboard-server --bench malformed_input [-- COUNT [ROUNDS]]` starts the real server
 //! (every engine running, chat on the offline model, request bodies capped at 64 KiB) on
 //! 127.0.0.1 and sends, from a seeded generator shared with the CI test
 //! (`tests/it/support/malformed.rs`): COUNT (default 100,000) malformed JSON-RPC requests to
 //! `/mcp` and `/mcp/rpc`, COUNT / 5 malformed REST requests, and COUNT / 50 calls of a stdio
 //! upstream that answers malformed (`tests/fixtures/malformed_upstream.py`). It prints the
 //! requests sent per class, the status histogram, the 5xx and transport failures, the panics
-//! counted by a panic hook, and the process's RSS after a warm-up, at the peak and after the
-//! run (client and server share the process, so the figures include the client's share).
+//! counted by a panic hook, and the process's RSS after a warm-up and 5 s after each round
+//! (client and server share the process, so the figures include the client's share).
+//! `-- COUNT ROUNDS` repeats the whole series ROUNDS times (default 2): memory that a leak holds
+//! grows round after round, while what the allocator keeps after the first burst does not
+//! (glibc keeps freed memory in its per-thread arenas; `MALLOC_ARENA_MAX=2` in the environment
+//! shows how much of the growth is that).
 
 #[path = "../tests/it/support/malformed.rs"]
 mod malformed_support;
@@ -146,12 +150,35 @@ async fn phase(
     report(name, &tally, started.elapsed());
 }
 
+/// One round: COUNT malformed requests to `/mcp`, COUNT / 5 to the REST API, COUNT / 50 calls of
+/// the malformed stdio upstream, each class from its own seed (the same in every round).
+async fn round(count: usize, client: &reqwest::Client, base: &str, token: &str, upstream: &str) {
+    let mut rng = Rng::new(SEED);
+    let mcp = (0..count).map(move |_| mcp_probe(&mut rng));
+    phase("/mcp and /mcp/rpc", client, base, token, mcp, CONCURRENCY).await;
+    let mut rng = Rng::new(SEED + 1);
+    let id = upstream.to_owned();
+    let rest = (0..count / 5).map(move |_| rest_probe(&mut rng, &id));
+    phase("REST API", client, base, token, rest, CONCURRENCY).await;
+    let mut rng = Rng::new(SEED + 2);
+    let id = upstream.to_owned();
+    let stdio = (0..count / 50).map(move |_| upstream_probe(&mut rng, &id));
+    let name = "stdio upstream (502 = malformed answer refused)";
+    phase(name, client, base, token, stdio, 4).await;
+}
+
+fn growth(after: u64, before: u64) -> String {
+    format!("{:+.1}%", (after as f64 / before as f64 - 1.0) * 100.0)
+}
+
 #[tokio::main]
 async fn main() {
-    let count = std::env::args()
+    let numbers: Vec<usize> = std::env::args()
         .skip(1)
-        .find_map(|argument| argument.parse::<usize>().ok())
-        .unwrap_or(100_000);
+        .filter_map(|argument| argument.parse().ok())
+        .collect();
+    let count = numbers.first().copied().unwrap_or(100_000);
+    let rounds = numbers.get(1).copied().unwrap_or(2).max(1);
     count_panics();
     let (base, token, _data_dir) = start().await;
     let client = reqwest::Client::new();
@@ -169,46 +196,22 @@ async fn main() {
     let _ = run(&client, &base, &token, warm_up.into_iter(), CONCURRENCY).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let before = status_kilobytes("VmRSS:");
+    let mut previous = before;
 
-    let mut rng = Rng::new(SEED);
-    let mcp = (0..count).map(move |_| mcp_probe(&mut rng));
-    phase(
-        "/mcp and /mcp/rpc",
-        &client,
-        &base,
-        &token,
-        mcp,
-        CONCURRENCY,
-    )
-    .await;
-    let mut rng = Rng::new(SEED + 1);
-    let id = upstream.clone();
-    let rest = (0..count / 5).map(move |_| rest_probe(&mut rng, &id));
-    phase("REST API", &client, &base, &token, rest, CONCURRENCY).await;
-    let mut rng = Rng::new(SEED + 2);
-    let id = upstream.clone();
-    let stdio = (0..count / 50).map(move |_| upstream_probe(&mut rng, &id));
-    phase(
-        "stdio upstream (502 = malformed answer refused)",
-        &client,
-        &base,
-        &token,
-        stdio,
-        4,
-    )
-    .await;
-
-    let peak = status_kilobytes("VmHWM:");
-    let just_after = status_kilobytes("VmRSS:");
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    let after = status_kilobytes("VmRSS:");
+    for number in 1..=rounds {
+        println!("round {number} of {rounds}");
+        round(count, &client, &base, &token, &upstream).await;
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let after = status_kilobytes("VmRSS:");
+        println!(
+            "RSS 5 s after round {number}: {} ({} against the warm-up's {}, {} against the round before)",
+            mib(after),
+            growth(after, before),
+            mib(before),
+            growth(after, previous),
+        );
+        previous = after;
+    }
     println!("panics: {}", PANICS.load(Ordering::SeqCst));
-    println!(
-        "RSS: {} after warm-up, {} peak, {} at the end, {} 5 s later ({:+.1}%)",
-        mib(before),
-        mib(peak),
-        mib(just_after),
-        mib(after),
-        (after as f64 / before as f64 - 1.0) * 100.0
-    );
+    println!("peak RSS: {}", mib(status_kilobytes("VmHWM:")));
 }
