@@ -1,7 +1,9 @@
 //! Secrets stay secret (security and reliability at scale, target 12): canary values for the
-//! LLM key, a stdio server's environment, a remote server's header and API key are used for a
-//! whole session — registration, sync, a chat whose model calls tools on both servers, reads of
-//! every API that shows servers, conversations and the audit log — with logging at `trace`.
+//! LLM key, a stdio server's environment, a remote server's header and API key, a person's own
+//! value for a server's user field (sent as a header), and the caller's API token are used for a
+//! whole session — registration, sync, a chat whose model calls tools on the three servers,
+//! reads of every API that shows servers, conversations and the audit log — with logging at
+//! `trace`.
 //! Not one canary may appear in the log, an API answer, an audit row, the model's messages or
 //! the plaintext of the database files.
 
@@ -18,7 +20,15 @@ const LLM_KEY: &str = "sk-canary-llm-7f3a9c1e";
 const ENV_SECRET: &str = "canary-env-51d2e8f0";
 const HEADER_SECRET: &str = "canary-header-a04b6f2d";
 const API_KEY: &str = "canary-apikey-c93e1177";
-const CANARIES: [&str; 4] = [LLM_KEY, ENV_SECRET, HEADER_SECRET, API_KEY];
+const USER_FIELD: &str = "canary-userfield-6e0b42a9";
+const CANARIES: [&str; 6] = [
+    LLM_KEY,
+    ENV_SECRET,
+    HEADER_SECRET,
+    API_KEY,
+    USER_FIELD,
+    ADMIN_TOKEN,
+];
 
 /// Every answer body the test read, to search for canaries at the end.
 #[derive(Default)]
@@ -68,6 +78,7 @@ async fn canary_secrets_never_appear_in_logs_answers_audit_model_or_database() {
     fake.enqueue(ScriptedReply::tool_calls(&[
         ScriptedToolCall::new("call_1", "local__echo", json!({"message": "one"})),
         ScriptedToolCall::new("call_2", "remote__echo", json!({"message": "two"})),
+        ScriptedToolCall::new("call_3", "personal__echo", json!({"message": "three"})),
     ]));
     fake.enqueue(ScriptedReply::text(&["Both echoed."]));
     let data_dir = tempfile::tempdir().unwrap();
@@ -98,7 +109,24 @@ async fn canary_secrets_never_appear_in_logs_answers_audit_model_or_database() {
             "headers": {"X-Canary-Key": HEADER_SECRET}, "api_key": API_KEY})))
         .await;
     assert_eq!(status, 201, "{remote}");
-    for server in [&local, &remote] {
+    let (status, personal) = answers
+        .send(client.post(&servers).json(&json!({
+            "name": "personal", "transport": "streamable_http",
+            "url": format!("http://127.0.0.1:{}/mcp", peer.port),
+            "headers": {"X-Personal-Token": "{{user.PERSONAL_TOKEN}}"},
+            "auth": {"user_fields": {"PERSONAL_TOKEN": {"title": "Personal token", "secret": true}}}})))
+        .await;
+    assert_eq!(status, 201, "{personal}");
+    let personal_id = personal["id"].as_str().unwrap();
+    let (status, set) = answers
+        .send(
+            client
+                .put(service.url(&format!("/api/mcp/servers/{personal_id}/user-credentials")))
+                .json(&json!({"values": {"PERSONAL_TOKEN": USER_FIELD}})),
+        )
+        .await;
+    assert_eq!(status, 200, "{set}");
+    for server in [&local, &remote, &personal] {
         let id = server["id"].as_str().unwrap();
         let (status, tested) = answers
             .send(
@@ -111,8 +139,14 @@ async fn canary_secrets_never_appear_in_logs_answers_audit_model_or_database() {
     }
 
     answers
-        .chat(&client, &service, "echo on both servers")
+        .chat(&client, &service, "echo on the three servers")
         .await;
+    let turn = answers.0.last().unwrap();
+    assert_eq!(
+        turn.matches("\"status\":\"completed\"").count(),
+        3,
+        "each server's call completed, the personal one with the user field's value: {turn}"
+    );
     let (_, conversations) = answers
         .send(client.get(service.url("/api/conversations")))
         .await;
@@ -132,12 +166,13 @@ async fn canary_secrets_never_appear_in_logs_answers_audit_model_or_database() {
     ] {
         answers.send(client.get(service.url(path))).await;
     }
-    for server in [&local, &remote] {
+    for server in [&local, &remote, &personal] {
         let id = server["id"].as_str().unwrap();
         answers
             .send(client.get(service.url(&format!("/api/mcp/servers/{id}"))))
             .await;
     }
+
     service.terminate(Duration::from_secs(30));
 
     let log = String::from_utf8_lossy(&std::fs::read(&log_path).unwrap()).into_owned();
