@@ -27,23 +27,24 @@ async fn two_replicas(
     };
     let open = || async {
         let cipher = SecretCipher::from_key_bytes([3u8; 32]);
-        let store = Store::open(&config, data_dir, cipher).await.unwrap();
+        Store::open(&config, data_dir, cipher).await.unwrap()
+    };
+    let replica = |store: Store| {
         KnowledgeGraphs::new(
-            Arc::new(StoreGraphPersistence(store.clone())),
+            Arc::new(StoreGraphPersistence(store)),
             CacheLifetimes::default(),
         )
     };
-    let cipher = SecretCipher::from_key_bytes([3u8; 32]);
-    let store = Store::open(&config, data_dir, cipher).await.unwrap();
-    let workspace = store
+    let workspace = open()
+        .await
         .bootstrap_default(None)
         .await
         .unwrap()
         .expect("empty store")
         .workspace
         .id;
-    let a = open().await;
-    let b = open().await;
+    let a = replica(open().await);
+    let b = replica(open().await);
     assert!(
         a.load_sample_if_empty(&workspace, Utc::now())
             .await
