@@ -38,7 +38,6 @@ use std::time::{Duration, Instant};
 use support::{Gate, Stack, start_with};
 use switchboard_core::TransportKind;
 use switchboard_mcp_client::McpClientConfig;
-use switchboard_store::{NewServer, ServerConnectionConfig, ServerSecrets};
 use switchboard_test_support::figures::{flag_value, percentiles};
 use switchboard_test_support::upstream_bombs::{
     Bomb, WsBomb, legacy_bomb_server, streamable_bomb_server, websocket_bomb_server,
@@ -232,21 +231,7 @@ fn start_bomb_child() -> (
 
 async fn register_bombs(stack: &Stack, urls: &[String]) {
     for ((name, transport), url) in BOMBS.iter().zip(urls) {
-        let server = NewServer {
-            name: (*name).to_owned(),
-            transport: *transport,
-            url: Some(url.clone()),
-            command: None,
-            args: Vec::new(),
-            connection: ServerConnectionConfig::default(),
-            secrets: ServerSecrets::default(),
-            is_active: true,
-        };
-        stack
-            .store
-            .create_server(&stack.principal.workspace_id, server)
-            .await
-            .unwrap();
+        stack.register_remote(name, *transport, url).await;
     }
 }
 

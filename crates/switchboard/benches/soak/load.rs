@@ -16,7 +16,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use switchboard_core::TransportKind;
 use switchboard_mcp_client::McpClientConfig;
-use switchboard_store::{NewServer, ServerConnectionConfig, ServerSecrets};
 
 static PANICS: AtomicUsize = AtomicUsize::new(0);
 /// An answer that has not ended by then is counted as stuck.
@@ -178,21 +177,11 @@ pub async fn soak(options: SoakOptions) -> SoakFigures {
     mcp.url_policy.allow_loopback = true;
     let stack = start_with(Some(model), Gate::AllowEveryCall, mcp).await;
     for index in 0..options.servers {
-        let server = NewServer {
-            name: format!("up{index}"),
-            transport: TransportKind::StreamableHttp,
-            url: Some(format!("{upstream_base}/u/{index}/mcp")),
-            command: None,
-            args: Vec::new(),
-            connection: ServerConnectionConfig::default(),
-            secrets: ServerSecrets::default(),
-            is_active: true,
-        };
+        let url = format!("{upstream_base}/u/{index}/mcp");
+        let name = format!("up{index}");
         stack
-            .store
-            .create_server(&stack.principal.workspace_id, server)
-            .await
-            .unwrap();
+            .register_remote(&name, TransportKind::StreamableHttp, &url)
+            .await;
     }
     // Many clients at once: keep their connections instead of opening new ones.
     let client = reqwest::Client::builder()
