@@ -178,8 +178,49 @@ async fn zombies_after_reaping() -> Vec<String> {
     }
 }
 
-fn open_descriptors() -> usize {
-    std::fs::read_dir("/proc/self/fd").unwrap().count()
+/// What this process's open descriptors point at (`socket:[…]`, `pipe:[…]`, files), sorted.
+fn open_descriptors() -> Vec<String> {
+    let mut targets: Vec<String> = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+        .map(|target| {
+            let target = target.to_string_lossy().into_owned();
+            // Sockets and pipes by kind: their inode numbers differ from run to run.
+            match target.split_once(":[") {
+                Some((kind, _)) => kind.to_owned(),
+                None => target,
+            }
+        })
+        .collect();
+    targets.sort();
+    targets
+}
+
+/// Waits up to 5 s for the open descriptors to be back within `slack` of `baseline` (a killed
+/// upstream's pipes and a finished turn's connections close a moment after the answer); what
+/// is open then.
+async fn descriptors_after_settling(baseline: &[String], slack: usize) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let now = open_descriptors();
+        if now.len() <= baseline.len() + slack || Instant::now() > deadline {
+            return now;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// How many descriptors of each kind `now` has beyond `baseline` (for a failure's message).
+fn descriptors_added(baseline: &[String], now: &[String]) -> HashMap<String, i64> {
+    let mut added: HashMap<String, i64> = HashMap::new();
+    for target in now {
+        *added.entry(target.clone()).or_default() += 1;
+    }
+    for target in baseline {
+        *added.entry(target.clone()).or_default() -= 1;
+    }
+    added.retain(|_, count| *count != 0);
+    added
 }
 
 /// One turn: the model calls `counter__record` with `marker`; the upstream is killed after a
@@ -336,10 +377,13 @@ async fn kill_9_of_a_stdio_upstream_mid_call_loses_nothing_and_runs_no_call_twic
     let zombies = zombies_after_reaping().await;
     assert!(zombies.is_empty(), "zombies left: {zombies:?}");
     // One upstream process (and its pipes) may be alive at the end, as after the warm-up.
-    let now = open_descriptors();
+    let now = descriptors_after_settling(&descriptors, 8).await;
     assert!(
-        now <= descriptors + 8,
-        "descriptors: {descriptors} after warm-up, {now} at the end"
+        now.len() <= descriptors.len() + 8,
+        "descriptors: {} after warm-up, {} at the end; added: {:?}",
+        descriptors.len(),
+        now.len(),
+        descriptors_added(&descriptors, &now)
     );
 }
 
@@ -357,9 +401,12 @@ async fn kill_9_of_a_streamable_http_upstream_mid_call_loses_nothing_and_runs_no
     let descriptors = open_descriptors();
     rig.run_kills("http", kills(), &mut restart).await;
     rig.recovers(&mut restart).await;
-    let now = open_descriptors();
+    let now = descriptors_after_settling(&descriptors, 8).await;
     assert!(
-        now <= descriptors + 8,
-        "descriptors: {descriptors} after warm-up, {now} at the end"
+        now.len() <= descriptors.len() + 8,
+        "descriptors: {} after warm-up, {} at the end; added: {:?}",
+        descriptors.len(),
+        now.len(),
+        descriptors_added(&descriptors, &now)
     );
 }
