@@ -140,7 +140,11 @@ async fn survives(stop: Stop, seconds: u64) {
         let detail = service
             .get_json(&client, &format!("/chat/conversations/{conversation_id}"))
             .await;
-        if detail["tool_calls"][0]["state"] != "dispatched" {
+        // The call's final state is stored before its tool message (two writes): wait for both.
+        let has_tool_message = detail["messages"]
+            .as_array()
+            .is_some_and(|messages| messages.iter().any(|message| message["role"] == "tool"));
+        if detail["tool_calls"][0]["state"] != "dispatched" && has_tool_message {
             break detail;
         }
         assert!(
