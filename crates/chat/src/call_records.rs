@@ -2,7 +2,8 @@
 //! and calls from outside a turn (the gateway's, an app's), in as few commits as durability
 //! allows: `approved` and `dispatched` are one commit, acknowledged before the request leaves;
 //! the final state and the gate's audit row ([`crate::ApprovalGate::audit_event`]) are one
-//! commit, so no final state is ever stored without its audit row. A denial is recorded when
+//! commit, so no final state is ever stored without its audit row — nor, for a turn's call,
+//! without the tool message that tells the model its outcome ([`finish_with_message`]). A denial is recorded when
 //! it is decided (its row says `denied` while the person's answer is shown), so only its audit
 //! row is left for the end.
 //!
@@ -12,7 +13,9 @@
 
 use crate::error::{ChatError, ChatResult};
 use switchboard_core::{ToolCallState, ToolTask};
-use switchboard_store::{NewAuditEvent, Store, StoreError, ToolCallOutcome, ToolCallRecord};
+use switchboard_store::{
+    NewAuditEvent, NewMessage, Store, StoreError, ToolCallOutcome, ToolCallRecord,
+};
 
 /// `approved` → `dispatched` in one commit: call it last before the request leaves.
 pub(crate) async fn dispatch(store: &Store, record: &ToolCallRecord) -> ChatResult<()> {
@@ -64,6 +67,45 @@ pub(crate) async fn finish(
         return Ok(());
     }
     advance(store, record, &[state], outcome, audit).await
+}
+
+/// The call's final state, its audit row and its tool message in one commit (a denial's state
+/// is already recorded: its audit row and message). After a conflict (someone else finished
+/// the call: a sweep) the audit row and the message are still written, each alone: the
+/// conversation keeps what the model was told.
+pub(crate) async fn finish_with_message(
+    store: &Store,
+    record: &ToolCallRecord,
+    state: ToolCallState,
+    outcome: ToolCallOutcome,
+    audit: Option<NewAuditEvent>,
+    message: NewMessage,
+) -> ChatResult<()> {
+    let step = (state != ToolCallState::Denied).then_some(state);
+    match store
+        .finish_tool_call_with_message(
+            &record.workspace_id,
+            &record.id,
+            step,
+            outcome,
+            audit.clone(),
+            message.clone(),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(StoreError::Conflict(conflict)) => {
+            tracing::warn!(tool_call_id = %record.id, message = %conflict, "tool call state conflict");
+            if let Some(audit) = audit {
+                append_audit(store, record, audit).await;
+            }
+            store
+                .append_message(&record.workspace_id, &record.conversation_id, message)
+                .await?;
+            Ok(())
+        }
+        Err(error) => Err(ChatError::from(error)),
+    }
 }
 
 /// Moves the call through `steps` (with `audit` in the same commit).

@@ -67,6 +67,8 @@
 //!   message), `get_message`, `list_messages`; `MessageRecord::to_chat_message`.
 //! - [`tool_calls`]: `create_tool_call` (→ `proposed`), `transition_tool_call(ws, id, next,
 //!   ToolCallOutcome)` (state machine + compare-and-set; `Conflict` otherwise),
+//!   `advance_tool_call` (several steps with an audit row, one commit),
+//!   `finish_tool_call_with_message` (final state, audit row and tool message, one commit),
 //!   `get_tool_call`, `list_tool_calls`, `recover_interrupted_tool_calls` (dead instances').
 //! - [`policies`]: `set_tool_policy`, `get_tool_policy`, `list_tool_policies`,
 //!   `delete_tool_policy`.

@@ -218,40 +218,46 @@ fn validate_metadata(metadata: &Value) -> StoreResult<()> {
     Ok(())
 }
 
-impl Store {
-    /// Appends a message at the end of the conversation and returns it with its `seq`.
-    pub async fn append_message(
-        &self,
-        workspace_id: &WorkspaceId,
-        conversation_id: &ConversationId,
-        new_message: NewMessage,
-    ) -> StoreResult<MessageRecord> {
-        validate_metadata(&new_message.metadata)?;
-        let now = clock::now();
-        let mut record = MessageRecord {
-            id: MessageId::generate(),
-            workspace_id: workspace_id.clone(),
-            conversation_id: conversation_id.clone(),
-            seq: 0,
-            role: new_message.role,
-            content: new_message.content,
-            tool_calls: new_message.tool_calls,
-            tool_call_id: new_message.tool_call_id,
-            metadata: new_message.metadata,
-            status: new_message.status,
-            created_at: now,
-            updated_at: now,
-        };
-        clean_message(&mut record);
-        record.seq = write_transaction!(self, |tx| {
-            // Writing the conversation row first serialises appends to one conversation.
+/// The record [`Store::append_message`] writes (its `seq` is given by the insert).
+pub(crate) fn new_message_record(
+    workspace_id: &WorkspaceId,
+    conversation_id: &ConversationId,
+    new_message: NewMessage,
+) -> StoreResult<MessageRecord> {
+    validate_metadata(&new_message.metadata)?;
+    let now = clock::now();
+    let mut record = MessageRecord {
+        id: MessageId::generate(),
+        workspace_id: workspace_id.clone(),
+        conversation_id: conversation_id.clone(),
+        seq: 0,
+        role: new_message.role,
+        content: new_message.content,
+        tool_calls: new_message.tool_calls,
+        tool_call_id: new_message.tool_call_id,
+        metadata: new_message.metadata,
+        status: new_message.status,
+        created_at: now,
+        updated_at: now,
+    };
+    clean_message(&mut record);
+    Ok(record)
+}
+
+/// Appends `$record` (from [`new_message_record`]) at the end of its conversation inside the
+/// caller's write transaction; evaluates to `StoreResult<i64>`, the message's `seq`. Writing the
+/// conversation row first serialises appends to one conversation.
+macro_rules! insert_message {
+    ($executor:expr, $record:expr) => {{
+        let record: &MessageRecord = $record;
+        async {
             let touched = sqlx::query(
                 "UPDATE conversations SET updated_at = $3 WHERE workspace_id = $1 AND id = $2",
             )
-            .bind(workspace_id.as_str())
-            .bind(conversation_id.as_str())
-            .bind(now)
-            .execute(&mut *tx)
+            .bind(record.workspace_id.as_str())
+            .bind(record.conversation_id.as_str())
+            .bind(record.created_at)
+            .execute(&mut *$executor)
             .await?
             .rows_affected();
             if touched == 0 {
@@ -260,8 +266,8 @@ impl Store {
             let seq: i64 = sqlx::query_scalar(
                 "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = $1",
             )
-            .bind(conversation_id.as_str())
-            .fetch_one(&mut *tx)
+            .bind(record.conversation_id.as_str())
+            .fetch_one(&mut *$executor)
             .await?;
             sqlx::query(
                 "INSERT INTO messages (id, workspace_id, conversation_id, seq, role, content, \
@@ -269,8 +275,8 @@ impl Store {
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)",
             )
             .bind(record.id.as_str())
-            .bind(workspace_id.as_str())
-            .bind(conversation_id.as_str())
+            .bind(record.workspace_id.as_str())
+            .bind(record.conversation_id.as_str())
             .bind(seq)
             .bind(record.role.as_str())
             .bind(&record.content)
@@ -278,11 +284,26 @@ impl Store {
             .bind(&record.tool_call_id)
             .bind(Json(&record.metadata))
             .bind(record.status.as_str())
-            .bind(now)
-            .execute(&mut *tx)
+            .bind(record.created_at)
+            .execute(&mut *$executor)
             .await?;
-            seq
-        });
+            Ok::<i64, StoreError>(seq)
+        }
+        .await
+    }};
+}
+pub(crate) use insert_message;
+
+impl Store {
+    /// Appends a message at the end of the conversation and returns it with its `seq`.
+    pub async fn append_message(
+        &self,
+        workspace_id: &WorkspaceId,
+        conversation_id: &ConversationId,
+        new_message: NewMessage,
+    ) -> StoreResult<MessageRecord> {
+        let mut record = new_message_record(workspace_id, conversation_id, new_message)?;
+        record.seq = write_transaction!(self, |tx| insert_message!(&mut *tx, &record)?);
         Ok(record)
     }
 

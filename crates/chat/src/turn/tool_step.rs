@@ -493,7 +493,7 @@ pub(crate) struct StoredCall {
     pub is_error: bool,
 }
 
-/// Records a call's final state (with `audit` in the same commit) and stores its tool message
+/// Records a call's final state with `audit` and its tool message in one commit
 /// (the result cut for the model, its content blocks and structured content in the metadata):
 /// shared by a turn's calls and a task call followed again after a restart.
 pub(crate) async fn store_settled_call(
@@ -512,7 +512,6 @@ pub(crate) async fn store_settled_call(
             .and_then(|result| serde_json::to_value(result).ok()),
         error: settled.error.as_ref().map(|(_, message)| message.clone()),
     };
-    call_records::finish(store, record, settled.state, outcome, audit).await?;
     let model_text = match (&settled.result, &settled.error) {
         (Some(result), _) => result_text_for_model(result),
         (None, Some((code, message))) => error_text_for_model(code, message),
@@ -541,19 +540,15 @@ pub(crate) async fn store_settled_call(
         content,
         structured_content,
     };
-    store
-        .append_message(
-            &record.workspace_id,
-            &record.conversation_id,
-            NewMessage {
-                role: ChatRole::Tool,
-                content: cut.text.clone(),
-                tool_calls: Vec::new(),
-                tool_call_id: Some(llm_call_id.to_owned()),
-                metadata: metadata.to_stored(),
-                status: MessageStatus::Complete,
-            },
-        )
+    let message = NewMessage {
+        role: ChatRole::Tool,
+        content: cut.text.clone(),
+        tool_calls: Vec::new(),
+        tool_call_id: Some(llm_call_id.to_owned()),
+        metadata: metadata.to_stored(),
+        status: MessageStatus::Complete,
+    };
+    call_records::finish_with_message(store, record, settled.state, outcome, audit, message)
         .await?;
     crate::metrics::tool_call_finished(settled.state);
     let message = if is_error {

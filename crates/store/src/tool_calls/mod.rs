@@ -4,11 +4,12 @@
 //! read in, so two tasks can never both dispatch one call.
 
 use crate::audit_events::{NewAuditEvent, StorableAuditEvent, insert_audit_event};
-use crate::backend::on_backend;
+use crate::backend::{on_backend, write_transaction};
 use crate::clock;
 use crate::commit_queue::grouped_write;
 use crate::error::{StoreError, StoreResult, insert_error};
 use crate::instances::orphaned;
+use crate::messages::{MessageRecord, NewMessage, insert_message, new_message_record};
 use crate::storable::{clean_optional_json, clean_optional_text, clean_text};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
@@ -181,6 +182,48 @@ macro_rules! update_tool_call {
     }};
 }
 
+/// A call's row after its next steps, with the audit row that goes with them
+/// ([`Store::next_step`]).
+struct NextStep {
+    call: ToolCallRecord,
+    /// The state the row must still be in (else someone moved it first: a conflict).
+    previous: ToolCallState,
+    /// Whether there were steps (none: only the audit row is written).
+    moved: bool,
+    audit: Option<StorableAuditEvent>,
+}
+
+/// Writes a [`NextStep`] inside the caller's transaction: the row if it is still in its
+/// previous state (none moved: nothing to write but the audit row), then the audit row.
+/// Evaluates to `StoreResult<()>`; `Conflict` when someone moved the call first.
+macro_rules! write_next_step {
+    ($executor:expr, $workspace_id:expr, $step:expr) => {{
+        let step: &NextStep = $step;
+        let workspace_id: &WorkspaceId = $workspace_id;
+        async {
+            if step.moved {
+                let affected =
+                    update_tool_call!(&mut *$executor, &step.call, step.previous)?.rows_affected();
+                if affected == 0 {
+                    return Err(StoreError::Conflict(format!(
+                        "tool call {} left state {} before it could move to {}",
+                        step.call.id, step.previous, step.call.state
+                    )));
+                }
+            }
+            if let Some(audit) = &step.audit {
+                insert_audit_event!(&mut *$executor, workspace_id, audit).map_err(insert_error(
+                    "audit event",
+                    "id",
+                    "workspace",
+                ))?;
+            }
+            Ok::<(), StoreError>(())
+        }
+        .await
+    }};
+}
+
 impl Store {
     /// Records a call in state `proposed`. The conversation, message and server must all be
     /// in the workspace (`NotFound` naming the one that is not).
@@ -306,6 +349,53 @@ impl Store {
         outcome: ToolCallOutcome,
         audit: Option<NewAuditEvent>,
     ) -> StoreResult<ToolCallRecord> {
+        let step = self
+            .next_step(workspace_id, tool_call_id, steps, outcome, audit)
+            .await?;
+        let call = step.call.clone();
+        let workspace = workspace_id.clone();
+        grouped_write!(self, |tx| {
+            write_next_step!(&mut *tx, &workspace, &step)?;
+        });
+        Ok(call)
+    }
+
+    /// A call's last step and its tool message in one commit: the final state (none: the state
+    /// is already final, a denial recorded when it was decided), `audit`, and `message`
+    /// appended to the call's conversation. A restart can then never find a finished call
+    /// without the message that tells the model its outcome, nor a message without the state.
+    /// `Conflict` (nothing written) as for [`Store::advance_tool_call`].
+    pub async fn finish_tool_call_with_message(
+        &self,
+        workspace_id: &WorkspaceId,
+        tool_call_id: &ToolCallId,
+        state: Option<ToolCallState>,
+        outcome: ToolCallOutcome,
+        audit: Option<NewAuditEvent>,
+        message: NewMessage,
+    ) -> StoreResult<(ToolCallRecord, MessageRecord)> {
+        let steps: Vec<ToolCallState> = state.into_iter().collect();
+        let step = self
+            .next_step(workspace_id, tool_call_id, &steps, outcome, audit)
+            .await?;
+        let mut message = new_message_record(workspace_id, &step.call.conversation_id, message)?;
+        message.seq = write_transaction!(self, |tx| {
+            write_next_step!(&mut *tx, workspace_id, &step)?;
+            insert_message!(&mut *tx, &message)?
+        });
+        Ok((step.call, message))
+    }
+
+    /// The row a call has after `steps` (each checked against the state machine, each step's
+    /// time recorded) and the audit row that goes with it, ready to be written.
+    async fn next_step(
+        &self,
+        workspace_id: &WorkspaceId,
+        tool_call_id: &ToolCallId,
+        steps: &[ToolCallState],
+        outcome: ToolCallOutcome,
+        audit: Option<NewAuditEvent>,
+    ) -> StoreResult<NextStep> {
         let mut call = self.get_tool_call(workspace_id, tool_call_id).await?;
         let previous = call.state;
         let now = clock::now();
@@ -323,7 +413,10 @@ impl Store {
                 ToolCallState::Proposed => {}
             }
         }
-        call.updated_at = now;
+        let moved = !steps.is_empty();
+        if moved {
+            call.updated_at = now;
+        }
         if outcome.result.is_some() {
             call.result = outcome.result;
         }
@@ -333,27 +426,12 @@ impl Store {
         clean_optional_json(&mut call.result);
         clean_optional_text(&mut call.error);
         let audit = audit.map(StorableAuditEvent::new).transpose()?;
-        let conflict_message = format!(
-            "tool call {tool_call_id} left state {previous} before it could move to {}",
-            call.state
-        );
-        let conflict = move || StoreError::Conflict(conflict_message.clone());
-        let row = call.clone();
-        let workspace = workspace_id.clone();
-        grouped_write!(self, |tx| {
-            let affected = update_tool_call!(&mut *tx, &row, previous)?.rows_affected();
-            if affected == 0 {
-                return Err(conflict());
-            }
-            if let Some(audit) = &audit {
-                insert_audit_event!(&mut *tx, workspace, audit).map_err(insert_error(
-                    "audit event",
-                    "id",
-                    "workspace",
-                ))?;
-            }
-        });
-        Ok(call)
+        Ok(NextStep {
+            call,
+            previous,
+            moved,
+            audit,
+        })
     }
 
     pub async fn get_tool_call(

@@ -1,15 +1,20 @@
 //! How a tool call's records are committed: a call the rules allowed is created `dispatched`
 //! in one commit, and concurrent calls' writes share commits (SQLite's commit queue) while each
-//! caller still gets its own outcome — one that fails is rolled back alone.
+//! caller still gets its own outcome — one that fails is rolled back alone. A call's final
+//! state, audit row and tool message are one commit: all of them or none.
 
 use crate::fixtures::{new_conversation, new_tool_call, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
+use switchboard_core::ChatRole;
 use switchboard_core::{ConversationId, MessageId, ServerId, ToolCallId, ToolCallState};
-use switchboard_store::{AuditSearch, NewAuditEvent, StoreError, ToolCallOutcome};
+use switchboard_store::{
+    AuditSearch, MessageStatus, NewAuditEvent, NewMessage, StoreError, ToolCallOutcome,
+};
 
 store_test!(
     a_rule_allowed_call_is_created_dispatched,
     concurrent_calls_share_commits_and_fail_alone,
+    a_final_state_and_its_tool_message_are_one_commit,
 );
 
 async fn a_rule_allowed_call_is_created_dispatched(test: TestStore) {
@@ -162,4 +167,126 @@ async fn concurrent_calls_share_commits_and_fail_alone(test: TestStore) {
             call.id
         );
     }
+}
+
+fn tool_message(text: &str) -> NewMessage {
+    NewMessage {
+        role: ChatRole::Tool,
+        content: text.to_owned(),
+        tool_calls: Vec::new(),
+        tool_call_id: Some("call_1".to_owned()),
+        metadata: serde_json::json!({}),
+        status: MessageStatus::Complete,
+    }
+}
+
+fn audit_row(action: &str) -> NewAuditEvent {
+    NewAuditEvent {
+        actor: "test".to_owned(),
+        action: action.to_owned(),
+        ..NewAuditEvent::default()
+    }
+}
+
+/// The final state, the audit row and the message land together; a call someone else already
+/// finished (a conflict) gets none of them, and a message its conversation refuses (metadata
+/// that is not an object) leaves the state where it was.
+async fn a_final_state_and_its_tool_message_are_one_commit(test: TestStore) {
+    let store = &test.store;
+    let (workspace, alice) = workspace_with_owner(store, "acme").await;
+    let conversation = store
+        .create_conversation(&workspace.id, new_conversation(&alice))
+        .await
+        .unwrap();
+    let call = store
+        .create_dispatched_tool_call(
+            &workspace.id,
+            ToolCallId::generate(),
+            new_tool_call(&conversation.id, None, "call_1"),
+        )
+        .await
+        .unwrap();
+    let (finished, message) = store
+        .finish_tool_call_with_message(
+            &workspace.id,
+            &call.id,
+            Some(ToolCallState::Completed),
+            ToolCallOutcome::default(),
+            Some(audit_row("tool_call.completed")),
+            tool_message("42"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(finished.state, ToolCallState::Completed);
+    assert_eq!(message.seq, 1);
+    let again = store
+        .finish_tool_call_with_message(
+            &workspace.id,
+            &call.id,
+            Some(ToolCallState::Failed),
+            ToolCallOutcome::default(),
+            Some(audit_row("tool_call.failed")),
+            tool_message("again"),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(again, StoreError::Conflict(_)), "{again:?}");
+    let mut refused = tool_message("bad");
+    refused.metadata = serde_json::json!([1]);
+    let second = store
+        .create_dispatched_tool_call(
+            &workspace.id,
+            ToolCallId::generate(),
+            new_tool_call(&conversation.id, None, "call_2"),
+        )
+        .await
+        .unwrap();
+    let invalid = store
+        .finish_tool_call_with_message(
+            &workspace.id,
+            &second.id,
+            Some(ToolCallState::Completed),
+            ToolCallOutcome::default(),
+            Some(audit_row("tool_call.completed")),
+            refused,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(invalid, StoreError::InvalidInput { .. }),
+        "{invalid:?}"
+    );
+    let messages = store
+        .list_messages(&workspace.id, &conversation.id)
+        .await
+        .unwrap();
+    assert_eq!(
+        messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>(),
+        ["42"]
+    );
+    let states: Vec<_> = store
+        .list_tool_calls(&workspace.id, &conversation.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|call| call.state)
+        .collect();
+    assert_eq!(
+        states,
+        [ToolCallState::Completed, ToolCallState::Dispatched]
+    );
+    let audited = store
+        .search_audit(&workspace.id, AuditSearch::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        audited
+            .iter()
+            .filter(|row| row.action.starts_with("tool_call."))
+            .count(),
+        1
+    );
 }

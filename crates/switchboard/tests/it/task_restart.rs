@@ -140,7 +140,8 @@ async fn survives(stop: Stop, seconds: u64) {
         let detail = service
             .get_json(&client, &format!("/chat/conversations/{conversation_id}"))
             .await;
-        // The call's final state is stored before its tool message (two writes): wait for both.
+        // The final state and the tool message are one commit, but the page reads messages and
+        // calls in two queries: wait until both show it.
         let has_tool_message = detail["messages"]
             .as_array()
             .is_some_and(|messages| messages.iter().any(|message| message["role"] == "tool"));
