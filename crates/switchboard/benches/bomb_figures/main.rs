@@ -29,12 +29,13 @@ mod support;
 
 use futures::StreamExt;
 use model::{InstantModel, Script};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
+use support::sse::SseEvents;
 use support::{Gate, Stack, start_with};
 use switchboard_core::TransportKind;
 use switchboard_mcp_client::McpClientConfig;
@@ -107,15 +108,9 @@ async fn ask(stack: &Stack, message: &str) -> Answer {
         done: false,
         calls: Vec::new(),
     };
-    let (mut stream, mut buffer) = (response.bytes_stream(), String::new());
+    let (mut stream, mut events) = (response.bytes_stream(), SseEvents::default());
     while let Some(Ok(chunk)) = stream.next().await {
-        buffer.push_str(&String::from_utf8_lossy(&chunk));
-        while let Some(end) = buffer.find("\n\n") {
-            let block: String = buffer.drain(..end + 2).collect();
-            let Some(data) = block.lines().find_map(|line| line.strip_prefix("data: ")) else {
-                continue;
-            };
-            let event: Value = serde_json::from_str(data).unwrap();
+        for event in events.push(&chunk) {
             match (event["type"].as_str(), event["status"].as_str()) {
                 (Some("mcp_tool"), Some("error")) => answer
                     .calls

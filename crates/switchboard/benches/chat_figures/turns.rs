@@ -2,9 +2,10 @@
 //! milestones (first byte, `meta`, tool started and completed, `done`) and reported as
 //! percentiles.
 
+use crate::support::sse::SseEvents;
 use crate::support::{Gate, Stack, start};
 use futures::StreamExt;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
 use switchboard_llm::LlmProvider;
@@ -32,18 +33,12 @@ async fn one_turn(running: &Stack, message: &str) -> Timeline {
     assert_eq!(response.status(), 200);
     let mut timeline = Timeline::default();
     let mut stream = response.bytes_stream();
-    let mut buffer = String::new();
+    let mut events = SseEvents::default();
     while let Some(chunk) = stream.next().await {
         if timeline.first_byte == 0 {
             timeline.first_byte = started.elapsed().as_micros();
         }
-        buffer.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
-        while let Some(end) = buffer.find("\n\n") {
-            let block: String = buffer.drain(..end + 2).collect();
-            let Some(data) = block.lines().find_map(|line| line.strip_prefix("data: ")) else {
-                continue;
-            };
-            let event: Value = serde_json::from_str(data).unwrap();
+        for event in events.push(&chunk.unwrap()) {
             let at = started.elapsed().as_micros();
             match (event["type"].as_str().unwrap(), event["status"].as_str()) {
                 ("meta", _) => timeline.meta = at,

@@ -6,10 +6,11 @@
 //! as the baseline; after the soak the load stops and they are taken again. Panics anywhere in
 //! the process are counted by a panic hook.
 
+use super::support::sse::SseEvents;
 use super::support::{Gate, open_fds, rss_kib, start_with};
 use super::{model::RoundRobinModel, upstreams};
 use futures::StreamExt;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -107,17 +108,9 @@ async fn one_turn(client: &reqwest::Client, base: &str, token: &str, tally: &mut
         return;
     };
     let mut stream = response.bytes_stream();
-    let mut buffer = String::new();
+    let mut events = SseEvents::default();
     while let Some(Ok(chunk)) = stream.next().await {
-        buffer.push_str(&String::from_utf8_lossy(&chunk));
-        while let Some(end) = buffer.find("\n\n") {
-            let block: String = buffer.drain(..end + 2).collect();
-            let Some(data) = block.lines().find_map(|line| line.strip_prefix("data: ")) else {
-                continue;
-            };
-            let Ok(event) = serde_json::from_str::<Value>(data) else {
-                continue;
-            };
+        for event in events.push(&chunk) {
             match (event["type"].as_str(), event["status"].as_str()) {
                 (Some("done"), _) => {
                     tally.done += 1;

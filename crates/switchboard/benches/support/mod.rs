@@ -9,6 +9,8 @@
 // Each bench binary uses the parts it measures.
 #![allow(dead_code)]
 
+pub mod sse;
+
 use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
