@@ -13,7 +13,7 @@ use chrono::Utc;
 use serde_json::Value;
 use std::sync::Arc;
 use switchboard_core::{InvalidSetting, SessionScope, TransportKind, WorkspaceId};
-use switchboard_store::{NewServer, ServerConnectionConfig, ServerSecrets, Store, StoreError};
+use switchboard_store::{NewServer, ServerConnectionConfig, Store, StoreError};
 use tokio_util::sync::CancellationToken;
 
 /// Name of the upstream under which the chat reaches our own endpoint.
@@ -167,14 +167,8 @@ pub async fn register_kg_upstream(
         .extra
         .insert(OWN_KG_ENDPOINT_MARKER.to_owned(), Value::Bool(true));
     let server = NewServer {
-        name: KG_UPSTREAM_NAME.to_owned(),
-        transport: TransportKind::StreamableHttp,
-        url: Some(url.to_owned()),
-        command: None,
-        args: Vec::new(),
         connection,
-        secrets: ServerSecrets::default(),
-        is_active: true,
+        ..NewServer::remote(KG_UPSTREAM_NAME, TransportKind::StreamableHttp, url)
     };
     match store.create_server(workspace_id, server).await {
         Ok(_) => Ok(true),

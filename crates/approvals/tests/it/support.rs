@@ -11,8 +11,8 @@ use switchboard_core::{
     ConversationId, Principal, ScopeSet, ServerId, ToolCallId, ToolDefinition, UserId,
 };
 use switchboard_store::{
-    DatabaseConfig, NewConversation, NewServer, SecretCipher, ServerConnectionConfig, ServerRecord,
-    ServerSecrets, Store, UserRole, WorkspaceRecord,
+    DatabaseConfig, NewConversation, NewServer, SecretCipher, ServerRecord, Store, UserRole,
+    WorkspaceRecord,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -76,16 +76,11 @@ impl World {
         let server = store
             .create_server(
                 &workspace.id,
-                NewServer {
-                    name: "files".into(),
-                    transport: switchboard_core::TransportKind::StreamableHttp,
-                    url: Some("http://127.0.0.1:9/mcp".into()),
-                    command: None,
-                    args: Vec::new(),
-                    connection: ServerConnectionConfig::default(),
-                    secrets: ServerSecrets::default(),
-                    is_active: true,
-                },
+                NewServer::remote(
+                    "files",
+                    switchboard_core::TransportKind::StreamableHttp,
+                    "http://127.0.0.1:9/mcp",
+                ),
             )
             .await
             .unwrap();

@@ -11,7 +11,7 @@ use switchboard_core::TransportKind;
 use switchboard_core::WorkspaceId;
 use switchboard_mcp_client::{CallContext, Caller};
 use switchboard_registry::CapabilityState;
-use switchboard_store::{NewServer, ServerConnectionConfig, ServerRecord, ServerSecrets, Store};
+use switchboard_store::{NewServer, ServerRecord, Store};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_registry_resyncs_a_stateless_server_after_a_list_change() {
@@ -83,16 +83,11 @@ async fn create_py2(store: &Store, workspace: &WorkspaceId, port: u16) -> Server
     store
         .create_server(
             workspace,
-            NewServer {
-                name: "py2".into(),
-                transport: TransportKind::StreamableHttp,
-                url: Some(format!("http://127.0.0.1:{port}/mcp")),
-                command: None,
-                args: vec![],
-                connection: ServerConnectionConfig::default(),
-                secrets: ServerSecrets::default(),
-                is_active: true,
-            },
+            NewServer::remote(
+                "py2",
+                TransportKind::StreamableHttp,
+                format!("http://127.0.0.1:{port}/mcp"),
+            ),
         )
         .await
         .unwrap()

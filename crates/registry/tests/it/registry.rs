@@ -265,17 +265,15 @@ async fn refused_credentials_and_empty_servers_are_shown_as_such() {
         .create_server(
             &workspace,
             NewServer {
-                name: "locked".into(),
-                transport: TransportKind::StreamableHttp,
-                url: Some(format!("http://127.0.0.1:{port}/mcp")),
-                command: None,
-                args: vec![],
                 connection: ServerConnectionConfig {
                     session_scope: SessionScope::PerUser,
                     ..ServerConnectionConfig::default()
                 },
-                secrets: ServerSecrets::default(),
-                is_active: true,
+                ..NewServer::remote(
+                    "locked",
+                    TransportKind::StreamableHttp,
+                    format!("http://127.0.0.1:{port}/mcp"),
+                )
             },
         )
         .await

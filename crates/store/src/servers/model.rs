@@ -192,6 +192,27 @@ pub struct NewServer {
     pub is_active: bool,
 }
 
+impl NewServer {
+    /// An active remote server (`url` over `transport`) with the default connection settings
+    /// and no secrets; set the rest with struct update syntax.
+    pub fn remote(
+        name: impl Into<String>,
+        transport: TransportKind,
+        url: impl Into<String>,
+    ) -> Self {
+        NewServer {
+            name: name.into(),
+            transport,
+            url: Some(url.into()),
+            command: None,
+            args: Vec::new(),
+            connection: ServerConnectionConfig::default(),
+            secrets: ServerSecrets::default(),
+            is_active: true,
+        }
+    }
+}
+
 /// A change to a server's configuration; `None` leaves a field as it is. For nullable fields
 /// `Some(None)` clears them. `secrets: Some(…)` replaces all secrets.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -47,11 +47,6 @@ pub fn stdio_server(name: &str) -> NewServer {
 
 pub fn http_server_with_secrets(name: &str, api_key: &str, header_value: &str) -> NewServer {
     NewServer {
-        name: name.to_owned(),
-        transport: TransportKind::StreamableHttp,
-        url: Some("https://mcp.example.com/mcp".to_owned()),
-        command: None,
-        args: Vec::new(),
         connection: ServerConnectionConfig {
             timeout_ms: Some(5_000),
             ..ServerConnectionConfig::default()
@@ -62,7 +57,11 @@ pub fn http_server_with_secrets(name: &str, api_key: &str, header_value: &str) -
             env: BTreeMap::new(),
             oauth_client_secret: None,
         },
-        is_active: true,
+        ..NewServer::remote(
+            name,
+            TransportKind::StreamableHttp,
+            "https://mcp.example.com/mcp",
+        )
     }
 }
 

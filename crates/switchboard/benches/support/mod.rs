@@ -23,9 +23,7 @@ use switchboard_llm::{LlmConfig, LlmProvider};
 use switchboard_mcp_client::{McpClient, McpClientConfig};
 use switchboard_mcp_server::{KgConfig, KnowledgeGraphService, register_kg_upstream};
 use switchboard_server::{AppState, ServerConfig, app, serve_router};
-use switchboard_store::{
-    DatabaseConfig, NewServer, SecretCipher, ServerConnectionConfig, ServerSecrets, Store,
-};
+use switchboard_store::{DatabaseConfig, NewServer, SecretCipher, Store};
 use tokio_util::sync::CancellationToken;
 
 /// Who decides the calls of the stack's chat.
@@ -78,16 +76,7 @@ impl Stack {
 
     /// Registers a remote upstream server `name` at `url` in the owner's workspace, active.
     pub async fn register_remote(&self, name: &str, transport: TransportKind, url: &str) {
-        let server = NewServer {
-            name: name.to_owned(),
-            transport,
-            url: Some(url.to_owned()),
-            command: None,
-            args: Vec::new(),
-            connection: ServerConnectionConfig::default(),
-            secrets: ServerSecrets::default(),
-            is_active: true,
-        };
+        let server = NewServer::remote(name, transport, url);
         self.store
             .create_server(&self.principal.workspace_id, server)
             .await

@@ -269,11 +269,6 @@ async fn a_shared_connection_is_for_admins_and_a_plain_server_is_not_oauth() {
         .create_server(
             &workspace,
             NewServer {
-                name: "shared".to_owned(),
-                transport: switchboard_core::TransportKind::StreamableHttp,
-                url: Some(upstream.mcp_url()),
-                command: None,
-                args: Vec::new(),
                 connection: ServerConnectionConfig {
                     auth: ServerAuthConfig {
                         mode: Some(AuthMode::Oauth),
@@ -282,8 +277,11 @@ async fn a_shared_connection_is_for_admins_and_a_plain_server_is_not_oauth() {
                     },
                     ..ServerConnectionConfig::default()
                 },
-                secrets: ServerSecrets::default(),
-                is_active: true,
+                ..NewServer::remote(
+                    "shared",
+                    switchboard_core::TransportKind::StreamableHttp,
+                    upstream.mcp_url(),
+                )
             },
         )
         .await

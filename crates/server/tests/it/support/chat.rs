@@ -400,14 +400,5 @@ pub fn everything_stdio(name: &str) -> NewServer {
 
 /// A remote server registration.
 pub fn remote_server(name: &str, url: &str) -> NewServer {
-    NewServer {
-        name: name.to_owned(),
-        transport: TransportKind::StreamableHttp,
-        url: Some(url.to_owned()),
-        command: None,
-        args: Vec::new(),
-        connection: ServerConnectionConfig::default(),
-        secrets: ServerSecrets::default(),
-        is_active: true,
-    }
+    NewServer::remote(name, TransportKind::StreamableHttp, url)
 }
