@@ -117,13 +117,7 @@ pub(crate) async fn advance(
     audit: Option<NewAuditEvent>,
 ) -> ChatResult<()> {
     match store
-        .advance_tool_call(
-            &record.workspace_id,
-            &record.id,
-            steps,
-            outcome,
-            audit.clone(),
-        )
+        .advance_tool_call_from(record, steps, outcome, audit.clone())
         .await
     {
         Ok(_) => Ok(()),

@@ -193,6 +193,52 @@ struct NextStep {
     audit: Option<StorableAuditEvent>,
 }
 
+/// The row `call` has after `steps` (each checked against the state machine, each step's time
+/// recorded) and the audit row that goes with it, ready to be written; `Conflict` when the
+/// state machine refuses a step.
+fn next_step_of(
+    mut call: ToolCallRecord,
+    steps: &[ToolCallState],
+    outcome: ToolCallOutcome,
+    audit: Option<NewAuditEvent>,
+) -> StoreResult<NextStep> {
+    let previous = call.state;
+    let now = clock::now();
+    for &next in steps {
+        call.state
+            .transition(next)
+            .map_err(|error| StoreError::Conflict(error.to_string()))?;
+        call.state = next;
+        match next {
+            ToolCallState::Approved | ToolCallState::Denied => call.decided_at = Some(now),
+            ToolCallState::Dispatched => call.dispatched_at = Some(now),
+            ToolCallState::Completed | ToolCallState::Failed | ToolCallState::Unknown => {
+                call.finished_at = Some(now)
+            }
+            ToolCallState::Proposed => {}
+        }
+    }
+    let moved = !steps.is_empty();
+    if moved {
+        call.updated_at = now;
+    }
+    if outcome.result.is_some() {
+        call.result = outcome.result;
+    }
+    if outcome.error.is_some() {
+        call.error = outcome.error;
+    }
+    clean_optional_json(&mut call.result);
+    clean_optional_text(&mut call.error);
+    let audit = audit.map(StorableAuditEvent::new).transpose()?;
+    Ok(NextStep {
+        call,
+        previous,
+        moved,
+        audit,
+    })
+}
+
 /// Writes a [`NextStep`] inside the caller's transaction: the row if it is still in its
 /// previous state (none moved: nothing to write but the audit row), then the audit row.
 /// Evaluates to `StoreResult<()>`; `Conflict` when someone moved the call first.
@@ -360,6 +406,61 @@ impl Store {
         Ok(call)
     }
 
+    /// [`Store::advance_tool_call`] from `known`, the caller's copy of the call, without reading
+    /// it first when `known` is still current: the write is the same compare-and-set on the
+    /// state, so a copy someone else has moved on (or one the steps cannot follow) falls back
+    /// to reading the call and moving that — the outcome is exactly
+    /// [`Store::advance_tool_call`]'s, one read fewer in the common case (the gateway's
+    /// finished call, whose row is the one it just created).
+    pub async fn advance_tool_call_from(
+        &self,
+        known: &ToolCallRecord,
+        steps: &[ToolCallState],
+        outcome: ToolCallOutcome,
+        audit: Option<NewAuditEvent>,
+    ) -> StoreResult<ToolCallRecord> {
+        let followable = steps
+            .iter()
+            .try_fold(known.state, |state, &next| state.transition(next))
+            .is_ok();
+        if !followable {
+            return self
+                .advance_tool_call(&known.workspace_id, &known.id, steps, outcome, audit)
+                .await;
+        }
+        // The audit row is small: kept for the fallback (the step moves into the write).
+        let fallback_audit = audit.clone();
+        let step = next_step_of(known.clone(), steps, outcome, audit)?;
+        let call = step.call.clone();
+        let workspace = known.workspace_id.clone();
+        let written: StoreResult<()> = async {
+            grouped_write!(self, |tx| {
+                write_next_step!(&mut *tx, &workspace, &step)?;
+            });
+            Ok(())
+        }
+        .await;
+        match written {
+            Err(StoreError::Conflict(_)) => {
+                // Moved by someone else since `known` was read: decide on the stored row. The
+                // outcome is the one merged into `call` (nothing of `known` besides it).
+                let outcome = ToolCallOutcome {
+                    result: call.result,
+                    error: call.error,
+                };
+                self.advance_tool_call(
+                    &known.workspace_id,
+                    &known.id,
+                    steps,
+                    outcome,
+                    fallback_audit,
+                )
+                .await
+            }
+            written => written.map(|()| call),
+        }
+    }
+
     /// A call's last step and its tool message in one commit: the final state (none: the state
     /// is already final, a denial recorded when it was decided), `audit`, and `message`
     /// appended to the call's conversation. A restart can then never find a finished call
@@ -386,8 +487,7 @@ impl Store {
         Ok((step.call, message))
     }
 
-    /// The row a call has after `steps` (each checked against the state machine, each step's
-    /// time recorded) and the audit row that goes with it, ready to be written.
+    /// The call as stored now, moved through `steps` ([`next_step_of`]).
     async fn next_step(
         &self,
         workspace_id: &WorkspaceId,
@@ -396,42 +496,8 @@ impl Store {
         outcome: ToolCallOutcome,
         audit: Option<NewAuditEvent>,
     ) -> StoreResult<NextStep> {
-        let mut call = self.get_tool_call(workspace_id, tool_call_id).await?;
-        let previous = call.state;
-        let now = clock::now();
-        for &next in steps {
-            call.state
-                .transition(next)
-                .map_err(|error| StoreError::Conflict(error.to_string()))?;
-            call.state = next;
-            match next {
-                ToolCallState::Approved | ToolCallState::Denied => call.decided_at = Some(now),
-                ToolCallState::Dispatched => call.dispatched_at = Some(now),
-                ToolCallState::Completed | ToolCallState::Failed | ToolCallState::Unknown => {
-                    call.finished_at = Some(now)
-                }
-                ToolCallState::Proposed => {}
-            }
-        }
-        let moved = !steps.is_empty();
-        if moved {
-            call.updated_at = now;
-        }
-        if outcome.result.is_some() {
-            call.result = outcome.result;
-        }
-        if outcome.error.is_some() {
-            call.error = outcome.error;
-        }
-        clean_optional_json(&mut call.result);
-        clean_optional_text(&mut call.error);
-        let audit = audit.map(StorableAuditEvent::new).transpose()?;
-        Ok(NextStep {
-            call,
-            previous,
-            moved,
-            audit,
-        })
+        let call = self.get_tool_call(workspace_id, tool_call_id).await?;
+        next_step_of(call, steps, outcome, audit)
     }
 
     pub async fn get_tool_call(

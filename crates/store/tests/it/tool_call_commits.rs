@@ -15,6 +15,7 @@ store_test!(
     a_rule_allowed_call_is_created_dispatched,
     concurrent_calls_share_commits_and_fail_alone,
     a_final_state_and_its_tool_message_are_one_commit,
+    advancing_from_a_copy_checks_the_stored_state,
 );
 
 async fn a_rule_allowed_call_is_created_dispatched(test: TestStore) {
@@ -289,4 +290,98 @@ async fn a_final_state_and_its_tool_message_are_one_commit(test: TestStore) {
             .count(),
         1
     );
+}
+
+/// `advance_tool_call_from` moves a current copy without reading it, decides on the stored row
+/// when the copy is stale (a copy still `proposed` of a call now `dispatched` completes it), and
+/// is a conflict when someone else finished the call first — nothing written, the audit row
+/// neither.
+async fn advancing_from_a_copy_checks_the_stored_state(test: TestStore) {
+    let store = &test.store;
+    let (workspace, alice) = workspace_with_owner(store, "acme").await;
+    let conversation = store
+        .create_conversation(&workspace.id, new_conversation(&alice))
+        .await
+        .unwrap();
+    let current = store
+        .create_dispatched_tool_call(
+            &workspace.id,
+            ToolCallId::generate(),
+            new_tool_call(&conversation.id, None, "call_1"),
+        )
+        .await
+        .unwrap();
+    let done = store
+        .advance_tool_call_from(
+            &current,
+            &[ToolCallState::Completed],
+            ToolCallOutcome {
+                result: Some(serde_json::json!({"answer": 42})),
+                error: None,
+            },
+            Some(audit_row("tool_call.completed")),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.state, ToolCallState::Completed);
+    assert_eq!(
+        store
+            .get_tool_call(&workspace.id, &current.id)
+            .await
+            .unwrap(),
+        done
+    );
+    // `current` is now stale: someone else finished the call.
+    let late = store
+        .advance_tool_call_from(
+            &current,
+            &[ToolCallState::Failed],
+            ToolCallOutcome::default(),
+            Some(audit_row("tool_call.failed")),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(late, StoreError::Conflict(_)), "{late:?}");
+    assert_eq!(
+        store
+            .get_tool_call(&workspace.id, &current.id)
+            .await
+            .unwrap(),
+        done
+    );
+    let proposed = store
+        .create_tool_call_with_id(
+            &workspace.id,
+            ToolCallId::generate(),
+            new_tool_call(&conversation.id, None, "call_2"),
+        )
+        .await
+        .unwrap();
+    store
+        .advance_tool_call(
+            &workspace.id,
+            &proposed.id,
+            &[ToolCallState::Approved, ToolCallState::Dispatched],
+            ToolCallOutcome::default(),
+            None,
+        )
+        .await
+        .unwrap();
+    let completed = store
+        .advance_tool_call_from(
+            &proposed,
+            &[ToolCallState::Completed],
+            ToolCallOutcome::default(),
+            Some(audit_row("tool_call.completed")),
+        )
+        .await
+        .unwrap();
+    assert_eq!(completed.state, ToolCallState::Completed);
+    assert!(completed.dispatched_at.is_some(), "{completed:?}");
+    let audited = store
+        .search_audit(&workspace.id, AuditSearch::default())
+        .await
+        .unwrap();
+    let actions: Vec<_> = audited.iter().map(|row| row.action.as_str()).collect();
+    assert_eq!(actions, ["tool_call.completed", "tool_call.completed"]);
 }
