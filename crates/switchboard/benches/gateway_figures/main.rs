@@ -19,7 +19,8 @@
 //! same `/mcp` ([`contextforge`]).
 //!
 //! Run: `cargo bench -p switchboard --bench gateway_figures` (`-- --calls 500 --clients 16
-//! --sessions 200 --synchronous normal --contextforge`).
+//! --sessions 200 --synchronous normal --contextforge`; `--only gateway` measures that endpoint
+//! alone, for a profiler).
 
 mod contextforge;
 mod load;
@@ -112,6 +113,13 @@ async fn main() {
         .any(|argument| argument == "--contextforge")
         .then(|| contextforge::start(&format!("{}/mcp", stack.base), &stack.token))
         .flatten();
+    // `--only LABEL` (e.g. `--only gateway`, for a profiler): that endpoint alone.
+    if let Some(only) = std::env::args()
+        .skip_while(|argument| argument != "--only")
+        .nth(1)
+    {
+        endpoints.retain(|endpoint| endpoint.label == only);
+    }
     if let Some(running) = &contextforge {
         endpoints.push(Endpoint {
             label: "contextforge",
@@ -144,7 +152,11 @@ async fn main() {
     );
     drop(contextforge);
     println!("memory per idle session ({idle_sessions} sessions open, initialize only):");
-    for endpoint in [&endpoints[0], &endpoints[2]] {
+    let measured = ["direct", "gateway"];
+    for endpoint in endpoints
+        .iter()
+        .filter(|endpoint| measured.contains(&endpoint.label))
+    {
         let kib = sessions::kib_per_idle_session(&stack, &endpoint.url, idle_sessions).await;
         println!("  {:<10} {kib:>6.1} KiB", endpoint.label);
     }
