@@ -194,19 +194,7 @@ fn audit_row(action: &str) -> NewAuditEvent {
 /// that is not an object) leaves the state where it was.
 async fn a_final_state_and_its_tool_message_are_one_commit(test: TestStore) {
     let store = &test.store;
-    let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
-    let call = store
-        .create_dispatched_tool_call(
-            &workspace.id,
-            ToolCallId::generate(),
-            new_tool_call(&conversation.id, None, "call_1"),
-        )
-        .await
-        .unwrap();
+    let (workspace, conversation, call) = dispatched_call(store).await;
     let (finished, message) = store
         .finish_tool_call_with_message(
             &workspace.id,
@@ -298,19 +286,7 @@ async fn a_final_state_and_its_tool_message_are_one_commit(test: TestStore) {
 /// neither.
 async fn advancing_from_a_copy_checks_the_stored_state(test: TestStore) {
     let store = &test.store;
-    let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
-    let current = store
-        .create_dispatched_tool_call(
-            &workspace.id,
-            ToolCallId::generate(),
-            new_tool_call(&conversation.id, None, "call_1"),
-        )
-        .await
-        .unwrap();
+    let (workspace, conversation, current) = dispatched_call(store).await;
     let done = store
         .advance_tool_call_from(
             &current,
@@ -384,4 +360,28 @@ async fn advancing_from_a_copy_checks_the_stored_state(test: TestStore) {
         .unwrap();
     let actions: Vec<_> = audited.iter().map(|row| row.action.as_str()).collect();
     assert_eq!(actions, ["tool_call.completed", "tool_call.completed"]);
+}
+
+/// A workspace, a conversation of its owner and a call in it, created `dispatched`.
+async fn dispatched_call(
+    store: &switchboard_store::Store,
+) -> (
+    switchboard_store::WorkspaceRecord,
+    switchboard_store::ConversationRecord,
+    switchboard_store::ToolCallRecord,
+) {
+    let (workspace, alice) = workspace_with_owner(store, "acme").await;
+    let conversation = store
+        .create_conversation(&workspace.id, new_conversation(&alice))
+        .await
+        .unwrap();
+    let call = store
+        .create_dispatched_tool_call(
+            &workspace.id,
+            ToolCallId::generate(),
+            new_tool_call(&conversation.id, None, "call_1"),
+        )
+        .await
+        .unwrap();
+    (workspace, conversation, call)
 }
