@@ -116,6 +116,11 @@ impl TurnWatcher {
     /// The next event, or `None` once the turn finished and everything was read.
     pub async fn next_event(&mut self) -> Option<ChatEvent> {
         loop {
+            // Whether the turn had finished is read before the log: `finish` comes after the
+            // last `emit`, so a log read after seeing it holds every event. Read the other way
+            // round, a `done` emitted between the two reads was lost (the stream ended without
+            // it).
+            let finished = self.handle.is_finished();
             let event = self
                 .handle
                 .log
@@ -126,7 +131,7 @@ impl TurnWatcher {
                 self.next_index += 1;
                 return Some(event);
             }
-            if self.handle.is_finished() {
+            if finished {
                 return None;
             }
             if self.receiver.changed().await.is_err() {
