@@ -399,11 +399,17 @@ impl Store {
             .next_step(workspace_id, tool_call_id, steps, outcome, audit)
             .await?;
         let call = step.call.clone();
+        self.write_step(workspace_id, step).await?;
+        Ok(call)
+    }
+
+    /// Writes `step` in the next group commit ([`write_next_step!`]).
+    async fn write_step(&self, workspace_id: &WorkspaceId, step: NextStep) -> StoreResult<()> {
         let workspace = workspace_id.clone();
         grouped_write!(self, |tx| {
             write_next_step!(&mut *tx, &workspace, &step)?;
         });
-        Ok(call)
+        Ok(())
     }
 
     /// [`Store::advance_tool_call`] from `known`, the caller's copy of the call, without reading
@@ -432,15 +438,7 @@ impl Store {
         let fallback_audit = audit.clone();
         let step = next_step_of(known.clone(), steps, outcome, audit)?;
         let call = step.call.clone();
-        let workspace = known.workspace_id.clone();
-        let written: StoreResult<()> = async {
-            grouped_write!(self, |tx| {
-                write_next_step!(&mut *tx, &workspace, &step)?;
-            });
-            Ok(())
-        }
-        .await;
-        match written {
+        match self.write_step(&known.workspace_id, step).await {
             Err(StoreError::Conflict(_)) => {
                 // Moved by someone else since `known` was read: decide on the stored row. The
                 // outcome is the one merged into `call` (nothing of `known` besides it).
