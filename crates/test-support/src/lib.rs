@@ -5,6 +5,7 @@ pub mod conformance;
 pub mod fake_anthropic;
 pub mod fake_openai;
 pub mod figures;
+pub mod http_client;
 pub mod interop;
 pub mod local_server;
 pub mod postgres;

@@ -116,7 +116,7 @@ impl TestServer {
         Self {
             base: format!("http://{address}"),
             graphs,
-            http: reqwest::Client::new(),
+            http: switchboard_test_support::http_client::http_client(),
             shutdown,
         }
     }

@@ -37,7 +37,7 @@ async fn call(url: &str, token: &str, body: serde_json::Value) -> serde_json::Va
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    let response = reqwest::Client::new()
+    let response = switchboard_test_support::http_client::http_client()
         .post(url)
         .header("mcp-method", body["method"].as_str().unwrap())
         .header("mcp-name", name)
@@ -152,7 +152,7 @@ async fn store_backed_graphs_survive_a_restart_and_tokens_come_from_the_store() 
     assert_eq!(graph.read().history().versions().count(), 4);
     let shutdown = CancellationToken::new();
     let url = serve(&service, shutdown.clone()).await;
-    let revoked = reqwest::Client::new()
+    let revoked = switchboard_test_support::http_client::http_client()
         .post(&url)
         .bearer_auth(reader.plaintext.expose())
         .header("mcp-protocol-version", "2026-07-28")

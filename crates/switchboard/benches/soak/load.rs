@@ -60,6 +60,8 @@ pub struct Tally {
     pub done: usize,
     /// Answers whose stream ended without `done`, or took over [`TURN_LIMIT`].
     pub stuck: usize,
+    /// Why each stuck answer was: the request or stream error, or what the stream said last.
+    pub stuck_reasons: Vec<String>,
     /// `error` events (the turn still ends with `done`).
     pub error_events: usize,
     /// Final `mcp_tool` statuses.
@@ -67,10 +69,16 @@ pub struct Tally {
 }
 
 impl Tally {
+    fn stuck_because(&mut self, reason: String) {
+        self.stuck += 1;
+        self.stuck_reasons.push(reason);
+    }
+
     fn add(&mut self, other: Tally) {
         self.turns += other.turns;
         self.done += other.done;
         self.stuck += other.stuck;
+        self.stuck_reasons.extend(other.stuck_reasons);
         self.error_events += other.error_events;
         for (state, count) in other.tool_states {
             *self.tool_states.entry(state).or_default() += count;
@@ -103,14 +111,23 @@ async fn one_turn(client: &reqwest::Client, base: &str, token: &str, tally: &mut
         .bearer_auth(token)
         .json(&json!({"message": "work, please"}))
         .send();
-    let Ok(response) = request.await else {
-        tally.stuck += 1;
-        return;
+    let response = match request.await {
+        Ok(response) => response,
+        Err(error) => return tally.stuck_because(format!("the request failed: {error:?}")),
     };
+    let mut last = format!("no event (HTTP {})", response.status());
     let mut stream = response.bytes_stream();
     let mut events = SseEvents::default();
-    while let Some(Ok(chunk)) = stream.next().await {
+    loop {
+        let chunk = match stream.next().await {
+            Some(Ok(chunk)) => chunk,
+            Some(Err(error)) => {
+                return tally.stuck_because(format!("the stream failed after {last}: {error:?}"));
+            }
+            None => return tally.stuck_because(format!("the stream ended after {last}")),
+        };
         for event in events.push(&chunk) {
+            last = event.to_string();
             match (event["type"].as_str(), event["status"].as_str()) {
                 (Some("done"), _) => {
                     tally.done += 1;
@@ -124,7 +141,6 @@ async fn one_turn(client: &reqwest::Client, base: &str, token: &str, tally: &mut
             }
         }
     }
-    tally.stuck += 1;
 }
 
 /// `chats` clients asking until `until`.
@@ -142,7 +158,7 @@ async fn run_load(
             while Instant::now() < until {
                 let turn = one_turn(&client, &base, &token, &mut tally);
                 if tokio::time::timeout(TURN_LIMIT, turn).await.is_err() {
-                    tally.stuck += 1;
+                    tally.stuck_because(format!("no done within {TURN_LIMIT:?}"));
                 }
             }
             tally
@@ -177,8 +193,10 @@ pub async fn soak(options: SoakOptions) -> SoakFigures {
             .await;
     }
     // Many clients at once: keep their connections instead of opening new ones.
+    // Idle ones go before the server closes them (`switchboard_test_support::http_client`).
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(options.chats)
+        .pool_idle_timeout(switchboard_test_support::http_client::POOL_IDLE_TIMEOUT)
         .build()
         .unwrap();
     let (base, token) = (stack.base.clone(), stack.token.clone());

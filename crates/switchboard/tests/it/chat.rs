@@ -54,7 +54,7 @@ fn text_of(events: &[Value]) -> String {
 async fn the_example_questions_work_from_a_fresh_start_without_a_key() {
     let data_dir = tempfile::tempdir().unwrap();
     let service = Service::start(data_dir.path());
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     for (question, tool) in [
         (
             "What types of objects are in my knowledge base?",
@@ -122,7 +122,7 @@ async fn a_kill_9_mid_call_loses_nothing_and_the_call_is_never_run_again() {
         "It may or may not have run; I did not run it again.",
     ]));
     let data_dir = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let service = Service::start_command(with_model(data_dir.path(), &fake));
     let registered = client
         .post(service.url("/api/mcp/servers"))

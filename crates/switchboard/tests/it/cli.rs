@@ -87,7 +87,7 @@ async fn workspaces_and_tokens_made_on_the_command_line_work_over_http() {
     assert!(String::from_utf8_lossy(&bad_scope.stderr).contains("unknown scope 'root'"));
 
     let service = Service::start(data_dir.path());
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let me = |token: String| {
         let request = client.get(service.url("/api/me")).bearer_auth(token);
         async move { request.send().await.unwrap() }
@@ -324,7 +324,7 @@ async fn users_made_on_the_command_line_act_through_their_own_tokens() {
     );
 
     let service = Service::start(dir);
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let bob_me: Value = client
         .get(service.url("/api/me"))
         .bearer_auth(&bob_token)

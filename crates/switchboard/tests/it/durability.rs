@@ -10,7 +10,7 @@ const WRITES: usize = 40;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_writes_survive_kill_9() {
     let data_dir = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let service = Service::start(data_dir.path());
 
     // Concurrent writers, each write acknowledged with 201 before we count it.

@@ -12,7 +12,10 @@ async fn listed_kg(service: &Service, condition: impl Fn(&Value) -> bool) -> Val
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let listed = service
-            .get_json(&reqwest::Client::new(), "/api/mcp/servers")
+            .get_json(
+                &switchboard_test_support::http_client::http_client(),
+                "/api/mcp/servers",
+            )
             .await;
         let kg = listed["servers"]
             .as_array()
@@ -30,7 +33,10 @@ async fn listed_kg(service: &Service, condition: impl Fn(&Value) -> bool) -> Val
 
 async fn usable_sync_tokens(service: &Service) -> usize {
     let tokens = service
-        .get_json(&reqwest::Client::new(), "/api/tokens")
+        .get_json(
+            &switchboard_test_support::http_client::http_client(),
+            "/api/tokens",
+        )
         .await;
     tokens
         .as_array()

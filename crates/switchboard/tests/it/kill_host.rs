@@ -66,7 +66,7 @@ async fn kill_9_at_random_points_of_turns_loses_nothing_and_runs_no_call_twice()
     let kills = kills_from_env("SWITCHBOARD_KILLS", DEFAULT_KILLS);
     let fake = FakeOpenAi::start().await;
     let data_dir = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let mut markers = Vec::new();
     let mut turns = Vec::new();
     let mut seed = 0x5eed_u64;
@@ -99,7 +99,7 @@ async fn kill_9_of_one_of_two_replicas_at_random_points_loses_nothing_and_runs_n
     let schema = PostgresSchema::create();
     let fake = FakeOpenAi::start().await;
     let data_dir = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let survivor = Service::start_command(replica(data_dir.path(), &fake, &schema));
     let mut markers = Vec::new();
     let mut turns = Vec::new();

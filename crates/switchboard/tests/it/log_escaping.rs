@@ -40,7 +40,7 @@ async fn a_forged_id_and_a_huge_argument_leave_short_escaped_log_lines() {
         .env("SWITCHBOARD_ADMIN_TOKEN", ADMIN_TOKEN)
         .env("SWITCHBOARD_LOG_FILTER", "info,rmcp=debug");
     let service = Service::start_command_with_stderr(serve, Stdio::from(log_file));
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "log-test", "version": "1"}}});

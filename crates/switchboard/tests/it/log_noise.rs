@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
 async fn api(service: &Service, method: reqwest::Method, path: &str, body: Value) -> Value {
-    let response = reqwest::Client::new()
+    let response = switchboard_test_support::http_client::http_client()
         .request(method, service.url(path))
         .bearer_auth(ADMIN_TOKEN)
         .json(&body)

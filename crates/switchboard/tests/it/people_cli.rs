@@ -25,7 +25,7 @@ fn failure_of(output: &std::process::Output) -> String {
 }
 
 async fn status_of(service: &Service, token: &str) -> StatusCode {
-    reqwest::Client::new()
+    switchboard_test_support::http_client::http_client()
         .get(format!("{}/api/me", service.base_url))
         .bearer_auth(token)
         .send()
@@ -52,7 +52,7 @@ async fn people_are_managed_on_the_command_line_and_their_tokens_follow() {
         ],
     ));
     let lena_token = issued["token"].as_str().unwrap().to_owned();
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let created: Value = client
         .post(format!("{}/chat/conversations", service.base_url))
         .bearer_auth(&lena_token)

@@ -117,7 +117,7 @@ async fn the_survivor_of_the_replica_started_last_still_writes_through_its_own_k
     let schema = PostgresSchema::create();
     let fake = FakeOpenAi::start().await;
     let data_dir = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let survivor = Service::start_command(replica(data_dir.path(), &fake, &schema));
     let last_started = Service::start_command(replica(data_dir.path(), &fake, &schema));
     assert_ne!(survivor.base_url, last_started.base_url);
@@ -169,7 +169,7 @@ async fn a_follower_whose_answering_replica_is_killed_gets_answer_lost() {
     let schema = PostgresSchema::create();
     let fake = FakeOpenAi::start().await;
     let data_dir = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let answering = Service::start_command(replica(data_dir.path(), &fake, &schema));
     let following = Service::start_command(replica(data_dir.path(), &fake, &schema));
     // Two words, then the model says nothing more: the answer is in flight when A dies.
@@ -251,7 +251,7 @@ async fn a_task_followed_by_one_replica_is_cancelled_through_the_other() {
     )]));
     fake.enqueue(ScriptedReply::text(&["The report was cancelled."]));
     let data_dir = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let answering = Service::start_command(replica(data_dir.path(), &fake, &schema));
     let other = Service::start_command(replica(data_dir.path(), &fake, &schema));
     let registered = client

@@ -92,7 +92,7 @@ async fn canary_secrets_never_appear_in_logs_answers_audit_model_or_database() {
         serve,
         Stdio::from(std::fs::File::create(&log_path).unwrap()),
     );
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let mut answers = Answers::default();
 
     let servers = service.url("/api/mcp/servers");

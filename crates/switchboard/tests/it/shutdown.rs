@@ -200,7 +200,7 @@ async fn sigterm_lets_the_answer_in_flight_finish_its_tool_call_then_exits() {
     )]));
     fake.enqueue(ScriptedReply::text(&["The operation ", "finished."]));
     let data_dir = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let mut service = Service::start_command(with_model(data_dir.path(), &fake));
     register_slow_stdio_server(&client, &service).await;
 
@@ -279,7 +279,7 @@ async fn sigterm_with_a_short_grace_cuts_the_answer_keeps_it_and_leaves_no_child
         StreamEnding::Done,
     ));
     let data_dir = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let mut command = with_model(data_dir.path(), &fake);
     command.env("SWITCHBOARD_SERVER_SHUTDOWN_GRACE_SECS", "1");
     let mut service = Service::start_command(command);
@@ -354,7 +354,7 @@ async fn an_approval_decided_during_the_drain_lets_the_answer_finish() {
     fake.enqueue(echo_call());
     fake.enqueue(ScriptedReply::text(&["Echoed."]));
     let data_dir = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let mut service = asking_service(data_dir.path(), &fake, None);
     register_slow_stdio_server(&client, &service).await;
 
@@ -401,7 +401,7 @@ async fn an_approval_still_waiting_when_the_grace_ends_is_cancelled_not_left_pen
     let fake = FakeOpenAi::start().await;
     fake.enqueue(echo_call());
     let data_dir = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let mut service = asking_service(data_dir.path(), &fake, Some("1"));
     register_slow_stdio_server(&client, &service).await;
 
@@ -469,7 +469,7 @@ async fn a_second_sigterm_ends_the_drain_at_once() {
         json!({"duration": 60, "steps": 60}),
     )]));
     let data_dir = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let mut service = Service::start_command(with_model(data_dir.path(), &fake));
     register_slow_stdio_server(&client, &service).await;
 

@@ -57,7 +57,11 @@ async fn a_short_soak_with_faulty_upstreams_keeps_memory_tasks_and_descriptors_f
     );
     assert_eq!(figures.panics, 0);
     assert!(soak.turns > 100, "too few answers to mean anything");
-    assert_eq!(soak.stuck, 0, "answers that never ended with done");
+    assert_eq!(
+        soak.stuck, 0,
+        "answers that never ended with done: {:?}",
+        soak.stuck_reasons
+    );
     assert_eq!(soak.done, soak.turns);
     assert!(
         figures.faults.crashed.load(Ordering::Relaxed) > 0

@@ -16,7 +16,7 @@ async fn first_start_prints_a_working_owner_token_once() {
         .find(|line| line.starts_with("sb_"))
         .unwrap_or_else(|| panic!("no token printed: {:?}", service.stdout_before_ready))
         .to_owned();
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let me = client
         .get(service.url("/api/me"))
         .bearer_auth(&token)

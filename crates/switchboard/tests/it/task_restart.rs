@@ -68,7 +68,7 @@ async fn survives(stop: Stop, seconds: u64) {
         json!({"topic": "tides", "seconds": seconds}),
     )]));
     let data_dir = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let service = Service::start_command(with_short_call_timeout(data_dir.path(), &fake));
     let registered = client
         .post(service.url("/api/mcp/servers"))

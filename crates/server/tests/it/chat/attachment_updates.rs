@@ -19,7 +19,7 @@ const NOTE_A: &str = "fixture://note/a";
 const DEADLINE: Duration = Duration::from_secs(30);
 
 async fn control(notes: &Peer, route: &str) -> Value {
-    reqwest::Client::new()
+    switchboard_test_support::http_client::http_client()
         .post(notes.control_url(route))
         .send()
         .await

@@ -159,7 +159,7 @@ fn every_route_of_the_described_areas_is_documented() {
 #[tokio::test]
 async fn the_document_and_the_reference_page_are_served_without_a_token() {
     let server = TestServer::start().await;
-    let client = reqwest::Client::new();
+    let client = switchboard_test_support::http_client::http_client();
     let response = client
         .get(server.url("/api/openapi.json"))
         .send()

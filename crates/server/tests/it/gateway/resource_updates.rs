@@ -122,7 +122,7 @@ pub(super) async fn start_with_notes_and(
 
 /// Posts to one of the fixture's control routes.
 pub(super) async fn control(notes: &Peer, route: &str) -> Value {
-    let response = reqwest::Client::new()
+    let response = switchboard_test_support::http_client::http_client()
         .post(notes.control_url(route))
         .send()
         .await

@@ -128,7 +128,7 @@ struct RawClient {
 impl RawClient {
     async fn initialize(server: &ApprovalServer, token: &str) -> Self {
         let mut client = Self {
-            http: reqwest::Client::new(),
+            http: switchboard_test_support::http_client::http_client(),
             url: server.url("/gateway/mcp"),
             token: token.to_owned(),
             session_id: String::new(),

@@ -196,7 +196,7 @@ async fn shutdown_lets_an_in_flight_request_finish_and_stops_accepting() {
         server.shutdown_token.is_cancelled(),
         "background work is told to stop"
     );
-    let refused = reqwest::Client::new()
+    let refused = switchboard_test_support::http_client::http_client()
         .get(server.url("/healthz"))
         .send()
         .await;

@@ -196,7 +196,7 @@ mod driver {
     /// had to be read from a request sent by hand).
     async fn status_of(behaviour: Behaviour) -> (u16, Option<String>, bool) {
         let base = fake_server(behaviour).await;
-        let client = reqwest::Client::new();
+        let client = switchboard_test_support::http_client::http_client();
         let (_, status, resent, failure) =
             send_within(&client, &base, "t", probe(), Duration::from_secs(2)).await;
         (status, failure, resent)

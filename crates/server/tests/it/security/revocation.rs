@@ -64,7 +64,7 @@ impl Replica {
         });
         let replica = Self {
             address,
-            client: reqwest::Client::new(),
+            client: switchboard_test_support::http_client::http_client(),
             shutdown,
             data_dir,
         };

@@ -223,7 +223,7 @@ impl ApprovalServer {
             admin,
             alice,
             bob,
-            client: reqwest::Client::new(),
+            client: switchboard_test_support::http_client::http_client(),
             decision_listener,
             recovered_at_start,
             heartbeat,

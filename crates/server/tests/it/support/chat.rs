@@ -233,7 +233,7 @@ impl ChatServer {
             store,
             token: bootstrapped.plaintext.expose().to_owned(),
             workspace_id,
-            client: reqwest::Client::new(),
+            client: switchboard_test_support::http_client::http_client(),
             chat,
             registry,
             shutdown,

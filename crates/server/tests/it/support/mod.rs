@@ -88,7 +88,7 @@ impl TestServer {
             address,
             store,
             owner_token: bootstrapped.plaintext.expose().to_owned(),
-            client: reqwest::Client::new(),
+            client: switchboard_test_support::http_client::http_client(),
             shutdown_token,
             stop: Some(stop),
             task: Some(task),
