@@ -7,9 +7,20 @@
 //! to: a server's configured headers (API keys under any name) and its bearer token go with
 //! every request, and reqwest drops only the standard credential headers on a cross-origin
 //! hop. No `Referer` is sent either (it would carry the original URL, query and all).
+//!
+//! An idle pooled connection is let go after [`POOL_IDLE_TIMEOUT`], before common servers close
+//! theirs (Node's and uvicorn's keep-alive: 5 s; ours: the header-read timeout, 10 s). A
+//! client that keeps it longer can send a tool call on a connection the server is closing at
+//! that moment and get "connection reset" for a request the server never read, which cannot
+//! be retried blindly (a `tools/call` is not idempotent). Calls in a steady stream reuse their
+//! connection; a call after a pause pays one new connection.
 
 use crate::url_policy::UrlPolicy;
 use std::time::Duration;
+
+/// How long an idle pooled connection is kept (Node's own HTTP client keeps 4 s, for the
+/// same reason).
+pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// Builds the shared client. Cheap to clone afterwards (reqwest clients are `Arc`s inside).
 pub fn build_shared_http_client(policy: &UrlPolicy) -> Result<reqwest::Client, reqwest::Error> {
@@ -38,7 +49,7 @@ pub fn build_shared_http_client(policy: &UrlPolicy) -> Result<reqwest::Client, r
         .tcp_nodelay(true)
         .no_proxy()
         .connect_timeout(Duration::from_secs(10))
-        .pool_idle_timeout(Duration::from_secs(90))
+        .pool_idle_timeout(POOL_IDLE_TIMEOUT)
         .user_agent(concat!("switchboard/", env!("CARGO_PKG_VERSION")))
         .build()
 }
