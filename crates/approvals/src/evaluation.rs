@@ -14,7 +14,9 @@ use crate::waiting::PinContext;
 use serde_json::Value;
 use switchboard_chat::{GateRequest, GateTarget};
 use switchboard_core::{ApprovalPolicy, BudId, ServerId, UserId, WorkspaceId};
-use switchboard_store::{NewToolPolicy, NewToolRule, StoreResult, ToolRuleScope};
+use switchboard_store::{
+    GateInputs, GateInputsKey, GateRule, NewToolPolicy, NewToolRule, StoreResult, ToolRuleScope,
+};
 
 /// The rules' answer.
 #[derive(Debug)]
@@ -59,7 +61,9 @@ struct AdminRule {
 }
 
 /// Steps: a request's own server gets the default; otherwise the tool's pin context, the
-/// admin rule (bud, workspace, default), then what that rule's policy says.
+/// admin rule (bud, workspace, default), then what that rule's policy says. Everything the
+/// rules need is read in one query ([`switchboard_store::Store::get_gate_inputs`]): a call a
+/// rule allows waits for that read before it leaves.
 pub(crate) async fn evaluate(
     inner: &ApprovalsInner,
     request: &GateRequest,
@@ -67,31 +71,40 @@ pub(crate) async fn evaluate(
     let GateTarget::Registered { server_id, .. } = &request.target else {
         return Ok(ephemeral_verdict(inner.config.default_policy, request));
     };
-    let store = &inner.store;
     let workspace_id = &request.principal.workspace_id;
-    // Independent reads run at once: on SQLite each is a round trip to a worker thread, and a
-    // call allowed by a rule waits for all of them before it leaves.
-    let (observed, conversation) = tokio::try_join!(
-        store.get_server_instructions(workspace_id, server_id),
-        store.get_conversation(workspace_id, &request.conversation_id),
-    )?;
-    let instructions = observed.and_then(|observed| observed.instructions);
+    let GateInputs {
+        bud_id,
+        instructions,
+        bud_rule,
+        workspace_rule,
+        owner_rule,
+    } = inner
+        .store
+        .get_gate_inputs(GateInputsKey {
+            workspace_id,
+            conversation_id: &request.conversation_id,
+            owner: &request.conversation_owner,
+            server_id,
+            tool_name: &request.tool.name,
+        })
+        .await?;
     let pin = PinContext {
         server_id: server_id.clone(),
         pin_hash: pin_hash(&request.tool, instructions.as_deref()),
         definition: request.tool.clone(),
         instructions,
     };
+    let admin_rule = AdminRule::of(bud_rule, workspace_rule, inner.config.default_policy);
     let call = Evaluation {
         inner,
         request,
         workspace_id,
         server_id,
         tool_name: request.tool.name.as_str(),
-        bud_id: &conversation.bud_id,
+        bud_id: &bud_id,
+        owner_rule,
         pin,
     };
-    let admin_rule = call.admin_rule().await?;
     match admin_rule.policy {
         ApprovalPolicy::AlwaysDeny => Ok(deny_by(request, admin_rule.source)),
         ApprovalPolicy::AlwaysAllow => call.always_allowed(&admin_rule).await,
@@ -113,8 +126,32 @@ fn ephemeral_verdict(default_policy: ApprovalPolicy, request: &GateRequest) -> V
     }
 }
 
-/// The rule an admin set for `tool_name` of `server_id`: the bud's, else the workspace's, else
-/// the configured default.
+impl AdminRule {
+    /// The bud's rule, else the workspace's, else the configured default.
+    fn of(bud: Option<GateRule>, workspace: Option<GateRule>, default: ApprovalPolicy) -> Self {
+        let (rule, source) = match (bud, workspace) {
+            (Some(rule), _) => (rule, RuleSource::Bud),
+            (None, Some(rule)) => (rule, RuleSource::Workspace),
+            (None, None) => {
+                return AdminRule {
+                    policy: default,
+                    pin_hash: None,
+                    source: RuleSource::Default,
+                    updated_by: None,
+                };
+            }
+        };
+        AdminRule {
+            policy: rule.policy,
+            pin_hash: rule.pin_hash,
+            source,
+            updated_by: rule.updated_by,
+        }
+    }
+}
+
+/// The rule an admin set for `tool_name` of `server_id` (the bud's, else the workspace's, else
+/// the configured default), read without a conversation.
 async fn admin_rule(
     inner: &ApprovalsInner,
     workspace_id: &WorkspaceId,
@@ -139,26 +176,11 @@ async fn admin_rule(
         bud_rule,
         store.get_tool_policy(workspace_id, server_id, tool_name),
     )?;
-    Ok(match (bud_rule, workspace_policy) {
-        (Some(rule), _) => AdminRule {
-            policy: rule.policy,
-            pin_hash: rule.pin_hash,
-            source: RuleSource::Bud,
-            updated_by: rule.updated_by,
-        },
-        (None, Some(policy)) => AdminRule {
-            policy: policy.policy,
-            pin_hash: policy.pinned_definition_hash,
-            source: RuleSource::Workspace,
-            updated_by: policy.updated_by,
-        },
-        (None, None) => AdminRule {
-            policy: inner.config.default_policy,
-            pin_hash: None,
-            source: RuleSource::Default,
-            updated_by: None,
-        },
-    })
+    Ok(AdminRule::of(
+        bud_rule.map(GateRule::from),
+        workspace_policy.map(GateRule::from),
+        inner.config.default_policy,
+    ))
 }
 
 /// The policy an admin rule gives `tool_name` of `server_id` in `bud` (none: the workspace's):
@@ -186,23 +208,13 @@ struct Evaluation<'a> {
     server_id: &'a ServerId,
     tool_name: &'a str,
     bud_id: &'a Option<BudId>,
+    /// The conversation owner's remembered decision for the tool.
+    owner_rule: Option<GateRule>,
     /// The tool as it is now (definition, instructions, their hash).
     pin: PinContext,
 }
 
 impl Evaluation<'_> {
-    /// The conversation's bud rule, else the workspace policy, else the configured default.
-    async fn admin_rule(&self) -> StoreResult<AdminRule> {
-        admin_rule(
-            self.inner,
-            self.workspace_id,
-            self.bud_id.as_ref(),
-            self.server_id,
-            self.tool_name,
-        )
-        .await
-    }
-
     /// `ALWAYS_ALLOW`: allowed while the tool matches its pin (pinned on first use);
     /// a changed tool is asked about, with the difference. The default rule is unpinned.
     async fn always_allowed(self, admin_rule: &AdminRule) -> StoreResult<Verdict> {
@@ -227,18 +239,9 @@ impl Evaluation<'_> {
 
     /// `ASK_USER`: the owner's remembered decision applies (a remembered allow while the pin
     /// matches); otherwise a person is asked.
-    async fn ask_user(self) -> StoreResult<Verdict> {
+    async fn ask_user(mut self) -> StoreResult<Verdict> {
         let owner = &self.request.conversation_owner;
-        let remembered = self
-            .inner
-            .store
-            .get_tool_rule(
-                self.workspace_id,
-                &ToolRuleScope::User(owner.clone()),
-                self.server_id,
-                self.tool_name,
-            )
-            .await?;
+        let remembered = self.owner_rule.take();
         let decided_by = format!("remembered:{owner}");
         match remembered {
             Some(rule) if rule.policy == ApprovalPolicy::AlwaysDeny => Ok(Verdict::Deny {

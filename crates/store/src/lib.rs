@@ -81,6 +81,8 @@
 //!   `delete_tool_rule`.
 //! - [`tool_pins`]: `save_tool_pin_snapshot`, `get_tool_pin_snapshot` (what a pin hash stood
 //!   for), `record_server_instructions`, `get_server_instructions`.
+//! - [`gate_inputs`]: `get_gate_inputs` (a call's bud, server instructions, bud rule,
+//!   workspace policy and the owner's remembered decision, in one query: what the gate reads).
 //! - [`mcp_observations`] (mcp client): `record_mcp_observation`, `get_mcp_observation`,
 //!   `list_mcp_observations` (negotiated protocol version, server identity, last error code).
 //! - [`approval_requests`]: `create_approval_request`, `get_approval_request`,
@@ -155,6 +157,7 @@ pub mod conversations;
 pub mod decision_notices;
 pub mod elicitation_requests;
 pub mod error;
+pub mod gate_inputs;
 pub mod instances;
 pub mod kg;
 mod listeners;
@@ -206,6 +209,7 @@ pub use elicitation_requests::{
     ElicitationRequestRecord, ElicitationStatus, NewElicitationRequest,
 };
 pub use error::{StoreError, StoreResult};
+pub use gate_inputs::{GateInputs, GateInputsKey, GateRule};
 pub use instances::{InstanceHeartbeat, InstanceId, OrphansRecovered};
 pub use kg::StoredKnowledgeGraph;
 pub use llm_providers::{LlmProviderRecord, NewLlmProvider};

@@ -14,6 +14,7 @@ mod conversation_pages;
 mod conversations;
 mod decision_notices;
 mod fixtures;
+mod gate_inputs;
 mod instances;
 mod isolation;
 mod kg;
