@@ -181,6 +181,28 @@ pub struct CallReport {
     pub error: Option<String>,
 }
 
+/// The size of `result` as JSON bytes (for [`CallReport::result_bytes`]), counted while it is
+/// written out, without keeping the bytes.
+pub(crate) fn json_byte_len(result: &impl serde::Serialize) -> Option<usize> {
+    let mut counter = ByteCounter(0);
+    serde_json::to_writer(&mut counter, result).ok()?;
+    Some(counter.0)
+}
+
+/// A writer that only counts.
+struct ByteCounter(usize);
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Sends events into the turn's stream (approval cards, elicitation forms). Cheap to clone.
 #[derive(Clone)]
 pub struct EventSink {
@@ -229,5 +251,22 @@ impl ApprovalGate for NoGateConfigured {
             reason: "tool calls are refused: no approval gate is configured".to_owned(),
             decided_by: NO_GATE_DECIDED_BY.to_owned(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_byte_len;
+    use serde_json::json;
+
+    #[test]
+    fn a_results_size_is_the_length_of_its_json() {
+        let result =
+            json!({"content": [{"type": "text", "text": "héllo \"world\""}], "isError": false});
+        assert_eq!(
+            json_byte_len(&result),
+            Some(serde_json::to_vec(&result).unwrap().len())
+        );
+        assert_eq!(json_byte_len(&json!(null)), Some(4));
     }
 }

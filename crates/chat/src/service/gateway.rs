@@ -403,10 +403,7 @@ impl ChatService {
             decision: decision.clone(),
             final_state: settled.state,
             duration: settled.duration,
-            result_bytes: result_json
-                .as_ref()
-                .and_then(|json| serde_json::to_vec(json).ok())
-                .map(|bytes| bytes.len()),
+            result_bytes: result_json.as_ref().and_then(crate::gate::json_byte_len),
             error: settled.error.as_ref().map(|(_, message)| message.clone()),
         };
         let outcome = ToolCallOutcome {

@@ -274,11 +274,7 @@ fn resumed_report(request: GateRequest, settled: &Settled) -> CallReport {
         },
         final_state: settled.state,
         duration: settled.duration,
-        result_bytes: settled
-            .result
-            .as_ref()
-            .and_then(|result| serde_json::to_vec(result).ok())
-            .map(|bytes| bytes.len()),
+        result_bytes: settled.result.as_ref().and_then(crate::gate::json_byte_len),
         error: settled.error.as_ref().map(|(_, message)| message.clone()),
     }
 }
