@@ -1,7 +1,7 @@
 //! Approval requests, elicitation requests, per-bud and per-user rules, pin snapshots and
 //! observed server instructions.
 
-use crate::fixtures::{new_conversation, stdio_server, tool, workspace_with_owner};
+use crate::fixtures::{new_conversation, plain_bud, stdio_server, tool, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
 use chrono::{Duration, Utc};
 use serde_json::json;
@@ -10,8 +10,7 @@ use switchboard_core::{
 };
 use switchboard_store::{
     ApprovalRequestFilter, ApprovalResolution, ApprovalStatus, ElicitationStatus,
-    NewApprovalRequest, NewBud, NewElicitationRequest, NewToolRule, StoreError, ToolRuleScope,
-    UserRole,
+    NewApprovalRequest, NewElicitationRequest, NewToolRule, StoreError, ToolRuleScope, UserRole,
 };
 
 store_test!(
@@ -381,18 +380,7 @@ async fn bud_rules_and_user_decisions_are_separate_scopes(test: TestStore) {
         .await
         .unwrap();
     let bud = store
-        .create_bud(
-            &workspace.id,
-            NewBud {
-                name: "Researcher".into(),
-                system_prompt: String::new(),
-                provider: None,
-                model: None,
-                mcp_config: json!({}),
-                owner_user_id: None,
-                fallbacks: Vec::new(),
-            },
-        )
+        .create_bud(&workspace.id, plain_bud("Researcher"))
         .await
         .unwrap();
     let bud_scope = ToolRuleScope::Bud(bud.id.clone());

@@ -1,12 +1,12 @@
 //! Conversations and their messages.
 
-use crate::fixtures::{new_conversation, workspace_with_owner};
+use crate::fixtures::{new_conversation, plain_bud, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
 use serde_json::json;
 use switchboard_core::{BudId, ChatMessage, ConversationId, ToolCallRequest, UserId};
 use switchboard_store::{
-    ConversationPatch, MessageStatus, MessageUpdate, ModelChoice, NewBud, NewConversation,
-    NewMessage, StoreError, UserRole,
+    ConversationPatch, MessageStatus, MessageUpdate, ModelChoice, NewConversation, NewMessage,
+    StoreError, UserRole,
 };
 
 store_test!(
@@ -157,18 +157,7 @@ async fn conversation_owner_and_bud_must_be_in_the_workspace(test: TestStore) {
     let (acme, alice) = workspace_with_owner(store, "acme").await;
     let (globex, mallory) = workspace_with_owner(store, "globex").await;
     let globex_bud = store
-        .create_bud(
-            &globex.id,
-            NewBud {
-                name: "Theirs".into(),
-                system_prompt: String::new(),
-                provider: None,
-                model: None,
-                mcp_config: json!({}),
-                owner_user_id: None,
-                fallbacks: Vec::new(),
-            },
-        )
+        .create_bud(&globex.id, plain_bud("Theirs"))
         .await
         .unwrap();
     let foreign_bud = NewConversation {

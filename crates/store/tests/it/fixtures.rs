@@ -102,3 +102,16 @@ pub fn new_tool_call(
         arguments: r#"{"q":"roadmap"}"#.to_owned(),
     }
 }
+
+/// A bud with only a name: no prompt, provider, model, servers or fallbacks.
+pub fn plain_bud(name: &str) -> switchboard_store::NewBud {
+    switchboard_store::NewBud {
+        name: name.to_owned(),
+        system_prompt: String::new(),
+        provider: None,
+        model: None,
+        mcp_config: serde_json::json!({}),
+        owner_user_id: None,
+        fallbacks: Vec::new(),
+    }
+}

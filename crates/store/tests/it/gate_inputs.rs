@@ -1,13 +1,12 @@
 //! The gate's one read: a call's bud, server instructions, bud rule, workspace policy and the
 //! owner's remembered decision, each only for that conversation, server, tool and owner.
 
-use crate::fixtures::{new_conversation, stdio_server, workspace_with_owner};
+use crate::fixtures::{new_conversation, plain_bud, stdio_server, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
-use serde_json::json;
 use switchboard_core::{ApprovalPolicy, ConversationId, ServerId, UserId, WorkspaceId};
 use switchboard_store::{
-    GateInputs, GateInputsKey, GateRule, NewBud, NewConversation, NewToolPolicy, NewToolRule,
-    Store, StoreError, ToolRuleScope, UserRole,
+    GateInputs, GateInputsKey, GateRule, NewConversation, NewToolPolicy, NewToolRule, Store,
+    StoreError, ToolRuleScope, UserRole,
 };
 
 store_test!(
@@ -72,18 +71,7 @@ async fn the_gates_inputs_are_read_for_exactly_one_call(test: TestStore) {
         .await
         .unwrap();
     let bud = store
-        .create_bud(
-            &workspace.id,
-            NewBud {
-                name: "Researcher".into(),
-                system_prompt: String::new(),
-                provider: None,
-                model: None,
-                mcp_config: json!({}),
-                owner_user_id: None,
-                fallbacks: Vec::new(),
-            },
-        )
+        .create_bud(&workspace.id, plain_bud("Researcher"))
         .await
         .unwrap();
     let conversation = store

@@ -2,7 +2,7 @@
 //! Every area adds its rows to `Tenant` and its probes to the test below.
 
 use crate::fixtures::{
-    http_server_with_secrets, new_conversation, new_token, new_tool_call, tool,
+    http_server_with_secrets, new_conversation, new_token, new_tool_call, plain_bud, tool,
     workspace_with_owner,
 };
 use crate::harness::{TestStore, store_test};
@@ -52,13 +52,8 @@ async fn tenant(store: &Store, name: &str) -> Tenant {
         .create_bud(
             &workspace.id,
             NewBud {
-                name: "helper".into(),
                 system_prompt: format!("{name} prompt"),
-                provider: None,
-                model: None,
-                mcp_config: json!({}),
-                owner_user_id: None,
-                fallbacks: Vec::new(),
+                ..plain_bud("helper")
             },
         )
         .await

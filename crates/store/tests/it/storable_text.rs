@@ -1,11 +1,11 @@
 //! U+0000 in content (PostgreSQL refuses it in TEXT and JSONB) is stored as U+FFFD on both
 //! backends; names refuse it.
 
-use crate::fixtures::{new_conversation, new_tool_call, workspace_with_owner};
+use crate::fixtures::{new_conversation, new_tool_call, plain_bud, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
 use serde_json::json;
 use switchboard_core::{ChatMessage, ToolCallRequest, ToolCallState};
-use switchboard_store::{NewAuditEvent, NewBud, NewMessage, StoreError, ToolCallOutcome};
+use switchboard_store::{NewAuditEvent, NewMessage, StoreError, ToolCallOutcome};
 
 store_test!(nul_characters_in_content_are_stored_as_replacement_characters);
 
@@ -112,18 +112,7 @@ async fn nul_characters_in_content_are_stored_as_replacement_characters(test: Te
     assert_eq!(event.details["arguments"]["q"], "a\u{FFFD}");
 
     let refused = store
-        .create_bud(
-            &workspace.id,
-            NewBud {
-                name: "b\0ud".into(),
-                system_prompt: String::new(),
-                provider: None,
-                model: None,
-                mcp_config: json!({}),
-                owner_user_id: None,
-                fallbacks: Vec::new(),
-            },
-        )
+        .create_bud(&workspace.id, plain_bud("b\0ud"))
         .await
         .unwrap_err();
     assert!(
