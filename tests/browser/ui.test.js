@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { launchChromium, repositoryRoot, saveScreenshot, screenshotDirectory, watchPageErrors } from './support/chromium.js';
-import { apiCall, startSwitchboard } from './support/switchboard.js';
+import { apiCall, serveWebFromDiskWhenAsked, startSwitchboard } from './support/switchboard.js';
 
 const everythingServerScript = path.join(repositoryRoot, 'interop', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 const changingToolServerScript = path.join(repositoryRoot, 'tests', 'browser', 'support', 'changing-tool-server.js');
@@ -25,6 +25,7 @@ before(async () => {
   switchboard = await startSwitchboard();
   browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 860 }, permissions: ['clipboard-read', 'clipboard-write'] });
+  await serveWebFromDiskWhenAsked(context);
   page = await context.newPage();
   pageErrors = watchPageErrors(page);
 });
@@ -654,6 +655,25 @@ test('every page: controls are named, and nothing scrolls sideways at phone widt
   } finally {
     await page.setViewportSize({ width: 1280, height: 860 });
   }
+});
+
+test('navigation: a link followed while the chat is still busy opens its page, and the address stays on it', async () => {
+  await page.goto(`${switchboard.origin}/#/chat`);
+  await page.locator('.example-question').first().waitFor();
+  // The person follows the Assistants link and, before the router hears of it, the chat page
+  // finishes work that sets its own address (here a new conversation opening, as a conversation
+  // that ends loading or an answer that starts does). The page asked for must open, at its address.
+  const chatAddressAfterwards = await page.evaluate(() => {
+    document.querySelector('nav a[href="#/buds"]').click();
+    [...document.querySelectorAll('button')].find((button) => button.textContent === '+ New conversation').click();
+    return location.hash;
+  });
+  assert.equal(chatAddressAfterwards, '#/buds', 'the chat did not take the address back');
+  await page.getByRole('heading', { name: 'Assistants' }).waitFor();
+  await page.waitForTimeout(200);
+  assert.equal(new URL(page.url()).hash, '#/buds');
+  assert.equal(await page.getByRole('heading', { name: 'Assistants' }).isVisible(), true);
+  assert.equal(await page.locator('#chat-input').count(), 0, 'the chat page is gone');
 });
 
 test('no script errors on any page', () => {

@@ -4,6 +4,7 @@
 
 import { h, replaceChildren } from './lib/dom.js';
 import { api, ApiError } from './lib/api.js';
+import { parseHash } from './lib/address.js';
 import { endSession, getToken, mayHaveCookieSession, getIdentity, hasScope, onSessionChange, setCookieSession, setIdentity, signOut, usesCookieSession } from './lib/session.js';
 
 const ROUTES = [
@@ -21,13 +22,6 @@ let pageCleanup = null;
 let renderGeneration = 0;
 let signInMessage = '';
 let cookieProbed = false;
-
-/** Parses `#/name/a/b?x=1` into `{name, parts, query}`. */
-export function parseHash(hash) {
-  const [path, queryString = ''] = hash.replace(/^#\/?/, '').split('?');
-  const [name = '', ...parts] = path.split('/').filter(Boolean).map(decodeURIComponent);
-  return { name, parts, query: new URLSearchParams(queryString) };
-}
 
 /** Navigates to a hash route. */
 export function navigate(hash, { replace = false } = {}) {
@@ -108,7 +102,14 @@ async function route() {
     const module = await routeEntry.load();
     if (generation !== renderGeneration) return;
     main.replaceChildren();
-    pageCleanup = (await module.renderPage(main, { parts, query, navigate })) ?? null;
+    const cleanup = (await module.renderPage(main, { parts, query, navigate })) ?? null;
+    // The person went elsewhere while this page was still drawing: the newer route has already
+    // replaced it, so it is put away here (nothing else holds its cleanup).
+    if (generation !== renderGeneration) {
+      cleanup?.();
+      return;
+    }
+    pageCleanup = cleanup;
   } catch (error) {
     if (generation !== renderGeneration) return;
     replaceChildren(main, h('p', { class: 'alert alert-error', role: 'alert', text: `This page could not load: ${error.message}` }));

@@ -5,6 +5,7 @@
 
 import { h, formatDateTime, replaceChildren } from '../lib/dom.js';
 import { api } from '../lib/api.js';
+import { replaceAddress } from '../lib/address.js';
 import { renderJsonViewer } from '../lib/json-view.js';
 
 const TABS = [
@@ -45,7 +46,7 @@ export async function renderPage(container, { query }) {
       button.tabIndex = selected ? 0 : -1;
     });
     panel.setAttribute('aria-labelledby', `kg-tab-${tabId}`);
-    history.replaceState(null, '', `#/kg?view=${tabId}`);
+    replaceAddress(`#/kg?view=${tabId}`);
     replaceChildren(panel, h('p', { class: 'muted', text: 'Loading…' }));
     try {
       const view = tabId === 'types' ? await renderTypes(client) : tabId === 'relationships' ? await renderRelationships(client) : await renderChangelog(client);

@@ -4,6 +4,7 @@
 
 import { h, replaceChildren } from '../../lib/dom.js';
 import { api, listItems, segment } from '../../lib/api.js';
+import { replaceAddress } from '../../lib/address.js';
 import { streamServerSentEvents } from '../../lib/sse.js';
 import { authHeaders, signOut } from '../../lib/session.js';
 import { AssistantTurn } from './assistant-turn.js';
@@ -141,7 +142,7 @@ class ChatPage {
     this.conversationId = conversationId;
     this.conversationDetail = null;
     this.conversations.setCurrent(conversationId);
-    history.replaceState(null, '', conversationId ? `#/chat/${encodeURIComponent(conversationId)}` : '#/chat');
+    replaceAddress(conversationId ? `#/chat/${encodeURIComponent(conversationId)}` : '#/chat');
     this.transcript.replaceChildren();
     this.title.textContent = 'New conversation';
     this.#syncBudSelect();
@@ -356,7 +357,7 @@ class ChatPage {
   #adoptConversation(conversationId) {
     if (!conversationId || conversationId === this.conversationId) return;
     this.conversationId = conversationId;
-    history.replaceState(null, '', `#/chat/${encodeURIComponent(conversationId)}`);
+    replaceAddress(`#/chat/${encodeURIComponent(conversationId)}`);
     this.conversations.reload().then(() => {
       this.conversations.setCurrent(conversationId);
       this.#syncModelPicker();
