@@ -305,15 +305,8 @@ impl WorkspaceGraph {
         schema: Schema,
         message: Option<String>,
     ) -> Result<Option<SchemaUpdate>, GraphError> {
-        let _writer = self.writer.lock().await;
-        let at = now();
-        let update = self
-            .store_planned(
-                |graph| graph.plan_schema(schema.clone(), at, message.clone()),
-                store_schema_update,
-            )
-            .await?;
-        Ok(self.commit_schema_update(update))
+        self.change_schema(|graph, at| graph.plan_schema(schema.clone(), at, message.clone()))
+            .await
     }
 
     /// Applies one targeted schema edit; `None` when nothing changed.
@@ -322,13 +315,20 @@ impl WorkspaceGraph {
         edit: SchemaEdit,
         message: Option<String>,
     ) -> Result<Option<SchemaUpdate>, GraphError> {
+        self.change_schema(|graph, at| graph.plan_schema_edit(edit.clone(), at, message.clone()))
+            .await
+    }
+
+    /// Plans a schema change (`plan`, given the graph and the change's time), stores it and
+    /// makes it visible, under the writer lock; `None` when nothing changed.
+    async fn change_schema(
+        &self,
+        plan: impl Fn(&KnowledgeGraph, DateTime<Utc>) -> Result<Option<SchemaUpdate>, KgError>,
+    ) -> Result<Option<SchemaUpdate>, GraphError> {
         let _writer = self.writer.lock().await;
         let at = now();
         let update = self
-            .store_planned(
-                |graph| graph.plan_schema_edit(edit.clone(), at, message.clone()),
-                store_schema_update,
-            )
+            .store_planned(|graph| plan(graph, at), store_schema_update)
             .await?;
         Ok(self.commit_schema_update(update))
     }
