@@ -2,10 +2,12 @@
 //! an authorization URL with PKCE S256, a fresh `state`, the resource indicator and the exact
 //! redirect URI; `GET /oauth/callback` refuses an unknown, reused or expired state and an
 //! answer from another issuer, storing nothing, and stores the tokens of a good one (never
-//! showing them) before sending the browser back to the servers page.
+//! showing them, sealed in the database) before sending the browser back to the servers page.
 
-use super::fake_authorization_server::{CANARY_ACCESS_TOKEN, FakeAuthorizationServer};
-use crate::support::{TestServer, error_of, issue_token, send, test_config};
+use super::fake_authorization_server::{
+    CANARY_ACCESS_TOKEN, CANARY_REFRESH_TOKEN, FakeAuthorizationServer,
+};
+use crate::support::{TestServer, error_of, holds_in_any_form, issue_token, send, test_config};
 use std::collections::HashMap;
 use switchboard_core::{ServerId, UserId, WorkspaceId};
 use switchboard_mcp_client::url_policy::ServerOrigin;
@@ -197,6 +199,18 @@ async fn a_good_callback_stores_the_tokens_once_and_a_reused_state_is_refused() 
         .await
         .unwrap();
     assert!(!views.contains(CANARY_ACCESS_TOKEN));
+    // Nor do the database's files hold either token unsealed.
+    let raw = server.raw_database_bytes();
+    assert!(
+        holds_in_any_form(&raw, &upstream.mcp_url()),
+        "the raw read sees plain columns"
+    );
+    for token in [CANARY_ACCESS_TOKEN, CANARY_REFRESH_TOKEN] {
+        assert!(
+            !holds_in_any_form(&raw, token),
+            "{token} is in the database"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,10 +6,11 @@
 //! it as themselves; a member who has not connected gets `auth_required` and nothing of the
 //! owner's; the owner's view says connected with scopes and expiry; after Disconnect the owner
 //! must sign in again. The access token never appears in API answers, the audit, the stored
-//! conversation or the logs.
+//! conversation or the logs, nor any token the connection holds in the database's files.
 
 use super::log_capture::LogCapture;
 use crate::support::chat::{ChatOptions, ChatServer, SseReader, member_token, of_type};
+use crate::support::holds_in_any_form;
 use reqwest::Method;
 use serde_json::{Value, json};
 use switchboard_core::{ServerId, UserId};
@@ -88,8 +89,9 @@ async fn connect(server: &ChatServer, token: &str, server_id: &str) -> String {
     panic!("the authorization server never sent the browser back to the redirect URI");
 }
 
-/// The owner's stored access token, read from the store (where alone it may be).
-async fn stored_access_token(server: &ChatServer, server_id: &str, user: &UserId) -> String {
+/// The owner's stored token response (access and refresh token), read from the store, where
+/// alone its tokens may be.
+async fn stored_token_response(server: &ChatServer, server_id: &str, user: &UserId) -> Value {
     let record = server
         .store
         .load_oauth_credentials(
@@ -100,10 +102,7 @@ async fn stored_access_token(server: &ChatServer, server_id: &str, user: &UserId
         .await
         .unwrap()
         .expect("the owner's connection is stored");
-    record.credentials.payload["credentials"]["token_response"]["access_token"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    record.credentials.payload["credentials"]["token_response"].clone()
 }
 
 fn auth_required_for<'a>(events: &'a [Value], server: &str) -> Option<&'a Value> {
@@ -177,7 +176,12 @@ async fn a_person_connects_their_own_account_and_their_calls_carry_their_token_o
     )
     .unwrap();
     let owner_id = UserId::from(me["user_id"].as_str().unwrap().to_owned());
-    let access_token = stored_access_token(&server, &id, &owner_id).await;
+    let token_response = stored_token_response(&server, &id, &owner_id).await;
+    let access_token = token_response["access_token"].as_str().unwrap().to_owned();
+    let stored_tokens: Vec<String> = ["access_token", "refresh_token"]
+        .into_iter()
+        .filter_map(|field| token_response[field].as_str().map(str::to_owned))
+        .collect();
 
     // The owner lists the tools as themselves and tries one.
     let (status, synced) = send_as(
@@ -226,6 +230,19 @@ async fn a_person_connects_their_own_account_and_their_calls_carry_their_token_o
         .unwrap()
         .to_owned();
     answers.push(serde_json::to_string(&owner_turn).unwrap());
+
+    // The database's files hold the connection sealed: no token in plaintext or hex.
+    let raw = server.raw_database_bytes();
+    assert!(
+        holds_in_any_form(&raw, &peer.mcp_url()),
+        "the raw read sees plain columns"
+    );
+    for token in &stored_tokens {
+        assert!(
+            !holds_in_any_form(&raw, token),
+            "an OAuth token is in the database's files unsealed"
+        );
+    }
 
     // The member has not connected: told to, with a URL of their own, and offered nothing.
     let member_turn = ask_as(&server, &member, "greet Ada").await;

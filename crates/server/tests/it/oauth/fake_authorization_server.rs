@@ -14,6 +14,8 @@ use std::sync::{Arc, Mutex};
 
 /// The access token every exchange issues: it must never appear anywhere but in the store.
 pub const CANARY_ACCESS_TOKEN: &str = "canary-access-token-3c1f9a";
+/// The refresh token it issues with it.
+pub const CANARY_REFRESH_TOKEN: &str = "canary-refresh-token-77d2";
 
 pub struct FakeAuthorizationServer {
     pub base: String,
@@ -118,7 +120,7 @@ async fn token(State(shared): State<Shared>, body: String) -> Json<Value> {
         "access_token": CANARY_ACCESS_TOKEN,
         "token_type": "Bearer",
         "expires_in": 3600,
-        "refresh_token": "canary-refresh-token-77d2",
+        "refresh_token": CANARY_REFRESH_TOKEN,
         "scope": "tools:read",
     }))
 }

@@ -144,7 +144,7 @@ pub struct ChatServer {
     stop: Option<oneshot::Sender<()>>,
     /// `switchboard_server::run`, until it returns after a shutdown.
     serving: Option<JoinHandle<std::io::Result<()>>>,
-    _data_dir: tempfile::TempDir,
+    data_dir: tempfile::TempDir,
     _schema: Option<PostgresSchema>,
 }
 
@@ -239,9 +239,15 @@ impl ChatServer {
             shutdown,
             stop: Some(stop),
             serving: Some(serving),
-            _data_dir: data_dir,
+            data_dir,
             _schema: schema,
         }
+    }
+
+    /// Every byte of the SQLite database as it is on disk now (the file, its WAL and shared
+    /// memory), for checking that a secret is nowhere in plaintext; empty on PostgreSQL.
+    pub fn raw_database_bytes(&self) -> Vec<u8> {
+        super::raw_sqlite_bytes(self.data_dir.path())
     }
 
     pub fn url(&self, path: &str) -> String {

@@ -48,10 +48,15 @@ pub struct TestServer {
     pub shutdown_token: CancellationToken,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<std::io::Result<()>>>,
-    _data_dir: TempDir,
+    data_dir: TempDir,
 }
 
 impl TestServer {
+    /// Every byte of the SQLite database as it is on disk now (see [`raw_sqlite_bytes`]).
+    pub fn raw_database_bytes(&self) -> Vec<u8> {
+        raw_sqlite_bytes(self.data_dir.path())
+    }
+
     pub async fn start() -> Self {
         Self::start_with(test_config(), |router| router, |state| state).await
     }
@@ -92,7 +97,7 @@ impl TestServer {
             shutdown_token,
             stop: Some(stop),
             task: Some(task),
-            _data_dir: data_dir,
+            data_dir,
         }
     }
 
@@ -327,4 +332,23 @@ pub async fn error_of(response: reqwest::Response) -> (String, String) {
         .expect("error.message")
         .to_owned();
     (code, message)
+}
+
+/// Every byte of the SQLite database kept in `data_dir` as it is on disk now (the file, its WAL
+/// and shared memory), for checking that a secret is nowhere in plaintext.
+pub fn raw_sqlite_bytes(data_dir: &std::path::Path) -> Vec<u8> {
+    let base = data_dir.join(switchboard_store::SQLITE_FILE_NAME);
+    ["", "-wal", "-shm"]
+        .iter()
+        .filter_map(|suffix| std::fs::read(format!("{}{suffix}", base.display())).ok())
+        .flatten()
+        .collect()
+}
+
+/// Whether `haystack` holds `needle` as it is or hex-encoded.
+pub fn holds_in_any_form(haystack: &[u8], needle: &str) -> bool {
+    let hex: String = needle.bytes().map(|byte| format!("{byte:02x}")).collect();
+    [needle.as_bytes(), hex.as_bytes()]
+        .into_iter()
+        .any(|form| haystack.windows(form.len()).any(|window| window == form))
 }
