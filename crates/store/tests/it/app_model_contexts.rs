@@ -1,7 +1,7 @@
 //! MCP Apps' model contexts: one per tool call, replaced by each update, listed per
 //! conversation, scoped by workspace, gone with their conversation.
 
-use crate::fixtures::{new_conversation, new_tool_call, workspace_with_owner};
+use crate::fixtures::{new_tool_call, start_conversation, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
 use serde_json::json;
 use switchboard_store::StoreError;
@@ -14,10 +14,7 @@ async fn an_apps_context_is_replaced_listed_scoped_and_deleted_with_its_conversa
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
     let (other_workspace, _) = workspace_with_owner(store, "other").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let call = store
         .create_tool_call(
             &workspace.id,

@@ -1,7 +1,9 @@
 //! Approval requests, elicitation requests, per-bud and per-user rules, pin snapshots and
 //! observed server instructions.
 
-use crate::fixtures::{new_conversation, plain_bud, stdio_server, tool, workspace_with_owner};
+use crate::fixtures::{
+    add_stdio_server, plain_bud, start_conversation, tool, workspace_with_owner,
+};
 use crate::harness::{TestStore, store_test};
 use chrono::{Duration, Utc};
 use serde_json::json;
@@ -61,18 +63,9 @@ async fn approval_requests_are_decided_once_and_listed(test: TestStore) {
         .create_user(&workspace.id, "bob", UserRole::Member)
         .await
         .unwrap();
-    let server = store
-        .create_server(&workspace.id, stdio_server("kg"))
-        .await
-        .unwrap();
-    let alices = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
-    let bobs = store
-        .create_conversation(&workspace.id, new_conversation(&bob))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "kg").await;
+    let alices = start_conversation(store, &workspace.id, &alice).await;
+    let bobs = start_conversation(store, &workspace.id, &bob).await;
     let first = store
         .create_approval_request(
             &workspace.id,
@@ -200,10 +193,7 @@ async fn approval_requests_are_decided_once_and_listed(test: TestStore) {
 async fn pending_approval_requests_expire_at_start_up(test: TestStore) {
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let waiting = store
         .create_approval_request(
             &workspace.id,
@@ -249,10 +239,7 @@ async fn approval_requests_need_a_conversation_of_the_workspace(test: TestStore)
     let store = &test.store;
     let (acme, alice) = workspace_with_owner(store, "acme").await;
     let (globex, _) = workspace_with_owner(store, "globex").await;
-    let conversation = store
-        .create_conversation(&acme.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &acme.id, &alice).await;
     let error = store
         .create_approval_request(&globex.id, new_approval(&conversation.id, &alice.id, None))
         .await
@@ -294,10 +281,7 @@ async fn approval_requests_need_a_conversation_of_the_workspace(test: TestStore)
 async fn elicitation_requests_are_answered_once(test: TestStore) {
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let new_request = |id: ElicitationId| NewElicitationRequest {
         id,
         conversation_id: conversation.id.clone(),
@@ -375,10 +359,7 @@ fn rule(server_id: &switchboard_core::ServerId, policy: ApprovalPolicy) -> NewTo
 async fn bud_rules_and_user_decisions_are_separate_scopes(test: TestStore) {
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let server = store
-        .create_server(&workspace.id, stdio_server("kg"))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "kg").await;
     let bud = store
         .create_bud(&workspace.id, plain_bud("Researcher"))
         .await
@@ -521,10 +502,7 @@ async fn rules_need_their_parents_in_the_workspace(test: TestStore) {
     let store = &test.store;
     let (acme, alice) = workspace_with_owner(store, "acme").await;
     let (globex, _) = workspace_with_owner(store, "globex").await;
-    let acme_server = store
-        .create_server(&acme.id, stdio_server("kg"))
-        .await
-        .unwrap();
+    let acme_server = add_stdio_server(store, &acme.id, "kg").await;
     let user_scope = ToolRuleScope::User(alice.id.clone());
     // Alice and the server are acme's: globex cannot attach a rule to them.
     let error = store
@@ -550,10 +528,7 @@ async fn rules_need_their_parents_in_the_workspace(test: TestStore) {
 async fn pin_snapshots_and_server_instructions_round_trip(test: TestStore) {
     let store = &test.store;
     let (workspace, _) = workspace_with_owner(store, "acme").await;
-    let server = store
-        .create_server(&workspace.id, stdio_server("kg"))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "kg").await;
     let definition = switchboard_core::ToolDefinition {
         annotations: Some(json!({"readOnlyHint": true})),
         output_schema: Some(json!({"type": "object"})),
@@ -634,10 +609,7 @@ async fn both_kinds_of_pending_request_are_resolved_exactly_once_under_races(tes
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
     let (elsewhere, _) = workspace_with_owner(store, "globex").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let approval = store
         .create_approval_request(
             &workspace.id,

@@ -1,6 +1,6 @@
 //! Chat area: paging one user's conversations.
 
-use crate::fixtures::{new_conversation, workspace_with_owner};
+use crate::fixtures::{start_conversation, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
 use switchboard_core::{ChatMessage, ConversationId};
 use switchboard_store::{ConversationCursor, NewMessage, UserRole};
@@ -16,17 +16,9 @@ async fn conversations_page_newest_first_with_a_stable_cursor(test: TestStore) {
         .unwrap();
     let mut created = Vec::new();
     for _ in 0..5 {
-        created.push(
-            store
-                .create_conversation(&workspace.id, new_conversation(&alice))
-                .await
-                .unwrap(),
-        );
+        created.push(start_conversation(store, &workspace.id, &alice).await);
     }
-    store
-        .create_conversation(&workspace.id, new_conversation(&bob))
-        .await
-        .unwrap();
+    start_conversation(store, &workspace.id, &bob).await;
     // Activity moves the oldest conversation to the top.
     store
         .append_message(

@@ -1,6 +1,6 @@
 //! Conversations and their messages.
 
-use crate::fixtures::{new_conversation, plain_bud, workspace_with_owner};
+use crate::fixtures::{new_conversation, plain_bud, start_conversation, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
 use serde_json::json;
 use switchboard_core::{BudId, ChatMessage, ConversationId, ToolCallRequest, UserId};
@@ -24,18 +24,9 @@ async fn conversations_are_created_listed_changed_and_deleted(test: TestStore) {
         .create_user(&workspace.id, "bob", UserRole::Member)
         .await
         .unwrap();
-    let first = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
-    let second = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
-    let bobs = store
-        .create_conversation(&workspace.id, new_conversation(&bob))
-        .await
-        .unwrap();
+    let first = start_conversation(store, &workspace.id, &alice).await;
+    let second = start_conversation(store, &workspace.id, &alice).await;
+    let bobs = start_conversation(store, &workspace.id, &bob).await;
     assert_eq!(
         store
             .get_conversation(&workspace.id, &first.id)
@@ -216,10 +207,7 @@ async fn conversation_owner_and_bud_must_be_in_the_workspace(test: TestStore) {
 async fn messages_keep_their_order_and_round_trip_as_history(test: TestStore) {
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let history = vec![
         ChatMessage::system("You are helpful."),
         ChatMessage::user("What's on the roadmap?"),
@@ -311,10 +299,7 @@ async fn messages_keep_their_order_and_round_trip_as_history(test: TestStore) {
 async fn concurrent_appends_get_distinct_gap_free_positions(test: TestStore) {
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let writers: Vec<_> = (0..16)
         .map(|index| {
             let store = store.clone();
@@ -347,10 +332,7 @@ async fn concurrent_appends_get_distinct_gap_free_positions(test: TestStore) {
 async fn a_streamed_message_is_completed_in_place(test: TestStore) {
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let partial = store
         .append_message(
             &workspace.id,

@@ -3,7 +3,7 @@
 //! announces nothing), heard by a listener of another store on the same database; on SQLite
 //! there is no listener.
 
-use crate::fixtures::{new_conversation, workspace_with_owner};
+use crate::fixtures::{start_conversation, workspace_with_owner};
 use crate::harness::{Backend, TestStore, store_test};
 use chrono::{Duration, Utc};
 use serde_json::json;
@@ -54,10 +54,7 @@ async fn settled_requests_are_announced_to_other_replicas(test: TestStore) {
     // Another replica: its own pool on the same database.
     let other_replica = test.reopen_with(SecretCipher::generate()).await;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let approval = store
         .create_approval_request(
             &workspace.id,
@@ -156,10 +153,7 @@ async fn a_listener_whose_connection_is_killed_listens_again(test: TestStore) {
         return;
     };
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let first_pid = listener.backend_pid().await.unwrap();
     let pool = test.raw_postgres_pool().await;
     let terminated: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")

@@ -1,10 +1,10 @@
 //! Small builders shared by the test modules.
 
 use std::collections::BTreeMap;
-use switchboard_core::{ScopeSet, TransportKind};
+use switchboard_core::{ScopeSet, TransportKind, WorkspaceId};
 use switchboard_store::{
-    NewServer, NewToken, ServerConnectionConfig, ServerSecrets, Store, UserRecord, UserRole,
-    WorkspaceRecord,
+    ConversationRecord, NewServer, NewToken, ServerConnectionConfig, ServerRecord, ServerSecrets,
+    Store, UserRecord, UserRole, WorkspaceRecord,
 };
 
 /// A workspace named `name` with one owner user.
@@ -75,6 +75,30 @@ pub fn tool(name: &str, description: &str) -> switchboard_core::ToolDefinition {
         annotations: None,
         meta: Default::default(),
     }
+}
+
+/// A conversation `owner` starts in `workspace_id` (titled "Planning", no bud).
+pub async fn start_conversation(
+    store: &Store,
+    workspace_id: &WorkspaceId,
+    owner: &UserRecord,
+) -> ConversationRecord {
+    store
+        .create_conversation(workspace_id, new_conversation(owner))
+        .await
+        .expect("create conversation")
+}
+
+/// [`stdio_server`] `name`, registered in `workspace_id`.
+pub async fn add_stdio_server(
+    store: &Store,
+    workspace_id: &WorkspaceId,
+    name: &str,
+) -> ServerRecord {
+    store
+        .create_server(workspace_id, stdio_server(name))
+        .await
+        .expect("create server")
 }
 
 pub fn new_conversation(owner: &UserRecord) -> switchboard_store::NewConversation {

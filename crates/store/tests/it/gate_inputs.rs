@@ -1,7 +1,9 @@
 //! The gate's one read: a call's bud, server instructions, bud rule, workspace policy and the
 //! owner's remembered decision, each only for that conversation, server, tool and owner.
 
-use crate::fixtures::{new_conversation, plain_bud, stdio_server, workspace_with_owner};
+use crate::fixtures::{
+    add_stdio_server, new_conversation, plain_bud, start_conversation, workspace_with_owner,
+};
 use crate::harness::{TestStore, store_test};
 use switchboard_core::{ApprovalPolicy, ConversationId, ServerId, UserId, WorkspaceId};
 use switchboard_store::{
@@ -62,14 +64,8 @@ async fn the_gates_inputs_are_read_for_exactly_one_call(test: TestStore) {
         .create_user(&workspace.id, "bob", UserRole::Member)
         .await
         .unwrap();
-    let kg = store
-        .create_server(&workspace.id, stdio_server("kg"))
-        .await
-        .unwrap();
-    let other = store
-        .create_server(&workspace.id, stdio_server("other"))
-        .await
-        .unwrap();
+    let kg = add_stdio_server(store, &workspace.id, "kg").await;
+    let other = add_stdio_server(store, &workspace.id, "other").await;
     let bud = store
         .create_bud(&workspace.id, plain_bud("Researcher"))
         .await
@@ -251,14 +247,8 @@ async fn a_conversation_without_rules_reads_as_empty_and_a_foreign_one_is_not_fo
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
     let (elsewhere, mallory) = workspace_with_owner(store, "elsewhere").await;
-    let server = store
-        .create_server(&workspace.id, stdio_server("kg"))
-        .await
-        .unwrap();
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "kg").await;
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let read = store
         .get_gate_inputs(key(
             &workspace.id,

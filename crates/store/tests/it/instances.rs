@@ -4,7 +4,7 @@
 //! the same database plays the other replica. On SQLite (one process per file) registering
 //! declares every other instance dead.
 
-use crate::fixtures::{new_conversation, new_tool_call, workspace_with_owner};
+use crate::fixtures::{new_tool_call, start_conversation, workspace_with_owner};
 use crate::harness::{Backend, TestStore, store_test};
 use chrono::{Duration, Utc};
 use serde_json::json;
@@ -169,10 +169,7 @@ async fn recovery_leaves_the_work_of_live_instances_alone(test: TestStore) {
         Err(StoreError::Conflict(_))
     ));
     let (workspace, alice) = workspace_with_owner(replica_a, "acme").await;
-    let conversation = replica_a
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(replica_a, &workspace.id, &alice).await;
     let work = work_in_flight(replica_a, &workspace.id, &conversation).await;
     // A process never recovers its own work while it runs.
     assert_eq!(
@@ -234,10 +231,7 @@ async fn an_instance_silent_for_three_heartbeats_is_recovered(test: TestStore) {
     replica_a.register_instance(heartbeat).await.unwrap();
     assert!(replica_a.instance_id().is_some());
     let (workspace, alice) = workspace_with_owner(replica_a, "acme").await;
-    let conversation = replica_a
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(replica_a, &workspace.id, &alice).await;
     let work = work_in_flight(replica_a, &workspace.id, &conversation).await;
     let beating = replica_a.keep_instance_alive().unwrap();
 
@@ -303,10 +297,7 @@ async fn an_answer_claim_refuses_a_live_replica_and_passes_from_a_dead_one(test:
         .await
         .unwrap();
     let (workspace, alice) = workspace_with_owner(replica_a, "acme").await;
-    let conversation = replica_a
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(replica_a, &workspace.id, &alice).await;
     let first = replica_a
         .claim_conversation_answer(&workspace.id, &conversation.id)
         .await

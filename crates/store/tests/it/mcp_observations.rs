@@ -1,7 +1,7 @@
 //! The MCP client's observations of upstreams: recorded, replaced, listed per workspace,
 //! refused for unknown servers, isolated between workspaces and removed with the server.
 
-use crate::fixtures::{stdio_server, workspace_with_owner};
+use crate::fixtures::{add_stdio_server, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
 use switchboard_core::ServerId;
 use switchboard_store::{McpObservation, StoreError};
@@ -14,14 +14,8 @@ store_test!(
 async fn observations_are_recorded_replaced_and_listed(test: TestStore) {
     let store = &test.store;
     let (workspace, _) = workspace_with_owner(store, "acme").await;
-    let first = store
-        .create_server(&workspace.id, stdio_server("first"))
-        .await
-        .unwrap();
-    let second = store
-        .create_server(&workspace.id, stdio_server("second"))
-        .await
-        .unwrap();
+    let first = add_stdio_server(store, &workspace.id, "first").await;
+    let second = add_stdio_server(store, &workspace.id, "second").await;
     assert_eq!(
         store
             .get_mcp_observation(&workspace.id, &first.id)
@@ -92,10 +86,7 @@ async fn observations_belong_to_a_server_of_the_workspace(test: TestStore) {
     let store = &test.store;
     let (acme, _) = workspace_with_owner(store, "acme").await;
     let (globex, _) = workspace_with_owner(store, "globex").await;
-    let server = store
-        .create_server(&acme.id, stdio_server("files"))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &acme.id, "files").await;
     let observation = McpObservation {
         protocol_version: Some("2025-11-25".into()),
         ..McpObservation::default()

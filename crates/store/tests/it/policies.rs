@@ -1,6 +1,6 @@
 //! Tool approval policies.
 
-use crate::fixtures::{stdio_server, workspace_with_owner};
+use crate::fixtures::{add_stdio_server, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
 use switchboard_core::{ApprovalPolicy, ServerId};
 use switchboard_store::{NewToolPolicy, StoreError};
@@ -13,14 +13,8 @@ store_test!(
 async fn policies_are_set_replaced_listed_and_deleted(test: TestStore) {
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let kg = store
-        .create_server(&workspace.id, stdio_server("kg"))
-        .await
-        .unwrap();
-    let web = store
-        .create_server(&workspace.id, stdio_server("web"))
-        .await
-        .unwrap();
+    let kg = add_stdio_server(store, &workspace.id, "kg").await;
+    let web = add_stdio_server(store, &workspace.id, "web").await;
     assert_eq!(
         store
             .get_tool_policy(&workspace.id, &kg.id, "search")
@@ -133,10 +127,7 @@ async fn policies_need_a_server_of_the_workspace(test: TestStore) {
     let store = &test.store;
     let (acme, _) = workspace_with_owner(store, "acme").await;
     let (globex, _) = workspace_with_owner(store, "globex").await;
-    let theirs = store
-        .create_server(&globex.id, stdio_server("kg"))
-        .await
-        .unwrap();
+    let theirs = add_stdio_server(store, &globex.id, "kg").await;
     for server_id in [theirs.id.clone(), ServerId::generate()] {
         let error = store
             .set_tool_policy(

@@ -1,6 +1,8 @@
 //! Registered MCP servers: CRUD, optimistic locking, secrets, status and sync records.
 
-use crate::fixtures::{http_server_with_secrets, stdio_server, workspace_with_owner};
+use crate::fixtures::{
+    add_stdio_server, http_server_with_secrets, stdio_server, workspace_with_owner,
+};
 use crate::harness::{TestStore, store_test};
 use chrono::Utc;
 use serde_json::json;
@@ -21,10 +23,7 @@ store_test!(
 async fn servers_are_created_read_listed_and_deleted(test: TestStore) {
     let store = &test.store;
     let (workspace, _) = workspace_with_owner(store, "acme").await;
-    let everything = store
-        .create_server(&workspace.id, stdio_server("everything"))
-        .await
-        .unwrap();
+    let everything = add_stdio_server(store, &workspace.id, "everything").await;
     assert_eq!(everything.version, 1);
     assert_eq!(everything.status, ServerStatus::Disconnected);
     assert_eq!(everything.sync_status, SyncStatus::NeverSynced);
@@ -87,14 +86,8 @@ async fn server_names_are_unique_per_workspace(test: TestStore) {
     let store = &test.store;
     let (acme, _) = workspace_with_owner(store, "acme").await;
     let (globex, _) = workspace_with_owner(store, "globex").await;
-    store
-        .create_server(&acme.id, stdio_server("github"))
-        .await
-        .unwrap();
-    store
-        .create_server(&globex.id, stdio_server("github"))
-        .await
-        .unwrap();
+    add_stdio_server(store, &acme.id, "github").await;
+    add_stdio_server(store, &globex.id, "github").await;
     let duplicate = store
         .create_server(&acme.id, stdio_server("github"))
         .await
@@ -110,10 +103,7 @@ async fn server_names_are_unique_per_workspace(test: TestStore) {
         "{duplicate:?}"
     );
     // Renaming onto a taken name is refused the same way.
-    let other = store
-        .create_server(&acme.id, stdio_server("other"))
-        .await
-        .unwrap();
+    let other = add_stdio_server(store, &acme.id, "other").await;
     let rename = ServerPatch {
         name: Some("github".into()),
         ..ServerPatch::default()
@@ -156,10 +146,7 @@ async fn server_configuration_is_validated_by_field(test: TestStore) {
         matches!(error, StoreError::InvalidInput { field: "name", .. }),
         "{error:?}"
     );
-    let server = store
-        .create_server(&workspace.id, stdio_server("local"))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "local").await;
     let to_websocket_without_url = ServerPatch {
         transport: Some(TransportKind::Websocket),
         ..ServerPatch::default()
@@ -194,10 +181,7 @@ async fn server_configuration_is_validated_by_field(test: TestStore) {
 async fn stale_versions_are_refused_with_a_version_conflict(test: TestStore) {
     let store = &test.store;
     let (workspace, _) = workspace_with_owner(store, "acme").await;
-    let server = store
-        .create_server(&workspace.id, stdio_server("local"))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "local").await;
     let patch = ServerPatch {
         args: Some(vec!["--verbose".into()]),
         connection: Some(ServerConnectionConfig {
@@ -252,10 +236,7 @@ async fn stale_versions_are_refused_with_a_version_conflict(test: TestStore) {
 async fn concurrent_updates_at_one_version_let_exactly_one_win(test: TestStore) {
     let store = &test.store;
     let (workspace, _) = workspace_with_owner(store, "acme").await;
-    let server = store
-        .create_server(&workspace.id, stdio_server("local"))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "local").await;
     let writers: Vec<_> = (0..6)
         .map(|writer| {
             let store = store.clone();
@@ -293,10 +274,7 @@ async fn concurrent_updates_at_one_version_let_exactly_one_win(test: TestStore) 
 async fn status_and_sync_reports_leave_the_version_alone(test: TestStore) {
     let store = &test.store;
     let (workspace, _) = workspace_with_owner(store, "acme").await;
-    let server = store
-        .create_server(&workspace.id, stdio_server("local"))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "local").await;
     store
         .record_server_status(
             &workspace.id,

@@ -4,7 +4,7 @@
 //! Server configuration (URL, command, arguments, settings, secret names) refuses it instead:
 //! nothing could use it.
 
-use crate::fixtures::{new_conversation, stdio_server, workspace_with_owner};
+use crate::fixtures::{add_stdio_server, start_conversation, stdio_server, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
 use chrono::{Duration, DurationRound, TimeDelta, Utc};
 use serde_json::json;
@@ -54,10 +54,7 @@ fn tool_as_stored() -> ToolDefinition {
 async fn upstream_tool_definitions_caches_and_reports_keep_no_nul(test: TestStore) {
     let store = &test.store;
     let (workspace, _) = workspace_with_owner(store, "acme").await;
-    let server = store
-        .create_server(&workspace.id, stdio_server("everything"))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "everything").await;
 
     let tools = store
         .replace_server_tools(&workspace.id, &server.id, &[tool_with_nul()])
@@ -181,10 +178,7 @@ async fn upstream_tool_definitions_caches_and_reports_keep_no_nul(test: TestStor
 async fn pin_snapshots_and_instructions_keep_no_nul(test: TestStore) {
     let store = &test.store;
     let (workspace, _) = workspace_with_owner(store, "acme").await;
-    let server = store
-        .create_server(&workspace.id, stdio_server("everything"))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "everything").await;
     store
         .save_tool_pin_snapshot(
             &workspace.id,
@@ -221,10 +215,7 @@ async fn pin_snapshots_and_instructions_keep_no_nul(test: TestStore) {
 async fn elicitation_requests_keep_no_nul(test: TestStore) {
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let asked = store
         .create_elicitation_request(
             &workspace.id,
@@ -369,10 +360,7 @@ async fn server_configuration_with_nul_is_refused(test: TestStore) {
     }
     assert!(store.list_servers(&workspace.id).await.unwrap().is_empty());
 
-    let server = store
-        .create_server(&workspace.id, stdio_server("everything"))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "everything").await;
     let error = store
         .update_server(
             &workspace.id,
@@ -397,10 +385,7 @@ async fn tool_names_with_nul_are_looked_up_as_stored(test: TestStore) {
     // form a caller passes (as sent, or as stored), it finds the same row.
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let server = store
-        .create_server(&workspace.id, stdio_server("everything"))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "everything").await;
     let mut odd = tool_with_nul();
     odd.name = "se\0arch".into();
     store

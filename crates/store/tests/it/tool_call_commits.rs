@@ -3,7 +3,7 @@
 //! caller still gets its own outcome — one that fails is rolled back alone. A call's final
 //! state, audit row and tool message are one commit: all of them or none.
 
-use crate::fixtures::{new_conversation, new_tool_call, workspace_with_owner};
+use crate::fixtures::{new_tool_call, start_conversation, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
 use switchboard_core::ChatRole;
 use switchboard_core::{ConversationId, MessageId, ServerId, ToolCallId, ToolCallState};
@@ -21,10 +21,7 @@ store_test!(
 async fn a_rule_allowed_call_is_created_dispatched(test: TestStore) {
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let id = ToolCallId::generate();
     let call = store
         .create_dispatched_tool_call(
@@ -87,10 +84,7 @@ async fn a_rule_allowed_call_is_created_dispatched(test: TestStore) {
 async fn concurrent_calls_share_commits_and_fail_alone(test: TestStore) {
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let tasks: Vec<_> = (0..24)
         .map(|index| {
             let store = store.clone();
@@ -371,10 +365,7 @@ async fn dispatched_call(
     switchboard_store::ToolCallRecord,
 ) {
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let call = store
         .create_dispatched_tool_call(
             &workspace.id,

@@ -1,6 +1,6 @@
 //! Tool-call records and their state machine.
 
-use crate::fixtures::{new_conversation, new_tool_call, stdio_server, workspace_with_owner};
+use crate::fixtures::{add_stdio_server, new_tool_call, start_conversation, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
 use serde_json::json;
 use switchboard_core::{ChatMessage, ConversationId, MessageId, ServerId, ToolCallState};
@@ -21,14 +21,8 @@ store_test!(
 async fn a_call_walks_the_happy_path_with_timings(test: TestStore) {
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let server = store
-        .create_server(&workspace.id, stdio_server("kg"))
-        .await
-        .unwrap();
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "kg").await;
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let message = store
         .append_message(
             &workspace.id,
@@ -107,10 +101,7 @@ async fn a_call_walks_the_happy_path_with_timings(test: TestStore) {
 async fn forbidden_transitions_are_conflicts(test: TestStore) {
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let call = store
         .create_tool_call(&workspace.id, new_tool_call(&conversation.id, None, "c"))
         .await
@@ -164,10 +155,7 @@ async fn forbidden_transitions_are_conflicts(test: TestStore) {
 async fn only_one_of_two_racing_dispatches_wins(test: TestStore) {
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     for round in 0..5 {
         let call = store
             .create_tool_call(
@@ -218,18 +206,9 @@ async fn call_parents_must_be_in_the_workspace(test: TestStore) {
     let store = &test.store;
     let (acme, alice) = workspace_with_owner(store, "acme").await;
     let (globex, mallory) = workspace_with_owner(store, "globex").await;
-    let conversation = store
-        .create_conversation(&acme.id, new_conversation(&alice))
-        .await
-        .unwrap();
-    let theirs = store
-        .create_conversation(&globex.id, new_conversation(&mallory))
-        .await
-        .unwrap();
-    let their_server = store
-        .create_server(&globex.id, stdio_server("kg"))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &acme.id, &alice).await;
+    let theirs = start_conversation(store, &globex.id, &mallory).await;
+    let their_server = add_stdio_server(store, &globex.id, "kg").await;
     let their_message = store
         .append_message(
             &globex.id,
@@ -292,14 +271,8 @@ async fn call_parents_must_be_in_the_workspace(test: TestStore) {
 async fn deleting_the_server_keeps_the_history(test: TestStore) {
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let server = store
-        .create_server(&workspace.id, stdio_server("kg"))
-        .await
-        .unwrap();
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "kg").await;
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let call = store
         .create_tool_call(
             &workspace.id,
@@ -319,10 +292,7 @@ async fn deleting_the_server_keeps_the_history(test: TestStore) {
 async fn restart_recovery_marks_in_flight_calls(test: TestStore) {
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let mut calls = Vec::new();
     for (index, path) in [
         vec![],
@@ -375,10 +345,7 @@ async fn restart_recovery_marks_in_flight_calls(test: TestStore) {
 async fn steps_and_the_audit_row_are_one_commit(test: TestStore) {
     let store = &test.store;
     let (workspace, alice) = workspace_with_owner(store, "acme").await;
-    let conversation = store
-        .create_conversation(&workspace.id, new_conversation(&alice))
-        .await
-        .unwrap();
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
     let call = store
         .create_tool_call(
             &workspace.id,

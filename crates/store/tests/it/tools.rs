@@ -1,6 +1,6 @@
 //! Tool catalogs of registered servers.
 
-use crate::fixtures::{stdio_server, tool, workspace_with_owner};
+use crate::fixtures::{add_stdio_server, tool, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
 use serde_json::json;
 use switchboard_core::{AppResource, ServerId};
@@ -16,10 +16,7 @@ store_test!(
 async fn sync_adds_updates_and_removes_tools_and_keeps_enable_switches(test: TestStore) {
     let store = &test.store;
     let (workspace, _) = workspace_with_owner(store, "acme").await;
-    let server = store
-        .create_server(&workspace.id, stdio_server("kg"))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "kg").await;
     assert!(
         store
             .list_server_tools(&workspace.id, &server.id)
@@ -109,10 +106,7 @@ async fn sync_adds_updates_and_removes_tools_and_keeps_enable_switches(test: Tes
 async fn tool_catalog_input_is_checked(test: TestStore) {
     let store = &test.store;
     let (workspace, _) = workspace_with_owner(store, "acme").await;
-    let server = store
-        .create_server(&workspace.id, stdio_server("kg"))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "kg").await;
     let twice = store
         .replace_server_tools(&workspace.id, &server.id, &[tool("a", ""), tool("a", "")])
         .await
@@ -147,10 +141,7 @@ async fn tool_catalog_input_is_checked(test: TestStore) {
 async fn server_deletion_removes_its_tools(test: TestStore) {
     let store = &test.store;
     let (workspace, _) = workspace_with_owner(store, "acme").await;
-    let server = store
-        .create_server(&workspace.id, stdio_server("kg"))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "kg").await;
     store
         .replace_server_tools(&workspace.id, &server.id, &[tool("a", "")])
         .await
@@ -172,10 +163,7 @@ async fn app_meta_and_app_resources_are_kept_per_server_and_replaced_by_a_sync(t
     let store = &test.store;
     let (workspace, _) = workspace_with_owner(store, "acme").await;
     let (other_workspace, _) = workspace_with_owner(store, "other").await;
-    let server = store
-        .create_server(&workspace.id, stdio_server("charts"))
-        .await
-        .unwrap();
+    let server = add_stdio_server(store, &workspace.id, "charts").await;
     let app = AppResource::new(
         "ui://charts/app.html".to_owned(),
         "text/html;profile=mcp-app".to_owned(),

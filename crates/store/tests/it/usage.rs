@@ -2,7 +2,7 @@
 //! per conversation, per owner and from an instant on; messages without usage and other roles
 //! are not counted.
 
-use crate::fixtures::{new_conversation, workspace_with_owner};
+use crate::fixtures::{start_conversation, workspace_with_owner};
 use crate::harness::{TestStore, store_test};
 use serde_json::json;
 use switchboard_core::{ChatMessage, ChatRole};
@@ -29,14 +29,8 @@ async fn usage_totals_sum_the_stored_usage_by_provider_and_model(test: TestStore
         .create_user(&workspace.id, "other", UserRole::Member)
         .await
         .unwrap();
-    let mine = store
-        .create_conversation(&workspace.id, new_conversation(&owner))
-        .await
-        .unwrap();
-    let theirs = store
-        .create_conversation(&workspace.id, new_conversation(&other))
-        .await
-        .unwrap();
+    let mine = start_conversation(store, &workspace.id, &owner).await;
+    let theirs = start_conversation(store, &workspace.id, &other).await;
     let steps = [
         (
             &mine,
