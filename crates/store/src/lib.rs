@@ -64,7 +64,9 @@
 //! - [`conversation_pages`] (chat): `list_conversations_page(ws, owner, limit, after)` with a
 //!   [`ConversationCursor`] (keyset paging, most recently active first).
 //! - [`messages`]: `append_message` (gap-free `seq`), `update_message` (complete a `partial`
-//!   message), `get_message`, `list_messages`; `MessageRecord::to_chat_message`.
+//!   message), `edit_message_metadata` (read-modify-write with the row locked, so concurrent
+//!   editors of one message all keep their change), `get_message`, `list_messages`;
+//!   `MessageRecord::to_chat_message`.
 //! - [`tool_calls`]: `create_tool_call` (→ `proposed`), `transition_tool_call(ws, id, next,
 //!   ToolCallOutcome)` (state machine + compare-and-set; `Conflict` otherwise),
 //!   `advance_tool_call` (several steps with an audit row, one commit),

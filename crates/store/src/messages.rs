@@ -350,6 +350,61 @@ impl Store {
         Ok(message)
     }
 
+    /// Changes a message's metadata with its row locked: `edit` is given the stored metadata
+    /// and answers the new one (`None`: leave it as it is). Writers editing different parts of
+    /// one message at once (two watchers refreshing two attachments of one question, on one
+    /// replica or two) each keep their change, which reading the message and then calling
+    /// [`Self::update_message`] could lose. Answers whether it changed; `NotFound` when the
+    /// message is not in the workspace.
+    pub async fn edit_message_metadata(
+        &self,
+        workspace_id: &WorkspaceId,
+        message_id: &MessageId,
+        edit: impl FnOnce(&Value) -> Option<Value>,
+    ) -> StoreResult<bool> {
+        let changed = write_transaction!(self, |tx| {
+            // A no-op write takes the row's lock on PostgreSQL (SQLite's `BEGIN IMMEDIATE`
+            // already holds the database's) before the metadata is read.
+            let locked = sqlx::query(
+                "UPDATE messages SET updated_at = updated_at WHERE workspace_id = $1 AND id = $2",
+            )
+            .bind(workspace_id.as_str())
+            .bind(message_id.as_str())
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if locked == 0 {
+                return Err(StoreError::not_found("message"));
+            }
+            let Json(stored): Json<Value> = sqlx::query_scalar(
+                "SELECT metadata FROM messages WHERE workspace_id = $1 AND id = $2",
+            )
+            .bind(workspace_id.as_str())
+            .bind(message_id.as_str())
+            .fetch_one(&mut *tx)
+            .await?;
+            match edit(&stored) {
+                Some(mut metadata) if metadata != stored => {
+                    validate_metadata(&metadata)?;
+                    clean_json(&mut metadata);
+                    sqlx::query(
+                        "UPDATE messages SET metadata = $3, updated_at = $4 \
+                         WHERE workspace_id = $1 AND id = $2",
+                    )
+                    .bind(workspace_id.as_str())
+                    .bind(message_id.as_str())
+                    .bind(Json(&metadata))
+                    .bind(clock::now())
+                    .execute(&mut *tx)
+                    .await?;
+                    true
+                }
+                _ => false,
+            }
+        });
+        Ok(changed)
+    }
+
     pub async fn get_message(
         &self,
         workspace_id: &WorkspaceId,

@@ -26,7 +26,6 @@ use switchboard_core::{
     ConversationId, MESSAGE_CONTEXT_KEY, MessageContext, MessageId, Principal, ResultBlock,
 };
 use switchboard_mcp_client::{ResourceWatch, UpstreamServer};
-use switchboard_store::MessageUpdate;
 use tokio::sync::{Mutex, mpsc};
 use tokio::task::JoinHandle;
 
@@ -250,39 +249,29 @@ impl AttachmentFollower {
         let _ = self.sender.send(update).await;
     }
 
-    /// Replaces this resource's contents in one stored question.
+    /// Replaces this resource's contents in one stored question, with the message's row
+    /// locked: another watcher refreshing another attachment of the same question (another tab,
+    /// another replica) keeps its change.
     async fn store_contents(
         &self,
         message_id: &MessageId,
         blocks: &[ResultBlock],
         refreshed_at: DateTime<Utc>,
     ) -> ChatResult<()> {
-        let store = &self.engine.store;
-        let workspace_id = &self.principal.workspace_id;
-        let message = store.get_message(workspace_id, message_id).await?;
-        let Some(mut context) = MessageContext::from_metadata(&message.metadata) else {
-            return Ok(());
-        };
         let server = &self.upstream.name;
-        context.replace_attachment(server, &self.uri, blocks.to_vec(), refreshed_at);
-        context.blocks = ResultBlock::within_budget(
-            std::mem::take(&mut context.blocks),
-            STORED_CONTENT_MAX_BYTES,
-        );
-        let mut metadata = message.metadata.clone();
-        let Ok(context) = serde_json::to_value(&context) else {
-            return Ok(());
-        };
-        metadata[MESSAGE_CONTEXT_KEY] = context;
-        store
-            .update_message(
-                workspace_id,
-                message_id,
-                MessageUpdate {
-                    metadata: Some(metadata),
-                    ..MessageUpdate::default()
-                },
-            )
+        self.engine
+            .store
+            .edit_message_metadata(&self.principal.workspace_id, message_id, |stored| {
+                let mut context = MessageContext::from_metadata(stored)?;
+                context.replace_attachment(server, &self.uri, blocks.to_vec(), refreshed_at);
+                context.blocks = ResultBlock::within_budget(
+                    std::mem::take(&mut context.blocks),
+                    STORED_CONTENT_MAX_BYTES,
+                );
+                let mut metadata = stored.clone();
+                metadata[MESSAGE_CONTEXT_KEY] = serde_json::to_value(&context).ok()?;
+                Some(metadata)
+            })
             .await?;
         Ok(())
     }

@@ -15,6 +15,7 @@ store_test!(
     messages_keep_their_order_and_round_trip_as_history,
     concurrent_appends_get_distinct_gap_free_positions,
     a_streamed_message_is_completed_in_place,
+    concurrent_metadata_edits_of_one_message_all_stay,
 );
 
 async fn conversations_are_created_listed_changed_and_deleted(test: TestStore) {
@@ -377,4 +378,83 @@ async fn a_streamed_message_is_completed_in_place(test: TestStore) {
             .unwrap(),
         vec![complete]
     );
+}
+
+/// Twelve writers each set their own key of one message's metadata at once (as watchers of two
+/// attachments of one question do): every key is there afterwards. An edit that changes
+/// nothing writes nothing, and another workspace's message is `NotFound`.
+async fn concurrent_metadata_edits_of_one_message_all_stay(test: TestStore) {
+    let store = &test.store;
+    let (workspace, alice) = workspace_with_owner(store, "acme").await;
+    let (elsewhere, _) = workspace_with_owner(store, "globex").await;
+    let conversation = start_conversation(store, &workspace.id, &alice).await;
+    let question = store
+        .append_message(
+            &workspace.id,
+            &conversation.id,
+            NewMessage {
+                metadata: json!({"kept": true}),
+                ..NewMessage::from_chat(ChatMessage::user("What changed?"))
+            },
+        )
+        .await
+        .unwrap();
+    let writers: Vec<_> = (0..12)
+        .map(|writer| {
+            let store = store.clone();
+            let (workspace_id, message_id) = (workspace.id.clone(), question.id.clone());
+            tokio::spawn(async move {
+                store
+                    .edit_message_metadata(&workspace_id, &message_id, |stored| {
+                        let mut metadata = stored.clone();
+                        metadata[format!("writer_{writer}")] = json!(writer);
+                        Some(metadata)
+                    })
+                    .await
+            })
+        })
+        .collect();
+    for writer in writers {
+        assert!(writer.await.unwrap().unwrap());
+    }
+    let stored = store
+        .get_message(&workspace.id, &question.id)
+        .await
+        .unwrap();
+    assert_eq!(stored.metadata["kept"], true);
+    for writer in 0..12 {
+        assert_eq!(
+            stored.metadata[format!("writer_{writer}")],
+            writer,
+            "{}",
+            stored.metadata
+        );
+    }
+
+    let unchanged = store
+        .edit_message_metadata(&workspace.id, &question.id, |stored| Some(stored.clone()))
+        .await
+        .unwrap();
+    assert!(!unchanged);
+    assert_eq!(
+        store
+            .get_message(&workspace.id, &question.id)
+            .await
+            .unwrap()
+            .updated_at,
+        stored.updated_at
+    );
+    let refused = store
+        .edit_message_metadata(&workspace.id, &question.id, |_| Some(json!([1])))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, StoreError::InvalidInput { .. }),
+        "{refused}"
+    );
+    let foreign = store
+        .edit_message_metadata(&elsewhere.id, &question.id, |_| Some(json!({})))
+        .await
+        .unwrap_err();
+    assert!(foreign.is_not_found(), "{foreign}");
 }
