@@ -364,25 +364,18 @@ impl Store {
     ) -> StoreResult<bool> {
         let changed = write_transaction!(self, |tx| {
             // A no-op write takes the row's lock on PostgreSQL (SQLite's `BEGIN IMMEDIATE`
-            // already holds the database's) before the metadata is read.
-            let locked = sqlx::query(
-                "UPDATE messages SET updated_at = updated_at WHERE workspace_id = $1 AND id = $2",
+            // already holds the database's) and reads the metadata under it.
+            let stored: Option<Json<Value>> = sqlx::query_scalar(
+                "UPDATE messages SET updated_at = updated_at WHERE workspace_id = $1 AND id = $2 \
+                 RETURNING metadata",
             )
             .bind(workspace_id.as_str())
             .bind(message_id.as_str())
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            if locked == 0 {
-                return Err(StoreError::not_found("message"));
-            }
-            let Json(stored): Json<Value> = sqlx::query_scalar(
-                "SELECT metadata FROM messages WHERE workspace_id = $1 AND id = $2",
-            )
-            .bind(workspace_id.as_str())
-            .bind(message_id.as_str())
-            .fetch_one(&mut *tx)
+            .fetch_optional(&mut *tx)
             .await?;
+            let Some(Json(stored)) = stored else {
+                return Err(StoreError::not_found("message"));
+            };
             match edit(&stored) {
                 Some(mut metadata) if metadata != stored => {
                     validate_metadata(&metadata)?;
