@@ -11,12 +11,7 @@ export function parseHash(hash) {
   return { name, parts, query: new URLSearchParams(queryString) };
 }
 
-/**
- * Replaces the address with `hash` (no new history entry) when the tab is still on `hash`'s
- * page; says whether it did.
- */
+/** Replaces the address with `hash` (no new history entry) when the tab is still on `hash`'s page. */
 export function replaceAddress(hash) {
-  if (parseHash(location.hash).name !== parseHash(hash).name) return false;
-  history.replaceState(null, '', hash);
-  return true;
+  if (parseHash(location.hash).name === parseHash(hash).name) history.replaceState(null, '', hash);
 }
